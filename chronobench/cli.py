@@ -1,0 +1,57 @@
+"""Command-line interface: ``python -m chronobench <command>``.
+
+Every subcommand's implementation is imported only when that subcommand runs, so
+``--help`` never pulls in torch, sentence-transformers or vllm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# name -> ("module:function", one-line help). The function receives the list of
+# remaining arguments and returns an exit code.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("chronobench.runner.cli:main", "run an experiment (Hydra overrides follow)"),
+    "build": ("data_builders.cli:main", "build version streams and rollback queries"),
+    "score": ("chronobench.runner.scoring_cli:main", "recompute metrics of a run from samples.jsonl"),
+    "leaderboard": ("chronobench.leaderboard.cli:main", "aggregate runs into results/LEADERBOARD.md"),
+    "bench": ("chronobench.bench.cli:main", "speed benchmarks (e.g. `bench store`)"),
+    "demo": ("chronobench.memory.demo:main", "one-screen demo of a natural-language undo"),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chronobench",
+        description="Benchmark and harness for natural-language memory rollback in LLM agents.",
+        epilog="Run `chronobench <command> --help` for a command's own options.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="<command>")
+    for name, (_, help_text) in COMMANDS.items():
+        sub.add_parser(name, help=help_text, add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Dispatch to a subcommand; returns the process exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    if not args or args[0] in ("-h", "--help"):
+        parser.print_help()
+        return 0
+    if args[0] in ("-V", "--version"):
+        from chronobench import __version__
+
+        print(f"chronobench {__version__}")
+        return 0
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        parser.print_usage(sys.stderr)
+        print(f"chronobench: unknown command {name!r}; choose from {', '.join(COMMANDS)}", file=sys.stderr)
+        return 2
+    module_name, func_name = COMMANDS[name][0].split(":")
+    func = getattr(importlib.import_module(module_name), func_name)
+    return int(func(rest) or 0)
