@@ -16,8 +16,14 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("chronobench.runner.cli:main", "run an experiment (Hydra overrides follow)"),
     "build": ("data_builders.cli:main", "build version streams and rollback queries"),
-    "score": ("chronobench.runner.scoring_cli:main", "recompute metrics of a run from samples.jsonl"),
-    "leaderboard": ("chronobench.leaderboard.cli:main", "aggregate runs into results/LEADERBOARD.md"),
+    "score": (
+        "chronobench.runner.scoring_cli:main",
+        "recompute metrics of a run from samples.jsonl",
+    ),
+    "leaderboard": (
+        "chronobench.leaderboard.cli:main",
+        "aggregate runs into results/LEADERBOARD.md",
+    ),
     "bench": ("chronobench.bench.cli:main", "speed benchmarks (e.g. `bench store`)"),
     "demo": ("chronobench.memory.demo:main", "one-screen demo of a natural-language undo"),
 }
@@ -50,7 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     name, rest = args[0], args[1:]
     if name not in COMMANDS:
         parser.print_usage(sys.stderr)
-        print(f"chronobench: unknown command {name!r}; choose from {', '.join(COMMANDS)}", file=sys.stderr)
+        print(
+            f"chronobench: unknown command {name!r}; choose from {', '.join(COMMANDS)}",
+            file=sys.stderr,
+        )
         return 2
     module_name, func_name = COMMANDS[name][0].split(":")
     func = getattr(importlib.import_module(module_name), func_name)

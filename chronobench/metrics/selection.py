@@ -1,0 +1,44 @@
+"""Version-selection scores for RQ1: Recall@1, Recall@k, Scope@k/2 and MRR."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["score_selection"]
+
+
+def _as_versions(ranked: Sequence[int | tuple[int, float]]) -> list[int]:
+    # Selectors return (version, score) pairs; plain version lists are accepted too.
+    out: list[int] = []
+    for entry in ranked:
+        version = entry[0] if isinstance(entry, tuple | list) else entry
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise TypeError(
+                f"ranked_versions: expected int versions or (version, score) pairs, got {entry!r}"
+            )
+        out.append(version)
+    return out
+
+
+def score_selection(
+    ranked_versions: Sequence[int | tuple[int, float]], gold: int, k: int = 5
+) -> dict[str, float]:
+    """Score one query's ranked candidate versions against the gold ``v*``.
+
+    Returns ``recall_at_1`` (top-1 == v*), ``recall_at_k`` (v* in the top k),
+    ``scope_at_k`` (|top-1 - v*| <= floor(k/2); "Scope@2" when k = 5) and ``mrr``
+    (1 / rank of the first occurrence of v*, 0 when absent). An empty ranking scores 0.
+    """
+    if k < 1:
+        raise ValueError(f"score_selection: k must be >= 1, got {k}")
+    versions = _as_versions(ranked_versions)
+    if not versions:
+        return {"recall_at_1": 0.0, "recall_at_k": 0.0, "scope_at_k": 0.0, "mrr": 0.0}
+    top1 = versions[0]
+    rank = versions.index(gold) + 1 if gold in versions else 0
+    return {
+        "recall_at_1": float(top1 == gold),
+        "recall_at_k": float(0 < rank <= k),
+        "scope_at_k": float(abs(top1 - gold) <= k // 2),
+        "mrr": 1.0 / rank if rank else 0.0,
+    }

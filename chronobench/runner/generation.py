@@ -1,0 +1,125 @@
+"""RQ2/RQ3: expose the system to each stream, roll back, answer the probes, score."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from chronobench.data.schema import Probe, RollbackQuery
+from chronobench.metrics import score_probe
+from chronobench.protocols import GenerationRequest, RollbackOutcome
+from chronobench.runner.artifacts import SampleLog
+from chronobench.runner.datasets import RunData
+
+# How much of the shown memory a sample row keeps (the prompt hash pins the rest).
+_MAX_CONTEXT_IN_ROW = 20
+
+
+def probe_sample_id(query_id: str, probe_id: str) -> str:
+    """Stable id of one probe answered after one rollback."""
+    return f"probe/{query_id}/{probe_id}"
+
+
+def prompt_sha256(req: GenerationRequest) -> str:
+    """Hash of the exact messages sent to the backbone."""
+    blob = json.dumps([[m.role, m.content] for m in req.messages], ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass
+class _Pending:
+    query: RollbackQuery
+    probe: Probe
+    outcome: RollbackOutcome
+    request: GenerationRequest | None
+    direct: str | None
+
+
+def _row(p: _Pending, prediction: str) -> dict[str, Any]:
+    q, probe, req = p.query, p.probe, p.request
+    context = list(req.context) if req is not None else []
+    return {
+        "sample_id": probe_sample_id(q.query_id, probe.probe_id),
+        "kind": "probe",
+        "probe_kind": probe.kind,
+        "category": probe.category,
+        "query_id": q.query_id,
+        "stream_id": q.stream_id,
+        "intent": q.intent,
+        "source": q.source,
+        "request": q.text,
+        "gold_version": q.target_version,
+        "selected_version": p.outcome.selected_version,
+        "candidates": [[v, round(s, 6)] for v, s in p.outcome.candidates[:5]],
+        "context": context[:_MAX_CONTEXT_IN_ROW],
+        "context_n": len(context),
+        "prompt_sha256": prompt_sha256(req) if req is not None else None,
+        "prediction": prediction,
+        "probe": probe.model_dump(mode="json"),
+        "scores": score_probe(probe, prediction),
+    }
+
+
+def run_generation(
+    data: RunData,
+    system: Any,
+    backbone: Any,
+    log: SampleLog,
+    done: set[str],
+    *,
+    kinds: set[str],
+    chunk_size: int,
+    progress: bool,
+) -> int:
+    """Answer every wanted probe not yet in ``done``; returns rows written.
+
+    Prompts are prepared for all queries first and sent to the backbone in chunks of
+    ``chunk_size`` (0 = one call for the whole run, what vLLM batches best); each chunk's
+    rows are appended as soon as it is scored so a killed run loses at most one chunk.
+    """
+    from tqdm.auto import tqdm
+
+    by_stream = data.queries_by_stream()
+    pending: list[_Pending] = []
+    bar = tqdm(total=len(data.queries), desc=f"{system.name}: rollback", disable=not progress)
+    for stream in data.streams:
+        todo = [
+            q
+            for q in by_stream.get(stream.stream_id, [])
+            if any(
+                p.kind in kinds and probe_sample_id(q.query_id, p.probe_id) not in done
+                for p in q.probes
+            )
+        ]
+        bar.update(len(by_stream.get(stream.stream_id, [])) - len(todo))
+        if not todo:
+            continue
+        system.ingest(stream)
+        for q in todo:
+            outcome = system.rollback(q)
+            for probe in q.probes:
+                if probe.kind not in kinds:
+                    continue
+                if probe_sample_id(q.query_id, probe.probe_id) in done:
+                    continue
+                direct = system.answer_directly(q, probe)
+                req = None if direct is not None else system.prepare(q, probe)
+                pending.append(_Pending(q, probe, outcome, req, direct))
+            bar.update(1)
+    bar.close()
+    system.close()
+
+    written = 0
+    size = chunk_size if chunk_size > 0 else max(1, len(pending))
+    gen_bar = tqdm(total=len(pending), desc=f"{system.name}: answer", disable=not progress)
+    for start in range(0, len(pending), size):
+        chunk = pending[start : start + size]
+        needs = [p.request for p in chunk if p.direct is None]
+        outputs = iter(backbone.generate(needs) if needs else [])
+        rows = [_row(p, p.direct if p.direct is not None else next(outputs)) for p in chunk]
+        written += log.append(rows)
+        gen_bar.update(len(chunk))
+    gen_bar.close()
+    return written

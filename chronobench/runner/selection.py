@@ -1,0 +1,70 @@
+"""RQ1: score every selector's ranking of every rollback query (no generation)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from chronobench.metrics import score_selection
+from chronobench.runner.artifacts import SampleLog
+from chronobench.runner.datasets import RunData
+from chronobench.selectors import StoreSelector
+
+
+def selection_sample_id(selector: str, query_id: str) -> str:
+    """Stable id of one selector's ranking of one query."""
+    return f"sel/{selector}/{query_id}"
+
+
+def run_selection(
+    data: RunData,
+    selectors: Iterable[str],
+    stores: Any,
+    log: SampleLog,
+    done: set[str],
+    *,
+    k: int,
+    progress: bool,
+) -> int:
+    """Rank versions for every (selector, query) not yet in ``done``; returns rows written."""
+    from tqdm.auto import tqdm
+
+    by_stream = data.queries_by_stream()
+    depth = max(k, 10)
+    written = 0
+    selectors = list(selectors)
+    total = len(selectors) * len(data.queries)
+    bar = tqdm(total=total, desc="RQ1 selection", disable=not progress, unit="query")
+    for stream in data.streams:
+        queries = by_stream.get(stream.stream_id, [])
+        for name in selectors:
+            todo = [q for q in queries if selection_sample_id(name, q.query_id) not in done]
+            bar.update(len(queries) - len(todo))
+            if not todo:
+                continue
+            ranked = StoreSelector(name, stores).search(
+                stream, {q.query_id: q.text for q in todo}, top_k=depth
+            )
+            rows = []
+            for q in todo:
+                cands = ranked.get(q.query_id, [])
+                rows.append(
+                    {
+                        "sample_id": selection_sample_id(name, q.query_id),
+                        "kind": "selection",
+                        "selector": name,
+                        "query_id": q.query_id,
+                        "stream_id": q.stream_id,
+                        "intent": q.intent,
+                        "source": q.source,
+                        "request": q.text,
+                        "gold_version": q.target_version,
+                        "n_versions": stream.n_versions,
+                        "ranked": [[v, round(s, 6)] for v, s in cands],
+                        "scores": score_selection([v for v, _ in cands], q.target_version, k),
+                    }
+                )
+            written += log.append(rows)
+            bar.update(len(todo))
+    bar.close()
+    return written

@@ -1,0 +1,53 @@
+"""Version selectors for RQ1, each one stage of the ChronoMem store's resolve pipeline.
+
+BEIR-shaped contract (:class:`chronobench.protocols.Selector`): ``search(stream,
+{query_id: text}, top_k) -> {query_id: [(version, score), ...]}`` with versions on the
+stream's own timeline (0 = empty store). Stages:
+
+- ``bm25``: SQLite FTS5 bm25() over commit descriptors;
+- ``dense``: cosine over descriptor embeddings;
+- ``hybrid``: both, fused by reciprocal rank fusion;
+- ``chronomem``: hybrid + reranker + intent handling (undo targets the version before
+  the matched commit), i.e. what ``rollback_to_version_by_nl_query`` restores.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chronobench.data.schema import Stream
+from chronobench.systems.base import APP
+
+_STAGES = {
+    "bm25": "resolve_lexical",
+    "dense": "resolve_dense",
+    "hybrid": "resolve_hybrid",
+    "chronomem": "resolve",
+}
+
+
+def selector_names() -> list[str]:
+    """The built-in selectors."""
+    return list(_STAGES)
+
+
+class StoreSelector:
+    """One resolve stage of a post-exposure ChronoMem store."""
+
+    def __init__(self, name: str, stores: Any) -> None:
+        if name not in _STAGES:
+            raise KeyError(f"unknown selector {name!r}; choose from {', '.join(_STAGES)}")
+        self.name = name
+        self.stores = stores
+
+    def search(
+        self, stream: Stream, queries: dict[str, str], top_k: int
+    ) -> dict[str, list[tuple[int, float]]]:
+        """Rank the stream's versions for every query."""
+        ing = self.stores.get(stream)
+        method = getattr(ing.store, _STAGES[self.name])
+        out: dict[str, list[tuple[int, float]]] = {}
+        for qid, text in queries.items():
+            ranked = method(APP, ing.user, text, k=top_k)
+            out[qid] = [(ing.j_of[v], float(s)) for v, s in ranked if v in ing.j_of]
+        return out

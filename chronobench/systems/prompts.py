@@ -1,0 +1,83 @@
+"""Prompt construction shared by every system, so systems differ only in what memory they show."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chronobench.protocols import ChatMessage, GenerationParams, GenerationRequest
+
+ABSTAIN_REPLY = "Not mentioned"
+
+_SYSTEM_QA = (
+    "You are an assistant with long-term memory. Answer the question using only the "
+    "memory shown. Reply with a short answer (a few words). If the memory does not "
+    f"contain the answer, reply exactly: {ABSTAIN_REPLY}."
+)
+_SYSTEM_SUMMARY = (
+    "You are an assistant with long-term memory. Summarise the events in the memory "
+    "shown, in chronological order, in a short paragraph."
+)
+
+
+def rollback_instruction(request: str) -> str:
+    """The instruction that prompt-level baselines get instead of a real rollback."""
+    return (
+        f'The user asked you to roll your memory back: "{request}". Behave as if everything '
+        "after that point never happened: do not use any information from after it."
+    )
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate (about four characters per token for English)."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def _render_memory(items: Sequence[str]) -> str:
+    if not items:
+        return "(memory is empty)"
+    return "\n".join(f"- {t}" for t in items)
+
+
+def qa_request(
+    question: str,
+    items: Sequence[str],
+    params: GenerationParams,
+    *,
+    instruction: str | None = None,
+) -> GenerationRequest:
+    """A QA prompt over ``items`` (memory lines), optionally with a rollback instruction."""
+    parts = [f"Memory:\n{_render_memory(items)}"]
+    if instruction:
+        parts.append(instruction)
+    parts.append(f"Question: {question}\nAnswer:")
+    return GenerationRequest(
+        messages=(ChatMessage("system", _SYSTEM_QA), ChatMessage("user", "\n\n".join(parts))),
+        params=params,
+        task="qa",
+        context=tuple(items),
+        question=question,
+    )
+
+
+def summary_request(
+    question: str,
+    items: Sequence[str],
+    params: GenerationParams,
+    *,
+    instruction: str | None = None,
+) -> GenerationRequest:
+    """A summarisation prompt over ``items``."""
+    parts = [f"Memory:\n{_render_memory(items)}"]
+    if instruction:
+        parts.append(instruction)
+    parts.append(question)
+    return GenerationRequest(
+        messages=(
+            ChatMessage("system", _SYSTEM_SUMMARY),
+            ChatMessage("user", "\n\n".join(parts)),
+        ),
+        params=params,
+        task="summary",
+        context=tuple(items),
+        question=question,
+    )

@@ -1,0 +1,111 @@
+"""Post-exposure ChronoMem stores, built once per stream and cloned per rollback query.
+
+Exposure (ingesting every write) is the expensive step; a rollback query must start
+from the full post-exposure state, so each query works on a clone and leaves the
+cached original untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from chronobench.data.schema import Stream
+from chronobench.systems.base import APP
+
+
+@dataclass
+class IngestedStream:
+    """A store holding one stream's full history, and the version-id maps."""
+
+    store: Any  # chronobench.memory.ChronoMem
+    stream: Stream
+    vid_of: dict[int, Any]  # stream version j (0 = empty root) -> store version id
+    j_of: dict[Any, int]  # store version id -> stream version j
+
+    @property
+    def user(self) -> str:
+        return self.stream.stream_id
+
+
+class StoreProvider:
+    """Builds ChronoMem stores with the run's embedder, retriever and reranker settings."""
+
+    def __init__(
+        self,
+        *,
+        embedder: Any = "packaged-minilm",
+        reranker: Any = None,
+        rrf_k0: int = 60,
+        candidates: int = 50,
+        rerank_top_k: int = 20,
+        max_cached: int = 4,
+    ) -> None:
+        self.embedder_spec = embedder
+        self.reranker = reranker
+        self.rrf_k0 = rrf_k0
+        self.candidates = candidates
+        self.rerank_top_k = rerank_top_k
+        self.max_cached = max_cached
+        self._embedder: Any = None
+        self._cache: dict[str, IngestedStream] = {}
+
+    @property
+    def embedder(self) -> Any:
+        """One embedder per provider, so its text->vector cache is shared by all stores."""
+        if self._embedder is None:
+            from chronobench.memory import load_embedder
+
+            self._embedder = load_embedder(self.embedder_spec)
+        return self._embedder
+
+    def new_store(self, path: str = ":memory:") -> Any:
+        """An empty store with this provider's settings."""
+        from chronobench.memory import ChronoMem
+
+        return ChronoMem(
+            path,
+            embedder=self.embedder,
+            reranker=self.reranker,
+            rrf_k0=self.rrf_k0,
+            candidates=self.candidates,
+            rerank_top_k=self.rerank_top_k,
+        )
+
+    def get(self, stream: Stream) -> IngestedStream:
+        """The post-exposure store of ``stream`` (built on first use, then cached)."""
+        hit = self._cache.get(stream.stream_id)
+        if hit is not None and hit.stream is stream:
+            return hit
+        ingested = self._ingest(stream)
+        if len(self._cache) >= self.max_cached:
+            oldest = next(iter(self._cache))
+            self._cache.pop(oldest).store.close()
+        self._cache[stream.stream_id] = ingested
+        return ingested
+
+    def _ingest(self, stream: Stream) -> IngestedStream:
+        store = self.new_store()
+        user = stream.stream_id
+        commits = [
+            {
+                "ops": list(w.ops),
+                "source": w.source,
+                "reason": w.reason,
+                "labels": dict(w.labels),
+                "summary": w.summary,
+                "valid_time": w.valid_time,
+            }
+            for w in stream.writes
+        ]
+        vids = store.commit_many(APP, user, commits)
+        root = store.versions(APP, user)[0].version_id
+        vid_of = {0: root, **{j: vid for j, vid in enumerate(vids, start=1)}}
+        j_of = {vid: j for j, vid in vid_of.items()}
+        return IngestedStream(store=store, stream=stream, vid_of=vid_of, j_of=j_of)
+
+    def close(self) -> None:
+        """Close every cached store."""
+        for ing in self._cache.values():
+            ing.store.close()
+        self._cache.clear()
