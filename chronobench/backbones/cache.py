@@ -138,9 +138,7 @@ class CachedBackbone:
             # Identical requests inside one batch are generated once.
             todo: dict[str, GenerationRequest] = {}
             for key, req in zip(keys, requests, strict=True):
-                if key in found:
-                    self.stats.hits += 1
-                elif key in todo:
+                if key in found or key in todo:
                     self.stats.hits += 1
                 else:
                     todo[key] = req

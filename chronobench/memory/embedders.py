@@ -231,3 +231,14 @@ def resolve_embedder(spec: Any) -> Any:
             "a sentence-transformers model name, or an object implementing Embedder"
         )
     return spec
+
+
+_CACHES: dict[int, EmbeddingCache] = {}
+
+
+def shared_cache(embedder: Any) -> EmbeddingCache:
+    """The process-wide :class:`EmbeddingCache` of ``embedder`` (one per embedder object)."""
+    cache = _CACHES.get(id(embedder))
+    if cache is None or cache.embedder is not embedder:
+        cache = _CACHES[id(embedder)] = EmbeddingCache(embedder)
+    return cache

@@ -15,8 +15,7 @@ Tables (all rows carry ``scope_id``; a scope is one (app, user) pair):
 - ``item_fts`` (rowid = spans.rowid of the open span) holds exactly S(HEAD)'s
   items; ``desc_fts`` (rowid = versions.rowid) and ``desc_vecs`` index the
   descriptors of the versions on the history.
-- ``item_vecs``: cached item embeddings by content hash (used by search and the
-  delta reranker), ``answers`` / ``answer_items``: answer provenance,
+- ``answers`` / ``answer_items``: answer provenance,
   ``audit``: rollbacks and redactions (metadata only, never content).
 """
 
@@ -72,10 +71,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS desc_fts USING fts5 (
 CREATE TABLE IF NOT EXISTS desc_vecs (
     vrow INTEGER NOT NULL, chunk INTEGER NOT NULL, vec BLOB NOT NULL,
     PRIMARY KEY (vrow, chunk)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS item_vecs (
-    scope_id INTEGER NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,
-    PRIMARY KEY (scope_id, hash)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS answers (
     answer_id INTEGER PRIMARY KEY, scope_id INTEGER NOT NULL, text TEXT NOT NULL,

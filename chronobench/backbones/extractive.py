@@ -1,0 +1,233 @@
+"""The extractive backbone: a deterministic reader with no language model.
+
+It is the offline default and a real baseline row ("no LLM"). Heuristics:
+
+QA (``task="qa"``)
+  1. Split ``request.context`` passages into sentences; each keeps its line header
+     (speaker / date prefix) and the first date found in its passage.
+  2. Score a sentence by IDF-weighted coverage of the question's content terms
+     (stemmed, stopwords removed): sum of idf of matched question terms / sum of idf of
+     all question terms, with BM25's idf computed over the request's sentences. A term
+     the context never mentions gets a high idf, so missing key words costs the most.
+     The header counts for matching, so "Caroline: I went ..." matches "Caroline".
+  3. Abstain (:data:`~chronobench.metrics.ABSTAIN_TEXT`) when the best coverage is
+     below ``abstain_threshold`` or the context is empty.
+  4. Rank by coverage plus ``type_bonus`` when the sentence holds what the question
+     asks for (when -> a date or relative time; how many -> a number; who/where -> a
+     capitalised name); ties go to the later sentence (the more recent memory).
+  5. Answer with a short span from the winner: the date (relative phrases such as
+     "yesterday" resolved against the passage date, else the passage date itself), the
+     number, or the names not already in the question; for yes/no questions "Yes";
+     otherwise the sentence without question words and stopwords, at most
+     ``max_answer_words`` words. LoCoMo gold answers are short, so trimming words the
+     gold cannot contain raises token F1.
+
+Summary (``task="summary"``): split the sentences into ``max_summary_sentences``
+contiguous groups (so the summary covers the whole timeline) and take from each group
+the sentence closest to the centroid of all sentences (tf-idf cosine), in order.
+
+Paraphrase (``task="paraphrase"``): the question, unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from chronobench.backbones._spans import (
+    DATE_RE,
+    NAME_RE,
+    NUMBER_RE,
+    RELATIVE_RE,
+    STOPWORDS,
+    Sentence,
+    resolve_relative,
+    split_sentences,
+    stem,
+    terms,
+    words,
+)
+from chronobench.metrics.text import ABSTAIN_TEXT
+from chronobench.protocols import GenerationRequest
+
+__all__ = ["ExtractiveBackbone"]
+
+_YES_NO = re.compile(
+    r"^\s*(is|are|was|were|do|does|did|would|will|can|could|has|have|had|should)\b", re.I
+)
+_WHEN = re.compile(
+    r"^\s*when\b|\bwhat (date|year|month|day|time)\b|\bwhich (year|month|day)\b", re.I
+)
+_COUNT = re.compile(r"\bhow (many|much|old|long|often)\b|\bwhat number\b", re.I)
+_WHO = re.compile(r"^\s*(who|whom|whose)\b|\bwhich person\b", re.I)
+_WHERE = re.compile(r"^\s*where\b|\bwhich (city|country|place|state)\b", re.I)
+
+
+def _question_type(question: str) -> str:
+    for kind, regex in (("when", _WHEN), ("count", _COUNT), ("who", _WHO), ("where", _WHERE)):
+        if regex.search(question):
+            return kind
+    return "yesno" if _YES_NO.search(question) else "other"
+
+
+class ExtractiveBackbone:
+    """Deterministic extractive reader (see the module docstring for its heuristics)."""
+
+    name = "extractive"
+
+    def __init__(
+        self,
+        abstain_threshold: float = 0.45,
+        type_bonus: float = 0.15,
+        max_answer_words: int = 12,
+        max_summary_sentences: int = 8,
+        model: str = "extractive-v1",
+    ) -> None:
+        if not 0.0 <= abstain_threshold <= 1.0:
+            raise ValueError(f"abstain_threshold must be in [0, 1], got {abstain_threshold}")
+        if max_answer_words < 1 or max_summary_sentences < 1:
+            raise ValueError("max_answer_words and max_summary_sentences must be >= 1")
+        self.abstain_threshold = abstain_threshold
+        self.type_bonus = type_bonus
+        self.max_answer_words = max_answer_words
+        self.max_summary_sentences = max_summary_sentences
+        # The heuristics' version: bump it when they change so caches do not serve stale answers.
+        self.model = model
+
+    @property
+    def cache_config(self) -> dict[str, Any]:
+        """Settings that change outputs; part of the cache key."""
+        return {
+            "abstain_threshold": self.abstain_threshold,
+            "type_bonus": self.type_bonus,
+            "max_answer_words": self.max_answer_words,
+            "max_summary_sentences": self.max_summary_sentences,
+        }
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
+        """Answer each request, in order."""
+        return [self._one(r) for r in requests]
+
+    def _one(self, request: GenerationRequest) -> str:
+        if request.task == "paraphrase":
+            return request.question
+        if request.task == "summary":
+            return self.summarise(request.context)
+        if request.task == "qa":
+            return self.answer(request.question, request.context)
+        raise ValueError(
+            f"extractive backbone: unknown task {request.task!r} (expected qa, summary, paraphrase)"
+        )
+
+    # ---- QA -------------------------------------------------------------------------
+
+    def answer(self, question: str, context: tuple[str, ...]) -> str:
+        """Best short span of ``context`` for ``question``, or the abstain text."""
+        sentences = split_sentences(context)
+        q_terms = set(terms(question))
+        if not sentences or not q_terms:
+            return ABSTAIN_TEXT
+        sent_terms = [set(terms(s.header + " " + s.text)) for s in sentences]
+        df = Counter(t for ts in sent_terms for t in ts)
+        n = len(sentences)
+        idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
+        total = sum(idf.values())
+        qtype = _question_type(question)
+        best: tuple[float, float, int] | None = None
+        for i, (sent, ts) in enumerate(zip(sentences, sent_terms, strict=True)):
+            coverage = sum(idf[t] for t in q_terms & ts) / total
+            rank = coverage + (self.type_bonus if self._has_type(sent, qtype) else 0.0)
+            if best is None or (rank, coverage, i) >= best:
+                best = (rank, coverage, i)
+        assert best is not None
+        _, coverage, index = best
+        if coverage < self.abstain_threshold:
+            return ABSTAIN_TEXT
+        return self._span(sentences[index], question, q_terms, qtype)
+
+    @staticmethod
+    def _has_type(sent: Sentence, qtype: str) -> bool:
+        if qtype == "when":
+            return bool(DATE_RE.search(sent.text) or RELATIVE_RE.search(sent.text))
+        if qtype == "count":
+            return bool(NUMBER_RE.search(sent.text))
+        if qtype in ("who", "where"):
+            return bool(_names(sent.text, set()))
+        return False
+
+    def _span(self, sent: Sentence, question: str, q_terms: set[str], qtype: str) -> str:
+        text = sent.text
+        if qtype == "when":
+            m = DATE_RE.search(text)
+            if m:
+                return m.group(0)
+            rel = RELATIVE_RE.search(text)
+            if rel and sent.passage_date:
+                return resolve_relative(rel.group(0), sent.passage_date)
+            if sent.passage_date_text:
+                return sent.passage_date_text
+        elif qtype == "count":
+            q_words = {w.lower() for w in words(question)}
+            for m in NUMBER_RE.finditer(text):
+                if m.group(0).lower() not in q_words:
+                    return m.group(0)
+        elif qtype in ("who", "where"):
+            found = _names(text, q_terms)
+            if found:
+                return ", ".join(found)
+        elif qtype == "yesno":
+            return "Yes"
+        return self._trim(text, q_terms)
+
+    def _trim(self, text: str, q_terms: set[str]) -> str:
+        kept = [
+            w
+            for w in words(text)
+            if w.lower().replace("'", "") not in STOPWORDS and stem(w.lower()) not in q_terms
+        ]
+        return " ".join(kept[: self.max_answer_words]) if kept else text
+
+    # ---- Summary --------------------------------------------------------------------
+
+    def summarise(self, context: tuple[str, ...]) -> str:
+        """Up to ``max_summary_sentences`` central sentences spread over the context."""
+        sentences = [s for s in split_sentences(context) if len(terms(s.text)) >= 3]
+        if not sentences:
+            return ABSTAIN_TEXT
+        vectors = [Counter(terms(s.text)) for s in sentences]
+        df = Counter(t for v in vectors for t in v)
+        n = len(sentences)
+        weighted = [{t: c * math.log(1 + n / df[t]) for t, c in v.items()} for v in vectors]
+        centroid: Counter[str] = Counter()
+        for w in weighted:
+            centroid.update(w)
+        k = min(self.max_summary_sentences, n)
+        chosen: list[int] = []
+        for g in range(k):
+            lo, hi = g * n // k, (g + 1) * n // k
+            chosen.append(max(range(lo, hi), key=lambda i: (_cosine(weighted[i], centroid), -i)))
+        return " ".join(sentences[i].text for i in chosen)
+
+
+def _names(text: str, q_terms: set[str]) -> list[str]:
+    """Capitalised word runs not starting the sentence with a stopword, minus question
+    words ("I", "The" and the asker's own names are not answers)."""
+    out: list[str] = []
+    for m in NAME_RE.finditer(text):
+        parts = [p for p in m.group(0).split() if p.lower() not in STOPWORDS]
+        parts = [p for p in parts if stem(p.lower().replace("'", "")) not in q_terms]
+        if parts:
+            name = " ".join(parts)
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    dot = sum(v * b.get(t, 0.0) for t, v in a.items())
+    na = math.sqrt(sum(v * v for v in a.values()))
+    nb = math.sqrt(sum(v * v for v in b.values()))
+    return dot / (na * nb) if na and nb else 0.0

@@ -1,0 +1,77 @@
+"""Build LoCoMo streams, rollback queries and probe pools for one granularity."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from chronobench.data.schema import RollbackQuery
+from data_builders.locomo.anchors import event_anchors, qa_anchors
+from data_builders.locomo.pool import build_pool
+from data_builders.locomo.source import load_locomo
+from data_builders.locomo.streams import GRANULARITIES, build_stream
+from data_builders.probes import attach_probes
+from data_builders.queries import filter_anchors, make_query, select
+from data_builders.result import BuildResult
+
+CAVEATS = [
+    "Write.summary is None: event_summary feeds anchors and summary references, and "
+    "session_summary paraphrases the same content, so neither may be indexed.",
+    "Evidence ids are normalised ('D8:6; D9:17' split, 'D:11:26' -> 'D11:26', "
+    "'D30:05' -> 'D30:5'); QA items still naming unknown turns are left out (see skipped).",
+    "Category 5 (adversarial) probes have answers=[] (gold: abstain) and keep the "
+    "dataset's adversarial_answer in meta; they are never future probes or anchors.",
+    "Turn/observation granularity: event anchors target session boundaries; a session "
+    "counts as committed at v* when all of its writes are <= v*.",
+    "Observation granularity: a turn is committed by the first observation citing it; "
+    "an uncited turn spans its whole session (answerable only after the session ends).",
+]
+
+
+def build_locomo(
+    source: Path,
+    granularity: str,
+    *,
+    max_queries_per_stream: int = 40,
+    max_answerable: int = 3,
+    max_future: int = 3,
+    jaccard_threshold: float = 0.5,
+    seed: int = 0,
+    strict: bool = False,
+) -> BuildResult:
+    """Build one granularity of LoCoMo from a validated source file."""
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
+    records = load_locomo(source)
+    res = BuildResult(streams=[], queries=[], pools=[], caveats=list(CAVEATS))
+    for rec in sorted(records, key=lambda r: r["sample_id"]):
+        sb = build_stream(rec, granularity)
+        pool, skipped = build_pool(
+            rec,
+            sb,
+            path=source,
+            strict=strict,
+            max_answerable=max_answerable,
+            max_future=max_future,
+            seed=seed,
+        )
+        res.skipped.update({f"qa:{k}": v for k, v in skipped.items()})
+        anchors = event_anchors(rec, sb)
+        qa_list, qa_drops = qa_anchors(pool, sb, granularity)
+        kept, drops = filter_anchors(anchors + qa_list, threshold=jaccard_threshold)
+        res.dropped_anchors.update(qa_drops)
+        res.dropped_anchors.update(drops)
+        stream = sb.stream
+        queries: list[RollbackQuery] = []
+        for anchor, intent in select(kept, stream.stream_id, max_queries_per_stream, seed):
+            q = make_query(anchor, intent, stream.stream_id, seed)
+            q.probes = attach_probes(
+                pool, stream, q.query_id, q.target_version, exclude_qa=anchor.exclude_qa
+            )
+            queries.append(q)
+        res.extra.setdefault("anchors_kept", Counter()).update(a.kind for a in kept)
+        res.streams.append(stream)
+        res.pools.append(pool)
+        res.queries.extend(sorted(queries, key=lambda q: q.query_id))
+    res.extra["anchors_kept"] = dict(sorted(res.extra["anchors_kept"].items()))
+    return res

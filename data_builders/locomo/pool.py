@@ -1,0 +1,110 @@
+"""LoCoMo QA items and annotated events placed on a stream's timeline."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from data_builders.errors import DatasetError, where
+from data_builders.locomo.source import parse_evidence
+from data_builders.locomo.streams import StreamBuild
+from data_builders.probes import PoolQA, PoolSession, ProbePool
+
+
+def session_events(rec: dict[str, Any], n: int) -> tuple[str, list[str]]:
+    """``(date, events)`` of session ``n`` from ``event_summary`` (speaker order kept)."""
+    block = rec.get("event_summary", {}).get(f"events_session_{n}") or {}
+    date = str(block.get("date", ""))
+    events = [
+        e.strip()
+        for speaker, evs in block.items()
+        if speaker != "date" and isinstance(evs, list)
+        for e in evs
+        if isinstance(e, str) and e.strip()
+    ]
+    return date, events
+
+
+def build_pool(
+    rec: dict[str, Any],
+    sb: StreamBuild,
+    *,
+    path: Path,
+    strict: bool,
+    max_answerable: int,
+    max_future: int,
+    seed: int,
+) -> tuple[ProbePool, Counter[str]]:
+    """Place every QA item and session on the timeline; count QA items left out, by reason.
+
+    With ``strict`` an unknown or unparseable evidence id raises :class:`DatasetError`;
+    otherwise the item is left out (the public file has a handful of such typos).
+    """
+    skipped: Counter[str] = Counter()
+    sid = rec["sample_id"]
+    qas: list[PoolQA] = []
+    for j, q in enumerate(rec["qa"]):
+        ids, bad = parse_evidence(q["evidence"])
+        unknown = [i for i in ids if i not in sb.known_ids]
+        if bad or unknown:
+            if strict:
+                raise DatasetError(
+                    f"{where(path, f'{sid} qa[{j}]', 'evidence')}: unknown dialog id(s) "
+                    f"{bad + unknown}; ids must name turns of this conversation (e.g. 'D1:3')"
+                )
+            skipped["unknown_evidence"] += 1
+            continue
+        if not ids:
+            skipped["no_evidence"] += 1
+            continue
+        if any(i not in sb.dia_range for i in ids):
+            skipped["evidence_not_in_stream"] += 1
+            continue
+        cat = q["category"]
+        meta: dict[str, Any] = {"dialog_ids": ids}
+        if cat == 5:
+            # Adversarial: the premise is false, gold behaviour is to abstain.
+            answers: list[str] = []
+            meta["adversarial_answer"] = str(q.get("adversarial_answer", ""))
+        elif q.get("answer") is None:
+            skipped["no_answer"] += 1
+            continue
+        else:
+            answers = [str(q["answer"])]
+        ranges = [sb.dia_range[i] for i in ids]
+        qas.append(
+            PoolQA(
+                qa_id=f"q{j}",
+                question=q["question"],
+                answers=answers,
+                category=cat,
+                lo=min(r[0] for r in ranges),
+                hi=max(r[1] for r in ranges),
+                evidence_versions=sorted({r[1] for r in ranges}),
+                future_ok=cat != 5,
+                meta=meta,
+            )
+        )
+    sessions = []
+    for n, (first, last) in sorted(sb.spans.items()):
+        date, events = session_events(rec, n)
+        sessions.append(
+            PoolSession(
+                session=n,
+                date=date or sb.dates.get(n, ""),
+                events=events,
+                first_version=first,
+                last_version=last,
+            )
+        )
+    pool = ProbePool(
+        stream_id=sb.stream.stream_id,
+        scoring="locomo",
+        qas=qas,
+        sessions=sessions,
+        max_answerable=max_answerable,
+        max_future=max_future,
+        seed=seed,
+    )
+    return pool, skipped

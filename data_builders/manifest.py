@@ -1,0 +1,99 @@
+"""Manifests: provenance of a built folder and the rule for reusing it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from chronobench.data.io import MANIFEST_FILE, QUERIES_FILE, STREAMS_FILE, read_json
+from chronobench.data.schema import SCHEMA_VERSION
+
+BUILDER_VERSION = "1.0.0"
+
+FIELD_PROVENANCE: dict[str, dict[str, list[str]]] = {
+    "locomo": {
+        "indexed": [
+            "conversation.session_N[*].speaker/text/blip_caption (session, turn)",
+            "observation.session_N_observation (observation)",
+        ],
+        "anchors": ["event_summary.events_session_N", "qa[*].question"],
+        "probes": ["qa[*] (question, answer, adversarial_answer, category, evidence)"],
+        "summary_reference": ["event_summary.events_session_N (+ date)"],
+        "never_used": ["session_summary"],
+    },
+    "mab": {
+        "indexed": ["context (chunked, or one statement per write)"],
+        "anchors": [
+            "questions[i] (Accurate_Retrieval)",
+            "context statements (Conflict_Resolution; also indexed: see caveats)",
+            "names first seen in a chunk (Long_Range_Understanding; also indexed)",
+        ],
+        "probes": ["questions", "answers", "context statement pairs (counterfactual)"],
+        "summary_reference": ["answers (infbench_sum: whole-book summary)"],
+        "never_used": [],
+    },
+}
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sha256_json(obj: Any) -> str:
+    """Hex sha256 of an object's canonical JSON (for sources without one file)."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def make_manifest(
+    *,
+    dataset: str,
+    granularity: str,
+    source_name: str,
+    source_sha256: str,
+    parameters: dict[str, Any],
+    counts: dict[str, Any],
+    dropped: dict[str, int],
+    skipped: dict[str, int],
+    caveats: list[str],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Assemble a manifest. No timestamps or absolute paths: rebuilds stay byte-identical."""
+    return {
+        "dataset": dataset,
+        "granularity": granularity,
+        "builder_version": BUILDER_VERSION,
+        "schema_version": SCHEMA_VERSION,
+        "source": {"name": source_name, "sha256": source_sha256},
+        "parameters": parameters,
+        "counts": counts,
+        "dropped_anchors": dict(sorted(dropped.items())),
+        "skipped": dict(sorted(skipped.items())),
+        "caveats": caveats,
+        "field_provenance": FIELD_PROVENANCE[dataset],
+        "extra": extra or {},
+    }
+
+
+def reusable(folder: Path, source_sha256: str, parameters: dict[str, Any]) -> bool:
+    """True when ``folder`` holds a complete build of this source with these parameters."""
+    if not all((folder / f).is_file() for f in (MANIFEST_FILE, STREAMS_FILE, QUERIES_FILE)):
+        return False
+    try:
+        m = read_json(folder / MANIFEST_FILE)
+    except ValueError:
+        return False
+    # Compare through JSON so tuples/lists and int/float spellings do not matter.
+    same_params = json.loads(json.dumps(m.get("parameters"))) == json.loads(json.dumps(parameters))
+    return (
+        m.get("builder_version") == BUILDER_VERSION
+        and m.get("source", {}).get("sha256") == source_sha256
+        and same_params
+    )

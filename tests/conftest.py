@@ -1,0 +1,45 @@
+"""Shared fixtures: repository paths and the real LoCoMo file.
+
+LoCoMo is never committed; tests read it from ``$CHRONOBENCH_LOCOMO`` or
+``../shared/data/locomo10.json``. Locally a missing file skips those tests with the
+reason; under CI (``CI`` set) a missing file fails them, because CI must run them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def find_locomo() -> Path | None:
+    """The LoCoMo file for tests, or None."""
+    env = os.environ.get("CHRONOBENCH_LOCOMO")
+    if env and Path(env).is_file():
+        return Path(env)
+    shared = REPO_ROOT.parent / "shared" / "data" / "locomo10.json"
+    return shared if shared.is_file() else None
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository root."""
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def locomo_path() -> Path:
+    """Path to locomo10.json; skips locally (fails in CI) when it is not there."""
+    path = find_locomo()
+    if path is None:
+        reason = (
+            "LoCoMo not found: set CHRONOBENCH_LOCOMO=/path/to/locomo10.json or place it at "
+            "../shared/data/locomo10.json"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return path
