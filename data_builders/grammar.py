@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from data_builders.textutil import words
+
 _IRREGULAR_PAST = {
     "be": "was", "become": "became", "begin": "began", "bring": "brought", "build": "built",
     "buy": "bought", "catch": "caught", "choose": "chose", "come": "came", "cut": "cut",
@@ -32,18 +34,22 @@ _VOWELS = set("aeiou")
 # Subject: a name, optionally possessive with one noun ("Melanie's kids"), or two names.
 _NAME = r"[A-Z][a-zA-Z\-]+"
 _SUBJ = rf"(?P<subj>{_NAME}(?: and (?:{_NAME}|(?:her|his|their) [a-z]+))?(?:'s? [a-z]+)?)"
-_WH_DID = re.compile(rf"^(?P<wh>When|What|Where|Why|How|Who) did {_SUBJ} (?P<verb>[a-z]+)(?P<rest>.*)\?$")
+_WH_DID = re.compile(
+    rf"^(?P<wh>When|What|Where|Why|How|Who) did {_SUBJ} (?P<verb>[a-z]+)(?P<rest>.*)\?$"
+)
 _DID = re.compile(rf"^Did {_SUBJ} (?P<verb>[a-z]+)(?P<rest>.*)\?$")
 _WHAT_IS = re.compile(r"^What (?:is|are|was|were) (?P<np>.+)\?$")
 _NP_WITH_NAME = re.compile(rf"\b{_NAME}'s? [a-z]")
-_FUNCTION_WORDS = frozenset("and or not to of for in on at with about by from".split())
+_FUNCTION_WORDS = frozenset(words("and or not to of for in on at with about by from"))
 
 
 def past_tense(verb: str) -> str:
     """Simple-past form of a base-form English verb (irregular table, then spelling rules)."""
     if verb in _IRREGULAR_PAST:
         return _IRREGULAR_PAST[verb]
-    if verb in _PAST_FORMS or (verb.endswith("ed") and not verb.endswith("eed")):  # questions sometimes already use the past
+    if verb in _PAST_FORMS or (
+        verb.endswith("ed") and not verb.endswith("eed")
+    ):  # questions sometimes already use the past
         return verb
     if verb.endswith("e"):
         return verb + "d"

@@ -71,7 +71,7 @@ def paraphrase_queries(
             f"backbone {backbone.name!r} returned {len(outputs)} outputs for {len(requests)} requests"
         )
     rewritten: dict[str, RollbackQuery] = {}
-    for q, out in zip(todo, outputs):
+    for q, out in zip(todo, outputs, strict=True):
         why = validate_paraphrase(out, q.text, max_chars=max_chars)
         meta = {**q.meta, "paraphrase_backbone": f"{backbone.name}:{backbone.model}"}
         if why is None:

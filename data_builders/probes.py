@@ -75,10 +75,23 @@ class ProbePool(_Model):
     seed: int = 0
 
 
-def _ranked(items: list[Any], key_of: Any, pool: ProbePool, v_star: int) -> list[Any]:
+def _ranked(
+    items: list[Any],
+    key_of: Any,
+    pool: ProbePool,
+    v_star: int,
+    prefer: frozenset[str] = frozenset(),
+) -> list[Any]:
     # Ranking depends on (stream, v*, item) only, so user queries at the same v* get
-    # the same probes as builder queries.
-    return sorted(items, key=lambda it: (stable_hash(pool.seed, pool.stream_id, v_star, key_of(it)), key_of(it)))
+    # the same probes as builder queries; ``prefer`` (the anchor's own question) goes first.
+    return sorted(
+        items,
+        key=lambda it: (
+            key_of(it) not in prefer,
+            stable_hash(pool.seed, pool.stream_id, v_star, key_of(it)),
+            key_of(it),
+        ),
+    )
 
 
 def past_text(stream: Stream, v_star: int) -> str:
@@ -135,19 +148,22 @@ def attach_probes(
     v_star: int,
     *,
     exclude_qa: frozenset[str] = frozenset(),
+    prefer_qa: frozenset[str] = frozenset(),
 ) -> list[Probe]:
     """Build the probes for a query at ``v*``: answerable QA, future QA, counterfactual
     QA (conflict slots), and one summary probe when a reference exists."""
     probes: list[Probe] = []
     usable = [qa for qa in pool.qas if qa.qa_id not in exclude_qa]
     answerable = [qa for qa in usable if qa.hi <= v_star]
-    for qa in _ranked(answerable, lambda q: q.qa_id, pool, v_star)[: pool.max_answerable]:
+    for qa in _ranked(answerable, lambda q: q.qa_id, pool, v_star, prefer_qa)[
+        : pool.max_answerable
+    ]:
         probes.append(_qa_probe(query_id, qa, "qa", pool.scoring))
     future = [qa for qa in usable if qa.lo > v_star and qa.future_ok]
     if future and pool.max_future > 0:
         past = past_text(stream, v_star)
         taken = 0
-        for qa in _ranked(future, lambda q: q.qa_id, pool, v_star):
+        for qa in _ranked(future, lambda q: q.qa_id, pool, v_star, prefer_qa):
             # An answer already present in the past text is derivable at v*: not "future".
             if any(contains_phrase(past, normalize(a)) for a in qa.answers):
                 continue
@@ -156,7 +172,7 @@ def attach_probes(
             if taken >= pool.max_future:
                 break
     live = [c for c in pool.conflicts if c.old_version <= v_star < c.new_version]
-    for c in _ranked(live, lambda c: c.pair_id, pool, v_star)[: pool.max_answerable]:
+    for c in _ranked(live, lambda c: c.pair_id, pool, v_star, prefer_qa)[: pool.max_answerable]:
         probes.append(
             Probe(
                 probe_id=f"{query_id}/qa/{c.pair_id}",

@@ -32,6 +32,9 @@ class Anchor:
     restore_version: int
     undo_version: int
     exclude_qa: frozenset[str] = frozenset()
+    prefer_qa: frozenset[str] = frozenset()
+    intents: tuple[str, ...] = INTENTS
+    family: str = ""  # anchors of one family (e.g. one fact slot) are not rivals
     words: frozenset[str] = field(default_factory=frozenset)
 
 
@@ -57,7 +60,7 @@ def filter_anchors(
             ok.append(a)
     kept: list[Anchor] = []
     for a in ok:
-        others = (b for b in ok if b.group != a.group)
+        others = (b for b in ok if b.group != a.group and not (a.family and a.family == b.family))
         if any(jaccard(a.words, b.words) >= threshold for b in others):
             drops[f"{a.kind}:near_duplicate_other_write"] += 1
         elif any(b.group == a.group and jaccard(a.words, b.words) >= threshold for b in kept):
@@ -74,9 +77,11 @@ def select(
     hash-ordered, intent-balanced set that alternates anchor kinds and reuses no anchor
     while fresh ones remain."""
     if max_queries <= 0:
-        return [(a, i) for a in anchors for i in INTENTS]
+        return [(a, i) for a in anchors for i in INTENTS if i in a.intents]
     by_kind: dict[str, list[Anchor]] = {}
-    for a in sorted(anchors, key=lambda a: (stable_hash(seed, stream_id, a.anchor_id), a.anchor_id)):
+    for a in sorted(
+        anchors, key=lambda a: (stable_hash(seed, stream_id, a.anchor_id), a.anchor_id)
+    ):
         by_kind.setdefault(a.kind, []).append(a)
     order: list[Anchor] = []  # round-robin over kinds so events and QA anchors both appear
     lists = [by_kind[k] for k in sorted(by_kind)]
@@ -89,7 +94,7 @@ def select(
     for rnd in range(2):  # second round reuses anchors with the other intent
         for a in order:
             taken = {i for b, i in chosen if b is a}
-            free = [i for i in INTENTS if i not in taken and quota[i] > 0]
+            free = [i for i in a.intents if i not in taken and quota[i] > 0]
             if not free or (rnd == 0 and taken):
                 continue
             first = INTENTS[stable_hash(seed, stream_id, a.anchor_id, "intent") % 2]

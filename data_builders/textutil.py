@@ -6,9 +6,15 @@ import hashlib
 import re
 import string
 
-MONTHS = (
+
+def words(text: str) -> list[str]:
+    """Whitespace-separated words of a literal (keeps long word lists readable)."""
+    return text.split()
+
+
+MONTHS = words(
     "January February March April May June July August September October November December"
-).split()
+)
 _MONTH_ABBR = [m[:3] for m in MONTHS] + ["Sept"]
 # Capitalised month names (and common abbreviations) count as dates in query text;
 # "may" in lower case is the modal verb and is allowed.
@@ -16,11 +22,13 @@ _MONTH_RE = re.compile(r"\b(?:" + "|".join(MONTHS + _MONTH_ABBR) + r")\b\.?")
 _DIGIT_RE = re.compile(r"\d")
 
 STOPWORDS = frozenset(
-    """a an the and or but of to in on at for with from by about as into over after before
+    words(
+        """a an the and or but of to in on at for with from by about as into over after before
     is are was were be been being am do does did has have had will would can could should
     her his their its our my your he she they it we you i me him them us this that these
     those there here what when where why how who whom which whether not no yes so too very
-    just also up out off then than some any all more most other such own same s t""".split()
+    just also up out off then than some any all more most other such own same s t"""
+    )
 )
 
 _PUNCT_TABLE = str.maketrans("", "", string.punctuation)

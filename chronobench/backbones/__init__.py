@@ -10,6 +10,7 @@ dependencies are imported only when a backbone is created. Wrap any backbone in
 from chronobench.backbones.cache import CachedBackbone, CacheStats, request_key
 from chronobench.backbones.registry import (
     available_backbones,
+    backbone_names,
     create_backbone,
     register_backbone,
     resolve_backbone,
@@ -19,6 +20,7 @@ __all__ = [
     "CacheStats",
     "CachedBackbone",
     "available_backbones",
+    "backbone_names",
     "create_backbone",
     "register_backbone",
     "request_key",

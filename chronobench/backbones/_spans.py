@@ -8,193 +8,28 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
-from functools import lru_cache
 
-from nltk.stem import PorterStemmer
-
-_STEMMER = PorterStemmer()
+from chronobench.metrics.text import stem
 
 # Function words and question words: matching them says nothing about relevance.
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "all",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "herself",
-        "him",
-        "himself",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "im",
-        "ive",
-        "id",
-        "youre",
-        "its",
-        "thats",
-        "dont",
-        "didnt",
-        "oh",
-        "yeah",
-        "hey",
-        "hi",
-        "wow",
-        "really",
-        "also",
-        "got",
-        "get",
-        "like",
-        "lot",
-        "lots",
-        "well",
-        "much",
-        "many",
-        "kind",
-        "sort",
-        "thing",
-        "things",
-        "one",
-        "ones",
-        "think",
-        "know",
-        "going",
-        "go",
-        "went",
-        "gonna",
-        "wanna",
-        "us",
-        "let",
-        "lets",
-    ]
+_STOPWORDS_TEXT = (
+    "a about above after again all am an and any are as at be because been before being "
+    "below between both but by can could did do does doing down during each few for from "
+    "further had has have having he her here hers herself him himself his how i if in "
+    "into is it its itself just me more most my myself no nor not now of off on once only "
+    "or other our ours out over own same she should so some such than that the their "
+    "theirs them then there these they this those through to too under until up very was "
+    "we were what when where which while who whom whose why will with would you your "
+    "yours im ive id youre its thats dont didnt oh yeah hey hi wow really also got get "
+    "like lot lots well much many kind sort thing things one ones think know going go "
+    "went gonna wanna us let lets"
 )
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
-MONTHS = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-]
+_MONTHS_TEXT = (
+    "january february march april may june july august september october november december"
+)
+MONTHS = _MONTHS_TEXT.split()
 _MONTH_RE = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 # Absolute dates: "8 May, 2023", "May 8, 2023", "May 2023", "2023-05-08", a bare year.
@@ -206,7 +41,6 @@ DATE_RE = re.compile(
 _DMY_RE = re.compile(rf"\b({_DAY})\s+({_MONTH_RE}),?\s+(\d{{4}})\b", re.IGNORECASE)
 _MDY_RE = re.compile(rf"\b({_MONTH_RE})\s+({_DAY}),?\s+(\d{{4}})\b", re.IGNORECASE)
 _ISO_RE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 # Relative time words resolved against the passage date ("yesterday" -> the day before).
 RELATIVE_RE = re.compile(
     r"\b(yesterday|today|tonight|last night|this morning|last (?:week|weekend|month|year"
@@ -214,45 +48,18 @@ RELATIVE_RE = re.compile(
     r"|\d+ (?:days|weeks|months|years) ago|a (?:few )?(?:days|weeks|months|years?) ago)\b",
     re.IGNORECASE,
 )
-NUMBER_WORDS = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-    "twenty",
-    "thirty",
-    "forty",
-    "fifty",
-    "hundred",
-]
+_NUMBER_WORDS_TEXT = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+    "fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty "
+    "hundred"
+)
+NUMBER_WORDS = _NUMBER_WORDS_TEXT.split()
 NUMBER_RE = re.compile(r"\b(?:\d+(?:[.,]\d+)?|" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
 NAME_RE = re.compile(r"\b[A-Z][a-zA-Z'\-]+(?:\s+[A-Z][a-zA-Z'\-]+)*")
 _WORD_RE = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 # "[7 May 2023] Caroline: ..." / "Caroline: ..." / "(session 3, 8 May 2023) ..."
 _HEADER_RE = re.compile(r"^\s*((?:[\[(][^\])]{0,80}[\])]\s*)*(?:[A-Z][\w .'-]{0,40}:\s)?)")
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """Porter stem of a lowercase word (cached: words repeat across requests)."""
-    return _STEMMER.stem(word)
 
 
 def words(text: str) -> list[str]:

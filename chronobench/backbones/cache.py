@@ -74,6 +74,14 @@ class CacheStats:
         """The counters as a plain dict (for the run manifest)."""
         return asdict(self)
 
+    # Mapping-style access so ``dict(cache.stats)`` works too.
+    def keys(self) -> list[str]:
+        """Counter names."""
+        return list(asdict(self))
+
+    def __getitem__(self, key: str) -> int:
+        return int(getattr(self, key))
+
 
 class CachedBackbone:
     """Wraps ``inner`` with a persistent cache at ``path`` (created if missing).
@@ -82,8 +90,11 @@ class CachedBackbone:
     """
 
     def __init__(self, inner: Backbone, path: str | Path, chunk_size: int | None = None) -> None:
-        if chunk_size is not None and chunk_size < 1:
-            raise ValueError(f"CachedBackbone: chunk_size must be >= 1 or None, got {chunk_size}")
+        """``chunk_size``: misses per call to ``inner`` (None or 0: all in one call)."""
+        if chunk_size is not None and chunk_size < 0:
+            raise ValueError(
+                f"CachedBackbone: chunk_size must be >= 0 (0 or None: one call), got {chunk_size}"
+            )
         self.inner = inner
         self.name = inner.name
         self.model = inner.model

@@ -12,7 +12,13 @@ from typing import Any, TypeVar
 
 from chronobench.protocols import Backbone
 
-__all__ = ["available_backbones", "create_backbone", "register_backbone", "resolve_backbone"]
+__all__ = [
+    "available_backbones",
+    "backbone_names",
+    "create_backbone",
+    "register_backbone",
+    "resolve_backbone",
+]
 
 T = TypeVar("T")
 
@@ -52,6 +58,9 @@ def register_backbone(name: str, target: str | type | None = None) -> Any:
 def available_backbones() -> list[str]:
     """Registered backbone names, sorted."""
     return sorted(_REGISTRY)
+
+
+backbone_names = available_backbones  # the name the runner and config tests use
 
 
 def resolve_backbone(name: str) -> Callable[..., Backbone]:

@@ -44,7 +44,9 @@ class TransformersBackbone:
         self.batch_size = batch_size
         self.chat_template = chat_template
         self._torch = torch
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if device in (None, "auto"):
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = device
         load = {"trust_remote_code": trust_remote_code, "local_files_only": local_files_only}
         try:
             self._tokenizer = transformers.AutoTokenizer.from_pretrained(

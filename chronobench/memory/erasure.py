@@ -37,14 +37,18 @@ def _matching_hashes(
         (scope_id, item_or_text),
     ).fetchall()
     hashes = [r[0] for r in rows]
-    items = [
-        r[0]
-        for r in conn.execute(
-            f"SELECT DISTINCT item_id FROM spans WHERE scope_id = ? AND hash IN "
-            f"({','.join('?' * len(hashes))})",
-            (scope_id, *hashes),
-        ).fetchall()
-    ] if hashes else []
+    items = (
+        [
+            r[0]
+            for r in conn.execute(
+                f"SELECT DISTINCT item_id FROM spans WHERE scope_id = ? AND hash IN "
+                f"({','.join('?' * len(hashes))})",
+                (scope_id, *hashes),
+            ).fetchall()
+        ]
+        if hashes
+        else []
+    )
     return hashes, items
 
 

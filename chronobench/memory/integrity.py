@@ -131,8 +131,13 @@ def answers_relying_on_changed(conn: sqlite3.Connection, scope_id: int) -> list[
         if seen != now:
             entry = out.setdefault(
                 aid,
-                {"answer_id": aid, "text": text, "created": created, "head": head_vid,
-                 "changed_items": []},
+                {
+                    "answer_id": aid,
+                    "text": text,
+                    "created": created,
+                    "head": head_vid,
+                    "changed_items": [],
+                },
             )
             entry["changed_items"].append(item)
     return list(out.values())

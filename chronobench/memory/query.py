@@ -28,13 +28,12 @@ Intent = Literal["undo", "restore_to"]
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TOKENS = 64  # bounds FTS work for pathological inputs (10 KB queries)
 
-STOPWORDS = frozenset(
-    """a an the and or but if then of to in on at by for with from about as into is are was
+_STOP = """a an the and or but if then of to in on at by for with from about as into is are was
     were be been being am do does did i me my mine we our you your he him his she her it its
     they them their this that these those there here what which who whom when where how
     please can could would should will shall may might must just also so very not no
-    have has had get got all any some""".split()
-)
+    have has had get got all any some"""
+STOPWORDS = frozenset(_STOP.split())
 
 _RESTORE_CUES = [
     r"\bgo(?:ing)? back to (?:when|the (?:moment|point|time))\b",

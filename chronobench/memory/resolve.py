@@ -78,9 +78,7 @@ class DenseCache:
                 self._by_scope.pop(scope_id, None)
 
 
-def lexical(
-    conn: sqlite3.Connection, scope_id: int, query: str, k: int
-) -> list[tuple[int, float]]:
+def lexical(conn: sqlite3.Connection, scope_id: int, query: str, k: int) -> list[tuple[int, float]]:
     """Top-``k`` versions by FTS5 bm25 over descriptors; score is ``-bm25``."""
     expr = fts_expression(query)
     if expr is None or k <= 0:

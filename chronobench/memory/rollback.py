@@ -82,9 +82,7 @@ def truncate_to(
     return target_vid
 
 
-def state_diff(
-    conn: sqlite3.Connection, scope_id: int, target_seq: int
-) -> dict[str, str | None]:
+def state_diff(conn: sqlite3.Connection, scope_id: int, target_seq: int) -> dict[str, str | None]:
     """{item_id: text at target (None = absent)} for items whose HEAD state differs."""
     changed = conn.execute(
         "SELECT DISTINCT item_id FROM spans WHERE scope_id = ? AND "
@@ -99,7 +97,9 @@ def state_diff(
             "AND ((s.from_seq <= ? AND (s.to_seq IS NULL OR s.to_seq > ?)) OR s.to_seq IS NULL)",
             (scope_id, item_id, target_seq, target_seq),
         ).fetchall()
-        at_target = next((r for r in rows if r[0] <= target_seq and (r[1] is None or r[1] > target_seq)), None)
+        at_target = next(
+            (r for r in rows if r[0] <= target_seq and (r[1] is None or r[1] > target_seq)), None
+        )
         at_head = next((r for r in rows if r[1] is None), None)
         if (at_target and at_target[2]) != (at_head and at_head[2]):
             out[item_id] = at_target[3] if at_target else None
@@ -127,7 +127,16 @@ def revert_to(
         "recorded) SELECT ?, ?, 'revert', ?, (SELECT hash FROM spans WHERE scope_id = ? AND "
         "item_id = ? AND to_seq IS NULL), ?, 'chronomem', ?, ?",
         [
-            (scope_id, vid, item, scope_id, item, json.dumps({"to_version": target_vid}), reason, now)
+            (
+                scope_id,
+                vid,
+                item,
+                scope_id,
+                item,
+                json.dumps({"to_version": target_vid}),
+                reason,
+                now,
+            )
             for item in diff
         ],
     )

@@ -11,8 +11,7 @@ import re
 import string
 from collections import Counter
 from functools import lru_cache
-
-from nltk.stem import PorterStemmer
+from typing import Any
 
 __all__ = [
     "ABSTAIN_PHRASES",
@@ -20,6 +19,7 @@ __all__ = [
     "exact_match",
     "is_abstention",
     "normalize_answer",
+    "stem",
     "stemmed_tokens",
     "token_f1",
 ]
@@ -33,7 +33,7 @@ ABSTAIN_PHRASES: tuple[str, ...] = ("no information available", "not mentioned")
 
 _PUNCT_TABLE = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
-_STEMMER = PorterStemmer()
+_STEMMER: Any = None
 
 
 def normalize_answer(text: str) -> str:
@@ -44,14 +44,20 @@ def normalize_answer(text: str) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    # Stemming dominates scoring time on large runs; words repeat a lot.
+def stem(word: str) -> str:
+    """nltk Porter stem of ``word`` (cached: stemming dominates scoring time)."""
+    global _STEMMER
+    if _STEMMER is None:
+        # Importing nltk costs seconds (it pulls in scipy and more): pay it on first use.
+        from nltk.stem import PorterStemmer
+
+        _STEMMER = PorterStemmer()
     return _STEMMER.stem(word)
 
 
 def stemmed_tokens(text: str) -> list[str]:
     """Porter-stemmed tokens of the normalised ``text``."""
-    return [_stem(w) for w in normalize_answer(text).split()]
+    return [stem(w) for w in normalize_answer(text).split()]
 
 
 def token_f1(prediction: str, gold: str) -> float:

@@ -107,7 +107,8 @@ def run_cell(cfg: dict[str, Any]) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     progress = bool(cfg.get("progress", True))
 
-    data = load_run_data(cfg["dataset"], cfg["paths"]["data_dir"])
+    paraphraser = make_backbone(cfg) if cfg["dataset"].get("paraphrase") else None
+    data = load_run_data(cfg["dataset"], cfg["paths"]["data_dir"], paraphraser)
     t_data = time.perf_counter()
     import yaml
 

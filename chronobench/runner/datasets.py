@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.data.schema import RollbackQuery, Stream
-from chronobench.runner.provenance import file_sha256
+from chronobench.runner.provenance import config_hash, file_sha256
 
 
 @dataclass
@@ -30,7 +30,25 @@ class RunData:
         return groups
 
 
-def load_run_data(dcfg: dict[str, Any], data_dir: str) -> RunData:
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _resolve_source(source: str | None) -> str | None:
+    # Config paths such as tests/fixtures/... are relative to the repository, wherever
+    # the command runs from.
+    if source is None or Path(source).is_absolute() or Path(source).exists():
+        return source
+    candidate = _REPO_ROOT / source
+    return str(candidate) if candidate.exists() else source
+
+
+def build_folder_key(dcfg: dict[str, Any]) -> str:
+    """Builds with different sources or parameters live in different folders."""
+    ident = {k: dcfg.get(k) for k in ("name", "source", "params", "paraphrase")}
+    return config_hash(ident)[:8]
+
+
+def load_run_data(dcfg: dict[str, Any], data_dir: str, paraphrase_backbone: Any = None) -> RunData:
     """Build (or reuse) the dataset described by the ``dataset`` config group and load it."""
     from chronobench.data.io import load_built
     from data_builders import build_dataset
@@ -38,9 +56,10 @@ def load_run_data(dcfg: dict[str, Any], data_dir: str) -> RunData:
     params = dict(dcfg.get("params") or {})
     folder = build_dataset(
         dcfg["name"],
-        granularity=dcfg["granularity"],
-        source=dcfg.get("source"),
-        out_dir=Path(data_dir),
+        granularity=dcfg["granularity"] if dcfg["name"] == "locomo" else None,
+        source=_resolve_source(dcfg.get("source")),
+        out_dir=Path(data_dir) / build_folder_key(dcfg),
+        paraphrase_backbone=paraphrase_backbone if dcfg.get("paraphrase") else None,
         **params,
     )
     built = load_built(folder)
@@ -49,6 +68,7 @@ def load_run_data(dcfg: dict[str, Any], data_dir: str) -> RunData:
     if dcfg.get("queries_file"):
         from chronobench.data.user_queries import load_user_queries
 
+        # User-written requests replace the built ones and are scored the same way.
         queries = load_user_queries(Path(dcfg["queries_file"]), built)
     if dcfg.get("limit_streams"):
         keep = {s.stream_id for s in streams[: int(dcfg["limit_streams"])]}

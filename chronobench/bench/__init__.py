@@ -1,0 +1,1 @@
+"""Speed benchmarks (``python -m chronobench bench <name>``)."""

@@ -1,0 +1,54 @@
+"""``python -m chronobench bench``: speed benchmarks.
+
+Subcommands:
+  store        ChronoMem commit / rollback / resolve latency and bytes per write
+  rerank-eval  R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chronobench bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="name", metavar="<benchmark>", required=True)
+    store = sub.add_parser("store", help="ChronoMem store latency and storage")
+    store.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[1000, 10000],
+        help="stream lengths in writes (default: 1000 10000)",
+    )
+    store.add_argument(
+        "--embedder",
+        choices=["hash", "minilm", "both"],
+        default="hash",
+        help="hash: fast deterministic (default); minilm: the packaged model",
+    )
+    ev = sub.add_parser("rerank-eval", help="hybrid vs DeltaReranker on synthetic streams")
+    ev.add_argument("--streams", type=int, default=8, help="test streams (default 8)")
+    ev.add_argument("--seed", type=int, default=100, help="first test seed (dev uses 0..)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    args = _parser().parse_args(list(argv or []))
+    if args.name == "store":
+        from chronobench.bench.store import run
+
+        if any(n < 20 for n in args.sizes):
+            raise SystemExit("--sizes: each stream needs at least 20 writes")
+        embedders = ["hash", "minilm"] if args.embedder == "both" else [args.embedder]
+        run(args.sizes, embedders)
+        return 0
+    from chronobench.bench.rerank_eval import main as eval_main
+
+    return eval_main(args.streams, args.seed)

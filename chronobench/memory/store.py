@@ -1,0 +1,353 @@
+"""ChronoMem: a versioned, rollback-able long-term memory store on SQLite.
+
+Storage design (why intervals): the history of a scope is linear, so every
+snapshot S(v) is "the items whose validity interval contains seq(v)". Each
+write adds or closes one ``spans`` row per changed item, so storage grows with
+the number of changes (linear in writes), not with snapshot size times versions
+(a 10,000-item snapshot that changes one item costs one row). Item texts are
+content-addressed blobs shared by every version that holds them. Reading S(v)
+is one indexed range query (no log replay); a truncate rollback touches only
+the rows created or closed after the target; a revert rollback writes only the
+items that differ between S(target) and S(HEAD).
+
+Version ids are integers per scope, never reused: the empty root is version 0
+(seq 0), the first commit in a fresh scope is version 1, and after a truncate
+the next commit gets a fresh id (its seq continues from the target).
+
+Concurrency: WAL mode, a busy timeout, and every write runs in ``BEGIN
+IMMEDIATE`` and updates the scope's row in ``scopes`` (HEAD, next id), which
+serialises commits per scope (and, SQLite having one writer, briefly across
+scopes). Embeddings are computed before the transaction so the lock is held
+for milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from chronobench.memory import integrity as integ
+from chronobench.memory import query as q
+from chronobench.memory import resolve as rs
+from chronobench.memory.commit import ensure_scope, scope_tag
+from chronobench.memory.core import StoreCore
+from chronobench.memory.embedders import shared_cache
+from chronobench.memory.erasure import optimise_indexes, redact_in_txn
+from chronobench.memory.rollback import revert_to, truncate_to
+from chronobench.memory.types import (
+    EmptyScopeError,
+    RollbackMode,
+    RollbackResult,
+    SearchHit,
+    UnknownVersionError,
+    VersionRecord,
+)
+
+
+class ChronoMem(StoreCore):
+    """Versioned memory store; see the module docstring for the design.
+
+    Args:
+        path: SQLite file, or ``":memory:"``.
+        embedder: ``"minilm"`` (packaged all-MiniLM-L6-v2, default, loaded lazily),
+            ``"hash"`` (fast deterministic, for tests/benchmarks), any
+            sentence-transformers model name, or an object with ``encode``.
+        reranker: optional :class:`~chronobench.memory.rerank.Reranker`.
+        rrf_k0: the k0 constant of reciprocal rank fusion.
+        depth: candidates taken from each stage before fusion.
+        rerank_depth: fused candidates passed to the reranker.
+    """
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def head(self, app: str, user: str) -> int:
+        """HEAD's version id (0, the empty root, for a scope without writes)."""
+        sc = self._scope(app, user)
+        return sc[1] if sc else 0
+
+    def versions(self, app: str, user: str) -> list[VersionRecord]:
+        """The versions on the current linear history, root first."""
+        sc = self._scope(app, user)
+        if sc is None:
+            return [VersionRecord(0, 0, None, "root", None, {}, 0.0)]
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT version_id, seq, parent, op, summary, labels, created, source, reason, "
+                "valid_time, descriptor FROM versions WHERE scope_id = ? ORDER BY seq",
+                (sc[0],),
+            ).fetchall()
+        return [
+            VersionRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5] or "{}"), *r[6:])
+            for r in rows
+        ]
+
+    def _seq_of(self, sc: tuple[int, int, int, int], version: int) -> int:
+        if isinstance(version, bool) or not isinstance(version, (int, np.integer)):
+            raise TypeError(f"version ids are integers, got {version!r}")
+        row = self.conn.execute(
+            "SELECT seq FROM versions WHERE scope_id = ? AND version_id = ?", (sc[0], int(version))
+        ).fetchone()
+        if row is None:
+            raise UnknownVersionError(
+                f"version {version} is not on this scope's history (HEAD is {sc[1]}); "
+                "list valid ids with versions(app, user)"
+            )
+        return int(row[0])
+
+    def snapshot(self, app: str, user: str, version: int | None = None) -> dict[str, str]:
+        """S(version) (default HEAD) as ``{item_id: text}``."""
+        sc = self._scope(app, user)
+        if sc is None:
+            if version not in (None, 0):
+                raise UnknownVersionError(f"version {version}: scope ({app}, {user}) is empty")
+            return {}
+        with self._lock:
+            seq = sc[2] if version is None else self._seq_of(sc, version)
+            rows = self.conn.execute(
+                "SELECT s.item_id, b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id "
+                "AND b.hash = s.hash WHERE s.scope_id = ? AND s.from_seq <= ? "
+                "AND (s.to_seq IS NULL OR s.to_seq > ?) ORDER BY s.span_id",
+                (sc[0], seq, seq),
+            ).fetchall()
+        return dict(rows)
+
+    def search(
+        self, app: str, user: str, query: str, k: int = 5, *, mode: str = "hybrid"
+    ) -> list[SearchHit]:
+        """Items of S(HEAD) relevant to ``query``: FTS5 bm25 and dense cosine over the
+        items, fused by RRF (``mode`` "lexical" or "dense" uses one stage)."""
+        if mode not in ("hybrid", "lexical", "dense"):
+            raise ValueError(f"mode must be hybrid, lexical or dense, got {mode!r}")
+        sc = self._scope(app, user)
+        if sc is None or k <= 0:
+            return []
+        with self._lock:
+            items = self.conn.execute(
+                "SELECT s.span_id, s.item_id, b.text FROM spans s JOIN blobs b "
+                "ON b.scope_id = s.scope_id AND b.hash = s.hash "
+                "WHERE s.scope_id = ? AND s.to_seq IS NULL ORDER BY s.span_id",
+                (sc[0],),
+            ).fetchall()
+            lists: list[list[tuple[int, float]]] = []
+            expr = q.fts_expression(query)
+            if mode != "dense" and expr:
+                lists.append(
+                    self.conn.execute(
+                        "SELECT rowid, -bm25(item_fts, 0.0, 1.0) FROM item_fts WHERE item_fts "
+                        "MATCH ? ORDER BY bm25(item_fts, 0.0, 1.0) LIMIT ?",
+                        (f'tag : "{scope_tag(sc[0])}" AND body : ({expr})', self.depth),
+                    ).fetchall()
+                )
+        if mode != "lexical" and items and query.strip():
+            cache = shared_cache(self.embedder)
+            mat = cache.encode([t for _, _, t in items])
+            sims = mat @ cache.encode([query])[0]
+            order = np.argsort(-sims, kind="stable")[: self.depth]
+            lists.append([(int(items[i][0]), float(sims[i])) for i in order])
+        by_span = {sid: (item, text) for sid, item, text in items}
+        fused = rs.rrf(lists, self.rrf_k0) if len(lists) > 1 else (lists[0] if lists else [])
+        return [SearchHit(*by_span[s], score) for s, score in fused[:k] if s in by_span]
+
+    # -- resolution -------------------------------------------------------------------------
+
+    def _require(self, app: str, user: str) -> tuple[int, int, int, int]:
+        sc = self._scope(app, user)
+        if sc is None or sc[2] == 0:
+            raise EmptyScopeError(
+                f"scope (app={app!r}, user={user!r}) has no committed versions; commit first"
+            )
+        return sc
+
+    def resolve_lexical(
+        self, app: str, user: str, query: str, k: int = 5
+    ) -> list[tuple[int, float]]:
+        """BM25-only stage: versions whose descriptor matches ``query`` (score = -bm25)."""
+        sc = self._scope(app, user)
+        if sc is None:
+            return []
+        with self._lock:
+            return rs.lexical(self.conn, sc[0], query, k)
+
+    def resolve_dense(self, app: str, user: str, query: str, k: int = 5) -> list[tuple[int, float]]:
+        """Dense-only stage: max cosine between ``query`` and each descriptor window."""
+        sc = self._scope(app, user)
+        if sc is None or not (query or "").strip():
+            return []
+        with self._lock:
+            dm = self._dense.get(self.conn, sc[0], sc[3])
+        return rs.dense(dm, self._embed_query(query), k)
+
+    def _embed_query(self, query: str) -> np.ndarray:
+        return shared_cache(self.embedder).encode([query])[0]
+
+    def resolve_hybrid(
+        self, app: str, user: str, query: str, k: int = 5
+    ) -> list[tuple[int, float]]:
+        """Hybrid stage: RRF (k0 = ``rrf_k0``) of the lexical and dense top-``depth`` lists."""
+        depth = max(k, self.depth)
+        fused = rs.rrf(
+            [
+                self.resolve_lexical(app, user, query, depth),
+                self.resolve_dense(app, user, query, depth),
+            ],
+            self.rrf_k0,
+        )
+        return fused[:k]
+
+    def detect_intent(self, query: str) -> str:
+        """``"undo"`` or ``"restore_to"``; see :func:`chronobench.memory.query.detect_intent`."""
+        return q.detect_intent(query)
+
+    def _described(self, app: str, user: str, query: str, k: int) -> list[tuple[int, float]]:
+        """Commits the query describes: hybrid fusion, then the optional reranker."""
+        cq = q.content_query(query)
+        fused = self.resolve_hybrid(app, user, cq, max(k, self.rerank_depth))
+        if self.reranker is None or not fused:
+            return fused[:k]
+        head = fused[: self.rerank_depth]
+        sc = self._require(app, user)
+        with self._lock:
+            desc = dict(
+                self.conn.execute(
+                    f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? AND "
+                    f"version_id IN ({','.join('?' * len(head))})",
+                    (sc[0], *[v for v, _ in head]),
+                ).fetchall()
+            )
+        reranked = self.reranker.rerank(cq, [(v, desc.get(v, ""), s) for v, s in head])
+        seen = {v for v, _ in reranked}
+        return (list(reranked) + [(v, s) for v, s in fused if v not in seen])[:k]
+
+    def resolve(
+        self, app: str, user: str, query: str, k: int = 5, *, intent: str | None = None
+    ) -> list[tuple[int, float]]:
+        """Ranked restore targets ``[(version_id, score)]`` for a rollback request.
+
+        Hybrid retrieval (and the reranker, if any) finds the commits the request
+        describes; the intent (detected, or forced with ``intent``) maps an
+        ``undo`` to each commit's parent and keeps ``restore_to`` targets as is.
+        """
+        sc = self._require(app, user)
+        intent = intent or q.detect_intent(query)
+        if intent not in ("undo", "restore_to"):
+            raise ValueError(f"intent must be 'undo' or 'restore_to', got {intent!r}")
+        return self._targets(sc, self._described(app, user, query, k + 1), intent)[:k]
+
+    def _targets(
+        self, sc: tuple[int, int, int, int], described: list[tuple[int, float]], intent: str
+    ) -> list[tuple[int, float]]:
+        with self._lock:
+            parents = dict(
+                self.conn.execute(
+                    "SELECT version_id, parent FROM versions WHERE scope_id = ?", (sc[0],)
+                ).fetchall()
+            )
+        return rs.apply_intent(described, intent, parents)
+
+    # -- rollback ---------------------------------------------------------------------------
+
+    def rollback_to_version(
+        self,
+        app: str,
+        user: str,
+        version_id: int,
+        *,
+        mode: RollbackMode = "truncate",
+        reason: str = "rollback",
+    ) -> int:
+        """Restore S(version_id) and return the new HEAD.
+
+        ``truncate`` sets HEAD to the target and deletes later versions and their
+        index rows; ``revert`` appends a new version equal to the target. Every
+        index is resynchronised in the same transaction as the state change.
+        """
+        if mode not in ("truncate", "revert"):
+            raise ValueError(f"mode must be 'truncate' or 'revert', got {mode!r}")
+        self._require(app, user)
+        with self._txn() as conn:
+            sc = self._scope(app, user)
+            assert sc is not None
+            seq = self._seq_of(sc, version_id)
+            if mode == "truncate":
+                return truncate_to(conn, sc[0], int(version_id), seq, reason)
+            return revert_to(conn, sc[0], int(version_id), seq, reason, self._embed)
+
+    def rollback_to_version_by_nl_query(
+        self,
+        app: str,
+        user: str,
+        query: str,
+        *,
+        mode: RollbackMode = "truncate",
+        intent: str | None = None,
+        k: int = 5,
+    ) -> RollbackResult:
+        """Resolve ``query`` to a target, then run :meth:`rollback_to_version` on it."""
+        sc = self._require(app, user)
+        intent = intent or q.detect_intent(query)
+        if intent not in ("undo", "restore_to"):
+            raise ValueError(f"intent must be 'undo' or 'restore_to', got {intent!r}")
+        described = self._described(app, user, query, k + 1)
+        targets = self._targets(sc, described, intent)[:k]
+        if not targets:
+            raise EmptyScopeError(f"no version matches {query[:80]!r}; nothing was rolled back")
+        matched, target = described[0][0], targets[0][0]
+        new_head = self.rollback_to_version(
+            app, user, target, mode=mode, reason=f"nl: {query[:200]}"
+        )
+        return RollbackResult(query, intent, matched, target, new_head, mode, targets)
+
+    # -- integrity, erasure, provenance -----------------------------------------------------
+
+    def check_integrity(self, app: str, user: str) -> list[str]:
+        """Problems in the scope's state and indexes (empty when healthy)."""
+        sc = self._scope(app, user)
+        if sc is None:
+            return []
+        with self._lock:
+            return integ.check_integrity(self.conn, sc[0])
+
+    def redact(
+        self, app: str, user: str, item_or_text: str, *, reason: str, source: str = "user"
+    ) -> dict:
+        """Erase an item (by id) or every content containing a text; returns the audit detail.
+
+        The content leaves every snapshot, the event log, both FTS indexes, the
+        descriptor vectors and the embedding cache; only audit metadata remains.
+        """
+        if not isinstance(item_or_text, str) or not item_or_text:
+            raise ValueError("redact needs a non-empty item id or text")
+        with self._lock:
+            self.conn.execute("PRAGMA secure_delete = ON")
+            try:
+                with self._txn() as conn:
+                    sid = ensure_scope(conn, app, user)
+                    detail, texts = redact_in_txn(
+                        conn, sid, item_or_text, reason=reason, source=source, embed=self._embed
+                    )
+                optimise_indexes(self.conn)  # still under secure_delete: old segments zeroed
+            finally:
+                self.conn.execute("PRAGMA secure_delete = OFF")
+            shared_cache(self.embedder).forget([*texts, item_or_text])
+        return detail
+
+    def record_answer(self, app: str, user: str, text: str, used_items: Iterable[str]) -> int:
+        """Store a sent answer and the item contents it relied on; returns its id."""
+        with self._txn() as conn:
+            return integ.record_answer(conn, ensure_scope(conn, app, user), text, used_items)
+
+    def answers_relying_on_changed(self, app: str, user: str) -> list[dict[str, Any]]:
+        """Sent answers that used an item whose current content differs (or is gone)."""
+        sc = self._scope(app, user)
+        if sc is None:
+            return []
+        with self._lock:
+            return integ.answers_relying_on_changed(self.conn, sc[0])
+
+    def scopes(self) -> Sequence[tuple[str, str]]:
+        """All (app, user) pairs stored."""
+        with self._lock:
+            return [tuple(r) for r in self.conn.execute("SELECT app, user FROM scopes")]

@@ -1,0 +1,41 @@
+"""Shared helpers for the backbone tests (not a conftest: imported explicitly)."""
+
+from __future__ import annotations
+
+from chronobench.protocols import ChatMessage, GenerationParams, GenerationRequest
+
+
+def make_request(
+    question: str,
+    context: tuple[str, ...] = (),
+    task: str = "qa",
+    system: str | None = "Answer from the memory.",
+    params: GenerationParams | None = None,
+) -> GenerationRequest:
+    """A request whose messages carry the context and question, as systems build them."""
+    messages = []
+    if system is not None:
+        messages.append(ChatMessage("system", system))
+    body = "\n".join(context) + f"\n\nQuestion: {question}"
+    messages.append(ChatMessage("user", body))
+    return GenerationRequest(
+        messages=tuple(messages),
+        params=params or GenerationParams(),
+        task=task,
+        context=context,
+        question=question,
+    )
+
+
+# A small LoCoMo-like conversation used to tune and test the extractive reader.
+CONVERSATION: tuple[str, ...] = (
+    "[1:56 pm on 8 May, 2023] Caroline: I went to a LGBTQ support group yesterday and it "
+    "was so powerful.",
+    "[1:56 pm on 8 May, 2023] Melanie: That's great! I'm painting a sunset with my kids "
+    "this weekend.",
+    "[1:56 pm on 8 May, 2023] Caroline: I'm a transgender woman and I want to become a counselor.",
+    "[3:10 pm on 25 May, 2023] Melanie: I ran a charity race for mental health last Saturday.",
+    "[3:10 pm on 25 May, 2023] Caroline: My friend Jolene gave me a necklace from Sweden.",
+    "[3:10 pm on 25 May, 2023] Melanie: We have three kids and two dogs.",
+    "[3:10 pm on 25 May, 2023] Caroline: I moved from Sweden four years ago.",
+)

@@ -1,0 +1,106 @@
+"""CachedBackbone: real SQLite, hits/misses, persistence, resume after a crash."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from _backbones_fixtures import make_request
+
+from chronobench.backbones import CachedBackbone, request_key
+from chronobench.backbones.extractive import ExtractiveBackbone
+from chronobench.backbones.scripted import ScriptedBackbone
+from chronobench.protocols import GenerationParams
+
+
+class Flaky(ScriptedBackbone):
+    """Fails on the n-th generate call, like a run killed mid-way."""
+
+    def __init__(self, fail_on_call: int) -> None:
+        super().__init__(lambda r: f"ans:{r.question}")
+        self.fail_on_call = fail_on_call
+
+    def generate(self, requests):  # type: ignore[no-untyped-def]
+        if len(self.batch_sizes) + 1 == self.fail_on_call:
+            self.batch_sizes.append(-1)
+            raise RuntimeError("killed")
+        return super().generate(requests)
+
+
+def test_hits_misses_and_one_batch(tmp_path: Path) -> None:
+    inner = ScriptedBackbone(lambda r: f"ans:{r.question}")
+    reqs = [make_request(f"q{i}") for i in range(5)]
+    with CachedBackbone(inner, tmp_path / "c.sqlite") as cache:
+        assert cache.generate(reqs[:3]) == ["ans:q0", "ans:q1", "ans:q2"]
+        assert cache.generate(reqs) == [f"ans:q{i}" for i in range(5)]
+        assert inner.batch_sizes == [3, 2]  # only misses, one batch per call
+        stats = cache.stats.as_dict()
+        assert (stats["hits"], stats["misses"], stats["calls"]) == (3, 5, 2)
+        assert cache.stats.prompt_tokens > 0 and cache.stats.completion_tokens > 0
+        assert len(cache) == 5
+
+
+def test_duplicates_in_a_batch_are_generated_once(tmp_path: Path) -> None:
+    inner = ScriptedBackbone(lambda r: r.question)
+    with CachedBackbone(inner, tmp_path / "c.sqlite") as cache:
+        assert cache.generate([make_request("a"), make_request("a")]) == ["a", "a"]
+        assert inner.batch_sizes == [1]
+
+
+def test_persists_across_instances_and_uses_wal(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "c.sqlite"
+    with CachedBackbone(ScriptedBackbone({"q": "first"}), path) as cache:
+        cache.generate([make_request("q")])
+    second = ScriptedBackbone({"q": "second"})
+    with CachedBackbone(second, path) as cache:
+        assert cache.generate([make_request("q")]) == ["first"]
+        assert second.batch_sizes == []
+    mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+
+
+def test_killed_run_resumes_from_written_chunks(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    reqs = [make_request(f"q{i}") for i in range(6)]
+    with CachedBackbone(Flaky(fail_on_call=3), path, chunk_size=2) as cache:
+        with pytest.raises(RuntimeError, match="killed"):
+            cache.generate(reqs)
+        assert len(cache) == 4  # two chunks committed before the crash
+    inner = ScriptedBackbone(lambda r: f"ans:{r.question}")
+    with CachedBackbone(inner, path) as cache:
+        assert cache.generate(reqs) == [f"ans:q{i}" for i in range(6)]
+        assert inner.batch_sizes == [2]
+
+
+def test_key_covers_params_task_model_and_config() -> None:
+    base = make_request("q", ("ctx",))
+    bb = ExtractiveBackbone()
+    k = request_key(bb, base)
+    assert k == request_key(ExtractiveBackbone(), make_request("q", ("ctx",)))
+    assert k != request_key(bb, make_request("q", ("ctx",), params=GenerationParams(seed=1)))
+    assert k != request_key(bb, make_request("q", ("ctx",), task="summary"))
+    assert k != request_key(bb, make_request("q", ("other",)))
+    assert k != request_key(ExtractiveBackbone(abstain_threshold=0.1), base)
+    assert k != request_key(ExtractiveBackbone(model="extractive-v2"), base)
+
+
+def test_wrong_output_count_is_an_error(tmp_path: Path) -> None:
+    inner = ScriptedBackbone()
+    inner.generate = lambda requests: []  # type: ignore[method-assign]
+    with (
+        CachedBackbone(inner, tmp_path / "c.sqlite") as cache,
+        pytest.raises(RuntimeError, match="0 outputs for 1"),
+    ):
+        cache.generate([make_request("q")])
+
+
+def test_stats_convert_to_dict_and_chunk_zero_means_one_call(tmp_path: Path) -> None:
+    inner = ScriptedBackbone(lambda r: r.question)
+    with CachedBackbone(inner, tmp_path / "c.sqlite", chunk_size=0) as cache:
+        cache.generate([make_request(f"q{i}") for i in range(3)])
+        assert inner.batch_sizes == [3]
+        assert dict(cache.stats) == cache.stats.as_dict()
+        assert dict(cache.stats)["misses"] == 3
+    with pytest.raises(ValueError, match="chunk_size"):
+        CachedBackbone(inner, tmp_path / "c.sqlite", chunk_size=-1)

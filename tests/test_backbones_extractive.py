@@ -1,0 +1,79 @@
+"""The extractive reader on a small LoCoMo-like conversation."""
+
+from __future__ import annotations
+
+import pytest
+from _backbones_fixtures import CONVERSATION, make_request
+
+from chronobench.backbones.extractive import ExtractiveBackbone
+from chronobench.metrics import ABSTAIN_TEXT, is_abstention, locomo_f1, rouge1
+
+ANSWERABLE = [
+    ("When did Caroline go to the LGBTQ support group?", "7 May 2023", 1.0),
+    ("How many kids does Melanie have?", "three", 1.0),
+    ("Where did Caroline move from?", "Sweden", 1.0),
+    ("When did Melanie run a charity race?", "The sunday before 25 May 2023", 0.6),
+    ("Who gave Caroline a necklace?", "Jolene", 0.6),
+    ("What is Melanie painting?", "sunset", 0.4),
+]
+UNANSWERABLE = [
+    "Where did Melanie go camping?",
+    "What instrument does Melanie play?",
+    "When did Caroline adopt a dog?",
+]
+
+
+@pytest.mark.parametrize(("question", "gold", "min_f1"), ANSWERABLE)
+def test_answers_with_short_spans(question: str, gold: str, min_f1: float) -> None:
+    answer = ExtractiveBackbone().answer(question, CONVERSATION)
+    assert locomo_f1(answer, gold, 2) >= min_f1, answer
+
+
+@pytest.mark.parametrize("question", UNANSWERABLE)
+def test_abstains_without_support(question: str) -> None:
+    assert is_abstention(ExtractiveBackbone().answer(question, CONVERSATION))
+
+
+def test_relative_date_is_resolved_against_the_passage_date() -> None:
+    answer = ExtractiveBackbone().answer("When did Caroline go to the support group?", CONVERSATION)
+    assert answer == "7 May 2023"  # "yesterday" in a passage dated 8 May 2023
+
+
+def test_empty_context_and_threshold() -> None:
+    bb = ExtractiveBackbone()
+    assert bb.answer("When did she move?", ()) == ABSTAIN_TEXT
+    strict = ExtractiveBackbone(abstain_threshold=1.0)
+    assert is_abstention(strict.answer("What is Melanie painting for the museum?", CONVERSATION))
+    loose = ExtractiveBackbone(abstain_threshold=0.0)
+    assert not is_abstention(loose.answer("What instrument does Melanie play?", CONVERSATION))
+
+
+def test_summary_keeps_order_and_budget() -> None:
+    bb = ExtractiveBackbone(max_summary_sentences=3)
+    summary = bb.summarise(CONVERSATION)
+    picked = [s for s in CONVERSATION if s.split(": ", 1)[1] in summary]
+    assert 1 <= len(picked) <= 3
+    positions = [summary.index(s.split(": ", 1)[1]) for s in picked]
+    assert positions == sorted(positions)
+    reference = "Caroline went to a support group. Melanie ran a charity race."
+    assert rouge1(summary, reference) > 0.1
+
+
+def test_tasks_through_generate_are_deterministic() -> None:
+    bb = ExtractiveBackbone()
+    reqs = [
+        make_request("How many kids does Melanie have?", CONVERSATION),
+        make_request("Summarise the conversation.", CONVERSATION, task="summary"),
+        make_request("undo the last change", task="paraphrase"),
+    ]
+    out = bb.generate(reqs)
+    assert out == bb.generate(reqs)
+    assert out[0] == "three"
+    assert out[2] == "undo the last change"
+    with pytest.raises(ValueError, match="unknown task 'poem'"):
+        bb.generate([make_request("q", task="poem")])
+
+
+def test_bad_settings_are_rejected() -> None:
+    with pytest.raises(ValueError, match="abstain_threshold"):
+        ExtractiveBackbone(abstain_threshold=2.0)

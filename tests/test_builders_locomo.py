@@ -1,0 +1,124 @@
+"""LoCoMo builder on the real file (all granularities) and on the tiny fixture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _builders_fixtures import DATE_LIKE, SKIP_REASON, TINY_LOCOMO, real_locomo
+
+from chronobench.data.io import load_built
+from data_builders import build_dataset
+from data_builders.locomo.source import load_locomo
+
+GRANS = ("session", "turn", "observation")
+SOURCE = real_locomo()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if SOURCE is None:
+        pytest.skip(SKIP_REASON)
+    out = tmp_path_factory.mktemp("built")
+    return {g: build_dataset("locomo", granularity=g, source=SOURCE, out_dir=out) for g in GRANS}
+
+
+@pytest.mark.parametrize("gran", GRANS)
+def test_targets_and_probe_evidence(built: dict[str, Path], gran: str) -> None:
+    ds = load_built(built[gran])
+    streams = {s.stream_id: s for s in ds.streams}
+    assert len(ds.streams) == 10 and ds.queries
+    for q in ds.queries:
+        n = streams[q.stream_id].n_versions
+        assert 0 <= q.target_version <= n
+        if q.intent == "undo":
+            assert q.target_version < q.anchor_version
+        kinds = [p.kind for p in q.probes]
+        assert kinds.count("summary") <= 1
+        for p in q.probes:
+            if p.kind == "qa":
+                assert p.evidence_versions and max(p.evidence_versions) <= q.target_version
+            elif p.kind == "future_qa":
+                assert p.answers == [] and p.future_answers
+                assert min(p.evidence_versions) > q.target_version
+            else:
+                assert p.reference and p.scoring == "locomo"
+        assert sum(k == "qa" for k in kinds) <= 3 and sum(k == "future_qa" for k in kinds) <= 3
+
+
+@pytest.mark.parametrize("gran", GRANS)
+def test_query_text_has_no_dates_or_ids(built: dict[str, Path], gran: str) -> None:
+    for q in load_built(built[gran]).queries:
+        assert not DATE_LIKE.search(q.text), q.text
+
+
+def test_writes_carry_labels_and_intents_balance(built: dict[str, Path]) -> None:
+    ds = load_built(built["turn"])
+    for s in ds.streams:
+        for w in s.writes:
+            assert {"session", "session_date", "dialog_ids"} <= set(w.labels)
+            assert w.summary is None
+    m = ds.manifest
+    assert m["counts"]["queries_by_intent"] == {"restore_to": 200, "undo": 200}
+    assert m["source"]["sha256"] and m["dropped_anchors"]
+
+
+def test_leakage_guard(built: dict[str, Path]) -> None:
+    """Anchors come from fields that are never indexed, and never appear verbatim in any
+    indexed text (ops or summaries)."""
+    for gran in GRANS:
+        ds = load_built(built[gran])
+        prov = ds.manifest["field_provenance"]
+        indexed = " ".join(prov["indexed"])
+        assert all(f.split(".")[0] not in indexed for f in prov["anchors"])
+        texts = {
+            s.stream_id: " ".join(
+                (op.text or "") + " " + (w.summary or "") for w in s.writes for op in w.ops
+            ).lower()
+            for s in ds.streams
+        }
+        for q in ds.queries:
+            assert q.anchor and q.anchor.lower().rstrip(".") not in texts[q.stream_id]
+
+
+def test_summary_reference_covers_committed_sessions(built: dict[str, Path]) -> None:
+    ds = load_built(built["observation"])
+    streams = {s.stream_id: s for s in ds.streams}
+    for q in ds.queries:
+        for p in q.probes:
+            if p.kind == "summary":
+                s = streams[q.stream_id]
+                for sess in p.meta["sessions"]:
+                    last = max(w.version for w in s.writes if w.labels["session"] == sess)
+                    assert last <= q.target_version
+
+
+def test_rebuild_is_byte_identical_and_reused(built: dict[str, Path], tmp_path: Path) -> None:
+    again = build_dataset("locomo", granularity="session", source=SOURCE, out_dir=tmp_path)
+    for name in ("streams.jsonl", "queries.jsonl", "pools.jsonl", "manifest.json"):
+        assert (again / name).read_bytes() == (built["session"] / name).read_bytes()
+    stamp = (again / "queries.jsonl").stat().st_mtime_ns
+    assert build_dataset("locomo", granularity="session", source=SOURCE, out_dir=tmp_path) == again
+    assert (again / "queries.jsonl").stat().st_mtime_ns == stamp  # reused, not rewritten
+
+
+def test_tiny_fixture_all_granularities(tmp_path: Path) -> None:
+    recs = load_locomo(TINY_LOCOMO)
+    assert recs[0]["sample_id"] == "tiny-1"
+    for gran in GRANS:
+        ds = load_built(
+            build_dataset("locomo", granularity=gran, source=TINY_LOCOMO, out_dir=tmp_path)
+        )
+        assert ds.queries and all(not DATE_LIKE.search(q.text) for q in ds.queries)
+    turn = load_built(tmp_path / "locomo" / "turn")
+    op = turn.streams[0].writes[2].ops[0]
+    assert op.item_id == "D1:3" and op.text.startswith("Ada: ") and "[shares a photo of" in op.text
+
+
+def test_all_queries_mode(tmp_path: Path) -> None:
+    folder = build_dataset("locomo", source=TINY_LOCOMO, out_dir=tmp_path, max_queries_per_stream=0)
+    ds = load_built(folder)
+    assert (
+        ds.manifest["counts"]["queries_by_intent"]["undo"]
+        == ds.manifest["counts"]["queries_by_intent"]["restore_to"]
+    )

@@ -1,0 +1,77 @@
+"""Intent rules, the undo shift, and FTS query sanitising."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from chronobench.memory import apply_intent, content_query, detect_intent, fts_expression, rrf
+from tests._memory_fixtures import APP, USER, facts_store
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "undo the update about my job",
+        "Revert the change where I said I moved",
+        "roll back the move to Lisbon",
+        "forget everything since I adopted the puppy",
+        "please remove what I told you about my password",
+        "delete the part about the bank",
+        "everything after the Lisbon move should go",
+        "take me to before I moved",
+    ],
+)
+def test_undo_phrases(text: str) -> None:
+    assert detect_intent(text) == "undo"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "go back to when I lived in Oslo",
+        "restore to when I started at the hospital",
+        "memory as of the job change",
+        "the state after I moved to Lisbon",
+        "right after the puppy arrived",
+        "Lisbon move",  # no cue: default
+    ],
+)
+def test_restore_phrases(text: str) -> None:
+    assert detect_intent(text) == "restore_to"
+
+
+def test_content_query_strips_request_words() -> None:
+    assert content_query("Please undo the move to Lisbon") == "the move to Lisbon"
+    assert content_query("go back to when I lived in Oslo") == "when I lived in Oslo"
+    assert content_query("undo") == "undo"
+
+
+def test_apply_intent_shift() -> None:
+    parents = {0: None, 1: 0, 2: 1, 3: 2}
+    assert apply_intent([(3, 0.9), (1, 0.5)], "undo", parents) == [(2, 0.9), (0, 0.5)]
+    assert apply_intent([(3, 0.9)], "restore_to", parents) == [(3, 0.9)]
+    assert rrf([[(1, 9.0), (2, 1.0)], [(2, 0.5)]], k0=60)[0][0] == 2
+
+
+def test_resolve_uses_intent_and_can_be_forced() -> None:
+    mem, _ = facts_store()
+    assert mem.resolve(APP, USER, "undo the Lisbon Portugal move")[0][0] == 3
+    assert mem.resolve(APP, USER, "go back to when I moved to Lisbon Portugal")[0][0] == 4
+    assert mem.resolve(APP, USER, "Lisbon Portugal", intent="undo")[0][0] == 3
+    res = mem.rollback_to_version_by_nl_query(APP, USER, "forget the bank password hunter2")
+    assert (res.intent, res.matched_version, res.target_version, res.head) == ("undo", 3, 2, 2)
+    assert "poison" not in mem.snapshot(APP, USER) and mem.check_integrity(APP, USER) == []
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ['"', "NEAR(a b)", "a AND OR NOT", "*", "-x ^y", "((", "col:val", "", "   ", "🙂" * 50],
+)
+def test_fts_expression_is_always_valid(raw: str) -> None:
+    expr = fts_expression(raw)
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
+    if expr is not None:
+        conn.execute("SELECT * FROM t WHERE t MATCH ?", (expr,)).fetchall()
