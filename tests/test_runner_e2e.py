@@ -63,8 +63,16 @@ def test_samples_carry_what_rescoring_needs(smoke):
     rows = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
     assert rows
     for r in rows:
-        for key in ("request", "gold_version", "selected_version", "prediction", "probe", "scores",
-                    "prompt_sha256", "context"):
+        for key in (
+            "request",
+            "gold_version",
+            "selected_version",
+            "prediction",
+            "probe",
+            "scores",
+            "prompt_sha256",
+            "context",
+        ):
             assert key in r
 
 
@@ -105,8 +113,17 @@ def test_leaderboard_rebuild_is_byte_identical(smoke):
     _run(["leaderboard", "--results", str(smoke["results"])], smoke["env"])
     assert (md.read_bytes(), csv.read_bytes()) == first
     text = md.read_text()
-    for label in ("BM25-only", "Dense-only", "Hybrid (RRF)", "ChronoMem", "Prompt-only",
-                  "Full-history", "RAG-only", "floor: always abstain", "floor: no memory"):
+    for label in (
+        "BM25-only",
+        "Dense-only",
+        "Hybrid (RRF)",
+        "ChronoMem",
+        "Prompt-only",
+        "Full-history",
+        "RAG-only",
+        "floor: always abstain",
+        "floor: no memory",
+    ):
         assert label in text
 
 
@@ -132,8 +149,15 @@ def test_user_query_file_is_scored_as_source_user(smoke, tmp_path):
     sample_id = json.loads(fixture.read_text())[0]["sample_id"]
     qfile = tmp_path / "queries.jsonl"
     qfile.write_text(
-        json.dumps({"sample_id": sample_id, "query": "undo everything after the first chat",
-                    "intent": "undo", "target_session": 1}) + "\n"
+        json.dumps(
+            {
+                "sample_id": sample_id,
+                "query": "undo everything after the first chat",
+                "intent": "undo",
+                "target_session": 1,
+            }
+        )
+        + "\n"
     )
     env = dict(smoke["env"], CHRONOBENCH_RESULTS=str(tmp_path / "results"))
     _run(["run", "experiment=debug", f"dataset.queries_file={qfile}", "task=selection"], env)

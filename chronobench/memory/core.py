@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from chronobench.memory import commit as cm
+from chronobench.memory import integrity as integ
 from chronobench.memory.embedders import (
     resolve_embedder,
     shared_cache,
@@ -140,6 +141,8 @@ class StoreCore:
         )
         with self._lock:
             self.conn.backup(other.conn)
+        if target != ":memory:":  # fold the copied pages out of the WAL now, not on first write
+            other.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         other._dense = self._dense.copy()  # same gens, same rows: the matrices stay valid
         other._budget = self._budget
         return other
@@ -274,3 +277,23 @@ class StoreCore:
             vectors=vecs,
             redact_item=redact_item,
         )
+
+    # -- answer provenance ------------------------------------------------------------------
+
+    def record_answer(self, app: str, user: str, text: str, used_items: Iterable[str]) -> int:
+        """Store a sent answer and the item contents it relied on; returns its id."""
+        with self._txn() as conn:
+            return integ.record_answer(conn, cm.ensure_scope(conn, app, user), text, used_items)
+
+    def answers_relying_on_changed(self, app: str, user: str) -> list[dict[str, Any]]:
+        """Sent answers that used an item whose current content differs (or is gone)."""
+        sc = self._scope(app, user)
+        if sc is None:
+            return []
+        with self._lock:
+            return integ.answers_relying_on_changed(self.conn, sc[0])
+
+    def scopes(self) -> Sequence[tuple[str, str]]:
+        """All (app, user) pairs stored."""
+        with self._lock:
+            return [tuple(r) for r in self.conn.execute("SELECT app, user FROM scopes")]

@@ -24,8 +24,6 @@ for milliseconds.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -118,7 +116,9 @@ class ChronoMem(StoreCore):
         self, app: str, user: str, query: str, k: int = 5, *, mode: str = "hybrid"
     ) -> list[SearchHit]:
         """Items of S(HEAD) relevant to ``query``: FTS5 bm25 and dense cosine over the
-        items, fused by RRF (``mode`` "lexical" or "dense" uses one stage)."""
+        items, fused by RRF (``mode`` "lexical" or "dense" uses one stage). Item
+        vectors come from the process-wide embedding cache, so the first dense
+        search embeds S(HEAD) once and later ones only embed new contents."""
         if mode not in ("hybrid", "lexical", "dense"):
             raise ValueError(f"mode must be hybrid, lexical or dense, got {mode!r}")
         sc = self._scope(app, user)
@@ -239,10 +239,15 @@ class ChronoMem(StoreCore):
     def _targets(
         self, sc: tuple[int, int, int, int], described: list[tuple[int, float]], intent: str
     ) -> list[tuple[int, float]]:
+        if intent != "undo" or not described:
+            return list(described)
+        vids = [v for v, _ in described]
         with self._lock:
             parents = dict(
                 self.conn.execute(
-                    "SELECT version_id, parent FROM versions WHERE scope_id = ?", (sc[0],)
+                    f"SELECT version_id, parent FROM versions WHERE scope_id = ? AND version_id "
+                    f"IN ({','.join('?' * len(vids))})",
+                    (sc[0], *vids),
                 ).fetchall()
             )
         return rs.apply_intent(described, intent, parents)
@@ -333,21 +338,3 @@ class ChronoMem(StoreCore):
                 self.conn.execute("PRAGMA secure_delete = OFF")
             shared_cache(self.embedder).forget([*texts, item_or_text])
         return detail
-
-    def record_answer(self, app: str, user: str, text: str, used_items: Iterable[str]) -> int:
-        """Store a sent answer and the item contents it relied on; returns its id."""
-        with self._txn() as conn:
-            return integ.record_answer(conn, ensure_scope(conn, app, user), text, used_items)
-
-    def answers_relying_on_changed(self, app: str, user: str) -> list[dict[str, Any]]:
-        """Sent answers that used an item whose current content differs (or is gone)."""
-        sc = self._scope(app, user)
-        if sc is None:
-            return []
-        with self._lock:
-            return integ.answers_relying_on_changed(self.conn, sc[0])
-
-    def scopes(self) -> Sequence[tuple[str, str]]:
-        """All (app, user) pairs stored."""
-        with self._lock:
-            return [tuple(r) for r in self.conn.execute("SELECT app, user FROM scopes")]

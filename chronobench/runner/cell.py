@@ -63,12 +63,18 @@ def make_run_id(cfg: dict[str, Any]) -> str:
     return "__".join(p.replace("/", "-").replace(" ", "") for p in parts)
 
 
-def _make_reranker(rcfg: dict[str, Any]) -> Any:
-    from chronobench.memory import create_reranker
+def make_reranker(rcfg: dict[str, Any]) -> Any:
+    """The ``reranker`` config group -> a reranker object (or None)."""
+    from chronobench.memory import CrossEncoderReranker, DeltaReranker
 
-    return create_reranker(
-        rcfg.get("name", "none"), **{k: v for k, v in rcfg.items() if k not in ("name", "top_k")}
-    )
+    name = rcfg.get("name", "none")
+    if name == "none":
+        return None
+    if name == "feature":
+        return DeltaReranker()
+    if name == "cross_encoder":
+        return CrossEncoderReranker(rcfg["model"])
+    raise ValueError(f"reranker.name={name!r}; choose none, feature or cross_encoder")
 
 
 def make_store_provider(cfg: dict[str, Any]) -> Any:
@@ -77,7 +83,7 @@ def make_store_provider(cfg: dict[str, Any]) -> Any:
 
     return StoreProvider(
         embedder=cfg["embedder"]["model"],
-        reranker=_make_reranker(cfg["reranker"]),
+        reranker=make_reranker(cfg["reranker"]),
         rrf_k0=int(cfg["retriever"]["rrf_k0"]),
         candidates=int(cfg["retriever"]["candidates"]),
         rerank_top_k=int(cfg["reranker"].get("top_k", 20)),

@@ -34,10 +34,10 @@ class StoreProvider:
     def __init__(
         self,
         *,
-        embedder: Any = "packaged-minilm",
+        embedder: Any = "minilm",
         reranker: Any = None,
         rrf_k0: int = 60,
-        candidates: int = 50,
+        candidates: int = 100,
         rerank_top_k: int = 20,
         max_cached: int = 4,
     ) -> None:
@@ -54,9 +54,9 @@ class StoreProvider:
     def embedder(self) -> Any:
         """One embedder per provider, so its text->vector cache is shared by all stores."""
         if self._embedder is None:
-            from chronobench.memory import load_embedder
+            from chronobench.memory import resolve_embedder
 
-            self._embedder = load_embedder(self.embedder_spec)
+            self._embedder = resolve_embedder(self.embedder_spec)
         return self._embedder
 
     def new_store(self, path: str = ":memory:") -> Any:
@@ -68,8 +68,8 @@ class StoreProvider:
             embedder=self.embedder,
             reranker=self.reranker,
             rrf_k0=self.rrf_k0,
-            candidates=self.candidates,
-            rerank_top_k=self.rerank_top_k,
+            depth=self.candidates,
+            rerank_depth=self.rerank_top_k,
         )
 
     def get(self, stream: Stream) -> IngestedStream:
