@@ -10,7 +10,7 @@ from typing import Any
 from chronobench.data.io import MANIFEST_FILE, QUERIES_FILE, STREAMS_FILE, read_json
 from chronobench.data.schema import SCHEMA_VERSION
 
-BUILDER_VERSION = "1.0.0"
+BUILDER_VERSION = "1.1.0"
 
 FIELD_PROVENANCE: dict[str, dict[str, list[str]]] = {
     "locomo": {

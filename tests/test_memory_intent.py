@@ -75,3 +75,69 @@ def test_fts_expression_is_always_valid(raw: str) -> None:
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
     if expr is not None:
         conn.execute("SELECT * FROM t WHERE t MATCH ?", (expr,)).fetchall()
+
+
+# -- episode scope ------------------------------------------------------------------------
+
+
+def test_refers_to_episode_distinguishes_conversations_from_moments():
+    from chronobench.memory.query import refers_to_episode
+
+    assert refers_to_episode("undo the conversation where Ann talked about Oslo")
+    assert refers_to_episode("go back to right after our chat about the new job")
+    assert not refers_to_episode("undo the moment in our chat where Ann mentioned Oslo")
+    assert not refers_to_episode("forget the message where Ann said she moved")
+    assert not refers_to_episode("undo the update about Oslo")
+
+
+def test_episode_requests_snap_to_session_boundaries():
+    from chronobench.memory import ChronoMem
+
+    turns = [
+        (1, "Ann: I adopted a cat called Miso"),
+        (1, "Bob: lovely, what colour is it"),
+        (1, "Ann: ginger with white paws"),
+        (2, "Ann: I started a pottery class on Tuesdays"),
+        (2, "Bob: do you make bowls"),
+        (3, "Ann: we are moving to Bergen next spring"),
+    ]
+    with ChronoMem(":memory:", embedder="hash") as mem:
+        vids = [
+            mem.commit(
+                "a",
+                "u",
+                [{"op": "add", "item_id": f"t{i}", "text": t}],
+                source="chat",
+                reason="turn",
+                labels={"session": s},
+            )
+            for i, (s, t) in enumerate(turns)
+        ]
+        # A point reference keeps the matched turn.
+        top = mem.resolve("a", "u", "go back to right after the moment Ann adopted a cat Miso")
+        assert top[0][0] == vids[0]
+        # An episode reference means the end of that conversation...
+        top = mem.resolve(
+            "a", "u", "go back to right after the conversation where Ann adopted a cat Miso"
+        )
+        assert top[0][0] == vids[2]
+        # ...and undoing it goes to before its first turn.
+        top = mem.resolve("a", "u", "undo the conversation about the pottery class on Tuesdays")
+        assert top[0][0] == vids[2]
+        # Without labels, or with the rule off, nothing is snapped.
+    with ChronoMem(":memory:", embedder="hash", episode_label=None) as mem:
+        vids = [
+            mem.commit(
+                "a",
+                "u",
+                [{"op": "add", "item_id": f"t{i}", "text": t}],
+                source="chat",
+                reason="turn",
+                labels={"session": s},
+            )
+            for i, (s, t) in enumerate(turns)
+        ]
+        top = mem.resolve(
+            "a", "u", "go back to right after the conversation where Ann adopted a cat Miso"
+        )
+        assert top[0][0] == vids[0]

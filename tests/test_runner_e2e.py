@@ -165,3 +165,36 @@ def test_user_query_file_is_scored_as_source_user(smoke, tmp_path):
     rows = [json.loads(x) for x in (run / "samples.jsonl").read_text().splitlines()]
     assert rows and {r["source"] for r in rows} == {"user"}
     shutil.rmtree(tmp_path / "results")
+
+
+@pytest.mark.parametrize(
+    "split,task", [("accurate_retrieval", "all"), ("long_range_understanding", "summary")]
+)
+def test_mab_cells_run_on_schema_faithful_fixtures(tmp_path, split, task):
+    fixture = {
+        "accurate_retrieval": "Accurate_Retrieval.jsonl",
+        "long_range_understanding": "Long_Range_Understanding.jsonl",
+    }[split]
+    env = {
+        "CHRONOBENCH_RESULTS": str(tmp_path / "results"),
+        "CHRONOBENCH_DATA": str(tmp_path / "data"),
+        "CHRONOBENCH_CACHE": str(tmp_path / "cache"),
+    }
+    _run(
+        [
+            "run",
+            f"dataset=mab_{split}",
+            f"dataset.source={REPO_ROOT / 'tests' / 'fixtures' / 'mab' / fixture}",
+            "dataset.params.chunk_size=40",
+            f"task={task}",
+            "progress=false",
+        ],
+        env,
+    )
+    run = next((tmp_path / "results" / "runs").iterdir())
+    metrics = json.loads((run / "metrics.json").read_text())["metrics"]
+    if task == "summary":
+        assert metrics["probes"]["all"]["rouge1"]["n"] > 0
+    else:
+        assert metrics["selection"]["chronomem"]["all"]["recall_at_1"]["n"] > 0
+        assert "substring_em" in metrics["probes"]["all"]

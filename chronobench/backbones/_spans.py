@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from chronobench.metrics.text import stem
 
@@ -69,12 +70,19 @@ def words(text: str) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """Stemmed lowercase content words (stopwords removed, apostrophes dropped)."""
+    return list(_terms(text))
+
+
+@lru_cache(maxsize=262_144)
+def _terms(text: str) -> tuple[str, ...]:
+    # Memoised: a run re-reads the same memory lines for many probes, and stemming
+    # dominates the reader's cost.
     out = []
     for w in words(text):
         low = w.lower().replace("'", "")
         if low not in STOPWORDS:
             out.append(stem(low))
-    return out
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -114,18 +122,27 @@ def split_sentences(context: tuple[str, ...]) -> list[Sentence]:
     """Split passages into sentences, remembering each line's header and passage date."""
     out: list[Sentence] = []
     for p_idx, passage in enumerate(context):
-        p_date = parse_date(passage)
-        m_date = DATE_RE.search(passage)
-        p_date_text = format_date(p_date) if p_date else (m_date.group(0) if m_date else None)
-        for line in passage.splitlines():
-            header_match = _HEADER_RE.match(line)
-            header = header_match.group(1) if header_match else ""
-            body = line[len(header) :]
-            for piece in _SENT_SPLIT.split(body):
-                piece = piece.strip()
-                if piece and words(piece):
-                    out.append(Sentence(piece, header.strip(), p_idx, p_date, p_date_text))
+        for text, header, p_date, p_date_text in _passage_sentences(passage):
+            out.append(Sentence(text, header, p_idx, p_date, p_date_text))
     return out
+
+
+@lru_cache(maxsize=65_536)
+def _passage_sentences(passage: str) -> tuple[tuple[str, str, date | None, str | None], ...]:
+    # Memoised per passage: the same memory items recur across a run's prompts.
+    p_date = parse_date(passage)
+    m_date = DATE_RE.search(passage)
+    p_date_text = format_date(p_date) if p_date else (m_date.group(0) if m_date else None)
+    out = []
+    for line in passage.splitlines():
+        header_match = _HEADER_RE.match(line)
+        header = header_match.group(1) if header_match else ""
+        body = line[len(header) :]
+        for piece in _SENT_SPLIT.split(body):
+            piece = piece.strip()
+            if piece and words(piece):
+                out.append((piece, header.strip(), p_date, p_date_text))
+    return tuple(out)
 
 
 def resolve_relative(expr: str, anchor: date) -> str:

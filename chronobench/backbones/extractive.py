@@ -205,10 +205,13 @@ class ExtractiveBackbone:
         for w in weighted:
             centroid.update(w)
         k = min(self.max_summary_sentences, n)
+        # The centroid's norm is shared by every comparison: compute it once.
+        c_norm = math.sqrt(sum(v * v for v in centroid.values()))
+        sims = [_cosine(w, centroid, c_norm) for w in weighted]
         chosen: list[int] = []
         for g in range(k):
             lo, hi = g * n // k, (g + 1) * n // k
-            chosen.append(max(range(lo, hi), key=lambda i: (_cosine(weighted[i], centroid), -i)))
+            chosen.append(max(range(lo, hi), key=lambda i: (sims[i], -i)))
         return " ".join(sentences[i].text for i in chosen)
 
 
@@ -226,8 +229,9 @@ def _names(text: str, q_terms: set[str]) -> list[str]:
     return out
 
 
-def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
+def _cosine(a: dict[str, float], b: dict[str, float], nb: float | None = None) -> float:
     dot = sum(v * b.get(t, 0.0) for t, v in a.items())
     na = math.sqrt(sum(v * v for v in a.values()))
-    nb = math.sqrt(sum(v * v for v in b.values()))
+    if nb is None:
+        nb = math.sqrt(sum(v * v for v in b.values()))
     return dot / (na * nb) if na and nb else 0.0

@@ -41,6 +41,7 @@ class StoreCore:
         depth: int = 100,
         rerank_depth: int = 20,
         busy_timeout_ms: int = 60_000,
+        episode_label: str | None = "session",
     ) -> None:
         self.path = os.fspath(path)
         self.embedder = resolve_embedder(embedder)
@@ -51,6 +52,9 @@ class StoreCore:
             raise ValueError(f"rrf_k0 must be >= 0, got {rrf_k0}")
         self.rrf_k0, self.depth, self.rerank_depth = int(rrf_k0), int(depth), int(rerank_depth)
         self.busy_timeout_ms = busy_timeout_ms
+        # Commit label naming the episode (conversation/session) a commit belongs to;
+        # None disables episode-scoped targets (see chronobench.memory.query).
+        self.episode_label = episode_label
         self._conn: sqlite3.Connection | None = connect(self.path, busy_timeout_ms=busy_timeout_ms)
         self._lock = threading.RLock()
         self._dense = DenseCache()
@@ -138,6 +142,7 @@ class StoreCore:
             depth=self.depth,
             rerank_depth=self.rerank_depth,
             busy_timeout_ms=self.busy_timeout_ms,
+            episode_label=self.episode_label,
         )
         with self._lock:
             self.conn.backup(other.conn)

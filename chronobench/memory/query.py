@@ -16,6 +16,13 @@ Intent rule set (checked in this order, first hit wins; see :func:`detect_intent
 
 Shift rule: an ``undo`` request names the commit to cancel, so its target is that
 commit's parent; a ``restore_to`` request names the commit to return to.
+
+Episode rule (:func:`refers_to_episode`): when a request names a whole episode ("the
+conversation where ...") and commits carry an episode label (``session`` by default),
+the matched commit stands for its whole episode: ``restore_to`` targets the episode's
+last commit, ``undo`` the parent of its first. With one commit per episode this
+changes nothing; with one commit per message it is what "after that conversation"
+means.
 """
 
 from __future__ import annotations
@@ -83,6 +90,24 @@ def detect_intent(query: str) -> Intent:
     if any(r.search(text) for r in _UNDO_RE):
         return "undo"
     return "restore_to"
+
+
+# Scope of the referent: a whole episode ("the conversation where ...") or one point in
+# it ("the moment in our chat where ...", "the message where ..."). Point cues win.
+_EPISODE_RE = re.compile(
+    r"\b(?:conversations?|chats?|talks?|sessions?|meetings?|discussions?|calls?|episodes?)\b",
+    re.IGNORECASE,
+)
+_POINT_RE = re.compile(
+    r"\b(?:moment|message|point in|the part of|the line|the turn|the bit)\b", re.IGNORECASE
+)
+
+
+def refers_to_episode(query: str) -> bool:
+    """True when the request names a whole episode (a conversation, session, meeting)
+    rather than one message or moment inside it."""
+    text = query or ""
+    return bool(_EPISODE_RE.search(text)) and not _POINT_RE.search(text)
 
 
 def content_query(query: str) -> str:

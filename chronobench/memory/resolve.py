@@ -132,3 +132,34 @@ def apply_intent(
         if target not in out:
             out[target] = score
     return list(out.items())
+
+
+def snap_to_episodes(
+    ranked: Sequence[tuple[int, float]],
+    intent: str,
+    episodes: Sequence[tuple[int, object]],
+) -> list[tuple[int, float]]:
+    """Replace each matched commit by its episode's boundary commit.
+
+    ``episodes`` lists ``(version_id, episode_label)`` in history order (labels may be
+    None: such commits are left alone). ``undo`` maps to the episode's first commit (the
+    intent shift then takes its parent); ``restore_to`` to its last. Duplicates keep
+    their best score.
+    """
+    first: dict[object, int] = {}
+    last: dict[object, int] = {}
+    label_of: dict[int, object] = {}
+    for vid, label in episodes:
+        label_of[vid] = label
+        if label is None:
+            continue
+        first.setdefault(label, vid)
+        last[label] = vid
+    out: dict[int, float] = {}
+    for vid, score in ranked:
+        label = label_of.get(vid)
+        if label is not None:
+            vid = first[label] if intent == "undo" else last[label]
+        if vid not in out:
+            out[vid] = score
+    return list(out.items())

@@ -57,6 +57,9 @@ class ChronoMem(StoreCore):
         rrf_k0: the k0 constant of reciprocal rank fusion.
         depth: candidates taken from each stage before fusion.
         rerank_depth: fused candidates passed to the reranker.
+        episode_label: commit label that names a commit's episode (default
+            ``"session"``); requests about a whole episode then target its boundary
+            (see :func:`chronobench.memory.query.refers_to_episode`). None disables it.
     """
 
     # -- reads ------------------------------------------------------------------------------
@@ -234,11 +237,24 @@ class ChronoMem(StoreCore):
         intent = intent or q.detect_intent(query)
         if intent not in ("undo", "restore_to"):
             raise ValueError(f"intent must be 'undo' or 'restore_to', got {intent!r}")
-        return self._targets(sc, self._described(app, user, query, k + 1), intent)[:k]
+        described = self._described(app, user, query, k + 1)
+        return self._targets(sc, described, intent, query)[:k]
 
     def _targets(
-        self, sc: tuple[int, int, int, int], described: list[tuple[int, float]], intent: str
+        self,
+        sc: tuple[int, int, int, int],
+        described: list[tuple[int, float]],
+        intent: str,
+        query: str = "",
     ) -> list[tuple[int, float]]:
+        if self.episode_label and described and q.refers_to_episode(query):
+            with self._lock:
+                rows = self.conn.execute(
+                    "SELECT version_id, labels FROM versions WHERE scope_id = ? ORDER BY seq",
+                    (sc[0],),
+                ).fetchall()
+            episodes = [(vid, json.loads(lab or "{}").get(self.episode_label)) for vid, lab in rows]
+            described = rs.snap_to_episodes(described, intent, episodes)
         if intent != "undo" or not described:
             return list(described)
         vids = [v for v, _ in described]
@@ -296,7 +312,7 @@ class ChronoMem(StoreCore):
         if intent not in ("undo", "restore_to"):
             raise ValueError(f"intent must be 'undo' or 'restore_to', got {intent!r}")
         described = self._described(app, user, query, k + 1)
-        targets = self._targets(sc, described, intent)[:k]
+        targets = self._targets(sc, described, intent, query)[:k]
         if not targets:
             raise EmptyScopeError(f"no version matches {query[:80]!r}; nothing was rolled back")
         matched, target = described[0][0], targets[0][0]

@@ -38,11 +38,17 @@ def turn_text(turn: dict[str, Any]) -> str:
     return text
 
 
+def stamped(text: str, date: str) -> str:
+    """Prefix a memory text with its session date, as an agent timestamps what it saves:
+    without it, relative times ("yesterday") in a turn cannot be resolved."""
+    return f"[{date}] {text}" if date else text
+
+
 def _turn_op(turn: dict[str, Any], date: str) -> MemoryOp:
     return MemoryOp(
         op="add",
         item_id=turn["dia_id"],
-        text=turn_text(turn),
+        text=stamped(turn_text(turn), date),
         meta={"speaker": turn["speaker"], "date": date},
     )
 
@@ -110,7 +116,7 @@ def build_stream(rec: dict[str, Any], granularity: str) -> StreamBuild:
                             MemoryOp(
                                 op="add",
                                 item_id=f"S{n}:obs{k}",
-                                text=text,
+                                text=stamped(text, date),
                                 meta={"speaker": speaker, "date": date, "dialog_ids": ids},
                             )
                         ],
