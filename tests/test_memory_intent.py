@@ -43,9 +43,13 @@ def test_restore_phrases(text: str) -> None:
 
 
 def test_content_query_strips_request_words() -> None:
-    assert content_query("Please undo the move to Lisbon") == "the move to Lisbon"
-    assert content_query("go back to when I lived in Oslo") == "when I lived in Oslo"
-    assert content_query("undo") == "undo"
+    assert content_query("Please undo the move to Lisbon") == "move Lisbon"
+    assert content_query("go back to when I lived in Oslo") == "lived Oslo"
+    assert (
+        content_query("Forget everything from our chat in which Gina got her tattoo onwards.")
+        == "Gina got her tattoo"
+    )
+    assert content_query("undo") == "undo"  # nothing left: the request itself
 
 
 def test_apply_intent_shift() -> None:

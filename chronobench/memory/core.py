@@ -42,6 +42,7 @@ class StoreCore:
         rerank_depth: int = 20,
         busy_timeout_ms: int = 60_000,
         episode_label: str | None = "session",
+        window_tokens: int | None = None,
     ) -> None:
         self.path = os.fspath(path)
         self.embedder = resolve_embedder(embedder)
@@ -55,6 +56,9 @@ class StoreCore:
         # Commit label naming the episode (conversation/session) a commit belongs to;
         # None disables episode-scoped targets (see chronobench.memory.query).
         self.episode_label = episode_label
+        # Dense windows shorter than the embedder's limit make a long descriptor's
+        # max-over-windows score sharper (one window ~ one topic); None = the limit.
+        self.window_tokens = window_tokens
         self._conn: sqlite3.Connection | None = connect(self.path, busy_timeout_ms=busy_timeout_ms)
         self._lock = threading.RLock()
         self._dense = DenseCache()
@@ -98,6 +102,8 @@ class StoreCore:
         if self._budget is None:
             self._budget = window_budget(self.embedder)
         max_units, count = self._budget
+        if self.window_tokens:
+            max_units = min(max_units, int(self.window_tokens))
         if len(text) <= max_units and text.isascii():
             return [text]  # fast path: an ASCII text never has more tokens than characters
         return split_windows(text, max_units, count)
@@ -143,6 +149,7 @@ class StoreCore:
             rerank_depth=self.rerank_depth,
             busy_timeout_ms=self.busy_timeout_ms,
             episode_label=self.episode_label,
+            window_tokens=self.window_tokens,
         )
         with self._lock:
             self.conn.backup(other.conn)

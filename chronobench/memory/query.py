@@ -110,10 +110,29 @@ def refers_to_episode(query: str) -> bool:
     return bool(_EPISODE_RE.search(text)) and not _POINT_RE.search(text)
 
 
+# Words that describe the rollback request itself (the operation, the time relation, the
+# kind of episode) rather than what was remembered. They match every commit equally badly,
+# so they are dropped from the text used to find the described commit.
+_REQUEST_WORDS = frozenset(
+    """undo undoing revert reverting roll rolled rolling rollback back reset restore restoring
+    return returning go going take yourself forget forgetting erase erasing discard discarding
+    drop dropping remove removing delete deleting wipe cancel memory memories remember
+    everything anything things stood newer later earlier after before since onwards onward
+    starting end point moment state knew know known learned learnt conversation conversations
+    chat chats talk session sessions discussion message messages came happened please just
+    right exactly all our we us you your my me i it that this where which in what how when
+    the a an and to of from with as at on up""".split()
+)
+_WORD_SPAN = re.compile(r"[\w'-]+", re.UNICODE)
+
+
 def content_query(query: str) -> str:
-    """The query with its leading request phrasing removed (kept whole if that empties it)."""
-    stripped = _LEADING.sub("", query or "", count=1).strip()
-    return stripped or (query or "")
+    """The words of a request that describe memory content: the request phrasing
+    (undo, roll back, everything after, the conversation where...) removed. Falls back to
+    the request itself when nothing else is left."""
+    stripped = _LEADING.sub("", query or "", count=1)
+    kept = [w for w in _WORD_SPAN.findall(stripped) if w.lower() not in _REQUEST_WORDS]
+    return " ".join(kept) if kept else (query or "")
 
 
 def tokens(text: str, *, drop_stopwords: bool = True) -> list[str]:
