@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from chronobench.data.schema import Probe, RollbackQuery, Stream
-from chronobench.protocols import RollbackOutcome
-from chronobench.systems.base import SystemContext
+from chronobench.protocols import GenerationRequest, RollbackOutcome
+from chronobench.systems.base import SystemContext, pack_recent
+from chronobench.systems.prompts import qa_request, rollback_instruction, summary_request
 
 
 class NonRestoringSystem:
@@ -34,3 +35,22 @@ class NonRestoringSystem:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+class InstructedSystem(NonRestoringSystem):
+    """Shows a fixed view of memory (the most recent texts that fit the budget) and passes
+    the rollback request as an instruction; subclasses choose the texts."""
+
+    def memory_texts(self) -> list[str]:
+        """The texts this baseline may show, oldest first."""
+        raise NotImplementedError
+
+    def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
+        """Memory view + the rollback instruction + the probe."""
+        assert self.stream is not None
+        instruction = rollback_instruction(query.text)
+        if probe.kind == "summary":
+            items = pack_recent(self.memory_texts(), self.summary_budget)
+            return summary_request(probe.question, items, self.ctx.params, instruction=instruction)
+        items = pack_recent(self.memory_texts(), self.budget)
+        return qa_request(probe.question, items, self.ctx.params, instruction=instruction)

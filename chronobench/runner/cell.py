@@ -47,9 +47,10 @@ def cell_identity(cfg: dict[str, Any]) -> dict[str, Any]:
     return ident
 
 
-def make_run_id(cfg: dict[str, Any]) -> str:
+def make_run_id(cfg: dict[str, Any], dataset_sha256: str = "") -> str:
     """``<dataset>-<granularity>__<system>__<backbone>__<task>__<hash>``; stable, so
-    rerunning the same cell resumes it."""
+    rerunning the same cell on the same built data resumes it. The hash covers the cell's
+    config and the dataset manifest, so a rebuilt dataset never resumes stale samples."""
     d = cfg["dataset"]
     task = cfg["task"]
     parts = [f"{d['name']}-{d['granularity']}"]
@@ -59,7 +60,8 @@ def make_run_id(cfg: dict[str, Any]) -> str:
     else:
         parts.append("selection")
     tag = "+".join(k for k in ("selection", "qa", "summary") if task.get(k))
-    parts += [tag, config_hash(cell_identity(cfg))]
+    ident = {**cell_identity(cfg), "dataset_manifest_sha256": dataset_sha256}
+    parts += [tag, config_hash(ident)]
     return "__".join(p.replace("/", "-").replace(" ", "") for p in parts)
 
 
@@ -106,16 +108,16 @@ def run_cell(cfg: dict[str, Any]) -> Path:
     from chronobench.systems import SystemContext, create_system
 
     t0 = time.perf_counter()
-    run_id = make_run_id(cfg)
+    progress = bool(cfg.get("progress", True))
+    paraphraser = make_backbone(cfg) if cfg["dataset"].get("paraphrase") else None
+    data = load_run_data(cfg["dataset"], cfg["paths"]["data_dir"], paraphraser)
+    t_data = time.perf_counter()
+    run_id = make_run_id(cfg, data.manifest_sha256)
     run_dir = Path(cfg["paths"]["results_dir"]) / "runs" / run_id
     if cfg.get("overwrite") and run_dir.exists():
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    progress = bool(cfg.get("progress", True))
-
-    paraphraser = make_backbone(cfg) if cfg["dataset"].get("paraphrase") else None
-    data = load_run_data(cfg["dataset"], cfg["paths"]["data_dir"], paraphraser)
-    t_data = time.perf_counter()
+    _warn_if_code_changed(run_dir)
     import yaml
 
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(cfg, sort_keys=True))
@@ -176,6 +178,22 @@ def run_cell(cfg: dict[str, Any]) -> Path:
     )
     print(summary_table(run_id, metrics))
     return run_dir
+
+
+def _warn_if_code_changed(run_dir: Path) -> None:
+    """Resuming across a code change mixes samples from two versions: say so."""
+    old = run_dir / "manifest.json"
+    if not old.exists():
+        return
+    import json
+
+    before = json.loads(old.read_text()).get("git", {}).get("commit")
+    now = git_revision().get("commit")
+    if before and now and before != now:
+        print(
+            f"warning: resuming {run_dir.name}, first run at commit {before[:10]}, now at "
+            f"{now[:10]}; pass overwrite=true to recompute every sample with this code"
+        )
 
 
 def _manifest(

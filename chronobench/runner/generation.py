@@ -83,7 +83,12 @@ def run_generation(
 
     by_stream = data.queries_by_stream()
     pending: list[_Pending] = []
-    bar = tqdm(total=len(data.queries), desc=f"{system.name}: rollback", disable=not progress, mininterval=2.0)
+    bar = tqdm(
+        total=len(data.queries),
+        desc=f"{system.name}: rollback",
+        disable=not progress,
+        mininterval=2.0,
+    )
     for stream in data.streams:
         todo = [
             q
@@ -113,7 +118,9 @@ def run_generation(
 
     written = 0
     size = chunk_size if chunk_size > 0 else max(1, len(pending))
-    gen_bar = tqdm(total=len(pending), desc=f"{system.name}: answer", disable=not progress, mininterval=2.0)
+    gen_bar = tqdm(
+        total=len(pending), desc=f"{system.name}: answer", disable=not progress, mininterval=2.0
+    )
     for start in range(0, len(pending), size):
         chunk = pending[start : start + size]
         needs = [p.request for p in chunk if p.direct is None]

@@ -34,7 +34,9 @@ def run_selection(
     written = 0
     selectors = list(selectors)
     total = len(selectors) * len(data.queries)
-    bar = tqdm(total=total, desc="RQ1 selection", disable=not progress, unit="query", mininterval=2.0)
+    bar = tqdm(
+        total=total, desc="RQ1 selection", disable=not progress, unit="query", mininterval=2.0
+    )
     for stream in data.streams:
         queries = by_stream.get(stream.stream_id, [])
         for name in selectors:

@@ -38,6 +38,28 @@ def _render_memory(items: Sequence[str]) -> str:
     return "\n".join(f"- {t}" for t in items)
 
 
+def _request(
+    system: str,
+    task: str,
+    question: str,
+    last_line: str,
+    items: Sequence[str],
+    params: GenerationParams,
+    instruction: str | None,
+) -> GenerationRequest:
+    parts = [f"Memory:\n{_render_memory(items)}"]
+    if instruction:
+        parts.append(instruction)
+    parts.append(last_line)
+    return GenerationRequest(
+        messages=(ChatMessage("system", system), ChatMessage("user", "\n\n".join(parts))),
+        params=params,
+        task=task,
+        context=tuple(items),
+        question=question,
+    )
+
+
 def qa_request(
     question: str,
     items: Sequence[str],
@@ -46,17 +68,8 @@ def qa_request(
     instruction: str | None = None,
 ) -> GenerationRequest:
     """A QA prompt over ``items`` (memory lines), optionally with a rollback instruction."""
-    parts = [f"Memory:\n{_render_memory(items)}"]
-    if instruction:
-        parts.append(instruction)
-    parts.append(f"Question: {question}\nAnswer:")
-    return GenerationRequest(
-        messages=(ChatMessage("system", _SYSTEM_QA), ChatMessage("user", "\n\n".join(parts))),
-        params=params,
-        task="qa",
-        context=tuple(items),
-        question=question,
-    )
+    last = f"Question: {question}\nAnswer:"
+    return _request(_SYSTEM_QA, "qa", question, last, items, params, instruction)
 
 
 def summary_request(
@@ -67,17 +80,4 @@ def summary_request(
     instruction: str | None = None,
 ) -> GenerationRequest:
     """A summarisation prompt over ``items``."""
-    parts = [f"Memory:\n{_render_memory(items)}"]
-    if instruction:
-        parts.append(instruction)
-    parts.append(question)
-    return GenerationRequest(
-        messages=(
-            ChatMessage("system", _SYSTEM_SUMMARY),
-            ChatMessage("user", "\n\n".join(parts)),
-        ),
-        params=params,
-        task="summary",
-        context=tuple(items),
-        question=question,
-    )
+    return _request(_SYSTEM_SUMMARY, "summary", question, question, items, params, instruction)

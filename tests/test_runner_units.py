@@ -1,0 +1,107 @@
+"""Runner pieces that need no model: run ids, sample logs, metrics aggregation, packing."""
+
+from __future__ import annotations
+
+import json
+
+from chronobench.runner.artifacts import SampleLog, atomic_write_json
+from chronobench.runner.cell import make_run_id
+from chronobench.runner.metrics_io import compute_metrics
+from chronobench.systems.base import pack_recent, pack_spread
+
+
+def _cfg(system="chronomem", selection=False):
+    return {
+        "dataset": {"name": "locomo", "granularity": "session", "params": {"a": 1}},
+        "task": {"selection": selection, "qa": not selection, "summary": False, "k": 5},
+        "seed": 0,
+        "embedder": {"model": "minilm"},
+        "retriever": {"stage": "hybrid", "rrf_k0": 60, "candidates": 100},
+        "reranker": {"name": "feature", "top_k": 20},
+        "selectors": ["bm25"],
+        "system": {"name": system},
+        "backbone": {"name": "extractive", "model": "extractive-v1", "chunk_size": 0},
+    }
+
+
+def test_run_id_names_the_cell_and_changes_with_data_and_config():
+    a = make_run_id(_cfg(), "sha-1")
+    assert a.startswith("locomo-session__chronomem__extractive-extractive-v1__qa__")
+    assert make_run_id(_cfg(), "sha-1") == a  # stable: reruns resume
+    assert make_run_id(_cfg(), "sha-2") != a  # rebuilt data never resumes stale samples
+    assert make_run_id(_cfg("rag_only"), "sha-1") != a
+    sel = make_run_id(_cfg(selection=True), "sha-1")
+    assert "__selection__" in sel
+    # A selection-only cell does not depend on system or backbone.
+    assert make_run_id(_cfg("rag_only", selection=True), "sha-1") == sel
+    # Chunking of backbone calls changes speed, not results.
+    cfg = _cfg()
+    cfg["backbone"]["chunk_size"] = 64
+    assert make_run_id(cfg, "sha-1") == a
+
+
+def test_sample_log_drops_a_torn_tail_and_reports_bad_lines(tmp_path):
+    path = tmp_path / "samples.jsonl"
+    path.write_text('{"sample_id": "a"}\n{"sample_id": "b"}\n{"sample_i')
+    log = SampleLog(path)
+    assert log.done_ids() == {"a", "b"}
+    log.append([{"sample_id": "c"}])
+    assert [r["sample_id"] for r in log.read()] == ["a", "b", "c"]
+    path.write_text('{"sample_id": "a"}\nnot json\n')
+    try:
+        SampleLog(path).read()
+    except ValueError as exc:
+        assert "samples.jsonl:2" in str(exc) and "overwrite=true" in str(exc)
+    else:
+        raise AssertionError("a corrupt line must be reported")
+
+
+def test_atomic_write_leaves_no_temp_files(tmp_path):
+    atomic_write_json(tmp_path / "m.json", {"b": 1, "a": 2})
+    assert json.loads((tmp_path / "m.json").read_text()) == {"a": 2, "b": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["m.json"]
+
+
+def test_compute_metrics_groups_by_selector_intent_and_source():
+    rows = [
+        {
+            "kind": "selection",
+            "selector": "bm25",
+            "intent": "undo",
+            "source": "template",
+            "scores": {"recall_at_1": 1.0},
+        },
+        {
+            "kind": "selection",
+            "selector": "bm25",
+            "intent": "restore_to",
+            "source": "user",
+            "scores": {"recall_at_1": 0.0},
+        },
+        {
+            "kind": "probe",
+            "query_id": "q",
+            "intent": "undo",
+            "source": "template",
+            "category": 2,
+            "selected_version": 3,
+            "gold_version": 3,
+            "scores": {"qa_f1": 0.5, "rc_qa": 0.5},
+        },
+    ]
+    m = compute_metrics(rows)
+    assert m["selection"]["bm25"]["all"]["recall_at_1"]["mean"] == 0.5
+    assert m["selection"]["bm25"]["by_intent"]["undo"]["recall_at_1"]["mean"] == 1.0
+    assert m["selection"]["bm25"]["by_source"]["user"]["recall_at_1"]["n"] == 1
+    assert m["probes"]["by_category"]["2"]["qa_f1"]["mean"] == 0.5
+    assert m["probes"]["restored"]["selected_exact"]["mean"] == 1.0
+
+
+def test_packing_respects_budget_and_order():
+    texts = [f"item {i} " + "x" * 33 for i in range(10)]  # 40 chars = 10 tokens each
+    assert pack_recent(texts, 30) == texts[-3:]
+    spread = pack_spread(texts, 30)
+    # Spread over the whole timeline, in order, within budget.
+    assert 2 <= len(spread) <= 3 and spread == sorted(spread, key=texts.index)
+    assert texts.index(spread[0]) < 5 < texts.index(spread[-1])
+    assert pack_spread(texts, 1000) == texts
