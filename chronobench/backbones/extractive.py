@@ -35,6 +35,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from chronobench.backbones._spans import (
@@ -126,12 +127,10 @@ class ExtractiveBackbone:
 
     def answer(self, question: str, context: tuple[str, ...]) -> str:
         """Best short span of ``context`` for ``question``, or the abstain text."""
-        sentences = split_sentences(context)
+        sentences, sent_terms, df = _indexed(tuple(context))
         q_terms = set(terms(question))
         if not sentences or not q_terms:
             return ABSTAIN_TEXT
-        sent_terms = [set(terms(s.header + " " + s.text)) for s in sentences]
-        df = Counter(t for ts in sent_terms for t in ts)
         n = len(sentences)
         idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
         total = sum(idf.values())
@@ -213,6 +212,18 @@ class ExtractiveBackbone:
             lo, hi = g * n // k, (g + 1) * n // k
             chosen.append(max(range(lo, hi), key=lambda i: (sims[i], -i)))
         return " ".join(sentences[i].text for i in chosen)
+
+
+@lru_cache(maxsize=16)
+def _indexed(
+    context: tuple[str, ...],
+) -> tuple[list[Sentence], list[frozenset[str]], Counter[str]]:
+    """Sentences of a context with their term sets and document frequencies. Memoised:
+    systems that show the same memory for many probes (full history) pay for it once."""
+    sentences = split_sentences(context)
+    sent_terms = [frozenset(terms(s.header + " " + s.text)) for s in sentences]
+    df = Counter(t for ts in sent_terms for t in ts)
+    return sentences, sent_terms, df
 
 
 def _names(text: str, q_terms: set[str]) -> list[str]:

@@ -40,6 +40,7 @@ SELECTION_COLS = [
 QA_COLS = [
     ("rc_qa", "RC-QA (headline)"),
     ("qa_f1", "QA F1 (answerable)"),
+    ("qa_f1_answered", "QA F1 (cat 1-4)"),
     ("qa_abstained", "false abstain"),
     ("future_abstain", "future abstain"),
     ("future_leak", "leakage"),
@@ -109,7 +110,9 @@ def _systems_md(systems: dict[tuple[str, str], Any]) -> list[str]:
     names = _order(sorted({s for s, _ in systems}), SYSTEM_ORDER)
     for field, title in (
         ("rc_qa", "RQ2: rollback-consistent QA (headline, %)"),
-        ("qa_f1", "RQ2: QA F1 on answerable probes (%)"),
+        ("qa_f1", "RQ2: QA F1 on answerable probes, LoCoMo scoring incl. category 5 (%)"),
+        ("qa_f1_answered", "RQ2: QA F1 on probes with a gold answer (categories 1-4, %)"),
+        ("future_leak", "RQ2: leakage on future-evidence probes (%, lower is better)"),
         ("rouge1", "RQ3: rollback-consistent summarisation, ROUGE-1 (x100)"),
     ):
         rows = []

@@ -9,6 +9,8 @@ QA probes, ``kind="qa"`` (answerable at v*):
     ``qa_em``        LoCoMo exact match (normalised token sets); LoCoMo probes only.
     ``substring_em`` MAB substring exact match against any gold; MAB probes only.
     ``qa_abstained`` 1 if the prediction abstains (false abstentions on answerable).
+    ``qa_f1_answered`` ``qa_f1`` restricted to probes with a gold answer (not category
+                     5): abstaining earns nothing there.
 QA probes, ``kind="future_qa"`` (evidence after v*):
     ``future_abstain`` 1 if the prediction abstains (higher is better).
     ``future_leak``    1 if token F1 vs the post-v* gold >= 0.5 (lower is better);

@@ -31,7 +31,12 @@ def _score_answerable(probe: Probe, prediction: str) -> dict[str, float]:
         f1 = max(locomo_f1(prediction, g, probe.category) for g in probe.answers)
         em = max(locomo_em(prediction, g, probe.category) for g in probe.answers)
     em_key = "substring_em" if mab else "qa_em"
-    return {"qa_f1": f1, em_key: em, "qa_abstained": abstained, "rc_qa": f1}
+    out = {"qa_f1": f1, em_key: em, "qa_abstained": abstained, "rc_qa": f1}
+    if probe.category != 5 and probe.answers:
+        # F1 on questions that have an answer: abstaining earns nothing here, so it
+        # separates reading from refusing (category 5 rewards abstention).
+        out["qa_f1_answered"] = f1
+    return out
 
 
 def _score_future(probe: Probe, prediction: str) -> dict[str, float]:
