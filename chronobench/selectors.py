@@ -8,7 +8,9 @@ stream's own timeline (0 = empty store). Stages:
 - ``dense``: cosine over descriptor embeddings;
 - ``hybrid``: both, fused by reciprocal rank fusion;
 - ``chronomem``: hybrid + reranker + intent handling (undo targets the version before
-  the matched commit), i.e. what ``rollback_to_version_by_nl_query`` restores.
+  the matched commit), i.e. what ``rollback_to_version_by_nl_query`` restores;
+- ``chronomem_norerank``: the same without the reranker (an ablation that shows what the
+  reranker adds on top of request parsing and intent handling).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ _STAGES = {
     "dense": "resolve_dense",
     "hybrid": "resolve_hybrid",
     "chronomem": "resolve",
+    "chronomem_norerank": "resolve",
 }
+_KWARGS: dict[str, dict[str, Any]] = {"chronomem_norerank": {"rerank": False}}
 
 
 def selector_names() -> list[str]:
@@ -48,6 +52,6 @@ class StoreSelector:
         method = getattr(ing.store, _STAGES[self.name])
         out: dict[str, list[tuple[int, float]]] = {}
         for qid, text in queries.items():
-            ranked = method(APP, ing.user, text, k=top_k)
+            ranked = method(APP, ing.user, text, k=top_k, **_KWARGS.get(self.name, {}))
             out[qid] = [(ing.j_of[v], float(s)) for v, s in ranked if v in ing.j_of]
         return out

@@ -6,11 +6,12 @@ import csv
 import io
 from typing import Any
 
-SELECTOR_ORDER = ["bm25", "dense", "hybrid", "chronomem"]
+SELECTOR_ORDER = ["bm25", "dense", "hybrid", "chronomem_norerank", "chronomem"]
 SELECTOR_LABEL = {
     "bm25": "BM25-only",
     "dense": "Dense-only",
     "hybrid": "Hybrid (RRF)",
+    "chronomem_norerank": "ChronoMem without reranker (ablation)",
     "chronomem": "ChronoMem (hybrid + rerank + intent)",
 }
 SYSTEM_ORDER = [

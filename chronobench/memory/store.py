@@ -204,11 +204,13 @@ class ChronoMem(StoreCore):
         """``"undo"`` or ``"restore_to"``; see :func:`chronobench.memory.query.detect_intent`."""
         return q.detect_intent(query)
 
-    def _described(self, app: str, user: str, query: str, k: int) -> list[tuple[int, float]]:
+    def _described(
+        self, app: str, user: str, query: str, k: int, rerank: bool = True
+    ) -> list[tuple[int, float]]:
         """Commits the query describes: hybrid fusion, then the optional reranker."""
         cq = q.content_query(query)
         fused = self.resolve_hybrid(app, user, cq, max(k, self.rerank_depth))
-        if self.reranker is None or not fused:
+        if self.reranker is None or not rerank or not fused:
             return fused[:k]
         head = fused[: self.rerank_depth]
         sc = self._require(app, user)
@@ -225,19 +227,27 @@ class ChronoMem(StoreCore):
         return (list(reranked) + [(v, s) for v, s in fused if v not in seen])[:k]
 
     def resolve(
-        self, app: str, user: str, query: str, k: int = 5, *, intent: str | None = None
+        self,
+        app: str,
+        user: str,
+        query: str,
+        k: int = 5,
+        *,
+        intent: str | None = None,
+        rerank: bool = True,
     ) -> list[tuple[int, float]]:
         """Ranked restore targets ``[(version_id, score)]`` for a rollback request.
 
         Hybrid retrieval (and the reranker, if any) finds the commits the request
         describes; the intent (detected, or forced with ``intent``) maps an
         ``undo`` to each commit's parent and keeps ``restore_to`` targets as is.
+        ``rerank=False`` skips the reranker (an ablation).
         """
         sc = self._require(app, user)
         intent = intent or q.detect_intent(query)
         if intent not in ("undo", "restore_to"):
             raise ValueError(f"intent must be 'undo' or 'restore_to', got {intent!r}")
-        described = self._described(app, user, query, k + 1)
+        described = self._described(app, user, query, k + 1, rerank)
         return self._targets(sc, described, intent, query)[:k]
 
     def _targets(

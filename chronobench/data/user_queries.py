@@ -1,0 +1,141 @@
+"""User-supplied rollback queries: validate a JSONL file and turn it into RollbackQuery.
+
+One JSON object per line::
+
+    {"sample_id": "conv-26", "query": "Forget everything since the camping trip",
+     "intent": "undo", "target_session": 4}
+
+``intent`` is optional (default ``restore_to``). The target is exactly one of
+``target_session`` (LoCoMo: the state right after that session, 0 = empty memory; it
+resolves to a version for the built granularity) or ``target_version`` (0..n). Each query
+gets the probes the builder would attach at the same ``v*``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from chronobench.data.io import BuiltDataset
+from chronobench.data.schema import RollbackQuery, Stream
+
+FIELDS = {"sample_id", "query", "intent", "target_session", "target_version"}
+INTENTS = ("restore_to", "undo")
+
+
+class UserQueryError(ValueError):
+    """A user query file is malformed; the message names file, line, field and fix."""
+
+
+def _err(path: Path, line: int, field: str | None, msg: str) -> UserQueryError:
+    loc = f"{path}: line {line}" + (f": field {field!r}" if field else "")
+    return UserQueryError(f"{loc}: {msg}")
+
+
+def session_version(stream: Stream, session: int) -> int:
+    """Version right after every write of sessions <= ``session`` (0 when none)."""
+    return max(
+        (w.version for w in stream.writes if int(w.labels.get("session", 10**9)) <= session),
+        default=0,
+    )
+
+
+def _int_field(rec: dict[str, Any], key: str, path: Path, line: int) -> int:
+    val = rec[key]
+    if isinstance(val, bool) or not isinstance(val, int) or val < 0:
+        raise _err(path, line, key, f"expected a non-negative integer, got {val!r}")
+    return val
+
+
+def _target(rec: dict[str, Any], stream: Stream, path: Path, line: int) -> int:
+    has_s, has_v = "target_session" in rec, "target_version" in rec
+    if has_s == has_v:
+        raise _err(
+            path, line, "target_session", "give exactly one of target_session or target_version"
+        )
+    if has_v:
+        v = _int_field(rec, "target_version", path, line)
+        if v > stream.n_versions:
+            raise _err(
+                path,
+                line,
+                "target_version",
+                f"{v} is past the stream's last version {stream.n_versions}",
+            )
+        return v
+    if stream.dataset != "locomo":
+        raise _err(
+            path, line, "target_session", "only LoCoMo streams have sessions; use target_version"
+        )
+    s = _int_field(rec, "target_session", path, line)
+    sessions = stream.meta.get("sessions") or sorted(
+        {int(w.labels["session"]) for w in stream.writes}
+    )
+    if s != 0 and s not in sessions:
+        raise _err(
+            path,
+            line,
+            "target_session",
+            f"{s} is not a session of {stream.sample_id}; choose 0 or one of {sessions}",
+        )
+    return session_version(stream, s)
+
+
+def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list[RollbackQuery]:
+    """Validate ``path`` against a built dataset and return its queries (source="user")."""
+    from data_builders.probes import ProbePool, attach_probes  # lazy: keeps import light
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserQueryError(f"{path}: file not found")
+    by_sample = {s.sample_id: s for s in built.streams}
+    out: list[RollbackQuery] = []
+    for line, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise _err(
+                path, line, None, f"not valid JSON ({exc.msg}); one object per line"
+            ) from exc
+        if not isinstance(rec, dict):
+            raise _err(path, line, None, "expected a JSON object")
+        extra = sorted(set(rec) - FIELDS)
+        if extra:
+            raise _err(path, line, extra[0], f"unknown field; allowed: {sorted(FIELDS)}")
+        for key in ("sample_id", "query"):
+            if not isinstance(rec.get(key), str) or not rec[key].strip():
+                raise _err(path, line, key, "required non-empty string")
+        stream = by_sample.get(rec["sample_id"])
+        if stream is None:
+            known = ", ".join(sorted(by_sample)[:5])
+            raise _err(
+                path, line, "sample_id", f"{rec['sample_id']!r} not in this dataset (e.g. {known})"
+            )
+        intent = rec.get("intent", "restore_to")
+        if intent not in INTENTS:
+            raise _err(path, line, "intent", f"{intent!r}; use one of {INTENTS}")
+        v_star = _target(rec, stream, path, line)
+        qid = f"{stream.stream_id}/user/{line}"
+        pool_rec = built.pools.get(stream.stream_id)
+        probes = (
+            attach_probes(ProbePool.model_validate(pool_rec), stream, qid, v_star)
+            if pool_rec
+            else []
+        )
+        out.append(
+            RollbackQuery(
+                query_id=qid,
+                stream_id=stream.stream_id,
+                text=rec["query"].strip(),
+                intent=intent,
+                source="user",
+                target_version=v_star,
+                probes=probes,
+                meta={"file": path.name, "line": line},
+            )
+        )
+    return out
