@@ -115,7 +115,9 @@ def test_tiny_fixture_all_granularities(tmp_path: Path) -> None:
         assert ds.queries and all(not DATE_LIKE.search(q.text) for q in ds.queries)
     turn = load_built(tmp_path / "locomo" / "turn")
     op = turn.streams[0].writes[2].ops[0]
-    assert op.item_id == "D1:3" and op.text.startswith("Ada: ") and "[shares a photo of" in op.text
+    # Memory items are timestamped with their session date, then "Speaker: text".
+    assert op.item_id == "D1:3" and op.text.startswith("[9:00 am on 3 March, 2023] Ada: ")
+    assert "[shares a photo of" in op.text
 
 
 def test_all_queries_mode(tmp_path: Path) -> None:
