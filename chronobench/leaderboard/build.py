@@ -26,6 +26,7 @@ class RunRecord:
     backbone: str | None
     model: str | None
     selectors: tuple[str, ...]
+    queries: str
     finished_at: str
     metrics: dict[str, Any]
 
@@ -54,6 +55,7 @@ def collect_runs(results_dir: Path) -> list[RunRecord]:
                 backbone=cell.get("backbone"),
                 model=cell.get("model"),
                 selectors=tuple(cell.get("selectors") or ()),
+                queries=cell.get("queries", "built"),
                 finished_at=m.get("finished_at", ""),
                 metrics=json.loads(met.read_text())["metrics"],
             )
@@ -66,10 +68,11 @@ def _latest(runs: list[RunRecord]) -> list[RunRecord]:
 
 
 def build_tables(runs: list[RunRecord]) -> dict[str, Any]:
-    """``{(dataset, granularity): {"selection": {...}, "systems": {...}}}`` keyed for rendering."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    """``{(dataset, granularity, query set): {"selection": {...}, "systems": {...}}}``."""
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
     for r in _latest(runs):
-        slot = out.setdefault((r.dataset, r.granularity), {"selection": {}, "systems": {}})
+        key3 = (r.dataset, r.granularity, r.queries)
+        slot = out.setdefault(key3, {"selection": {}, "systems": {}})
         for name, groups in (r.metrics.get("selection") or {}).items():
             slot["selection"][name] = (groups, r.run_id)  # later runs overwrite earlier
         if r.system and r.metrics.get("probes"):

@@ -178,9 +178,10 @@ def render_markdown(tables: dict[tuple[str, str], Any]) -> str:
         "abstaining or answering without memory earns.",
         "",
     ]
-    for dataset, gran in sorted(tables):
-        slot = tables[(dataset, gran)]
-        lines += [f"## {dataset} ({gran} granularity)", ""]
+    for dataset, gran, queries in sorted(tables, key=lambda k: (k[0], k[1], k[2] != "built", k[2])):
+        slot = tables[(dataset, gran, queries)]
+        which = "" if queries == "built" else f", user-written requests `{queries}`"
+        lines += [f"## {dataset} ({gran} granularity{which})", ""]
         if slot["selection"]:
             lines += _selection_md(slot["selection"])
         if slot["systems"]:
@@ -201,6 +202,7 @@ def render_csv(tables: dict[tuple[str, str], Any]) -> str:
         [
             "dataset",
             "granularity",
+            "queries",
             "kind",
             "method",
             "backbone",
@@ -213,8 +215,8 @@ def render_csv(tables: dict[tuple[str, str], Any]) -> str:
             "run_ids",
         ]
     )
-    for dataset, gran in sorted(tables):
-        slot = tables[(dataset, gran)]
+    for dataset, gran, queries in sorted(tables):
+        slot = tables[(dataset, gran, queries)]
         entries = [
             ("selection", name, "", groups, rid)
             for name, (groups, rid) in slot["selection"].items()
@@ -235,6 +237,7 @@ def render_csv(tables: dict[tuple[str, str], Any]) -> str:
                         [
                             dataset,
                             gran,
+                            queries,
                             kind,
                             method,
                             backbone,

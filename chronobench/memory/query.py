@@ -6,12 +6,15 @@ word characters, quotes every token and ORs them, so FTS5 operators (``NEAR``,
 
 Intent rule set (checked in this order, first hit wins; see :func:`detect_intent`):
 
-1. ``restore_to`` cues: "go back to when", "back to when", "restore to when",
-   "restore (the memory|state) to", "as of", "the state after", "right after",
-   "just after", "at the point (when|where|after)", "return to when".
+1. ``restore_to`` cues: a move verb followed by "to <a state>" ("revert to the moment",
+   "reset to when", "bring your memory back to just after"), "go back to when",
+   "as of", "the state after", "right after", "just after", "at the point when",
+   "up to", "by the time", "as it stood", "stop at".
 2. ``undo`` cues: "undo", "revert", "roll back the", "rollback the", "forget",
    "remove", "delete", "erase", "discard", "drop", "take back", "never happened",
-   "since", "everything after", "from ... on", "before".
+   "since", "everything after", "from ... on", "before", other erasure verbs (scrap,
+   wipe, strike, get rid of, throw away...), "never came up", and "X and (everything)
+   that came after / followed".
 3. Otherwise ``restore_to``.
 
 Shift rule: an ``undo`` request names the commit to cancel, so its target is that
@@ -43,6 +46,9 @@ _STOP = """a an the and or but if then of to in on at by for with from about as 
 STOPWORDS = frozenset(_STOP.split())
 
 _RESTORE_CUES = [
+    # "<move> ... to <a state>": the request names where to land, not what to cancel.
+    r"\b(?:revert|roll(?:ed)? ?back|go(?:ing)? back|get back|return|reset|rewind|restore|"
+    r"bring|take)\w*\b(?: \w+){0,3} to (?:when|how|the (?:moment|point|time|state)|(?:right|just) after)\b",
     r"\bgo(?:ing)? back to (?:when|the (?:moment|point|time))\b",
     r"\bback to when\b",
     r"\breturn to (?:when|the (?:moment|point|state))\b",
@@ -52,6 +58,10 @@ _RESTORE_CUES = [
     r"\bthe state (?:right |just )?after\b",
     r"\b(?:right|just|immediately) after\b",
     r"\bat the (?:point|moment|time) (?:when|where|after)\b",
+    r"\b(?:only )?up to\b",
+    r"\bby the time\b",
+    r"\bas (?:it|things|they|you) (?:stood|were)\b",
+    r"\bstop at\b",
 ]
 _UNDO_CUES = [
     r"\bundo\b",
@@ -69,6 +79,13 @@ _UNDO_CUES = [
     r"\beverything after\b",
     r"\bfrom .{1,60} on(?:wards?)?\b",
     r"\bbefore\b",
+    # More ways to say "cancel it": erasure verbs and "X and what came after".
+    r"\b(?:scrap|wipe|strike|purge|clear|throw away|throw out|get rid of|cut|toss|ditch)\b",
+    r"\b(?:never|didn'?t|did not) (?:came up|come up|happen|happened|exist)\b",
+    r"\b(?:and|plus|nor|with) (?:all |everything |anything |whatever |what )?(?:that )?"
+    r"(?:came|comes|followed|follows|after|later|newer|since)\b",
+    r"\b(?:and|nor|plus) (?:all|everything|anything|whatever|the rest)\b.{0,30}"
+    r"\b(?:after|later|newer|since|followed)\b",
 ]
 _RESTORE_RE = [re.compile(p, re.IGNORECASE) for p in _RESTORE_CUES]
 _UNDO_RE = [re.compile(p, re.IGNORECASE) for p in _UNDO_CUES]

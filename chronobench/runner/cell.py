@@ -219,6 +219,10 @@ def _manifest(
             "model": cfg["backbone"]["model"] if _generation_wanted(cfg["task"]) else None,
             "task": cfg["task"],
             "selectors": list(cfg["selectors"]) if cfg["task"].get("selection") else [],
+            # Which rollback requests: the built ones, or a user file (a different query set).
+            "queries": Path(cfg["dataset"]["queries_file"]).stem
+            if cfg["dataset"].get("queries_file")
+            else "built",
         },
         "dataset": {
             "folder": str(data.folder),
