@@ -94,6 +94,20 @@ def test_refers_to_episode_distinguishes_conversations_from_moments():
     assert not refers_to_episode("undo the update about Oslo")
 
 
+def _commit_turns(mem, turns):
+    return [
+        mem.commit(
+            "a",
+            "u",
+            [{"op": "add", "item_id": f"t{i}", "text": t}],
+            source="chat",
+            reason="turn",
+            labels={"session": s},
+        )
+        for i, (s, t) in enumerate(turns)
+    ]
+
+
 def test_episode_requests_snap_to_session_boundaries():
     from chronobench.memory import ChronoMem
 
@@ -106,17 +120,7 @@ def test_episode_requests_snap_to_session_boundaries():
         (3, "Ann: we are moving to Bergen next spring"),
     ]
     with ChronoMem(":memory:", embedder="hash") as mem:
-        vids = [
-            mem.commit(
-                "a",
-                "u",
-                [{"op": "add", "item_id": f"t{i}", "text": t}],
-                source="chat",
-                reason="turn",
-                labels={"session": s},
-            )
-            for i, (s, t) in enumerate(turns)
-        ]
+        vids = _commit_turns(mem, turns)
         # A point reference keeps the matched turn.
         top = mem.resolve("a", "u", "go back to right after the moment Ann adopted a cat Miso")
         assert top[0][0] == vids[0]
@@ -128,19 +132,9 @@ def test_episode_requests_snap_to_session_boundaries():
         # ...and undoing it goes to before its first turn.
         top = mem.resolve("a", "u", "undo the conversation about the pottery class on Tuesdays")
         assert top[0][0] == vids[2]
-        # Without labels, or with the rule off, nothing is snapped.
+        # With the rule off, nothing is snapped.
     with ChronoMem(":memory:", embedder="hash", episode_label=None) as mem:
-        vids = [
-            mem.commit(
-                "a",
-                "u",
-                [{"op": "add", "item_id": f"t{i}", "text": t}],
-                source="chat",
-                reason="turn",
-                labels={"session": s},
-            )
-            for i, (s, t) in enumerate(turns)
-        ]
+        vids = _commit_turns(mem, turns)
         top = mem.resolve(
             "a", "u", "go back to right after the conversation where Ann adopted a cat Miso"
         )
