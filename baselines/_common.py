@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 from chronobench.data.schema import Probe, RollbackQuery, Stream
@@ -37,13 +38,13 @@ class NonRestoringSystem:
         """Nothing to release."""
 
 
-class InstructedSystem(NonRestoringSystem):
+class InstructedSystem(NonRestoringSystem, ABC):
     """Shows a fixed view of memory (the most recent texts that fit the budget) and passes
     the rollback request as an instruction; subclasses choose the texts."""
 
+    @abstractmethod
     def memory_texts(self) -> list[str]:
         """The texts this baseline may show, oldest first."""
-        raise NotImplementedError
 
     def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
         """Memory view + the rollback instruction + the probe."""

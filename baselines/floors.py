@@ -26,8 +26,8 @@ class AlwaysAbstainSystem(NonRestoringSystem):
     name = "always_abstain"
 
     def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
-        """Never used: :meth:`answer_directly` always answers."""
-        raise NotImplementedError("always_abstain answers directly")
+        """The empty-memory prompt (the runner never sends it: answer_directly answers)."""
+        return qa_request(probe.question, [], self.ctx.params)
 
     def answer_directly(self, query: RollbackQuery, probe: Probe) -> str | None:
         """The abstention reply."""
