@@ -259,11 +259,12 @@ class ChronoMem(StoreCore):
     ) -> list[tuple[int, float]]:
         if self.episode_label and described and q.refers_to_episode(query):
             with self._lock:
-                rows = self.conn.execute(
-                    "SELECT version_id, labels FROM versions WHERE scope_id = ? ORDER BY seq",
-                    (sc[0],),
+                # json_extract in SQLite: no per-row JSON parsing in Python on this path.
+                episodes = self.conn.execute(
+                    "SELECT version_id, json_extract(labels, ?) FROM versions "
+                    "WHERE scope_id = ? ORDER BY seq",
+                    (f'$."{self.episode_label}"', sc[0]),
                 ).fetchall()
-            episodes = [(vid, json.loads(lab or "{}").get(self.episode_label)) for vid, lab in rows]
             described = rs.snap_to_episodes(described, intent, episodes)
         if intent != "undo" or not described:
             return list(described)

@@ -21,6 +21,18 @@ from typing import Any
 RESULTS_SCHEMA_VERSION = "1.0"
 
 
+def query_fields(query: Any) -> dict[str, Any]:
+    """The fields every sample row repeats about its rollback query (a RollbackQuery)."""
+    return {
+        "query_id": query.query_id,
+        "stream_id": query.stream_id,
+        "intent": query.intent,
+        "source": query.source,
+        "request": query.text,
+        "gold_version": query.target_version,
+    }
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temp file in the same folder, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -87,8 +87,8 @@ def make_store_provider(cfg: dict[str, Any]) -> Any:
         embedder=cfg["embedder"]["model"],
         reranker=make_reranker(cfg["reranker"]),
         rrf_k0=int(cfg["retriever"]["rrf_k0"]),
-        candidates=int(cfg["retriever"]["candidates"]),
-        rerank_top_k=int(cfg["reranker"].get("top_k", 20)),
+        depth=int(cfg["retriever"]["candidates"]),
+        rerank_depth=int(cfg["reranker"].get("top_k", 20)),
     )
 
 
@@ -109,8 +109,9 @@ def run_cell(cfg: dict[str, Any]) -> Path:
 
     t0 = time.perf_counter()
     progress = bool(cfg.get("progress", True))
-    paraphraser = make_backbone(cfg) if cfg["dataset"].get("paraphrase") else None
-    data = load_run_data(cfg["dataset"], cfg["paths"]["data_dir"], paraphraser)
+    # Built once and shared by the paraphrase step and generation: a vLLM engine is costly.
+    backbone = make_backbone(cfg) if cfg["dataset"].get("paraphrase") else None
+    data = load_run_data(cfg["dataset"], cfg["paths"]["data_dir"], backbone)
     t_data = time.perf_counter()
     run_id = make_run_id(cfg, data.manifest_sha256)
     run_dir = Path(cfg["paths"]["results_dir"]) / "runs" / run_id
@@ -150,7 +151,7 @@ def run_cell(cfg: dict[str, Any]) -> Path:
             ctx = SystemContext(params=params, stores=stores)
             scfg = {k_: v for k_, v in cfg["system"].items() if k_ not in ("name", "kind")}
             system = create_system(cfg["system"]["name"], ctx, **scfg)
-            backbone = make_backbone(cfg)
+            backbone = backbone or make_backbone(cfg)
             run_generation(
                 data,
                 system,

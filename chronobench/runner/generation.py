@@ -10,7 +10,7 @@ from typing import Any
 from chronobench.data.schema import Probe, RollbackQuery
 from chronobench.metrics import score_probe
 from chronobench.protocols import GenerationRequest, RollbackOutcome
-from chronobench.runner.artifacts import SampleLog
+from chronobench.runner.artifacts import SampleLog, query_fields
 from chronobench.runner.datasets import RunData
 
 # How much of the shown memory a sample row keeps (the prompt hash pins the rest).
@@ -45,12 +45,7 @@ def _row(p: _Pending, prediction: str) -> dict[str, Any]:
         "kind": "probe",
         "probe_kind": probe.kind,
         "category": probe.category,
-        "query_id": q.query_id,
-        "stream_id": q.stream_id,
-        "intent": q.intent,
-        "source": q.source,
-        "request": q.text,
-        "gold_version": q.target_version,
+        **query_fields(q),
         "selected_version": p.outcome.selected_version,
         "candidates": [[v, round(s, 6)] for v, s in p.outcome.candidates[:5]],
         "context": context[:_MAX_CONTEXT_IN_ROW],

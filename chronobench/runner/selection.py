@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from chronobench.metrics import score_selection
-from chronobench.runner.artifacts import SampleLog
+from chronobench.runner.artifacts import SampleLog, query_fields
 from chronobench.runner.datasets import RunData
 from chronobench.selectors import StoreSelector
 
@@ -55,12 +55,7 @@ def run_selection(
                         "sample_id": selection_sample_id(name, q.query_id),
                         "kind": "selection",
                         "selector": name,
-                        "query_id": q.query_id,
-                        "stream_id": q.stream_id,
-                        "intent": q.intent,
-                        "source": q.source,
-                        "request": q.text,
-                        "gold_version": q.target_version,
+                        **query_fields(q),
                         "n_versions": stream.n_versions,
                         "ranked": [[v, round(s, 6)] for v, s in cands],
                         "scores": score_selection([v for v, _ in cands], q.target_version, k),

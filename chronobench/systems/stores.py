@@ -31,21 +31,10 @@ class IngestedStream:
 class StoreProvider:
     """Builds ChronoMem stores with the run's embedder, retriever and reranker settings."""
 
-    def __init__(
-        self,
-        *,
-        embedder: Any = "minilm",
-        reranker: Any = None,
-        rrf_k0: int = 60,
-        candidates: int = 100,
-        rerank_top_k: int = 20,
-        max_cached: int = 4,
-    ) -> None:
+    def __init__(self, *, embedder: Any = "minilm", max_cached: int = 4, **store_options: Any):
+        # store_options go to ChronoMem unchanged (reranker, rrf_k0, depth, rerank_depth...).
         self.embedder_spec = embedder
-        self.reranker = reranker
-        self.rrf_k0 = rrf_k0
-        self.candidates = candidates
-        self.rerank_top_k = rerank_top_k
+        self.store_options = store_options
         self.max_cached = max_cached
         self._embedder: Any = None
         self._cache: dict[str, IngestedStream] = {}
@@ -63,14 +52,7 @@ class StoreProvider:
         """An empty store with this provider's settings."""
         from chronobench.memory import ChronoMem
 
-        return ChronoMem(
-            path,
-            embedder=self.embedder,
-            reranker=self.reranker,
-            rrf_k0=self.rrf_k0,
-            depth=self.candidates,
-            rerank_depth=self.rerank_top_k,
-        )
+        return ChronoMem(path, embedder=self.embedder, **self.store_options)
 
     def get(self, stream: Stream) -> IngestedStream:
         """The post-exposure store of ``stream`` (built on first use, then cached)."""

@@ -95,30 +95,22 @@ def conflict_pairs(
             "family": f"slot{n}",
             "prefer_qa": frozenset({f"slot{n}-0"}),
         }
-        anchors.append(
-            Anchor(
-                anchor_id=f"slot{n}-first",
-                text=statements[v_first - 1],
-                phrase=f"you were first told about {first_slot.phrase}",
-                group=f"v{v_first}",
-                anchor_version=v_first,
-                restore_version=v_first,
-                undo_version=v_first - 1,
-                intents=("restore_to",),
-                **common,
+        # The first statement of the slot (restore to it) and its first override (undo it).
+        for suffix, v, phrase, intent in (
+            ("first", v_first, f"you were first told about {first_slot.phrase}", "restore_to"),
+            ("change", v_change, f"{first_slot.phrase} was first changed", "undo"),
+        ):
+            anchors.append(
+                Anchor(
+                    anchor_id=f"slot{n}-{suffix}",
+                    text=statements[v - 1],
+                    phrase=phrase,
+                    group=f"v{v}",
+                    anchor_version=v,
+                    restore_version=v,
+                    undo_version=v - 1,
+                    intents=(intent,),
+                    **common,
+                )
             )
-        )
-        anchors.append(
-            Anchor(
-                anchor_id=f"slot{n}-change",
-                text=statements[v_change - 1],
-                phrase=f"{first_slot.phrase} was first changed",
-                group=f"v{v_change}",
-                anchor_version=v_change,
-                restore_version=v_change,
-                undo_version=v_change - 1,
-                intents=("undo",),
-                **common,
-            )
-        )
     return conflicts, anchors, counts
