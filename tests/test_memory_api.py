@@ -206,3 +206,17 @@ def test_file_store_reopens_with_wal(tmp_path) -> None:
     assert again.snapshot(APP, USER) == {"a": "alpha"}
     assert again.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert isinstance(again.conn, sqlite3.Connection)
+
+
+def test_retrieval_stage_switch() -> None:
+    mem, vids = facts_store()
+    query = "undo the beagle puppy Rex"
+    for stage in ("lexical", "dense", "hybrid"):
+        ranked = mem.resolve(APP, USER, query, 3, stage=stage)
+        assert ranked and ranked[0][0] == vids[3], stage  # parent of the pet commit
+    with pytest.raises(ValueError, match="stage"):
+        mem.resolve(APP, USER, query, stage="bm25")
+    with pytest.raises(ValueError, match="stage"):
+        hash_store(stage="sparse")
+    lexical = hash_store(stage="lexical")
+    assert lexical.stage == "lexical" and lexical.clone().stage == "lexical"

@@ -25,7 +25,15 @@ from chronobench.memory.sql import connect
 from chronobench.memory.types import InvalidOpError
 
 _WRITE_KEYS = {"ops", "source", "reason", "labels", "summary", "valid_time", "version"}
+STAGES = ("lexical", "dense", "hybrid")
 BATCH_TXN = 200  # writes per transaction in commit_many: bounds how long others wait
+
+
+def check_stage(stage: object, name: str) -> str:
+    """Validate a retrieval stage name ("lexical", "dense" or "hybrid")."""
+    if stage not in STAGES:
+        raise ValueError(f"{name} must be one of {', '.join(STAGES)}, got {stage!r}")
+    return str(stage)
 
 
 class StoreCore:
@@ -43,8 +51,10 @@ class StoreCore:
         busy_timeout_ms: int = 60_000,
         episode_label: str | None = "session",
         window_tokens: int | None = None,
+        stage: str = "hybrid",
     ) -> None:
         self.path = os.fspath(path)
+        self.stage = check_stage(stage, "stage")
         self.embedder = resolve_embedder(embedder)
         self.reranker = reranker
         if reranker is not None and getattr(reranker, "embedder", False) is None:
@@ -150,6 +160,7 @@ class StoreCore:
             busy_timeout_ms=self.busy_timeout_ms,
             episode_label=self.episode_label,
             window_tokens=self.window_tokens,
+            stage=self.stage,
         )
         with self._lock:
             self.conn.backup(other.conn)

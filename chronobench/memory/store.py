@@ -31,7 +31,7 @@ from chronobench.memory import integrity as integ
 from chronobench.memory import query as q
 from chronobench.memory import resolve as rs
 from chronobench.memory.commit import ensure_scope, scope_tag
-from chronobench.memory.core import StoreCore
+from chronobench.memory.core import StoreCore, check_stage
 from chronobench.memory.embedders import shared_cache
 from chronobench.memory.erasure import optimise_indexes, redact_in_txn
 from chronobench.memory.rollback import revert_to, truncate_to
@@ -60,6 +60,9 @@ class ChronoMem(StoreCore):
         episode_label: commit label that names a commit's episode (default
             ``"session"``); requests about a whole episode then target its boundary
             (see :func:`chronobench.memory.query.refers_to_episode`). None disables it.
+        stage: the retrieval that finds the commit a request describes, before the
+            reranker and the intent/episode rules: ``"lexical"`` (FTS5 bm25),
+            ``"dense"`` (embedding cosine) or ``"hybrid"`` (both, RRF; default).
     """
 
     # -- reads ------------------------------------------------------------------------------
@@ -205,11 +208,17 @@ class ChronoMem(StoreCore):
         return q.detect_intent(query)
 
     def _described(
-        self, app: str, user: str, query: str, k: int, rerank: bool = True
+        self, app: str, user: str, query: str, k: int, rerank: bool = True, stage: str | None = None
     ) -> list[tuple[int, float]]:
-        """Commits the query describes: hybrid fusion, then the optional reranker."""
+        """Commits the query describes: the retrieval ``stage``, then the optional reranker."""
         cq = q.content_query(query)
-        fused = self.resolve_hybrid(app, user, cq, max(k, self.rerank_depth))
+        stage = self.stage if stage is None else check_stage(stage, "stage")
+        retrieve = {
+            "lexical": self.resolve_lexical,
+            "dense": self.resolve_dense,
+            "hybrid": self.resolve_hybrid,
+        }[stage]
+        fused = retrieve(app, user, cq, max(k, self.rerank_depth))
         if self.reranker is None or not rerank or not fused:
             return fused[:k]
         head = fused[: self.rerank_depth]
@@ -235,19 +244,21 @@ class ChronoMem(StoreCore):
         *,
         intent: str | None = None,
         rerank: bool = True,
+        stage: str | None = None,
     ) -> list[tuple[int, float]]:
         """Ranked restore targets ``[(version_id, score)]`` for a rollback request.
 
-        Hybrid retrieval (and the reranker, if any) finds the commits the request
-        describes; the intent (detected, or forced with ``intent``) maps an
-        ``undo`` to each commit's parent and keeps ``restore_to`` targets as is.
-        ``rerank=False`` skips the reranker (an ablation).
+        The retrieval ``stage`` (default: the store's ``stage``; "lexical", "dense" or
+        "hybrid") and the reranker, if any, find the commits the request describes;
+        the intent (detected, or forced with ``intent``) maps an ``undo`` to each
+        commit's parent and keeps ``restore_to`` targets as is. ``rerank=False``
+        skips the reranker (an ablation).
         """
         sc = self._require(app, user)
         intent = intent or q.detect_intent(query)
         if intent not in ("undo", "restore_to"):
             raise ValueError(f"intent must be 'undo' or 'restore_to', got {intent!r}")
-        described = self._described(app, user, query, k + 1, rerank)
+        described = self._described(app, user, query, k + 1, rerank, stage)
         return self._targets(sc, described, intent, query)[:k]
 
     def _targets(
