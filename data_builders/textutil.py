@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import string
+
+from chronobench.data.text import contains_phrase, normalize, stable_hash  # noqa: F401 (re-exported)
 
 
 def words(text: str) -> list[str]:
@@ -34,22 +35,9 @@ STOPWORDS = frozenset(
 _PUNCT_TABLE = str.maketrans("", "", string.punctuation)
 
 
-def stable_hash(*parts: object) -> int:
-    """A process-independent 64-bit hash (Python's ``hash`` is salted per process)."""
-    h = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
-    return int.from_bytes(h[:8], "big")
-
-
 def pick(options: list[str] | tuple[str, ...], *key: object) -> str:
     """Choose one option deterministically from a key."""
     return options[stable_hash(*key) % len(options)]
-
-
-def normalize(text: str) -> str:
-    """LoCoMo-style normalisation: lowercase, no commas/punctuation/articles, single spaces."""
-    text = text.replace(",", "").lower().translate(_PUNCT_TABLE)
-    words = [w for w in text.split() if w not in ("a", "an", "the", "and")]
-    return " ".join(words)
 
 
 def content_words(text: str) -> frozenset[str]:
@@ -75,10 +63,3 @@ def date_like(text: str) -> str | None:
     if _MONTH_RE.search(text):
         return "date_words"
     return None
-
-
-def contains_phrase(haystack_norm: str, needle_norm: str) -> bool:
-    """Whole-word containment of one normalised string in another."""
-    if not needle_norm:
-        return False
-    return f" {needle_norm} " in f" {haystack_norm} "

@@ -85,7 +85,7 @@ def _target(rec: dict[str, Any], stream: Stream, path: Path, line: int) -> int:
 
 def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list[RollbackQuery]:
     """Validate ``path`` against a built dataset and return its queries (source="user")."""
-    from data_builders.probes import ProbePool, attach_probes  # lazy: keeps import light
+    from chronobench.data.probes import ProbePool, attach_probes
 
     path = Path(path)
     if not path.is_file():
