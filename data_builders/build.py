@@ -24,6 +24,7 @@ LOCOMO_DEFAULTS: dict[str, Any] = {
     "max_answerable": 3,
     "max_future": 3,
     "jaccard_threshold": 0.5,
+    "episode_margin": 0.8,  # data_builders/uniqueness.py: runner-up episode < 80% of own
     "seed": 0,
     "strict": False,
 }

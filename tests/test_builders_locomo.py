@@ -63,6 +63,29 @@ def test_writes_carry_labels_and_intents_balance(built: dict[str, Path]) -> None
     assert m["source"]["sha256"] and m["dropped_anchors"]
 
 
+def test_anchors_single_out_their_episode(built: dict[str, Path]) -> None:
+    """Issue 9 item 6: every kept anchor beats every other episode's indexed text under
+    BM25 by the margin, and the drops are reported in the manifest."""
+    from data_builders.uniqueness import Episode, EpisodeIndex, episode_verdict
+
+    ds = load_built(built["session"])
+    assert any(":episode_" in k for k in ds.manifest["dropped_anchors"])
+    margin = ds.manifest["parameters"]["episode_margin"]
+    for s in ds.streams:
+        index = EpisodeIndex(
+            [
+                Episode(f"s{w.labels['session']}", " ".join(o.text or "" for o in w.ops))
+                for w in s.writes
+            ]
+        )
+        # Event anchors: the query phrase is the event text (QA phrases are rephrased).
+        for q in (q for q in ds.queries if q.stream_id == s.stream_id and q.anchor_kind == "event"):
+            own = f"s{s.writes[q.anchor_version - 1].labels['session']}"
+            verdict = episode_verdict(index.scores(q.anchor.rstrip(". ")), own, margin)
+            assert verdict is None, q.query_id
+        index.close()
+
+
 def test_leakage_guard(built: dict[str, Path]) -> None:
     """Anchors come from fields that are never indexed, and never appear verbatim in any
     indexed text (ops or summaries)."""

@@ -7,6 +7,7 @@ indexed, which is the leakage guard (see data_builders/README.md).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from data_builders.grammar import question_descriptor
@@ -14,6 +15,7 @@ from data_builders.locomo.pool import session_events
 from data_builders.locomo.streams import StreamBuild
 from data_builders.probes import ProbePool
 from data_builders.queries import Anchor
+from data_builders.uniqueness import Episode, EpisodeIndex
 
 
 def event_anchors(rec: dict[str, Any], sb: StreamBuild) -> list[Anchor]:
@@ -74,3 +76,22 @@ def qa_anchors(
             )
         )
     return out, drops
+
+
+def episode_indexes(sb: StreamBuild) -> dict[str, tuple[EpisodeIndex, Callable[[Anchor], str]]]:
+    """BM25 indexes over what systems see, by anchor scope: whole sessions (for session
+    anchors, keyed ``s<n>`` like :attr:`Anchor.group`) and single writes (for message
+    anchors at turn or observation granularity, keyed ``v<version>``)."""
+    writes = sb.stream.writes
+
+    def text(first: int, last: int) -> str:
+        return "\n".join(op.text or "" for w in writes[first - 1 : last] for op in w.ops)
+
+    sessions = [Episode(f"s{n}", text(a, b)) for n, (a, b) in sorted(sb.spans.items())]
+    out: dict[str, tuple[EpisodeIndex, Callable[[Anchor], str]]] = {
+        "session": (EpisodeIndex(sessions), lambda a: a.group)
+    }
+    if sb.stream.granularity != "session":
+        single = [Episode(f"v{w.version}", text(w.version, w.version)) for w in writes]
+        out["write"] = (EpisodeIndex(single), lambda a: f"v{a.anchor_version}")
+    return out
