@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -183,12 +183,15 @@ class StoreCore:
         labels: Mapping[str, Any] | None = None,
         summary: str | None = None,
         valid_time: str | None = None,
+        on_commit: Callable[[sqlite3.Connection, int, int], None] | None = None,
     ) -> int:
         """Commit one write as a new version and move HEAD to it; returns its version id.
 
         ``ops`` are :class:`~chronobench.data.schema.MemoryOp` objects or mappings
         ``{op, item_id, text, meta}``. Events, snapshot manifest, descriptor index
-        (FTS5 + vectors) and HEAD change in one SQLite transaction.
+        (FTS5 + vectors) and HEAD change in one SQLite transaction. ``on_commit(conn,
+        scope_id, version_id)`` (extension point, e.g. the repair track's provenance
+        writer) runs inside that transaction; if it raises, the commit is rolled back.
         """
         write = {
             "ops": ops,
@@ -198,9 +201,16 @@ class StoreCore:
             "summary": summary,
             "valid_time": valid_time,
         }
-        return self.commit_many(app, user, [write])[0]
+        return self.commit_many(app, user, [write], on_commit=on_commit)[0]
 
-    def commit_many(self, app: str, user: str, writes: Sequence[Any]) -> list[int]:
+    def commit_many(
+        self,
+        app: str,
+        user: str,
+        writes: Sequence[Any],
+        *,
+        on_commit: Callable[[sqlite3.Connection, int, int], None] | None = None,
+    ) -> list[int]:
         """Commit several writes, one version each, embedding all descriptors in one call.
 
         Each write is a mapping with the keyword arguments of :meth:`commit` (or a
@@ -236,6 +246,8 @@ class StoreCore:
                     out.append(
                         self._apply(conn, sid, prepared[i], dense_texts[i], vectors[i], erased)
                     )
+                    if on_commit is not None:
+                        on_commit(conn, sid, out[-1])
             if erased:
                 shared_cache(self.embedder).forget(erased)
                 with self._lock:
