@@ -9,8 +9,12 @@ stream's own timeline (0 = empty store). Stages:
 - ``hybrid``: both, fused by reciprocal rank fusion;
 - ``chronomem``: hybrid + reranker + intent handling (undo targets the version before
   the matched commit), i.e. what ``rollback_to_version_by_nl_query`` restores;
-- ``chronomem_norerank``: the same without the reranker (an ablation that shows what the
-  reranker adds on top of request parsing and intent handling).
+- ``chronomem_norerank``: the same without the reranker, i.e. hybrid retrieval + the
+  request rules (content words, intent, episode scope); shows what the reranker adds;
+- ``bm25_rules`` / ``dense_rules``: the request rules on top of a single retrieval stage
+  (no reranker). With ``chronomem_norerank`` as "hybrid + rules", these rows separate
+  reading the request (``x`` vs ``x_rules``) from retrieval (``bm25_rules`` vs
+  ``dense_rules`` vs ``chronomem_norerank``).
 """
 
 from __future__ import annotations
@@ -26,8 +30,25 @@ _STAGES = {
     "hybrid": "resolve_hybrid",
     "chronomem": "resolve",
     "chronomem_norerank": "resolve",
+    "bm25_rules": "resolve",
+    "dense_rules": "resolve",
 }
-_KWARGS: dict[str, dict[str, Any]] = {"chronomem_norerank": {"rerank": False}}
+_KWARGS: dict[str, dict[str, Any]] = {
+    "chronomem_norerank": {"rerank": False, "stage": "hybrid"},
+    "bm25_rules": {"rerank": False, "stage": "lexical"},
+    "dense_rules": {"rerank": False, "stage": "dense"},
+}
+
+# Display labels for tables (the leaderboard renders them; keep in sync with tables.py).
+LABELS = {
+    "bm25": "BM25-only",
+    "dense": "Dense-only (MiniLM)",
+    "hybrid": "Hybrid (RRF)",
+    "bm25_rules": "BM25 + request rules",
+    "dense_rules": "Dense + request rules",
+    "chronomem_norerank": "Hybrid + request rules (ChronoMem w/o reranker)",
+    "chronomem": "ChronoMem (hybrid + rules + reranker)",
+}
 
 
 def selector_names() -> list[str]:

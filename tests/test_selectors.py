@@ -1,0 +1,60 @@
+"""RQ1 selectors: retrieval stages alone, and each stage + the request rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from chronobench.data.schema import MemoryOp, Stream, Write
+from chronobench.memory import HashEmbedder
+from chronobench.selectors import LABELS, StoreSelector, selector_names
+from chronobench.systems.stores import StoreProvider
+
+TEXTS = [
+    "Ann: I adopted a puppy called Rex from the shelter",
+    "Ann: started pottery classes on Tuesdays",
+    "Ann: we moved to Lisbon for my new job",
+    "Ann: ran my first half marathon by the river",
+]
+
+
+@pytest.fixture(scope="module")
+def setup() -> tuple[Stream, StoreProvider]:
+    writes = [
+        Write(version=j, ops=[MemoryOp(op="add", item_id=f"m{j}", text=t)], labels={"session": j})
+        for j, t in enumerate(TEXTS, start=1)
+    ]
+    stream = Stream(
+        stream_id="t/s", dataset="t", granularity="session", sample_id="s", writes=writes
+    )
+    provider = StoreProvider(embedder=HashEmbedder())
+    yield stream, provider
+    provider.close()
+
+
+def _top(setup: tuple[Stream, StoreProvider], name: str, text: str) -> int:
+    stream, provider = setup
+    ranked = StoreSelector(name, provider).search(stream, {"q": text}, top_k=5)["q"]
+    return ranked[0][0]
+
+
+def test_every_selector_has_a_label() -> None:
+    assert set(LABELS) == set(selector_names())
+    assert {"bm25_rules", "dense_rules"} <= set(selector_names())
+
+
+def test_rules_apply_intent_on_top_of_a_stage(setup: tuple[Stream, StoreProvider]) -> None:
+    undo = "Forget everything since the conversation where Ann started pottery classes"
+    restore = "Go back to right after the conversation where Ann started pottery classes"
+    assert _top(setup, "bm25", undo) == 2  # retrieval alone finds the described commit
+    assert _top(setup, "bm25_rules", undo) == 1  # undo: the version before it
+    assert _top(setup, "bm25_rules", restore) == 2
+    assert _top(setup, "chronomem_norerank", undo) == 1
+    # Whatever the dense stage finds, the rules shift an undo to its parent.
+    stream, provider = setup
+    found = StoreSelector("dense", provider).search(stream, {"q": "pottery classes"}, 5)["q"]
+    assert _top(setup, "dense_rules", undo) == found[0][0] - 1
+
+
+def test_unknown_selector_is_refused(setup: tuple[Stream, StoreProvider]) -> None:
+    with pytest.raises(KeyError, match="unknown selector"):
+        StoreSelector("bm25_plus", setup[1])
