@@ -24,7 +24,7 @@ SCHEMA_VERSION = "1.0"
 OpName = Literal["add", "update", "delete", "consolidate", "revert", "redact"]
 Intent = Literal["restore_to", "undo"]
 QuerySource = Literal["template", "paraphrase", "user"]
-ProbeKind = Literal["qa", "future_qa", "summary"]
+ProbeKind = Literal["qa", "future_qa", "final_qa", "summary"]
 Scoring = Literal["locomo", "mab"]
 
 

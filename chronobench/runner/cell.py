@@ -22,7 +22,7 @@ from chronobench.runner.provenance import config_hash, git_revision, library_ver
 def _generation_wanted(task: dict[str, Any]) -> set[str]:
     kinds = set()
     if task.get("qa"):
-        kinds |= {"qa", "future_qa"}
+        kinds |= {"qa", "future_qa", "final_qa"}
     if task.get("summary"):
         kinds.add("summary")
     return kinds
