@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from chronobench.memory.sql import alive, alive_at, visible
 from chronobench.memory.types import OPS, InvalidOpError, NormalOp
 
 REDACTED = "[redacted]"
@@ -61,7 +62,7 @@ def open_text(conn: sqlite3.Connection, scope_id: int, item_id: str) -> str | No
     """Text of ``item_id`` in S(HEAD), or None."""
     row = conn.execute(
         "SELECT b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id AND b.hash = s.hash "
-        "WHERE s.scope_id = ? AND s.item_id = ? AND s.to_seq IS NULL",
+        f"WHERE s.scope_id = ? AND s.item_id = ? AND {alive(conn, scope_id)}",
         (scope_id, item_id),
     ).fetchone()
     return row[0] if row else None
@@ -115,12 +116,16 @@ def ensure_scope(conn: sqlite3.Connection, app: str, user: str) -> int:
 
 
 def close_span(conn: sqlite3.Connection, span_id: int, from_seq: int, seq: int) -> None:
-    """End an open span at ``seq`` (or drop it if it was opened in this same commit)."""
+    """End an open span at ``seq`` (or drop it if it was opened in this same commit).
+
+    A closed span stays in the item index (searches filter on liveness), so a later
+    truncate that discards the close has nothing to re-index.
+    """
     if from_seq >= seq:
         conn.execute("DELETE FROM spans WHERE span_id = ?", (span_id,))
+        conn.execute("DELETE FROM item_fts WHERE rowid = ?", (span_id,))
     else:
         conn.execute("UPDATE spans SET to_seq = ? WHERE span_id = ?", (seq, span_id))
-    conn.execute("DELETE FROM item_fts WHERE rowid = ?", (span_id,))
 
 
 def open_span(
@@ -145,8 +150,8 @@ def set_item(
 ) -> None:
     """Make ``item_id`` hold ``text`` (None: absent) from ``seq`` on."""
     row = conn.execute(
-        "SELECT span_id, hash, from_seq FROM spans "
-        "WHERE scope_id = ? AND item_id = ? AND to_seq IS NULL",
+        "SELECT span_id, hash, from_seq FROM spans s "
+        f"WHERE s.scope_id = ? AND s.item_id = ? AND {alive(conn, scope_id)}",
         (scope_id, item_id),
     ).fetchone()
     h = content_hash(text) if text is not None else None
@@ -162,15 +167,19 @@ def _revert_text(conn: sqlite3.Connection, scope_id: int, o: NormalOp) -> str | 
     """Text an item-level ``revert`` op restores (meta ``to_version``, else previous value)."""
     to_version = o.meta.get("to_version")
     if to_version is not None:
+        if isinstance(to_version, bool) or not isinstance(to_version, int):
+            raise InvalidOpError(f"revert {o.item_id!r}: meta.to_version must be a version id")
         row = conn.execute(
-            "SELECT seq FROM versions WHERE scope_id = ? AND version_id = ?",
+            "SELECT seq FROM versions v WHERE scope_id = ? AND version_id = ? AND "
+            + visible(conn, scope_id, "v.seq"),
             (scope_id, int(to_version)),
         ).fetchone()
         if row is None:
             raise InvalidOpError(f"revert {o.item_id!r}: meta.to_version {to_version} is unknown")
-        cond, args = "s.from_seq <= ? AND (s.to_seq IS NULL OR s.to_seq > ?)", (row[0], row[0])
-    else:
-        cond, args = "s.to_seq IS NOT NULL ORDER BY s.to_seq DESC LIMIT 1", ()
+        cond, args = alive_at(conn, scope_id), (row[0], row[0])
+    else:  # the value before the current one: the last span closed on the current history
+        vis_to = visible(conn, scope_id, "s.to_seq")
+        cond, args = f"s.to_seq IS NOT NULL AND {vis_to} ORDER BY s.to_seq DESC LIMIT 1", ()
     got = conn.execute(
         "SELECT b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id AND b.hash = s.hash "
         f"WHERE s.scope_id = ? AND s.item_id = ? AND {cond}",
@@ -195,10 +204,10 @@ def apply_commit(
     redact_item: Callable[[str], None],
 ) -> int:
     """Append one version (events, spans, descriptor index, HEAD); return its id."""
-    head_vid, head_seq, vid = conn.execute(
-        "SELECT head_vid, head_seq, next_vid FROM scopes WHERE scope_id = ?", (scope_id,)
+    head_vid, seq, vid = conn.execute(
+        "SELECT head_vid, next_seq, next_vid FROM scopes WHERE scope_id = ?", (scope_id,)
     ).fetchone()
-    seq, now = head_seq + 1, time.time()
+    now = time.time()
     for o in ops:
         if o.op == "redact":
             redact_item(o.item_id)
@@ -258,8 +267,8 @@ def apply_commit(
         [(vrow, i, np.asarray(v, dtype=np.float32).tobytes()) for i, v in enumerate(vectors)],
     )
     conn.execute(
-        "UPDATE scopes SET head_vid = ?, head_seq = ?, next_vid = ?, gen = gen + 1 "
+        "UPDATE scopes SET head_vid = ?, head_seq = ?, next_vid = ?, next_seq = ?, gen = gen + 1 "
         "WHERE scope_id = ?",
-        (vid, seq, vid + 1, scope_id),
+        (vid, seq, vid + 1, seq + 1, scope_id),
     )
     return int(vid)

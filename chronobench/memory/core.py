@@ -6,20 +6,21 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
 
 from chronobench.memory import commit as cm
 from chronobench.memory import integrity as integ
+from chronobench.memory import validate as val
 from chronobench.memory.embedders import (
     resolve_embedder,
     shared_cache,
     split_windows,
     window_budget,
 )
-from chronobench.memory.erasure import optimise_indexes, redact_in_txn
+from chronobench.memory.erasure import item_known, optimise_indexes, redact_in_txn, secure_delete
 from chronobench.memory.resolve import DenseCache
 from chronobench.memory.sql import connect
 from chronobench.memory.types import InvalidOpError
@@ -99,7 +100,9 @@ class StoreCore:
     def _scope(self, app: str, user: str) -> tuple[int, int, int, int] | None:
         """(scope_id, head_vid, head_seq, gen) or None when the scope has no data."""
         for name, value in (("app", app), ("user", user)):
-            if not isinstance(value, str) or not value:
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+            if not value:
                 raise ValueError(f"{name} must be a non-empty string, got {value!r}")
         with self._lock:
             row = self.conn.execute(
@@ -193,6 +196,12 @@ class StoreCore:
         scope_id, version_id)`` (extension point, e.g. the repair track's provenance
         writer) runs inside that transaction; if it raises, the commit is rolled back.
         """
+        val.text(source, "source", empty=True)
+        val.text(reason, "reason", empty=True)
+        val.optional_text(summary, "summary")
+        val.optional_text(valid_time, "valid_time")
+        if labels is not None and not isinstance(labels, Mapping):
+            raise TypeError(f"labels must be a mapping or None, got {type(labels).__name__}")
         write = {
             "ops": ops,
             "source": source,
@@ -217,6 +226,10 @@ class StoreCore:
         :class:`~chronobench.data.schema.Write`; its ``version`` field is ignored).
         """
         self._scope(app, user)  # validates app/user
+        if isinstance(writes, (str, bytes, Mapping)) or not isinstance(writes, Sequence):
+            raise TypeError(f"writes must be a list of writes, got {type(writes).__name__}")
+        if on_commit is not None and not callable(on_commit):
+            raise TypeError("on_commit must be callable(conn, scope_id, version_id) or None")
         prepared = [self._prepare(i, w) for i, w in enumerate(writes)]
         if not prepared:
             return []
@@ -237,22 +250,21 @@ class StoreCore:
         out: list[int] = []
         for start in range(0, len(prepared), BATCH_TXN):
             chunk = range(start, min(start + BATCH_TXN, len(prepared)))
-            if any(o.op == "redact" for i in chunk for o in prepared[i]["ops"]):
-                self.conn.execute("PRAGMA secure_delete = ON")
+            redacts = any(o.op == "redact" for i in chunk for o in prepared[i]["ops"])
             erased: list[str] = []
-            with self._txn() as conn:
-                sid = cm.ensure_scope(conn, app, user)
-                for i in chunk:
-                    out.append(
-                        self._apply(conn, sid, prepared[i], dense_texts[i], vectors[i], erased)
-                    )
-                    if on_commit is not None:
-                        on_commit(conn, sid, out[-1])
+            with self._lock, secure_delete(self.conn) if redacts else nullcontext():
+                with self._txn() as conn:
+                    sid = cm.ensure_scope(conn, app, user)
+                    for i in chunk:
+                        out.append(
+                            self._apply(conn, sid, prepared[i], dense_texts[i], vectors[i], erased)
+                        )
+                        if on_commit is not None:
+                            on_commit(conn, sid, out[-1])
+                if redacts:
+                    optimise_indexes(self.conn)
             if erased:
                 shared_cache(self.embedder).forget(erased)
-                with self._lock:
-                    optimise_indexes(self.conn)
-                    self.conn.execute("PRAGMA secure_delete = OFF")
         return out
 
     def _prepare(self, index: int, write: Any) -> dict[str, Any]:
@@ -265,6 +277,9 @@ class StoreCore:
         for key in ("source", "reason"):
             if not isinstance(data.get(key), str):
                 raise InvalidOpError(f"writes[{index}].{key} must be a string")
+        for key in ("summary", "valid_time"):
+            if data.get(key) is not None and not isinstance(data[key], str):
+                raise InvalidOpError(f"writes[{index}].{key} must be a string or None")
         labels = data.get("labels") or {}
         if not isinstance(labels, Mapping):
             raise InvalidOpError(f"writes[{index}].labels must be a mapping")
@@ -293,8 +308,16 @@ class StoreCore:
             vecs = self._embed(dense)
 
         def redact_item(item_id: str) -> None:
+            if not item_known(conn, sid, item_id):
+                return
             _, texts = redact_in_txn(
-                conn, sid, item_id, reason=p["reason"], source=p["source"], embed=self._embed
+                conn,
+                sid,
+                item_id,
+                by="id",
+                reason=p["reason"],
+                source=p["source"],
+                embed=self._embed,
             )
             erased.extend(texts)
 
@@ -316,9 +339,16 @@ class StoreCore:
     # -- answer provenance ------------------------------------------------------------------
 
     def record_answer(self, app: str, user: str, text: str, used_items: Iterable[str]) -> int:
-        """Store a sent answer and the item contents it relied on; returns its id."""
+        """Store a sent answer and the item contents it relied on; returns its id.
+
+        ``used_items`` must be a list of item ids: a bare string is a TypeError (it
+        would otherwise be read as one id per character).
+        """
+        val.text(text, "text", empty=True)
+        used = val.item_ids(used_items, "used_items")
+        self._scope(app, user)  # validates app/user
         with self._txn() as conn:
-            return integ.record_answer(conn, cm.ensure_scope(conn, app, user), text, used_items)
+            return integ.record_answer(conn, cm.ensure_scope(conn, app, user), text, used)
 
     def answers_relying_on_changed(self, app: str, user: str) -> list[dict[str, Any]]:
         """Sent answers that used an item whose current content differs (or is gone)."""

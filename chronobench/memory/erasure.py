@@ -1,12 +1,20 @@
-"""Redaction (erasure): content disappears everywhere, audit metadata stays.
+"""Redaction (erasure): content disappears from every table and index; audit metadata stays.
 
-A redaction removes the matched item contents from every snapshot (their spans),
-the blob store, the event log (hashes nulled, events flagged), the item and
-descriptor FTS indexes, the descriptor vectors, the in-process embedding cache, and recorded answer
-texts. Only an audit row (item ids, counts, reason, time) remains. SQLite's
-``secure_delete`` is switched on for the transaction, the FTS indexes are
-optimised and the WAL is checkpointed afterwards (by the store), so the bytes do
-not linger in free pages or index segments either.
+Two modes (see :meth:`ChronoMem.redact`):
+
+- by id: every content item ``x`` ever held is erased: its spans (current, past and
+  discarded history), its item-index rows, its events' content hashes, and its blobs
+  unless another item holds the very same text (that item is not redacted). The id
+  itself is never used as a search string, so unrelated text containing it is intact.
+- by text: every stored content containing the text is erased, whatever item holds it.
+
+In both modes the erased texts (and, by text, the text itself) are then replaced by
+``[redacted]`` wherever free text can quote them: commit descriptors (re-indexed in
+FTS and re-embedded), summaries, reasons and sources of versions/events/audit rows
+(NL rollback requests are stored there), labels and op metadata, and recorded
+answers. The caller runs this inside one write transaction under
+:func:`secure_delete` and then :func:`optimise_indexes` (FTS segment merge and a
+WAL checkpoint), so deleted bytes are zeroed in the database file, not just unlinked.
 """
 
 from __future__ import annotations
@@ -14,84 +22,132 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
 from chronobench.memory.commit import REDACTED, scope_tag
 
 
-def _matching_hashes(
-    conn: sqlite3.Connection, scope_id: int, item_or_text: str
-) -> tuple[list[str], list[str]]:
-    """(hashes to erase, item ids affected): all contents of an item id, else blobs
-    containing the text."""
-    rows = conn.execute(
-        "SELECT DISTINCT hash FROM spans WHERE scope_id = ? AND item_id = ?",
-        (scope_id, item_or_text),
-    ).fetchall()
-    if rows:
-        return [r[0] for r in rows], [item_or_text]
-    rows = conn.execute(
-        "SELECT hash FROM blobs WHERE scope_id = ? AND instr(text, ?) > 0",
-        (scope_id, item_or_text),
-    ).fetchall()
-    hashes = [r[0] for r in rows]
-    items = (
-        [
-            r[0]
-            for r in conn.execute(
-                f"SELECT DISTINCT item_id FROM spans WHERE scope_id = ? AND hash IN "
-                f"({','.join('?' * len(hashes))})",
-                (scope_id, *hashes),
-            ).fetchall()
-        ]
-        if hashes
-        else []
-    )
-    return hashes, items
+@contextmanager
+def secure_delete(conn: sqlite3.Connection) -> Iterator[None]:
+    """``PRAGMA secure_delete = ON`` for the block, then the prior value restored."""
+    prior = int(conn.execute("PRAGMA secure_delete").fetchone()[0])
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA secure_delete = {prior}")
+
+
+def item_known(conn: sqlite3.Connection, scope_id: int, item_id: str) -> bool:
+    """True when ``item_id`` has a span or an event in the scope (any history)."""
+    for table in ("spans", "events"):
+        row = conn.execute(
+            f"SELECT 1 FROM {table} WHERE scope_id = ? AND item_id = ? LIMIT 1", (scope_id, item_id)
+        ).fetchone()
+        if row:
+            return True
+    return False
+
+
+def _in(values: list) -> str:
+    return ",".join("?" * len(values))
 
 
 def redact_in_txn(
     conn: sqlite3.Connection,
     scope_id: int,
-    item_or_text: str,
+    target: str,
     *,
+    by: str,
     reason: str,
     source: str,
     embed: Callable[[str], np.ndarray],
 ) -> tuple[dict, list[str]]:
-    """Erase ``item_or_text``; return (audit detail, erased texts for cache eviction)."""
-    if not item_or_text:
-        raise ValueError("redact needs a non-empty item id or text")
-    hashes, items = _matching_hashes(conn, scope_id, item_or_text)
-    texts: list[str] = []
+    """Erase ``target`` (an item id when ``by == "id"``, else a text).
+
+    Returns (report, erased texts). The report names every item and version touched
+    and holds no erased text; it is also stored as the audit row's detail.
+    """
+    if by == "id":
+        hashes = [
+            r[0]
+            for r in conn.execute(
+                "SELECT hash FROM spans WHERE scope_id = ? AND item_id = ? UNION "
+                "SELECT hash FROM events WHERE scope_id = ? AND item_id = ? AND hash IS NOT NULL",
+                (scope_id, target, scope_id, target),
+            )
+        ]
+        items = [target]
+        span_cond, span_args = "item_id = ? AND ", [target]
+    else:
+        hashes = [
+            r[0]
+            for r in conn.execute(
+                "SELECT hash FROM blobs WHERE scope_id = ? AND instr(text, ?) > 0",
+                (scope_id, target),
+            )
+        ]
+        items = sorted(
+            {
+                r[0]
+                for r in conn.execute(
+                    f"SELECT item_id FROM spans WHERE scope_id = ? AND hash IN ({_in(hashes)}) "
+                    f"UNION SELECT item_id FROM events WHERE scope_id = ? AND hash IN ({_in(hashes)})",
+                    (scope_id, *hashes, scope_id, *hashes),
+                )
+            }
+        )
+        span_cond, span_args = "", []
+    texts = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT text FROM blobs WHERE scope_id = ? AND hash IN ({_in(hashes)})",
+            (scope_id, *hashes),
+        )
+    ]
+    versions: set[int] = {
+        r[0]
+        for r in conn.execute(
+            f"SELECT version_id FROM events WHERE scope_id = ? AND {span_cond}hash IN ({_in(hashes)})",
+            (scope_id, *span_args, *hashes),
+        )
+    }
     for h in hashes:
-        row = conn.execute(
-            "SELECT text FROM blobs WHERE scope_id = ? AND hash = ?", (scope_id, h)
-        ).fetchone()
-        if row:
-            texts.append(row[0])
+        cond = f"scope_id = ? AND {span_cond}hash = ?"
+        args = (scope_id, *span_args, h)
         conn.execute(
-            "DELETE FROM item_fts WHERE rowid IN (SELECT span_id FROM spans WHERE scope_id = ? "
-            "AND hash = ? AND to_seq IS NULL)",
-            (scope_id, h),
+            f"DELETE FROM item_fts WHERE rowid IN (SELECT span_id FROM spans WHERE {cond})", args
         )
-        conn.execute("DELETE FROM spans WHERE scope_id = ? AND hash = ?", (scope_id, h))
-        conn.execute("DELETE FROM blobs WHERE scope_id = ? AND hash = ?", (scope_id, h))
+        conn.execute(f"DELETE FROM spans WHERE {cond}", args)
+        conn.execute(f"UPDATE events SET hash = NULL, redacted = 1 WHERE {cond}", args)
         conn.execute(
-            "UPDATE events SET hash = NULL, redacted = 1 WHERE scope_id = ? AND hash = ?",
-            (scope_id, h),
+            "DELETE FROM blobs WHERE scope_id = ? AND hash = ? AND NOT EXISTS "
+            "(SELECT 1 FROM spans WHERE scope_id = ? AND hash = ?)",
+            (scope_id, h, scope_id, h),
         )
-    needles = sorted({*texts, item_or_text}, key=len, reverse=True)
+    needles = sorted({*texts, *([target] if by == "text" else [])}, key=len, reverse=True)
+    needles = [n for n in needles if n]
     scrubbed = _scrub_descriptors(conn, scope_id, needles, embed)
+    versions.update(scrubbed)
+    versions.update(_scrub_free_text(conn, scope_id, needles))
+    answers = 0
     for needle in needles:
-        conn.execute(
-            "UPDATE answers SET text = replace(text, ?, ?) WHERE scope_id = ?",
-            (needle, REDACTED, scope_id),
-        )
+        answers += conn.execute(
+            "UPDATE answers SET text = replace(text, ?, ?) WHERE scope_id = ? AND instr(text, ?) > 0",
+            (needle, REDACTED, scope_id, needle),
+        ).rowcount
     conn.execute("UPDATE scopes SET gen = gen + 1 WHERE scope_id = ?", (scope_id,))
-    detail = {"items": items, "contents": len(hashes), "descriptors": scrubbed}
+    detail = {
+        "by": by,
+        "items": items,
+        "versions": sorted(versions),
+        "contents": len(hashes),
+        "descriptors": len(scrubbed),
+        "answers": answers,
+    }
     conn.execute(
         "INSERT INTO audit (scope_id, action, detail, source, reason, recorded) "
         "VALUES (?, 'redact', ?, ?, ?, ?)",
@@ -102,56 +158,90 @@ def redact_in_txn(
 
 def _scrub_descriptors(
     conn: sqlite3.Connection, scope_id: int, needles: list[str], embed: Callable[[str], np.ndarray]
-) -> int:
-    """Rewrite descriptors mentioning any needle and re-index them (FTS + vectors)."""
-    hits: dict[int, str] = {}
+) -> set[int]:
+    """Rewrite descriptors (dense text and FTS body) quoting a needle; returns version ids."""
+    tag = scope_tag(scope_id)
+    hits: dict[int, tuple[int, str]] = {}
     for needle in needles:
-        for vrow, desc in conn.execute(
-            "SELECT vrow, descriptor FROM versions WHERE scope_id = ? AND instr(descriptor, ?) > 0",
+        for vrow, vid, desc in conn.execute(
+            "SELECT vrow, version_id, descriptor FROM versions WHERE scope_id = ? "
+            "AND instr(descriptor, ?) > 0",
             (scope_id, needle),
         ).fetchall():
-            hits[vrow] = desc
-    tag = scope_tag(scope_id)
-    for vrow in list(hits):
-        dense = hits[vrow]
-        lexical = conn.execute("SELECT body FROM desc_fts WHERE rowid = ?", (vrow,)).fetchone()
-        lexical_txt = lexical[0] if lexical else dense
+            hits[vrow] = (vid, desc)
+    bodies: dict[int, str] = {}
+    for needle in needles:  # the lexical body also holds labels and item ids
+        for vrow, body in conn.execute(
+            "SELECT rowid, body FROM desc_fts WHERE desc_fts MATCH ? AND instr(body, ?) > 0",
+            (f'tag : "{tag}"', needle),
+        ).fetchall():
+            bodies[vrow] = body
+    touched: set[int] = set()
+    for vrow in set(hits) | set(bodies):
+        row = conn.execute(
+            "SELECT version_id, descriptor FROM versions WHERE vrow = ?", (vrow,)
+        ).fetchone()
+        if row is None:
+            continue
+        vid, dense = row
+        body = bodies.get(vrow)
+        if body is None:
+            got = conn.execute("SELECT body FROM desc_fts WHERE rowid = ?", (vrow,)).fetchone()
+            body = got[0] if got else dense
         for needle in needles:
             dense = dense.replace(needle, REDACTED)
-            lexical_txt = lexical_txt.replace(needle, REDACTED)
-        conn.execute("UPDATE versions SET descriptor = ? WHERE vrow = ?", (dense, vrow))
+            body = body.replace(needle, REDACTED)
         conn.execute("DELETE FROM desc_fts WHERE rowid = ?", (vrow,))
-        conn.execute(
-            "INSERT INTO desc_fts (rowid, tag, body) VALUES (?, ?, ?)", (vrow, tag, lexical_txt)
-        )
-        conn.execute("DELETE FROM desc_vecs WHERE vrow = ?", (vrow,))
-        conn.executemany(
-            "INSERT INTO desc_vecs (vrow, chunk, vec) VALUES (?, ?, ?)",
-            [(vrow, i, v.astype(np.float32).tobytes()) for i, v in enumerate(embed(dense))],
-        )
-    # Lexical descriptors can hold a needle the dense text lacks (item ids): scrub those too.
+        conn.execute("INSERT INTO desc_fts (rowid, tag, body) VALUES (?, ?, ?)", (vrow, tag, body))
+        if vrow in hits:
+            conn.execute("UPDATE versions SET descriptor = ? WHERE vrow = ?", (dense, vrow))
+            conn.execute("DELETE FROM desc_vecs WHERE vrow = ?", (vrow,))
+            conn.executemany(
+                "INSERT INTO desc_vecs (vrow, chunk, vec) VALUES (?, ?, ?)",
+                [(vrow, i, v.astype(np.float32).tobytes()) for i, v in enumerate(embed(dense))],
+            )
+        touched.add(int(vid))
+    return touched
+
+
+# Free-text and JSON columns that can quote stored content (or an NL request).
+_TEXT_COLUMNS = {
+    "versions": ("summary", "reason", "source"),
+    "events": ("reason", "source"),
+    "audit": ("reason", "source"),
+}
+_JSON_COLUMNS = {"versions": ("labels",), "events": ("meta",), "audit": ("detail",)}
+
+
+def _scrub_free_text(conn: sqlite3.Connection, scope_id: int, needles: list[str]) -> set[int]:
+    """Replace needles in summaries, reasons, sources, labels and metadata; returns the
+    ids of versions whose row (or whose events) changed."""
+    touched: set[int] = set()
+    redacted_json = json.dumps(REDACTED)[1:-1]
     for needle in needles:
-        expr = '"' + needle.replace('"', '""') + '"'
-        try:
-            rows = conn.execute(
-                "SELECT rowid, body FROM desc_fts WHERE desc_fts MATCH ? AND tag = ?",
-                (f"body : {expr}", tag),
-            ).fetchall()
-        except sqlite3.OperationalError:
-            rows = []
-        for vrow, body in rows:
-            if needle in body and vrow not in hits:
-                conn.execute("DELETE FROM desc_fts WHERE rowid = ?", (vrow,))
-                conn.execute(
-                    "INSERT INTO desc_fts (rowid, tag, body) VALUES (?, ?, ?)",
-                    (vrow, tag, body.replace(needle, REDACTED)),
-                )
-                hits[vrow] = body
-    return len(hits)
+        forms = [
+            (needle, REDACTED, _TEXT_COLUMNS),
+            (json.dumps(needle)[1:-1], redacted_json, _JSON_COLUMNS),
+        ]
+        for old, new, columns in forms:
+            for table, cols in columns.items():
+                key = "version_id" if table != "audit" else "audit_id"
+                for col in cols:
+                    rows = conn.execute(
+                        f"UPDATE {table} SET {col} = replace({col}, ?, ?) "
+                        f"WHERE scope_id = ? AND instr({col}, ?) > 0 RETURNING {key}",
+                        (old, new, scope_id, old),
+                    ).fetchall()
+                    if table != "audit":
+                        touched.update(int(r[0]) for r in rows)
+    return touched
 
 
-def optimise_indexes(conn: sqlite3.Connection) -> None:
-    """Merge FTS segments so deleted tokens leave the index b-trees, then checkpoint."""
+def optimise_indexes(conn: sqlite3.Connection) -> bool:
+    """Merge FTS segments so deleted tokens leave the index b-trees, then checkpoint the
+    WAL and truncate it; returns False if another connection kept the checkpoint from
+    completing (the old pages then stay in the -wal file until it can)."""
     conn.execute("INSERT INTO item_fts (item_fts) VALUES ('optimize')")
     conn.execute("INSERT INTO desc_fts (desc_fts) VALUES ('optimize')")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return not busy

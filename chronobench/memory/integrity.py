@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterable
 
 from chronobench.memory.commit import scope_tag
+from chronobench.memory.sql import alive, visible
 
 
 def _ids(conn: sqlite3.Connection, sql: str, args: tuple) -> set[int]:
@@ -14,30 +15,54 @@ def _ids(conn: sqlite3.Connection, sql: str, args: tuple) -> set[int]:
 
 
 def check_integrity(conn: sqlite3.Connection, scope_id: int) -> list[str]:
-    """Problems found in the scope's state and indexes; empty when healthy."""
+    """Problems found in the scope's state and indexes; empty when healthy.
+
+    Every SELECT runs in one read transaction (one WAL snapshot), so a writer
+    committing meanwhile, in this or another process, cannot make the checks see
+    two different states. The caller must not hold a transaction open on ``conn``.
+    """
+    conn.execute("BEGIN")
+    try:
+        return _check(conn, scope_id)
+    finally:
+        conn.execute("COMMIT")
+
+
+def _check(conn: sqlite3.Connection, scope_id: int) -> list[str]:
     problems: list[str] = []
     row = conn.execute(
-        "SELECT head_vid, head_seq FROM scopes WHERE scope_id = ?", (scope_id,)
+        "SELECT head_vid, head_seq, next_seq FROM scopes WHERE scope_id = ?", (scope_id,)
     ).fetchone()
     if row is None:
         return [f"scope {scope_id} does not exist"]
-    head_vid, head_seq = row
+    head_vid, head_seq, next_seq = row
+    vis = visible(conn, scope_id, "v.seq")
     hv = conn.execute(
-        "SELECT seq FROM versions WHERE scope_id = ? AND version_id = ?", (scope_id, head_vid)
+        f"SELECT seq FROM versions v WHERE scope_id = ? AND version_id = ? AND {vis}",
+        (scope_id, head_vid),
     ).fetchone()
     if hv is None:
-        problems.append(f"HEAD points at version {head_vid}, which does not exist")
+        problems.append(f"HEAD points at version {head_vid}, which is not on the history")
     elif hv[0] != head_seq:
         problems.append(f"HEAD seq {head_seq} disagrees with version {head_vid} seq {hv[0]}")
+    ranges = conn.execute(
+        "SELECT lo, hi FROM hidden WHERE scope_id = ? ORDER BY hi", (scope_id,)
+    ).fetchall()
+    for i, (lo, hi) in enumerate(ranges):
+        nxt_lo = ranges[i + 1][0] if i + 1 < len(ranges) else None
+        if not 0 <= lo < hi < next_seq or (nxt_lo is not None and nxt_lo < hi):
+            problems.append(f"discarded range ({lo}, {hi}] is malformed or overlaps the next")
     history = conn.execute(
-        "SELECT seq, version_id, parent, vrow FROM versions WHERE scope_id = ? ORDER BY seq",
+        f"SELECT seq, version_id, parent, vrow FROM versions v WHERE scope_id = ? AND {vis} "
+        "ORDER BY seq",
         (scope_id,),
     ).fetchall()
-    seqs = [h[0] for h in history]
-    if seqs != list(range(len(seqs))):
-        problems.append(f"history is not linear 0..n: seqs {seqs[:5]}...{seqs[-3:]}")
-    if seqs and seqs[-1] != head_seq:
-        problems.append(f"versions exist after HEAD (last seq {seqs[-1]}, HEAD seq {head_seq})")
+    if not history or history[0][0] != 0:
+        problems.append("the root version (seq 0) is missing")
+    if history and history[-1][0] != head_seq:
+        problems.append(f"versions exist after HEAD (last seq {history[-1][0]}, HEAD {head_seq})")
+    if any(h[0] >= next_seq for h in history):
+        problems.append(f"versions have seqs at or beyond next_seq {next_seq}")
     for prev, cur in zip(history, history[1:], strict=False):
         if cur[2] != prev[1]:
             problems.append(f"version {cur[1]} has parent {cur[2]}, expected {prev[1]}")
@@ -49,31 +74,34 @@ def check_integrity(conn: sqlite3.Connection, scope_id: int) -> list[str]:
     ).fetchone()[0]
     if missing:
         problems.append(f"{missing} manifest entries point at missing item blobs")
+    vis_from = visible(conn, scope_id, "s.from_seq")
     beyond = conn.execute(
-        "SELECT count(*) FROM spans WHERE scope_id = ? AND (from_seq > ? OR to_seq > ?)",
-        (scope_id, head_seq, head_seq),
+        f"SELECT count(*) FROM spans s WHERE s.scope_id = ? AND {vis_from} AND s.from_seq > ?",
+        (scope_id, head_seq),
     ).fetchone()[0]
     if beyond:
         problems.append(f"{beyond} manifest entries belong to versions after HEAD")
+    live_cond = alive(conn, scope_id)
     dup = conn.execute(
-        "SELECT count(*) FROM (SELECT item_id FROM spans WHERE scope_id = ? AND to_seq IS NULL "
-        "GROUP BY item_id HAVING count(*) > 1)",
+        f"SELECT count(*) FROM (SELECT s.item_id FROM spans s WHERE s.scope_id = ? AND "
+        f"{live_cond} GROUP BY s.item_id HAVING count(*) > 1)",
         (scope_id,),
     ).fetchone()[0]
     if dup:
         problems.append(f"{dup} items have more than one current value")
-    # Item index == S(HEAD).
+    # Item index: every span of the scope, and nothing else.
     tag = f'tag : "{scope_tag(scope_id)}"'
     indexed = _ids(conn, "SELECT rowid FROM item_fts WHERE item_fts MATCH ?", (tag,))
-    live = _ids(
-        conn, "SELECT span_id FROM spans WHERE scope_id = ? AND to_seq IS NULL", (scope_id,)
-    )
-    if indexed - live:
-        problems.append(f"{len(indexed - live)} stale item-index entries not in S(HEAD)")
-    if live - indexed:
-        problems.append(f"{len(live - indexed)} items of S(HEAD) missing from the item index")
-    # Descriptor index == versions on the history (the root has no descriptor).
-    vrows = {int(h[3]) for h in history if h[0] > 0}
+    spans = _ids(conn, "SELECT span_id FROM spans WHERE scope_id = ?", (scope_id,))
+    if indexed - spans:
+        problems.append(f"{len(indexed - spans)} stale item-index entries")
+    if spans - indexed:
+        problems.append(f"{len(spans - indexed)} items missing from the item index")
+    # Descriptor index: every version but the root, visible or discarded, and nothing else.
+    all_v = conn.execute(
+        "SELECT vrow, seq FROM versions WHERE scope_id = ?", (scope_id,)
+    ).fetchall()
+    vrows = {int(r[0]) for r in all_v if r[1] > 0}
     dfts = _ids(conn, "SELECT rowid FROM desc_fts WHERE desc_fts MATCH ?", (tag,))
     dvec = _ids(
         conn,
@@ -105,9 +133,10 @@ def record_answer(
         (scope_id, text, time.time(), head[0]),
     )
     aid = int(cur.lastrowid or 0)
+    live = alive(conn, scope_id)
     for item in dict.fromkeys(used_items):
         h = conn.execute(
-            "SELECT hash FROM spans WHERE scope_id = ? AND item_id = ? AND to_seq IS NULL",
+            f"SELECT s.hash FROM spans s WHERE s.scope_id = ? AND s.item_id = ? AND {live}",
             (scope_id, item),
         ).fetchone()
         conn.execute(
@@ -119,11 +148,12 @@ def record_answer(
 
 def answers_relying_on_changed(conn: sqlite3.Connection, scope_id: int) -> list[dict]:
     """Answers that used an item whose current content differs from what they saw."""
+    live = alive(conn, scope_id)
     rows = conn.execute(
-        "SELECT a.answer_id, a.text, a.created, a.head_vid, i.item_id, i.hash, s.hash "
-        "FROM answers a JOIN answer_items i ON i.answer_id = a.answer_id "
-        "LEFT JOIN spans s ON s.scope_id = a.scope_id AND s.item_id = i.item_id "
-        "AND s.to_seq IS NULL WHERE a.scope_id = ? ORDER BY a.answer_id",
+        "SELECT a.answer_id, a.text, a.created, a.head_vid, i.item_id, i.hash, "
+        f"(SELECT s.hash FROM spans s WHERE s.scope_id = a.scope_id AND s.item_id = i.item_id "
+        f"AND {live}) FROM answers a JOIN answer_items i ON i.answer_id = a.answer_id "
+        "WHERE a.scope_id = ? ORDER BY a.answer_id",
         (scope_id,),
     ).fetchall()
     out: dict[int, dict] = {}

@@ -20,6 +20,7 @@ import numpy as np
 
 from chronobench.memory.commit import scope_tag
 from chronobench.memory.query import fts_expression
+from chronobench.memory.sql import visible
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class DenseCache:
             return hit
         rows = conn.execute(
             "SELECT v.version_id, d.vec FROM versions v JOIN desc_vecs d ON d.vrow = v.vrow "
-            "WHERE v.scope_id = ? ORDER BY v.seq, d.chunk",
+            f"WHERE v.scope_id = ? AND {visible(conn, scope_id, 'v.seq')} ORDER BY v.seq, d.chunk",
             (scope_id,),
         ).fetchall()
         if rows:
@@ -87,7 +88,7 @@ def lexical(conn: sqlite3.Connection, scope_id: int, query: str, k: int) -> list
     rows = conn.execute(
         "SELECT v.version_id, bm25(desc_fts, 0.0, 1.0) AS s FROM desc_fts "
         "JOIN versions v ON v.vrow = desc_fts.rowid WHERE desc_fts MATCH ? "
-        "ORDER BY s ASC, v.seq ASC LIMIT ?",
+        f"AND {visible(conn, scope_id, 'v.seq')} ORDER BY s ASC, v.seq ASC LIMIT ?",
         (match, int(k)),
     ).fetchall()
     return [(int(v), -float(s)) for v, s in rows]

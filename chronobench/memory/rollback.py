@@ -1,9 +1,12 @@
-"""Restoring a version: truncate (reset) and revert-forward, index resync included.
+"""Restoring a version: truncate (reset), revert-forward, and compaction.
 
-Both run inside the caller's ``BEGIN IMMEDIATE`` transaction, so the state change
-and the index changes commit together or not at all. Neither replays the log:
-the spans whose validity interval crosses the target seq are exactly the rows
-that differ between S(target) and S(HEAD).
+Truncate and revert run inside the caller's ``BEGIN IMMEDIATE`` transaction, so the
+state change and the index changes commit together or not at all. Neither replays
+the log.
+
+Truncate is O(1) in the number of discarded versions: it moves HEAD and records the
+discarded seq range in ``hidden`` (one row, merged with the ranges it covers); every
+read ignores rows in hidden ranges. :func:`compact` deletes those rows later.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from collections.abc import Callable
 import numpy as np
 
 from chronobench.memory.commit import scope_tag, set_item
+from chronobench.memory.sql import alive, alive_at, visible
 
 
-def _audit(conn: sqlite3.Connection, scope_id: int, action: str, detail: dict, reason: str) -> None:
+def audit(conn: sqlite3.Connection, scope_id: int, action: str, detail: dict, reason: str) -> None:
+    """Append an audit row (metadata only)."""
     conn.execute(
         "INSERT INTO audit (scope_id, action, detail, source, reason, recorded) "
         "VALUES (?, ?, ?, 'chronomem', ?, ?)",
@@ -29,80 +34,58 @@ def _audit(conn: sqlite3.Connection, scope_id: int, action: str, detail: dict, r
 def truncate_to(
     conn: sqlite3.Connection, scope_id: int, target_vid: int, target_seq: int, reason: str
 ) -> int:
-    """Reset HEAD to ``target_seq`` and drop every later version and its index rows.
+    """Reset HEAD to ``target_seq``; every later seq becomes hidden (discarded).
 
-    Cost is proportional to the rows created or closed after the target, never to
-    the size of the snapshot or to the length of the history before it.
+    Costs a constant number of row writes (plus the ranges it absorbs, each written
+    once by an earlier truncate), whatever the amount of history discarded.
     """
-    head_seq = conn.execute(
-        "SELECT head_seq FROM scopes WHERE scope_id = ?", (scope_id,)
-    ).fetchone()[0]
-    dropped = conn.execute(
-        "SELECT vrow FROM versions WHERE scope_id = ? AND seq > ?", (scope_id, target_seq)
-    ).fetchall()
-    if dropped:
-        conn.executemany("DELETE FROM desc_fts WHERE rowid = ?", dropped)
-        conn.executemany("DELETE FROM desc_vecs WHERE vrow = ?", dropped)
-        conn.execute("DELETE FROM versions WHERE scope_id = ? AND seq > ?", (scope_id, target_seq))
-    # Items added after the target leave S(HEAD) and the item index.
-    conn.execute(
-        "DELETE FROM item_fts WHERE rowid IN (SELECT span_id FROM spans WHERE scope_id = ? "
-        "AND from_seq > ? AND to_seq IS NULL)",
-        (scope_id, target_seq),
-    )
-    conn.execute("DELETE FROM spans WHERE scope_id = ? AND from_seq > ?", (scope_id, target_seq))
-    # Items that were alive at the target and closed later come back.
-    reopened = conn.execute(
-        "SELECT s.span_id, b.text FROM spans s JOIN blobs b "
-        "ON b.scope_id = s.scope_id AND b.hash = s.hash "
-        "WHERE s.scope_id = ? AND s.to_seq > ?",
-        (scope_id, target_seq),
-    ).fetchall()
-    if reopened:
+    head_vid, next_seq = conn.execute(
+        "SELECT head_vid, next_seq FROM scopes WHERE scope_id = ?", (scope_id,)
+    ).fetchone()
+    # Every seq after the target is either on the discarded branch or already hidden.
+    conn.execute("DELETE FROM hidden WHERE scope_id = ? AND lo >= ?", (scope_id, target_seq))
+    if next_seq - 1 > target_seq:
         conn.execute(
-            "UPDATE spans SET to_seq = NULL WHERE scope_id = ? AND to_seq > ?",
-            (scope_id, target_seq),
-        )
-        tag = scope_tag(scope_id)
-        conn.executemany(
-            "INSERT INTO item_fts (rowid, tag, body) VALUES (?, ?, ?)",
-            [(sid, tag, text) for sid, text in reopened],
+            "INSERT INTO hidden (scope_id, lo, hi) VALUES (?, ?, ?)",
+            (scope_id, target_seq, next_seq - 1),
         )
     conn.execute(
         "UPDATE scopes SET head_vid = ?, head_seq = ?, gen = gen + 1 WHERE scope_id = ?",
         (target_vid, target_seq, scope_id),
     )
-    _audit(
-        conn,
-        scope_id,
-        "rollback_truncate",
-        {"target": target_vid, "from_seq": head_seq, "dropped_versions": len(dropped)},
-        reason,
-    )
+    audit(conn, scope_id, "rollback_truncate", {"target": target_vid, "from": head_vid}, reason)
     return target_vid
 
 
 def state_diff(conn: sqlite3.Connection, scope_id: int, target_seq: int) -> dict[str, str | None]:
     """{item_id: text at target (None = absent)} for items whose HEAD state differs."""
-    changed = conn.execute(
-        "SELECT DISTINCT item_id FROM spans WHERE scope_id = ? AND "
-        "(from_seq > ? OR (to_seq IS NOT NULL AND to_seq > ?))",
-        (scope_id, target_seq, target_seq),
-    ).fetchall()
-    out: dict[str, str | None] = {}
-    for (item_id,) in changed:
-        rows = conn.execute(
-            "SELECT s.from_seq, s.to_seq, s.hash, b.text FROM spans s JOIN blobs b "
-            "ON b.scope_id = s.scope_id AND b.hash = s.hash WHERE s.scope_id = ? AND s.item_id = ? "
-            "AND ((s.from_seq <= ? AND (s.to_seq IS NULL OR s.to_seq > ?)) OR s.to_seq IS NULL)",
-            (scope_id, item_id, target_seq, target_seq),
-        ).fetchall()
-        at_target = next(
-            (r for r in rows if r[0] <= target_seq and (r[1] is None or r[1] > target_seq)), None
+    vis_from = visible(conn, scope_id, "s.from_seq")
+    vis_to = visible(conn, scope_id, "s.to_seq")
+    # Only items with a span opened or closed after the target on the current history
+    # can differ between S(target) and S(HEAD).
+    changed = [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT s.item_id FROM spans s WHERE s.scope_id = ? AND "
+            f"((s.from_seq > ? AND {vis_from}) OR (s.to_seq > ? AND {vis_to} AND {vis_from}))",
+            (scope_id, target_seq, target_seq),
         )
-        at_head = next((r for r in rows if r[1] is None), None)
-        if (at_target and at_target[2]) != (at_head and at_head[2]):
-            out[item_id] = at_target[3] if at_target else None
+    ]
+    out: dict[str, str | None] = {}
+    at = alive_at(conn, scope_id)
+    now = alive(conn, scope_id)
+    for item_id in changed:
+        then_row = conn.execute(
+            "SELECT s.hash, b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id AND "
+            f"b.hash = s.hash WHERE s.scope_id = ? AND s.item_id = ? AND {at}",
+            (scope_id, item_id, target_seq, target_seq),
+        ).fetchone()
+        now_row = conn.execute(
+            f"SELECT s.hash FROM spans s WHERE s.scope_id = ? AND s.item_id = ? AND {now}",
+            (scope_id, item_id),
+        ).fetchone()
+        if (then_row and then_row[0]) != (now_row and now_row[0]):
+            out[item_id] = then_row[1] if then_row else None
     return out
 
 
@@ -115,17 +98,18 @@ def revert_to(
     embed: Callable[[str], np.ndarray],
 ) -> int:
     """Append a version whose content equals S(target); history grows, nothing is dropped."""
-    head_vid, head_seq, vid = conn.execute(
-        "SELECT head_vid, head_seq, next_vid FROM scopes WHERE scope_id = ?", (scope_id,)
+    head_vid, seq, vid = conn.execute(
+        "SELECT head_vid, next_seq, next_vid FROM scopes WHERE scope_id = ?", (scope_id,)
     ).fetchone()
-    seq, now = head_seq + 1, time.time()
+    now = time.time()
     diff = state_diff(conn, scope_id, target_seq)
     for item_id, text in diff.items():
         set_item(conn, scope_id, item_id, text, seq)
+    live = alive(conn, scope_id)
     conn.executemany(
         "INSERT INTO events (scope_id, version_id, op, item_id, hash, meta, source, reason, "
-        "recorded) SELECT ?, ?, 'revert', ?, (SELECT hash FROM spans WHERE scope_id = ? AND "
-        "item_id = ? AND to_seq IS NULL), ?, 'chronomem', ?, ?",
+        "recorded) SELECT ?, ?, 'revert', ?, (SELECT s.hash FROM spans s WHERE s.scope_id = ? AND "
+        f"s.item_id = ? AND {live}), ?, 'chronomem', ?, ?",
         [
             (
                 scope_id,
@@ -165,9 +149,53 @@ def revert_to(
         [(cur.lastrowid, i, v.astype(np.float32).tobytes()) for i, v in enumerate(embed(dense))],
     )
     conn.execute(
-        "UPDATE scopes SET head_vid = ?, head_seq = ?, next_vid = ?, gen = gen + 1 "
+        "UPDATE scopes SET head_vid = ?, head_seq = ?, next_vid = ?, next_seq = ?, gen = gen + 1 "
         "WHERE scope_id = ?",
-        (vid, seq, vid + 1, scope_id),
+        (vid, seq, vid + 1, seq + 1, scope_id),
     )
-    _audit(conn, scope_id, "rollback_revert", {"target": target_vid, "new": vid}, reason)
+    audit(conn, scope_id, "rollback_revert", {"target": target_vid, "new": vid}, reason)
     return int(vid)
+
+
+def compact(conn: sqlite3.Connection, scope_id: int) -> dict[str, int]:
+    """Delete the rows of discarded (hidden) history; returns counts of what went.
+
+    Hidden versions go with their events and descriptor index rows, spans opened in
+    hidden history go with their item-index rows, spans whose close was discarded are
+    reopened, and blobs no span refers to any more are deleted. The caller runs this
+    in a write transaction under ``secure_delete`` and optimises the FTS indexes after.
+    """
+    hidden_v = visible(conn, scope_id, "v.seq")
+    if hidden_v == "1":
+        return {"versions": 0, "spans": 0, "blobs": 0}
+    vrows = conn.execute(
+        f"SELECT v.vrow, v.version_id FROM versions v WHERE v.scope_id = ? AND NOT {hidden_v}",
+        (scope_id,),
+    ).fetchall()
+    conn.executemany("DELETE FROM desc_fts WHERE rowid = ?", [(r[0],) for r in vrows])
+    conn.executemany("DELETE FROM desc_vecs WHERE vrow = ?", [(r[0],) for r in vrows])
+    conn.executemany(
+        "DELETE FROM events WHERE scope_id = ? AND version_id = ?",
+        [(scope_id, r[1]) for r in vrows],
+    )
+    conn.executemany("DELETE FROM versions WHERE vrow = ?", [(r[0],) for r in vrows])
+    vis_from = visible(conn, scope_id, "s.from_seq")
+    vis_to = visible(conn, scope_id, "s.to_seq")
+    gone = conn.execute(
+        f"SELECT s.span_id FROM spans s WHERE s.scope_id = ? AND NOT {vis_from}", (scope_id,)
+    ).fetchall()
+    conn.executemany("DELETE FROM item_fts WHERE rowid = ?", gone)
+    conn.executemany("DELETE FROM spans WHERE span_id = ?", gone)
+    conn.execute(
+        f"UPDATE spans AS s SET to_seq = NULL WHERE s.scope_id = ? AND s.to_seq IS NOT NULL "
+        f"AND NOT {vis_to}",
+        (scope_id,),
+    )
+    blobs = conn.execute(
+        "DELETE FROM blobs WHERE scope_id = ? AND hash NOT IN "
+        "(SELECT hash FROM spans WHERE scope_id = ?)",
+        (scope_id, scope_id),
+    ).rowcount
+    conn.execute("DELETE FROM hidden WHERE scope_id = ?", (scope_id,))
+    conn.execute("UPDATE scopes SET gen = gen + 1 WHERE scope_id = ?", (scope_id,))
+    return {"versions": len(vrows), "spans": len(gone), "blobs": max(blobs, 0)}

@@ -2,19 +2,25 @@
 
 Tables (all rows carry ``scope_id``; a scope is one (app, user) pair):
 
-- ``scopes``: HEAD (version id and seq), the next version id, and ``gen``, a
-  counter bumped by every change so in-process caches can tell they are stale.
+- ``scopes``: HEAD (version id and seq), the next version id and seq, and ``gen``,
+  a counter bumped by every change so in-process caches can tell they are stale.
   Updating this row inside ``BEGIN IMMEDIATE`` is the per-scope lock.
-- ``versions``: one row per version on the current history (seq 0 is the empty
-  root), with the commit descriptor {delta, summary, op, labels}.
+- ``versions``: one row per version (seq 0 is the empty root), with the commit
+  descriptor {delta, summary, op, labels}. Seqs are positions on one timeline
+  that is never reused: a truncate rollback does not delete the discarded
+  versions, it records their seq range in ``hidden``.
+- ``hidden``: per scope, disjoint ranges ``(lo, hi]`` of discarded seqs. Every
+  read (snapshots, search, resolve, both indexes, integrity) treats a row whose
+  seq falls in a range as absent (:func:`visible`), so a truncate costs O(1) in
+  the number of discarded versions; :meth:`ChronoMem.compact` deletes them.
 - ``events``: the append-only log of writes (one row per op), with source,
   reason, record time and valid time. Text is referenced by content hash.
 - ``blobs``: content-addressed item texts, keyed by (scope, sha256).
 - ``spans``: the manifests, as validity intervals ``[from_seq, to_seq)`` of
   (item_id, hash) on the linear history; ``to_seq`` NULL means "still in HEAD".
-- ``item_fts`` (rowid = spans.rowid of the open span) holds exactly S(HEAD)'s
-  items; ``desc_fts`` (rowid = versions.rowid) and ``desc_vecs`` index the
-  descriptors of the versions on the history.
+- ``item_fts`` (rowid = spans.rowid) indexes every span's text; searches keep
+  only the spans alive at HEAD. ``desc_fts`` (rowid = versions.rowid) and
+  ``desc_vecs`` index every version's descriptor; resolves keep visible ones.
 - ``answers`` / ``answer_items``: answer provenance,
   ``audit``: rollbacks and redactions (metadata only, never content).
 """
@@ -23,15 +29,22 @@ from __future__ import annotations
 
 import sqlite3
 
+SCHEMA_VERSION = "2"  # 2: never-reused seqs + hidden ranges (O(1) truncate)
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS scopes (
     scope_id INTEGER PRIMARY KEY,
     app TEXT NOT NULL, user TEXT NOT NULL,
     head_vid INTEGER NOT NULL DEFAULT 0, head_seq INTEGER NOT NULL DEFAULT 0,
-    next_vid INTEGER NOT NULL DEFAULT 1, gen INTEGER NOT NULL DEFAULT 0,
+    next_vid INTEGER NOT NULL DEFAULT 1, next_seq INTEGER NOT NULL DEFAULT 1,
+    gen INTEGER NOT NULL DEFAULT 0,
     UNIQUE (app, user)
 );
+CREATE TABLE IF NOT EXISTS hidden (
+    scope_id INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL,
+    PRIMARY KEY (scope_id, hi)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS versions (
     vrow INTEGER PRIMARY KEY,
     scope_id INTEGER NOT NULL, version_id INTEGER NOT NULL, seq INTEGER NOT NULL,
@@ -109,4 +122,57 @@ def connect(path: str, *, busy_timeout_ms: int = 60_000) -> sqlite3.Connection:
                 "this Python's sqlite3 lacks FTS5; install a Python built with FTS5 enabled"
             ) from exc
         raise
+    _check_schema_version(conn, path)
     return conn
+
+
+def _check_schema_version(conn: sqlite3.Connection, path: str) -> None:
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(scopes)")}
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    if row is None and "next_seq" in cols:
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
+        )
+    elif row is None or row[0] != SCHEMA_VERSION:
+        conn.close()
+        raise RuntimeError(
+            f"{path}: ChronoMem store schema {row[0] if row else '1'} is not the supported "
+            f"schema {SCHEMA_VERSION}; re-ingest the memories into a new store file"
+        )
+
+
+def visible(conn: sqlite3.Connection, scope_id: int, col: str) -> str:
+    """SQL condition: the seq in column ``col`` is not in a discarded range of the scope.
+
+    Ranges are disjoint, so only the first range ending at or after the seq can hold
+    it (one index probe). A scope that never truncated gets the constant ``1``.
+    """
+    sid = int(scope_id)
+    if conn.execute("SELECT 1 FROM hidden WHERE scope_id = ? LIMIT 1", (sid,)).fetchone() is None:
+        return "1"
+    return (
+        f"COALESCE((SELECT h.lo FROM hidden h WHERE h.scope_id = {sid} AND h.hi >= {col} "
+        f"ORDER BY h.hi LIMIT 1) >= {col}, 1)"
+    )
+
+
+def alive(conn: sqlite3.Connection, scope_id: int, alias: str = "s") -> str:
+    """SQL condition: span ``alias`` holds its item at HEAD (opened on the current
+    history, and never closed there; a close in discarded history does not count)."""
+    vis_from = visible(conn, scope_id, f"{alias}.from_seq")
+    if vis_from == "1":
+        return f"{alias}.to_seq IS NULL"
+    vis_to = visible(conn, scope_id, f"{alias}.to_seq")
+    return f"({vis_from} AND ({alias}.to_seq IS NULL OR NOT {vis_to}))"
+
+
+def alive_at(conn: sqlite3.Connection, scope_id: int, alias: str = "s") -> str:
+    """SQL condition with one ``?`` (the seq, given twice): span alive at that seq."""
+    vis_from = visible(conn, scope_id, f"{alias}.from_seq")
+    if vis_from == "1":
+        return f"{alias}.from_seq <= ? AND ({alias}.to_seq IS NULL OR {alias}.to_seq > ?)"
+    vis_to = visible(conn, scope_id, f"{alias}.to_seq")
+    return (
+        f"{vis_from} AND {alias}.from_seq <= ? AND ({alias}.to_seq IS NULL "
+        f"OR {alias}.to_seq > ? OR NOT {vis_to})"
+    )

@@ -6,13 +6,15 @@ write adds or closes one ``spans`` row per changed item, so storage grows with
 the number of changes (linear in writes), not with snapshot size times versions
 (a 10,000-item snapshot that changes one item costs one row). Item texts are
 content-addressed blobs shared by every version that holds them. Reading S(v)
-is one indexed range query (no log replay); a truncate rollback touches only
-the rows created or closed after the target; a revert rollback writes only the
-items that differ between S(target) and S(HEAD).
+is one indexed range query (no log replay); a truncate rollback writes O(1)
+rows (it hides the discarded seq range, see :mod:`chronobench.memory.sql`, and
+:meth:`ChronoMem.compact` deletes hidden rows later); a revert rollback writes
+only the items that differ between S(target) and S(HEAD).
 
-Version ids are integers per scope, never reused: the empty root is version 0
-(seq 0), the first commit in a fresh scope is version 1, and after a truncate
-the next commit gets a fresh id (its seq continues from the target).
+Version ids are integers per scope, never reused: the empty root is version 0,
+the first commit in a fresh scope is version 1, and after a truncate the next
+commit gets a fresh id. ``VersionRecord.seq`` is the position on the current
+history (0 = root); internal seqs are never reused either.
 
 Concurrency: WAL mode, a busy timeout, and every write runs in ``BEGIN
 IMMEDIATE`` and updates the scope's row in ``scopes`` (HEAD, next id), which
@@ -30,22 +32,24 @@ import numpy as np
 from chronobench.memory import integrity as integ
 from chronobench.memory import query as q
 from chronobench.memory import resolve as rs
-from chronobench.memory.commit import ensure_scope, scope_tag
+from chronobench.memory import validate as val
+from chronobench.memory.commit import scope_tag
 from chronobench.memory.core import StoreCore, check_stage
 from chronobench.memory.embedders import shared_cache
-from chronobench.memory.erasure import optimise_indexes, redact_in_txn
-from chronobench.memory.rollback import revert_to, truncate_to
+from chronobench.memory.erasure import item_known, optimise_indexes, redact_in_txn, secure_delete
+from chronobench.memory.nl import NLRollbackMixin
+from chronobench.memory.rollback import compact, revert_to, truncate_to
+from chronobench.memory.sql import alive, alive_at, visible
 from chronobench.memory.types import (
     EmptyScopeError,
     RollbackMode,
-    RollbackResult,
     SearchHit,
     UnknownVersionError,
     VersionRecord,
 )
 
 
-class ChronoMem(StoreCore):
+class ChronoMem(NLRollbackMixin, StoreCore):
     """Versioned memory store; see the module docstring for the design.
 
     Args:
@@ -73,26 +77,28 @@ class ChronoMem(StoreCore):
         return sc[1] if sc else 0
 
     def versions(self, app: str, user: str) -> list[VersionRecord]:
-        """The versions on the current linear history, root first."""
+        """The versions on the current linear history, root first (``seq`` = position)."""
         sc = self._scope(app, user)
         if sc is None:
             return [VersionRecord(0, 0, None, "root", None, {}, 0.0)]
         with self._lock:
             rows = self.conn.execute(
                 "SELECT version_id, seq, parent, op, summary, labels, created, source, reason, "
-                "valid_time, descriptor FROM versions WHERE scope_id = ? ORDER BY seq",
+                "valid_time, descriptor FROM versions v WHERE scope_id = ? AND "
+                f"{visible(self.conn, sc[0], 'v.seq')} ORDER BY seq",
                 (sc[0],),
             ).fetchall()
         return [
-            VersionRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5] or "{}"), *r[6:])
-            for r in rows
+            VersionRecord(r[0], pos, r[2], r[3], r[4], json.loads(r[5] or "{}"), *r[6:])
+            for pos, r in enumerate(rows)
         ]
 
     def _seq_of(self, sc: tuple[int, int, int, int], version: int) -> int:
-        if isinstance(version, bool) or not isinstance(version, (int, np.integer)):
-            raise TypeError(f"version ids are integers, got {version!r}")
+        val.integer(version, "version_id")
         row = self.conn.execute(
-            "SELECT seq FROM versions WHERE scope_id = ? AND version_id = ?", (sc[0], int(version))
+            "SELECT seq FROM versions v WHERE scope_id = ? AND version_id = ? AND "
+            + visible(self.conn, sc[0], "v.seq"),
+            (sc[0], int(version)),
         ).fetchone()
         if row is None:
             raise UnknownVersionError(
@@ -103,6 +109,8 @@ class ChronoMem(StoreCore):
 
     def snapshot(self, app: str, user: str, version: int | None = None) -> dict[str, str]:
         """S(version) (default HEAD) as ``{item_id: text}``."""
+        if version is not None:
+            val.integer(version, "version")
         sc = self._scope(app, user)
         if sc is None:
             if version not in (None, 0):
@@ -112,8 +120,8 @@ class ChronoMem(StoreCore):
             seq = sc[2] if version is None else self._seq_of(sc, version)
             rows = self.conn.execute(
                 "SELECT s.item_id, b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id "
-                "AND b.hash = s.hash WHERE s.scope_id = ? AND s.from_seq <= ? "
-                "AND (s.to_seq IS NULL OR s.to_seq > ?) ORDER BY s.span_id",
+                f"AND b.hash = s.hash WHERE s.scope_id = ? AND {alive_at(self.conn, sc[0])} "
+                "ORDER BY s.span_id",
                 (sc[0], seq, seq),
             ).fetchall()
         return dict(rows)
@@ -125,8 +133,9 @@ class ChronoMem(StoreCore):
         items, fused by RRF (``mode`` "lexical" or "dense" uses one stage). Item
         vectors come from the process-wide embedding cache, so the first dense
         search embeds S(HEAD) once and later ones only embed new contents."""
-        if mode not in ("hybrid", "lexical", "dense"):
-            raise ValueError(f"mode must be hybrid, lexical or dense, got {mode!r}")
+        val.text(query, "query", empty=True)
+        val.integer(k, "k", minimum=0)
+        val.choice(mode, "mode", ("hybrid", "lexical", "dense"))
         sc = self._scope(app, user)
         if sc is None or k <= 0:
             return []
@@ -134,17 +143,20 @@ class ChronoMem(StoreCore):
             items = self.conn.execute(
                 "SELECT s.span_id, s.item_id, b.text FROM spans s JOIN blobs b "
                 "ON b.scope_id = s.scope_id AND b.hash = s.hash "
-                "WHERE s.scope_id = ? AND s.to_seq IS NULL ORDER BY s.span_id",
+                f"WHERE s.scope_id = ? AND {alive(self.conn, sc[0])} ORDER BY s.span_id",
                 (sc[0],),
             ).fetchall()
+            by_span = {sid: (item, text) for sid, item, text in items}
             lists: list[list[tuple[int, float]]] = []
             expr = q.fts_expression(query)
             if mode != "dense" and expr:
+                # The item index also holds closed and discarded spans: keep live ones.
                 lists.append(
                     self.conn.execute(
                         "SELECT rowid, -bm25(item_fts, 0.0, 1.0) FROM item_fts WHERE item_fts "
-                        "MATCH ? ORDER BY bm25(item_fts, 0.0, 1.0) LIMIT ?",
-                        (f'tag : "{scope_tag(sc[0])}" AND body : ({expr})', self.depth),
+                        "MATCH ? AND rowid IN (SELECT s.span_id FROM spans s WHERE s.scope_id = ? "
+                        f"AND {alive(self.conn, sc[0])}) ORDER BY bm25(item_fts, 0.0, 1.0) LIMIT ?",
+                        (f'tag : "{scope_tag(sc[0])}" AND body : ({expr})', sc[0], self.depth),
                     ).fetchall()
                 )
         if mode != "lexical" and items and query.strip():
@@ -153,7 +165,6 @@ class ChronoMem(StoreCore):
             sims = mat @ cache.encode([query])[0]
             order = np.argsort(-sims, kind="stable")[: self.depth]
             lists.append([(int(items[i][0]), float(sims[i])) for i in order])
-        by_span = {sid: (item, text) for sid, item, text in items}
         fused = rs.rrf(lists, self.rrf_k0) if len(lists) > 1 else (lists[0] if lists else [])
         return [SearchHit(*by_span[s], score) for s, score in fused[:k] if s in by_span]
 
@@ -171,6 +182,8 @@ class ChronoMem(StoreCore):
         self, app: str, user: str, query: str, k: int = 5
     ) -> list[tuple[int, float]]:
         """BM25-only stage: versions whose descriptor matches ``query`` (score = -bm25)."""
+        val.text(query, "query", empty=True)
+        val.integer(k, "k", minimum=0)
         sc = self._scope(app, user)
         if sc is None:
             return []
@@ -179,8 +192,10 @@ class ChronoMem(StoreCore):
 
     def resolve_dense(self, app: str, user: str, query: str, k: int = 5) -> list[tuple[int, float]]:
         """Dense-only stage: max cosine between ``query`` and each descriptor window."""
+        val.text(query, "query", empty=True)
+        val.integer(k, "k", minimum=0)
         sc = self._scope(app, user)
-        if sc is None or not (query or "").strip():
+        if sc is None or not query.strip():
             return []
         with self._lock:
             dm = self._dense.get(self.conn, sc[0], sc[3])
@@ -193,6 +208,7 @@ class ChronoMem(StoreCore):
         self, app: str, user: str, query: str, k: int = 5
     ) -> list[tuple[int, float]]:
         """Hybrid stage: RRF (k0 = ``rrf_k0``) of the lexical and dense top-``depth`` lists."""
+        val.integer(k, "k", minimum=0)
         depth = max(k, self.depth)
         fused = rs.rrf(
             [
@@ -205,7 +221,7 @@ class ChronoMem(StoreCore):
 
     def detect_intent(self, query: str) -> str:
         """``"undo"`` or ``"restore_to"``; see :func:`chronobench.memory.query.detect_intent`."""
-        return q.detect_intent(query)
+        return q.detect_intent(val.text(query, "query", empty=True))
 
     def _described(
         self, app: str, user: str, query: str, k: int, rerank: bool = True, stage: str | None = None
@@ -254,10 +270,13 @@ class ChronoMem(StoreCore):
         commit's parent and keeps ``restore_to`` targets as is. ``rerank=False``
         skips the reranker (an ablation).
         """
+        val.text(query, "query", empty=True)
+        val.integer(k, "k", minimum=0)
+        val.choice(intent, "intent", ("undo", "restore_to"), none_ok=True)
+        if not isinstance(rerank, bool):
+            raise TypeError(f"rerank must be True or False, got {rerank!r}")
         sc = self._require(app, user)
         intent = intent or q.detect_intent(query)
-        if intent not in ("undo", "restore_to"):
-            raise ValueError(f"intent must be 'undo' or 'restore_to', got {intent!r}")
         described = self._described(app, user, query, k + 1, rerank, stage)
         return self._targets(sc, described, intent, query)[:k]
 
@@ -272,8 +291,8 @@ class ChronoMem(StoreCore):
             with self._lock:
                 # json_extract in SQLite: no per-row JSON parsing in Python on this path.
                 episodes = self.conn.execute(
-                    "SELECT version_id, json_extract(labels, ?) FROM versions "
-                    "WHERE scope_id = ? ORDER BY seq",
+                    "SELECT version_id, json_extract(labels, ?) FROM versions v "
+                    f"WHERE scope_id = ? AND {visible(self.conn, sc[0], 'v.seq')} ORDER BY seq",
                     (f'$."{self.episode_label}"', sc[0]),
                 ).fetchall()
             described = rs.snap_to_episodes(described, intent, episodes)
@@ -303,12 +322,13 @@ class ChronoMem(StoreCore):
     ) -> int:
         """Restore S(version_id) and return the new HEAD.
 
-        ``truncate`` sets HEAD to the target and deletes later versions and their
-        index rows; ``revert`` appends a new version equal to the target. Every
-        index is resynchronised in the same transaction as the state change.
+        ``truncate`` sets HEAD to the target and hides every later version (O(1) in
+        their number; :meth:`compact` deletes them); ``revert`` appends a new version
+        equal to the target. Both change state and indexes in one transaction.
         """
-        if mode not in ("truncate", "revert"):
-            raise ValueError(f"mode must be 'truncate' or 'revert', got {mode!r}")
+        val.integer(version_id, "version_id")
+        val.choice(mode, "mode", ("truncate", "revert"))
+        val.text(reason, "reason", empty=True)
         self._require(app, user)
         with self._txn() as conn:
             sc = self._scope(app, user)
@@ -318,35 +338,11 @@ class ChronoMem(StoreCore):
                 return truncate_to(conn, sc[0], int(version_id), seq, reason)
             return revert_to(conn, sc[0], int(version_id), seq, reason, self._embed)
 
-    def rollback_to_version_by_nl_query(
-        self,
-        app: str,
-        user: str,
-        query: str,
-        *,
-        mode: RollbackMode = "truncate",
-        intent: str | None = None,
-        k: int = 5,
-    ) -> RollbackResult:
-        """Resolve ``query`` to a target, then run :meth:`rollback_to_version` on it."""
-        sc = self._require(app, user)
-        intent = intent or q.detect_intent(query)
-        if intent not in ("undo", "restore_to"):
-            raise ValueError(f"intent must be 'undo' or 'restore_to', got {intent!r}")
-        described = self._described(app, user, query, k + 1)
-        targets = self._targets(sc, described, intent, query)[:k]
-        if not targets:
-            raise EmptyScopeError(f"no version matches {query[:80]!r}; nothing was rolled back")
-        matched, target = described[0][0], targets[0][0]
-        new_head = self.rollback_to_version(
-            app, user, target, mode=mode, reason=f"nl: {query[:200]}"
-        )
-        return RollbackResult(query, intent, matched, target, new_head, mode, targets)
-
     # -- integrity, erasure, provenance -----------------------------------------------------
 
     def check_integrity(self, app: str, user: str) -> list[str]:
-        """Problems in the scope's state and indexes (empty when healthy)."""
+        """Problems in the scope's state and indexes (empty when healthy), read from one
+        consistent snapshot even while other processes write."""
         sc = self._scope(app, user)
         if sc is None:
             return []
@@ -354,25 +350,65 @@ class ChronoMem(StoreCore):
             return integ.check_integrity(self.conn, sc[0])
 
     def redact(
-        self, app: str, user: str, item_or_text: str, *, reason: str, source: str = "user"
+        self,
+        app: str,
+        user: str,
+        item_or_text: str,
+        *,
+        reason: str,
+        source: str = "user",
+        by: str = "auto",
     ) -> dict:
-        """Erase an item (by id) or every content containing a text; returns the audit detail.
-
-        The content leaves every snapshot, the event log, both FTS indexes, the
-        descriptor vectors and the embedding cache; only audit metadata remains.
+        """Erase an item's content (``by="id"``) or every content containing a text
+        (``by="text"``); ``"auto"`` means by id when the scope has (or had) an item
+        with that id, else by text. Returns the report (``by``, ``items``,
+        ``versions`` touched, counts, ``wal_checkpointed``), also kept as audit
+        metadata. See :mod:`chronobench.memory.erasure` and the README section
+        "What redaction guarantees". A scope that does not exist is not created.
         """
-        if not isinstance(item_or_text, str) or not item_or_text:
-            raise ValueError("redact needs a non-empty item id or text")
-        with self._lock:
-            self.conn.execute("PRAGMA secure_delete = ON")
-            try:
-                with self._txn() as conn:
-                    sid = ensure_scope(conn, app, user)
-                    detail, texts = redact_in_txn(
-                        conn, sid, item_or_text, reason=reason, source=source, embed=self._embed
+        val.text(item_or_text, "item_or_text")
+        val.text(reason, "reason", empty=True)
+        val.text(source, "source", empty=True)
+        val.choice(by, "by", ("auto", "id", "text"))
+        empty = {"by": by, "items": [], "versions": [], "contents": 0, "descriptors": 0}
+        if self._scope(app, user) is None:
+            return {**empty, "answers": 0, "wal_checkpointed": True}
+        with self._lock, secure_delete(self.conn):
+            with self._txn() as conn:
+                sc = self._scope(app, user)
+                assert sc is not None
+                mode = by
+                if by == "auto":
+                    mode = "id" if item_known(conn, sc[0], item_or_text) else "text"
+                elif by == "id" and not item_known(conn, sc[0], item_or_text):
+                    raise ValueError(
+                        f"item_or_text: no item {item_or_text!r} in this scope; pass by='text' "
+                        "to erase every content containing it"
                     )
-                optimise_indexes(self.conn)  # still under secure_delete: old segments zeroed
-            finally:
-                self.conn.execute("PRAGMA secure_delete = OFF")
-            shared_cache(self.embedder).forget([*texts, item_or_text])
+                detail, texts = redact_in_txn(
+                    conn,
+                    sc[0],
+                    item_or_text,
+                    by=mode,
+                    reason=reason,
+                    source=source,
+                    embed=self._embed,
+                )
+            # still under secure_delete: merged-away FTS segments are zeroed, then the WAL
+            # (which holds the old pages) is checkpointed and truncated.
+            detail["wal_checkpointed"] = optimise_indexes(self.conn)
+        shared_cache(self.embedder).forget([*texts, item_or_text])
         return detail
+
+    def compact(self, app: str, user: str) -> dict[str, int]:
+        """Delete the history that truncate rollbacks discarded (hidden rows), under
+        ``secure_delete``; returns counts of versions, spans and blobs removed."""
+        if self._scope(app, user) is None:
+            return {"versions": 0, "spans": 0, "blobs": 0}
+        with self._lock, secure_delete(self.conn):
+            with self._txn() as conn:
+                sc = self._scope(app, user)
+                assert sc is not None
+                counts = compact(conn, sc[0])
+            optimise_indexes(self.conn)
+        return counts

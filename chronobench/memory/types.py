@@ -28,6 +28,11 @@ class InvalidOpError(ChronoMemError, ValueError):
     """A memory op that is malformed (unknown op name, missing item id or text)."""
 
 
+class UncertainRequestError(ChronoMemError, ValueError):
+    """An NL rollback request whose match is not confident (no content words, no
+    lexical or dense evidence, or a near-tie); nothing was changed."""
+
+
 @dataclass(frozen=True)
 class VersionRecord:
     """One version on the scope's linear history (seq 0 is the empty root)."""
@@ -69,6 +74,49 @@ class RollbackResult:
     head: int
     mode: str
     candidates: list[tuple[int, float]] = field(default_factory=list)
+    confidence: float = 1.0
+    runner_up: tuple[int, float] | None = None
+    discarded_versions: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RollbackPlan:
+    """What an NL rollback would do, computed without writing anything.
+
+    ``matched_version`` is the commit the request describes, ``target_version``
+    the version it would restore; ``confidence`` in [0, 1] (see
+    :meth:`ChronoMem.plan_rollback_by_nl_query` for the rule); ``runner_up`` is the
+    next-best distinct target and its score; ``discarded_versions`` the versions a
+    truncate to the target would discard, oldest first.
+    """
+
+    query: str
+    intent: str
+    matched_version: int
+    target_version: int
+    confidence: float
+    runner_up: tuple[int, float] | None
+    discarded_versions: list[int]
+    candidates: list[tuple[int, float]]
+    mode: str = "truncate"
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict of the plan."""
+        return {
+            "query": self.query,
+            "intent": self.intent,
+            "matched_version": int(self.matched_version),
+            "target_version": int(self.target_version),
+            "confidence": float(self.confidence),
+            "runner_up": None
+            if self.runner_up is None
+            else [int(self.runner_up[0]), float(self.runner_up[1])],
+            "discarded_versions": [int(v) for v in self.discarded_versions],
+            "candidates": [[int(v), float(s)] for v, s in self.candidates],
+            "mode": self.mode,
+            "evidence": dict(self.evidence),
+        }
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,68 @@
+"""Argument checks shared by the public methods of :class:`ChronoMem`.
+
+Each raises ``TypeError`` (wrong type) or ``ValueError`` (right type, bad value)
+with a message naming the argument, so bad input never surfaces as an
+``AttributeError`` or a ``sqlite3`` error from deep inside the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+
+def text(value: Any, name: str, *, empty: bool = False) -> str:
+    """A ``str`` (non-blank unless ``empty``)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__} {value!r:.60}")
+    if not empty and not value.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {value!r:.60}")
+    if "\x00" in value and not empty:
+        raise ValueError(f"{name} must not contain NUL characters")
+    return value
+
+
+def optional_text(value: Any, name: str) -> str | None:
+    """None or a ``str``."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string or None, got {type(value).__name__}")
+    return value
+
+
+def integer(value: Any, name: str, *, minimum: int | None = None) -> int:
+    """An ``int`` (bools rejected; numpy integers accepted) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r:.60}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def choice(value: Any, name: str, options: tuple[str, ...], *, none_ok: bool = False) -> Any:
+    """One of ``options`` (or None when ``none_ok``)."""
+    if value is None and none_ok:
+        return None
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(options)}, got {value!r:.60}")
+    return value
+
+
+def item_ids(value: Any, name: str) -> list[str]:
+    """An iterable of non-empty item-id strings; a bare string is an error (it would
+    otherwise be read as one id per character)."""
+    if isinstance(value, (str, bytes, Mapping)):
+        raise TypeError(
+            f"{name} must be a list of item ids, got a {type(value).__name__}; "
+            f"wrap a single id in a list: [{value!r:.40}]"
+        )
+    if not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a list of item ids, got {type(value).__name__}")
+    out = list(value)
+    for i, item in enumerate(out):
+        if not isinstance(item, str) or not item:
+            raise TypeError(f"{name}[{i}] must be a non-empty string, got {item!r:.60}")
+    return out
