@@ -1,0 +1,139 @@
+"""The three task domains and their deterministic tool environments.
+
+Each domain names its memory slots (with value pools), three tools (which slots and
+task parameters each one takes) and one slot the final answer reads directly. A tool
+is a pure function of its arguments, so a changed argument always changes the
+observation and every run of the same arguments returns the same text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+MISSING = "unknown"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A deterministic tool: ``slots`` come from memory, ``params`` from the task."""
+
+    name: str
+    slots: tuple[str, ...]
+    params: tuple[str, ...] = ()
+    noun: str = "result"
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Slots (value pools), tools, the directly answered slot and task parameters."""
+
+    name: str
+    slots: dict[str, tuple[str, ...]]
+    tools: tuple[Tool, ...]
+    direct: str
+    params: dict[str, tuple[str, ...]]
+    request: str  # the user's task request; {param} fields are filled per case
+
+
+DOMAINS: dict[str, Domain] = {
+    "shopping": Domain(
+        "shopping",
+        {
+            "budget": ("300 EUR", "450 EUR", "600 EUR", "800 EUR", "1000 EUR", "1500 EUR"),
+            "brand": ("Lenovo", "Dell", "HP", "Apple", "Asus", "Acer"),
+            "delivery_city": ("Lisbon", "Porto", "Madrid", "Lyon", "Turin", "Ghent"),
+            "membership": ("basic", "plus", "premium"),
+            "payment": ("credit card", "PayPal", "bank transfer", "gift card"),
+            "delivery_window": ("morning", "evening", "weekend"),
+        },
+        (
+            Tool("catalogue.search", ("budget", "brand"), ("category",), "offer"),
+            Tool("shipping.quote", ("delivery_city", "membership"), (), "shipping"),
+            Tool("payment.plan", ("payment",), ("category",), "payment plan"),
+        ),
+        "delivery_window",
+        {"category": ("laptop", "monitor", "tablet", "headphones", "phone")},
+        "Find me a {category} I would buy, and tell me how it gets to me.",
+    ),
+    "travel": Domain(
+        "travel",
+        {
+            "home_airport": ("LIS", "OPO", "MAD", "CDG", "FRA", "AMS"),
+            "airline": ("TAP", "Iberia", "Lufthansa", "KLM", "easyJet"),
+            "hotel_budget": ("90 EUR", "120 EUR", "160 EUR", "220 EUR", "300 EUR"),
+            "hotel_area": ("old town", "near the station", "seafront", "business district"),
+            "car_class": ("compact", "estate", "electric", "no car"),
+            "seat": ("window", "aisle", "extra legroom"),
+        },
+        (
+            Tool("flights.search", ("home_airport", "airline"), ("destination",), "flight"),
+            Tool("hotels.search", ("hotel_budget", "hotel_area"), ("destination",), "hotel"),
+            Tool("cars.quote", ("car_class",), ("destination",), "car"),
+        ),
+        "seat",
+        {"destination": ("Rome", "Vienna", "Prague", "Athens", "Dublin", "Oslo")},
+        "Plan my trip to {destination}: flight, hotel and car.",
+    ),
+    "customer_support": Domain(
+        "customer_support",
+        {
+            "order_id": ("A-1042", "A-2291", "B-3307", "B-4480", "C-5126", "C-6613"),
+            "plan_tier": ("free", "standard", "pro", "enterprise"),
+            "region": ("EU", "UK", "US", "APAC"),
+            "language": ("English", "Portuguese", "Spanish", "German"),
+            "device": ("router X2", "router X5", "mesh kit M3", "modem D1"),
+            "contact_channel": ("email", "phone", "chat"),
+        },
+        (
+            Tool("orders.status", ("order_id",), ("issue",), "order status"),
+            Tool("policy.lookup", ("plan_tier", "region"), ("issue",), "policy"),
+            Tool("tickets.route", ("language", "device"), ("issue",), "ticket"),
+        ),
+        "contact_channel",
+        {"issue": ("refund", "late delivery", "broken item", "billing error")},
+        "I need help with a {issue}. What are my options?",
+    ),
+}
+
+
+def run_tool(tool: Tool, args: dict[str, str]) -> str:
+    """The observation of ``tool`` on ``args`` (slot values and task parameters).
+
+    A missing slot gives a "no result" observation; otherwise a reference code derived
+    from a hash of every argument, followed by the arguments themselves."""
+    missing = [s for s in tool.slots if args.get(s, MISSING) == MISSING]
+    if missing:
+        return f"{tool.name}: no {tool.noun}, missing {', '.join(missing)}"
+    keys = (*tool.params, *tool.slots)
+    blob = "|".join(f"{k}:{args.get(k, '')}" for k in (tool.name, *keys))
+    code = int(hashlib.sha256(blob.encode()).hexdigest()[:6], 16) % 9000 + 1000
+    shown = ", ".join(f"{k} {args.get(k, '')}" for k in keys)
+    return f"{tool.noun} #{code} for {shown}"
+
+
+# -- memory record text ------------------------------------------------------------------
+
+_RECORD = re.compile(r"^\[day (\d+)\] (profile summary: )?(.*) \(([^()]*)\)$")
+
+
+def record_text(day: int, pairs: list[tuple[str, str]], source: str) -> str:
+    """A memory record as stored: ``[day 4] budget = 600 EUR (chat)``; several pairs make
+    a profile summary (``[day 9] profile summary: a = x; b = y (summary)``)."""
+    body = "; ".join(f"{s} = {v}" for s, v in pairs)
+    prefix = "profile summary: " if len(pairs) > 1 else ""
+    return f"[day {day}] {prefix}{body} ({source})"
+
+
+def parse_record(text: str) -> tuple[int, list[tuple[str, str]]] | None:
+    """(day, [(slot, value), ...]) of a record text, or None when it is not a record."""
+    m = _RECORD.match(text.strip())
+    if not m:
+        return None
+    pairs = []
+    for part in m.group(3).split("; "):
+        slot, sep, value = part.partition(" = ")
+        if sep:
+            pairs.append((slot.strip(), value.strip()))
+    return int(m.group(1)), pairs

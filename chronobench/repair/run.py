@@ -1,0 +1,156 @@
+"""The repair track's cell runner: ``run_repair_cell(spec) -> run folder``.
+
+A cell is one (subset, method): ``dataset.granularity`` picks the subset (``controlled``
+or ``stress``), ``system.name`` the method (:data:`chronobench.repair.methods.METHODS`).
+For every case it rebuilds the faulty store with provenance, runs the agent on it (the
+failed run), applies the method to the failed state, and scores the result. The
+``extractive`` backbone (the offline default) is replaced by the repair track's offline
+policy (:mod:`chronobench.repair.policy`); any other backbone is used as configured, so
+with vLLM or an OpenAI-compatible server the agent is an LLM agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from chronobench.errors import ConfigError
+from chronobench.repair.methods import METHODS
+
+SUBSETS = ("controlled", "stress")
+_DATASET_PARAMS = {"n_controlled": 150, "n_stress": 50}
+_TASK_PARAMS = {"limit_cases"}
+
+
+def check_spec(spec: Any) -> None:
+    """Reject a repair cell whose dataset, method or options this runner would not read."""
+    d = spec.dataset
+    if d.name != "repair":
+        raise ConfigError(
+            f"task.kind=repair needs dataset=repair_controlled (dataset.name 'repair'), got {d.name!r}"
+        )
+    if d.granularity not in SUBSETS:
+        raise ConfigError(
+            f"dataset.granularity={d.granularity!r}: the repair subsets are {', '.join(SUBSETS)}"
+        )
+    for key, value in d.params.items():
+        if key not in _DATASET_PARAMS:
+            raise ConfigError(
+                f"dataset.params.{key}: unknown; the repair dataset reads {sorted(_DATASET_PARAMS)}"
+            )
+        if not isinstance(value, int) or value < 1:
+            raise ConfigError(f"dataset.params.{key}={value!r}: expected a positive integer")
+    if spec.system.name not in METHODS:
+        raise ConfigError(
+            f"system.name={spec.system.name!r}: repair methods are {', '.join(METHODS)}"
+        )
+    if spec.system.options:
+        raise ConfigError(f"system options {sorted(spec.system.options)}: repair methods take none")
+    unknown = set(spec.task.params) - _TASK_PARAMS
+    if unknown:
+        raise ConfigError(
+            f"task.params {sorted(unknown)}: the repair task reads only {sorted(_TASK_PARAMS)}"
+        )
+
+
+def make_backbone(spec: Any) -> Any:
+    """The offline policy for ``extractive``; otherwise the configured (cached) backbone."""
+    if spec.backbone.name == "extractive":
+        from chronobench.repair.policy import RepairPolicyBackbone
+
+        return RepairPolicyBackbone()
+    from chronobench.runner.components import build_backbone
+
+    return build_backbone(spec)
+
+
+def repair_case(case: dict[str, Any], method: str, backbone: Any, seed: int = 0) -> dict[str, Any]:
+    """Rebuild the failed state of ``case``, repair it with ``method``; returns the sample row."""
+    from chronobench.memory import ChronoMem
+    from chronobench.repair.agent import MEMO_ITEM, TaskRunner
+    from chronobench.repair.history import materialize
+    from chronobench.repair.metrics import score_case
+    from chronobench.repair.provenance import Recorder
+
+    with ChronoMem(":memory:", embedder="hash") as mem:
+        rec = Recorder()
+        materialize(mem, case, rec)
+        runner = TaskRunner(mem, case, backbone, rec, seed)
+        old = runner.run("run")
+        ctx = {"mem": mem, "case": case, "old": old, "runner": runner, "backbone": backbone,
+               "seed": seed, "method": method}  # fmt: skip
+        out = METHODS[method](ctx)
+        store = {k: v for k, v in mem.snapshot(case["app"], case["user"]).items() if k != MEMO_ITEM}
+        scores = score_case(
+            case, out.trace, store, out.invalidated, out.trace.calls + out.extra_calls
+        )
+    # With an LLM backbone the failed run is this run's, not the builder's offline one.
+    failed = {**case, "failed": {**case["failed"], "claims": old.claims, "answer": old.answer}}
+    if old.answer == case["gold"]["answer"]:
+        scores["failed_run_correct"] = 1.0  # the backbone did not fail: the case is moot
+    else:
+        scores = score_case(
+            failed, out.trace, store, out.invalidated, out.trace.calls + out.extra_calls
+        )
+    return {
+        "sample_id": case["case_id"], "kind": "repair", "case_id": case["case_id"], "set": case["set"],
+        "domain": case["domain"], "fault_types": case["fault_types"], "n_faults": len(case["faults"]),
+        "n_diagnosed": len(case["diagnosed"]), "method": method, "answer": out.trace.answer,
+        "failed_answer": old.answer, "gold_answer": case["gold"]["answer"],
+        "replayed_steps": [s["step_id"] for s in out.trace.steps if s["executed"]],
+        "invalidated_claims": out.invalidated, "notes": out.notes, "plan": out.plan, "scores": scores,
+    }  # fmt: skip
+
+
+def run_repair_cell(spec: Any) -> Path:
+    """Run (or resume) one repair cell; writes config/manifest/samples/metrics atomically."""
+    from chronobench.repair.metrics import aggregate
+    from chronobench.results.io import SampleLog
+    from chronobench.runner.cell import prepare_run_dir, write_results
+    from chronobench.runner.spec import run_id
+    from data_builders.repair.build import load_or_build
+
+    check_spec(spec)
+    t0 = time.perf_counter()
+    params = {**_DATASET_PARAMS, **spec.dataset.params}
+    cases, sha = load_or_build(
+        Path(spec.paths.data_dir), int(spec.seed), params["n_controlled"], params["n_stress"]
+    )
+    cases = [c for c in cases if c["set"] == spec.dataset.granularity]
+    limit = spec.task.params.get("limit_cases")
+    cases = cases[: int(limit)] if limit else cases
+    # The spec identity of a non-benchmark task leaves the backbone out; mix it into the
+    # data hash so an LLM run never resumes an offline one.
+    backbone_id = json.dumps(
+        spec.backbone.model_dump(mode="json", exclude={"chunk_size"}), sort_keys=True
+    )
+    rid = run_id(spec, hashlib.sha256(f"{sha}|{backbone_id}|{limit}".encode()).hexdigest())
+    run_dir = prepare_run_dir(spec, rid)
+    log = SampleLog(run_dir / "samples.jsonl")
+    done = log.done_ids()
+    backbone = make_backbone(spec)
+    t1 = time.perf_counter()
+    for case in cases:
+        if case["case_id"] not in done:
+            log.append([repair_case(case, spec.system.name, backbone, int(spec.seed))])
+    rows = log.read()
+    metrics = aggregate(rows, seed=int(spec.seed))
+    timings = {"load_data_s": round(t1 - t0, 3), "repair_s": round(time.perf_counter() - t1, 3),
+               "total_s": round(time.perf_counter() - t0, 3)}  # fmt: skip
+    folder = str(Path(spec.paths.data_dir) / "repair")
+    dataset = {
+        "folder": folder,
+        "manifest_sha256": sha,
+        "n_streams": len(cases),
+        "n_queries": len(cases),
+    }
+    stats = dict(getattr(backbone, "stats", {}) or {"calls": getattr(backbone, "calls", None)})
+    write_results(run_dir, spec, rid, metrics=metrics, k=1, dataset=dataset, rows=rows, timings=timings,
+                  backbone_stats=stats)  # fmt: skip
+    m = metrics["all"]
+    print(f"  {spec.system.name} on {spec.dataset.granularity}: recovery {m['recovery']['mean']:.3f}, "
+          f"replay {m['replay_ratio']['mean']:.3f}, calls {m['backbone_calls']['mean']:.2f}")  # fmt: skip
+    return run_dir
