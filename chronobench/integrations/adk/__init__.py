@@ -1,0 +1,27 @@
+"""ChronoMem as a Google ADK memory service, with rollback an agent can use.
+
+Needs the ``adk`` extra (``pip install "chronobench[adk]"``)::
+
+    from chronobench.integrations.adk import ChronoMemMemoryService, memory_tools
+
+    memory = ChronoMemMemoryService("memory.db")
+    agent = LlmAgent(name="assistant", model=..., tools=memory_tools(memory))
+    runner = Runner(agent=agent, app_name="app", session_service=...,
+                    memory_service=memory)
+"""
+
+from __future__ import annotations
+
+try:
+    import google.adk  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "chronobench.integrations.adk needs Google ADK: pip install 'chronobench[adk]' "
+        "(or pip install google-adk)"
+    ) from exc
+
+from chronobench.integrations.adk.planning import RollbackReport, UncertainRequestError
+from chronobench.integrations.adk.service import ChronoMemMemoryService
+from chronobench.integrations.adk.tools import memory_tools
+
+__all__ = ["ChronoMemMemoryService", "RollbackReport", "UncertainRequestError", "memory_tools"]
