@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -33,7 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chronobench",
         description="Benchmark and harness for natural-language memory rollback in LLM agents.",
-        epilog="Run `chronobench <command> --help` for a command's own options.",
+        epilog="Run `chronobench <command> --help` for a command's own options. "
+        "--traceback (or CHRONOBENCH_DEBUG=1) shows the stack of an expected error.",
     )
     sub = parser.add_subparsers(dest="command", metavar="<command>")
     for name, (_, help_text) in COMMANDS.items():
@@ -53,6 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"chronobench {__version__}")
         return 0
+    debug = os.environ.get("CHRONOBENCH_DEBUG") == "1" or "--traceback" in args
+    args = [a for a in args if a != "--traceback"]
+    if not args:
+        parser.print_help()
+        return 0
     name, rest = args[0], args[1:]
     if name not in COMMANDS:
         parser.print_usage(sys.stderr)
@@ -62,5 +69,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     module_name, func_name = COMMANDS[name][0].split(":")
-    func = getattr(importlib.import_module(module_name), func_name)
-    return int(func(rest) or 0)
+    if debug:
+        # Hydra's own error handler shows the full stack too.
+        os.environ["CHRONOBENCH_DEBUG"] = "1"
+        os.environ.setdefault("HYDRA_FULL_ERROR", "1")
+    try:
+        func = getattr(importlib.import_module(module_name), func_name)
+        return int(func(rest) or 0)
+    except Exception as exc:
+        from chronobench.errors import is_expected
+
+        if debug or not is_expected(exc):
+            raise
+        print(f"chronobench {name}: error: {exc}", file=sys.stderr)
+        print("(add --traceback or set CHRONOBENCH_DEBUG=1 to see the stack)", file=sys.stderr)
+        return 2

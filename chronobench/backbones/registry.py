@@ -1,87 +1,85 @@
-"""Backbones by name, as lazy ``"module:Class"`` entries.
+"""Backbones by name, as lazy ``"module:Class"`` entries (:class:`chronobench.registry.Registry`).
 
 Nothing heavy is imported until :func:`create_backbone` resolves a name, so importing
-:mod:`chronobench.backbones` never pulls in torch, vllm, transformers or httpx.
+:mod:`chronobench.backbones` never pulls in torch, vllm, transformers or httpx. Each
+entry lists the optional packages it needs, checked without importing them
+(:func:`check_backbone_available`), so a run that selects ``vllm`` on a machine without
+it fails in a second with a one-line message.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from chronobench.protocols import Backbone
+from chronobench.registry import Registry
 
 __all__ = [
+    "BACKBONES",
     "available_backbones",
     "backbone_names",
+    "check_backbone_available",
     "create_backbone",
     "register_backbone",
     "resolve_backbone",
 ]
 
-T = TypeVar("T")
+BACKBONES = Registry("backbone")
+BACKBONES.register("extractive", "chronobench.backbones.extractive:ExtractiveBackbone")
+BACKBONES.register("scripted", "chronobench.backbones.scripted:ScriptedBackbone")
+BACKBONES.register(
+    "vllm",
+    "chronobench.backbones.vllm_backend:VLLMBackbone",
+    requires=[
+        ("vllm", "pip install 'chronobench[vllm]' on a CUDA machine, or use backbone=extractive")
+    ],
+)
+BACKBONES.register(
+    "openai",
+    "chronobench.backbones.openai_backend:OpenAIBackbone",
+    requires=[("httpx", "pip install 'chronobench[openai]'")],
+)
+BACKBONES.register(
+    "transformers",
+    "chronobench.backbones.transformers_backend:TransformersBackbone",
+    requires=[
+        ("transformers", "pip install transformers"),
+        ("torch", "install torch (see the README's set-up)"),
+    ],
+)
 
-_REGISTRY: dict[str, str | type] = {
-    "extractive": "chronobench.backbones.extractive:ExtractiveBackbone",
-    "scripted": "chronobench.backbones.scripted:ScriptedBackbone",
-    "vllm": "chronobench.backbones.vllm_backend:VLLMBackbone",
-    "openai": "chronobench.backbones.openai_backend:OpenAIBackbone",
-    "transformers": "chronobench.backbones.transformers_backend:TransformersBackbone",
-}
 
-
-def register_backbone(name: str, target: str | type | None = None) -> Any:
+def register_backbone(
+    name: str, target: str | type | None = None, *, requires: Iterable[tuple[str, str]] = ()
+) -> Any:
     """Register a backbone under ``name``.
 
     ``register_backbone("mine", "pkg.module:MyBackbone")`` adds a lazy entry;
     ``@register_backbone("mine")`` on a class registers the class itself.
     Re-registering a name replaces the previous entry.
     """
-    if not name or not isinstance(name, str):
-        raise ValueError(f"register_backbone: name must be a non-empty string, got {name!r}")
-    if target is not None:
-        if isinstance(target, str) and ":" not in target:
-            raise ValueError(
-                f"register_backbone({name!r}): target {target!r} must look like 'module:Class'"
-            )
-        _REGISTRY[name] = target
-        return target
-
-    def decorator(cls: type[T]) -> type[T]:
-        _REGISTRY[name] = cls
-        return cls
-
-    return decorator
+    return BACKBONES.register(name, target, requires=requires)
 
 
 def available_backbones() -> list[str]:
     """Registered backbone names, sorted."""
-    return sorted(_REGISTRY)
+    return BACKBONES.names()
 
 
 backbone_names = available_backbones  # the name the runner and config tests use
 
 
+def check_backbone_available(name: str) -> None:
+    """Raise ``MissingDependencyError`` (one line) when ``name`` needs an absent package."""
+    BACKBONES.check_available(name)
+
+
 def resolve_backbone(name: str) -> Callable[..., Backbone]:
     """Import and return the class registered as ``name`` (without instantiating it)."""
-    try:
-        target = _REGISTRY[name]
-    except KeyError:
-        raise KeyError(
-            f"unknown backbone {name!r}; registered: {', '.join(available_backbones())} "
-            "(add one with chronobench.backbones.register_backbone)"
-        ) from None
-    if not isinstance(target, str):
-        return target
-    module_name, _, attr = target.partition(":")
-    module = importlib.import_module(module_name)
-    try:
-        return getattr(module, attr)
-    except AttributeError:
-        raise ImportError(f"backbone {name!r}: {module_name} has no attribute {attr!r}") from None
+    return BACKBONES.resolve(name)
 
 
 def create_backbone(name: str, **kwargs: Any) -> Backbone:
     """Instantiate the backbone registered as ``name`` with ``kwargs``."""
-    return resolve_backbone(name)(**kwargs)
+    return BACKBONES.create(name, **kwargs)

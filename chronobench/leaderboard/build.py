@@ -1,34 +1,56 @@
-"""Aggregate ``results/runs/*`` into tables shaped like the ChronoMem paper's Tables 2-7.
+"""Aggregate finished runs into ``LEADERBOARD.md`` / ``.csv``, safely.
 
-Rebuilding from the same runs gives byte-identical files: no timestamps in the output,
-everything sorted, and for each table cell the newest finished run of that cell wins
-(ties broken by run id).
+- A table is keyed by the runs' full spec (:meth:`RunSpec.table_key`): runs whose specs
+  differ in anything but the system, the selector or the backbone (a column) never share
+  a table; a tiny-fixture, smoke or debug run (``spec.published`` false) never reaches it.
+- Each table cell takes the newest finished run of that cell (ties: run id); every run
+  used is listed with its samples' sha256.
+- The small files of every run the leaderboard names (``manifest.json``,
+  ``metrics.json``, ``config.yaml``) are kept under ``results/published/<run-id>/``, which
+  is committed: the leaderboard rebuilds byte-identically from them alone.
+- By default the leaderboard is rebuilt from the published runs plus the local
+  ``results/runs/*``, so it can only gain or update rows; a rebuild that would name fewer
+  runs than the file it replaces is refused without ``force``, which rebuilds from local
+  runs only.
+
+Rebuilding from the same runs gives byte-identical files: no timestamps, sorted output.
 """
 
 from __future__ import annotations
 
-import json
+import re
+import shutil
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chronobench.leaderboard.tables import render_csv, render_markdown
+from chronobench.errors import LeaderboardShrinkError, ResultsError
+from chronobench.results.io import atomic_write_text, dump_json
+from chronobench.results.schema import CONFIG_FILE, MANIFEST_FILE, METRICS_FILE, load_run
+from chronobench.runner.spec import canonical_json, sha256_text
+
+PUBLISHED_DIR = "published"
+_RUN_ID_RE = re.compile(r"`([A-Za-z0-9_.+\-]+__[0-9a-f]{10})`")
 
 
 @dataclass(frozen=True)
 class RunRecord:
-    """A finished run: its identity and metrics."""
+    """A finished, published run as the leaderboard sees it."""
 
     run_id: str
+    folder: Path
+    table_key: str  # canonical JSON of spec.table_key()
     dataset: str
     granularity: str
+    queries: str
     system: str | None
     backbone: str | None
     model: str | None
-    selectors: tuple[str, ...]
-    queries: str
     finished_at: str
+    samples_sha256: str | None
     metrics: dict[str, Any]
+    published: bool
 
     @property
     def backbone_label(self) -> str:
@@ -37,65 +59,204 @@ class RunRecord:
         return str(self.model).split("/")[-1] if self.model else str(self.backbone)
 
 
-def collect_runs(results_dir: Path) -> list[RunRecord]:
-    """Every run folder under ``results_dir/runs`` that has both manifest and metrics."""
-    runs = []
-    for folder in sorted((results_dir / "runs").glob("*")):
-        man, met = folder / "manifest.json", folder / "metrics.json"
-        if not (man.exists() and met.exists()):
+def _record(folder: Path) -> RunRecord:
+    run = load_run(folder)
+    spec = run.spec
+    d = spec.dataset
+    return RunRecord(
+        run_id=run.run_id,
+        folder=folder,
+        table_key=canonical_json(spec.table_key()),
+        dataset=d.name,
+        granularity=d.granularity,
+        queries=Path(d.queries_file).stem if d.queries_file else "built",
+        system=spec.system.name if spec.task.generates else None,
+        backbone=spec.backbone.name if spec.task.generates else None,
+        model=spec.backbone.model if spec.task.generates else None,
+        finished_at=run.manifest.finished_at,
+        samples_sha256=run.manifest.samples.sha256,
+        metrics=run.metrics.metrics,
+        published=run.manifest.published,
+    )
+
+
+def collect_runs(
+    results_dir: Path, *, local: bool = True, published: bool = True, warn: bool = True
+) -> list[RunRecord]:
+    """Finished runs under ``results_dir/runs`` and/or ``results_dir/published`` (a run
+    in both counts once). Unfinished folders are skipped; unreadable ones are reported."""
+    folders: list[Path] = []
+    if published:
+        folders += sorted((results_dir / PUBLISHED_DIR).glob("*"))
+    if local:
+        folders += sorted((results_dir / "runs").glob("*"))
+    by_id: dict[str, RunRecord] = {}
+    for folder in folders:
+        if not (folder / MANIFEST_FILE).is_file() or not (folder / METRICS_FILE).is_file():
             continue
-        m = json.loads(man.read_text())
-        cell = m["cell"]
-        runs.append(
-            RunRecord(
-                run_id=m["run_id"],
-                dataset=cell["dataset"],
-                granularity=cell["granularity"],
-                system=cell.get("system"),
-                backbone=cell.get("backbone"),
-                model=cell.get("model"),
-                selectors=tuple(cell.get("selectors") or ()),
-                queries=cell.get("queries", "built"),
-                finished_at=m.get("finished_at", ""),
-                metrics=json.loads(met.read_text())["metrics"],
-            )
-        )
-    return runs
+        try:
+            rec = _record(folder)
+        except ResultsError as exc:
+            if warn:
+                print(f"leaderboard: skipping {folder}: {exc}")
+            continue
+        by_id[rec.run_id] = rec  # local (read last) wins over its published copy
+    return sorted(by_id.values(), key=lambda r: (r.finished_at, r.run_id))
 
 
-def _latest(runs: list[RunRecord]) -> list[RunRecord]:
-    return sorted(runs, key=lambda r: (r.finished_at, r.run_id))
-
-
-def build_tables(runs: list[RunRecord]) -> dict[str, Any]:
-    """``{(dataset, granularity, query set): {"selection": {...}, "systems": {...}}}``."""
-    out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for r in _latest(runs):
-        key3 = (r.dataset, r.granularity, r.queries)
-        slot = out.setdefault(key3, {"selection": {}, "systems": {}})
-        for name, groups in (r.metrics.get("selection") or {}).items():
-            slot["selection"][name] = (groups, r.run_id)  # later runs overwrite earlier
-        if r.system and r.metrics.get("probes"):
-            key = (r.system, r.backbone_label)
-            prev = slot["systems"].get(key)
-            merged = dict(prev[0]) if prev else {}
-            # A qa run and a summary run of the same cell fill different fields: merge them.
-            for group, stats in r.metrics["probes"].items():
-                if isinstance(stats, dict) and group == "all":
-                    merged.setdefault("all", {}).update(stats)
-                else:
-                    merged[group] = stats
-            runs_ids = (prev[1] + ", " if prev else "") + r.run_id
-            slot["systems"][key] = (merged, runs_ids)
+def _variant_titles(keys: list[str]) -> dict[str, str]:
+    """For sections that share dataset/granularity/query set: name what differs."""
+    flat = {k: _flatten(__import__("json").loads(k)) for k in keys}
+    common = set.intersection(*(set(v.items()) for v in flat.values())) if flat else set()
+    out = {}
+    for k, items in flat.items():
+        diff = sorted(f"{a}={b}" for a, b in items.items() if (a, b) not in common)
+        out[k] = ", ".join(diff) + f"; spec {sha256_text(k)[:8]}"
     return out
 
 
-def write_leaderboard(results_dir: Path) -> Path:
-    """Write ``LEADERBOARD.md`` and ``LEADERBOARD.csv`` into ``results_dir``; returns the .md path."""
-    from chronobench.runner.artifacts import atomic_write_text
+def _flatten(obj: Any, prefix: str = "") -> dict[str, str]:
+    if isinstance(obj, dict):
+        out: dict[str, str] = {}
+        for k, v in obj.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix.rstrip("."): canonical_json(obj)}
 
-    tables = build_tables(collect_runs(results_dir))
+
+def build_tables(runs: list[RunRecord]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """``{(dataset, granularity, query set[ + variant]): slot}``; a slot holds
+    ``selection`` ``{name: (groups, run_id)}``, ``systems`` ``{(system, backbone): (groups,
+    run_ids)}`` and ``provenance`` ``{run_id: samples sha256}``."""
+    by_key: dict[str, list[RunRecord]] = {}
+    for r in runs:
+        if r.published:
+            by_key.setdefault(r.table_key, []).append(r)
+    triples = {k: (v[0].dataset, v[0].granularity, v[0].queries) for k, v in by_key.items()}
+    shared = Counter(triples.values())
+    titles = _variant_titles([k for k, t in triples.items() if shared[t] > 1])
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for key, group in by_key.items():
+        d, g, q = triples[key]
+        label = q if key not in titles else f"{q}; {titles[key]}"
+        slot: dict[str, Any] = {"selection": {}, "systems": {}, "provenance": {}}
+        for r in group:  # oldest first: later runs overwrite earlier ones
+            for name, groups in (r.metrics.get("selection") or {}).items():
+                slot["selection"][name] = (groups, r.run_id)
+            if r.system and r.metrics.get("probes"):
+                k2 = (r.system, r.backbone_label)
+                prev = slot["systems"].get(k2)
+                merged = dict(prev[0]) if prev else {}
+                # A qa run and a summary run of the same cell fill different fields.
+                for gname, stats in r.metrics["probes"].items():
+                    if isinstance(stats, dict) and gname == "all":
+                        merged.setdefault("all", {}).update(stats)
+                    else:
+                        merged[gname] = stats
+                ids = ([*prev[1].split(", ")] if prev else []) + [r.run_id]
+                slot["systems"][k2] = (merged, ", ".join(ids))
+        used = {rid for _, rid in slot["selection"].values()} | {
+            rid for _, rids in slot["systems"].values() for rid in rids.split(", ")
+        }
+        slot["provenance"] = {r.run_id: r.samples_sha256 for r in group if r.run_id in used}
+        out[(d, g, label)] = slot
+    return out
+
+
+def _provenance_md(tables: dict[tuple[str, str, str], dict[str, Any]]) -> str:
+    rows = sorted(
+        {(rid, sha) for slot in tables.values() for rid, sha in slot["provenance"].items()}
+    )
+    lines = [
+        "## Provenance",
+        "",
+        "Every run above, with the sha256 of its `samples.jsonl` (per-sample rows stay in",
+        "`results/runs/<run-id>/`; the run's manifest, metrics and config are committed under",
+        "`results/published/<run-id>/`).",
+        "",
+        "| run id | samples.jsonl sha256 |",
+        "|---|---|",
+    ]
+    lines += [f"| `{rid}` | `{sha or '-'}` |" for rid, sha in rows]
+    return "\n".join(lines) + "\n"
+
+
+def render(runs: list[RunRecord]) -> tuple[str, str, set[str]]:
+    """Markdown, CSV and the run ids they name."""
+    from chronobench.leaderboard.tables import render_csv, render_markdown
+
+    tables = build_tables(runs)
+    md = render_markdown(tables).rstrip("\n") + "\n\n" + _provenance_md(tables)
+    ids = {rid for slot in tables.values() for rid in slot["provenance"]}
+    return md, render_csv(tables), ids
+
+
+def named_run_ids(md_path: Path) -> set[str]:
+    """Run ids an existing leaderboard file names."""
+    if not md_path.is_file():
+        return set()
+    return set(_RUN_ID_RE.findall(md_path.read_text(encoding="utf-8")))
+
+
+def write_leaderboard(results_dir: Path, *, force: bool = False) -> Path:
+    """Rebuild ``LEADERBOARD.md`` / ``.csv`` in ``results_dir`` and sync
+    ``results_dir/published``; returns the .md path.
+
+    Default: published + local runs, refusing (LeaderboardShrinkError) to name fewer runs
+    than the current file. ``force``: local runs only, shrinking allowed.
+    """
+    results_dir = Path(results_dir).resolve()
+    runs = collect_runs(results_dir, local=True, published=not force)
+    md, csv_text, ids = render(runs)
     md_path = results_dir / "LEADERBOARD.md"
-    atomic_write_text(md_path, render_markdown(tables))
-    atomic_write_text(results_dir / "LEADERBOARD.csv", render_csv(tables))
+    before = named_run_ids(md_path)
+    if not force and len(ids) < len(before):
+        where = results_dir / "runs"
+        raise LeaderboardShrinkError(
+            f"{md_path} names {len(before)} runs; rebuilding from {where} and "
+            f"{results_dir / PUBLISHED_DIR} would name {len(ids)}. Nothing was written. Run "
+            "the main job (`python -m chronobench run`) first, or pass --force to replace "
+            "the file with the local runs only"
+        )
+    atomic_write_text(md_path, md)
+    atomic_write_text(results_dir / "LEADERBOARD.csv", csv_text)
+    _sync_published(results_dir, runs, ids)
     return md_path
+
+
+def _sync_published(results_dir: Path, runs: list[RunRecord], ids: set[str]) -> None:
+    pub = results_dir / PUBLISHED_DIR
+    for r in runs:
+        if r.run_id not in ids:
+            continue
+        dest = pub / r.run_id
+        if dest.resolve() == r.folder.resolve():
+            continue
+        for name in (MANIFEST_FILE, METRICS_FILE, CONFIG_FILE):
+            src = r.folder / name
+            if src.is_file():
+                atomic_write_text(dest / name, src.read_text(encoding="utf-8"))
+    if pub.is_dir():
+        for folder in pub.iterdir():
+            if folder.is_dir() and folder.name not in ids:
+                shutil.rmtree(folder)  # superseded by a newer run of the same table cell
+
+
+def publish_after_run(results_dir: Path) -> Path | None:
+    """The leaderboard step of ``run``: rebuild, or say why not (never an error)."""
+    try:
+        md = write_leaderboard(results_dir)
+    except LeaderboardShrinkError as exc:
+        print(f"leaderboard not rewritten: {exc}")
+        return None
+    n_local = sum(
+        1 for r in collect_runs(results_dir, published=False, warn=False) if not r.published
+    )
+    print(f"leaderboard written: {md} and {md.with_suffix('.csv')}")
+    print(f"published run files: {md.parent / PUBLISHED_DIR}")
+    if n_local:
+        print(f"({n_local} fixture/debug run(s) are not published in the leaderboard)")
+    return md
+
+
+__all__ = ["RunRecord", "build_tables", "collect_runs", "dump_json", "write_leaderboard"]

@@ -1,4 +1,9 @@
-"""``python -m chronobench leaderboard``: rebuild results/LEADERBOARD.md and .csv from runs."""
+"""``python -m chronobench leaderboard``: rebuild results/LEADERBOARD.md and .csv.
+
+From the committed published runs (results/published/) plus local runs (results/runs/);
+it never names fewer runs than the file it replaces unless --force (then: local runs
+only). Fixture, smoke and debug runs are never published.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +16,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry."""
     parser = argparse.ArgumentParser(prog="chronobench leaderboard", description=__doc__)
     parser.add_argument("--results", type=Path, default=Path("results"), help="results folder")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="rebuild from local runs only, even if that drops rows of the current file",
+    )
+    parser.add_argument("--print", action="store_true", help="print the Markdown table")
     args = parser.parse_args(argv)
     from chronobench.leaderboard.build import write_leaderboard
 
-    path = write_leaderboard(args.results)
-    print(path.read_text())
-    print(f"written: {path} (+ LEADERBOARD.csv)")
+    path = write_leaderboard(args.results, force=args.force)
+    if args.print:
+        print(path.read_text())
+    print(f"written: {path} and {path.with_suffix('.csv')}")
     return 0

@@ -180,7 +180,9 @@ def render_markdown(tables: dict[tuple[str, str], Any]) -> str:
     ]
     for dataset, gran, queries in sorted(tables, key=lambda k: (k[0], k[1], k[2] != "built", k[2])):
         slot = tables[(dataset, gran, queries)]
-        which = "" if queries == "built" else f", user-written requests `{queries}`"
+        base, _, variant = queries.partition("; ")  # variant: what differs in the spec
+        which = "" if base == "built" else f", user-written requests `{base}`"
+        which += f"; {variant}" if variant else ""
         lines += [f"## {dataset} ({gran} granularity{which})", ""]
         if slot["selection"]:
             lines += _selection_md(slot["selection"])
@@ -213,6 +215,7 @@ def render_csv(tables: dict[tuple[str, str], Any]) -> str:
             "ci_low",
             "ci_high",
             "run_ids",
+            "samples_sha256",
         ]
     )
     for dataset, gran, queries in sorted(tables):
@@ -248,6 +251,10 @@ def render_csv(tables: dict[tuple[str, str], Any]) -> str:
                             _num(st.get("ci_low")),
                             _num(st.get("ci_high")),
                             rid,
+                            " ".join(
+                                str((slot.get("provenance") or {}).get(x) or "")
+                                for x in rid.split(", ")
+                            ),
                         ]
                     )
     return buf.getvalue()

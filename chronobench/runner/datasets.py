@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.data.schema import RollbackQuery, Stream
+from chronobench.errors import ConfigError
 from chronobench.runner.provenance import config_hash, file_sha256
+from chronobench.runner.spec import DatasetSpec
 
 
 @dataclass
@@ -21,6 +23,7 @@ class RunData:
     queries: list[RollbackQuery]
     manifest_sha256: str
     manifest: dict[str, Any]
+    queries_sha256: str | None = None  # sha256 of a user query file's bytes
 
     def queries_by_stream(self) -> dict[str, list[RollbackQuery]]:
         """Queries grouped by stream id, in stream order."""
@@ -30,65 +33,116 @@ class RunData:
         return groups
 
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
+def resolve_source(source: str | None) -> str | None:
+    """Config paths such as ``tests/fixtures/...`` are relative to the repository (or the
+    wheel's shipped copy), wherever the command runs from."""
+    from chronobench.paths import resolve_shipped
+
+    return resolve_shipped(source)
 
 
-def _resolve_source(source: str | None) -> str | None:
-    # Config paths such as tests/fixtures/... are relative to the repository, wherever
-    # the command runs from.
-    if source is None or Path(source).is_absolute() or Path(source).exists():
-        return source
-    candidate = _REPO_ROOT / source
-    return str(candidate) if candidate.exists() else source
-
-
-def build_folder_key(dcfg: dict[str, Any]) -> str:
+def build_folder_key(dspec: DatasetSpec) -> str:
     """Builds with different sources or parameters live in different folders."""
-    ident = {k: dcfg.get(k) for k in ("name", "source", "params", "paraphrase")}
+    ident = {
+        "name": dspec.name,
+        "source": dspec.source,
+        "params": dict(dspec.params),
+        "paraphrase": dspec.paraphrase,
+    }
     return config_hash(ident)[:8]
 
 
-def load_run_data(dcfg: dict[str, Any], data_dir: str, paraphrase_backbone: Any = None) -> RunData:
-    """Build (or reuse) the dataset described by the ``dataset`` config group and load it."""
+def _known_params(name: str) -> set[str]:
+    from data_builders import build as builders
+
+    if name == "locomo":
+        return set(builders.LOCOMO_DEFAULTS)
+    return set(builders.MAB_DEFAULTS) | {"split"}
+
+
+class BuiltDatasetLoader:
+    """LoCoMo and MemoryAgentBench, built by :func:`data_builders.build_dataset`."""
+
+    @staticmethod
+    def check(dspec: DatasetSpec, *, where: str) -> None:
+        """Reject dataset params the builder does not read."""
+        known = _known_params(dspec.name)
+        unknown = sorted(set(dspec.params) - known)
+        if unknown:
+            raise ConfigError(
+                f"config key 'dataset.params.{unknown[0]}': unknown {dspec.name} build "
+                f"parameter; known: {', '.join(sorted(known))} [{where}]"
+            )
+        if dspec.name == "locomo" and dspec.granularity not in GRANULARITIES:
+            raise ConfigError(
+                f"config key 'dataset.granularity': {dspec.granularity!r} is not a LoCoMo "
+                f"granularity; choose {', '.join(GRANULARITIES)} [{where}]"
+            )
+        if dspec.name == "mab" and dspec.params.get("split") != dspec.granularity:
+            raise ConfigError(
+                "config key 'dataset.granularity': MAB granularity must equal "
+                f"dataset.params.split ({dspec.params.get('split')!r}) [{where}]"
+            )
+        if dspec.queries_file and not Path(resolve_source(dspec.queries_file) or "").is_file():
+            raise ConfigError(
+                f"dataset.queries_file={dspec.queries_file!r}: file not found "
+                f"(looked in {Path.cwd()} and the chronobench checkout); give a JSONL path"
+            )
+
+    def load(self, dspec: DatasetSpec, *, data_dir: Path, backbone: Any = None) -> RunData:
+        """Build (or reuse) the dataset and load it."""
+        return load_run_data(dspec, data_dir, backbone)
+
+
+GRANULARITIES = ("session", "turn", "observation")
+
+
+def load_run_data(
+    dspec: DatasetSpec, data_dir: str | Path, paraphrase_backbone: Any = None
+) -> RunData:
+    """Build (or reuse) the dataset described by ``dspec`` and load it."""
     from chronobench.data.io import load_built
     from data_builders import build_dataset
 
-    params = dict(dcfg.get("params") or {})
     folder = build_dataset(
-        dcfg["name"],
-        granularity=dcfg["granularity"] if dcfg["name"] == "locomo" else None,
-        source=_resolve_source(dcfg.get("source")),
-        out_dir=Path(data_dir) / build_folder_key(dcfg),
-        paraphrase_backbone=paraphrase_backbone if dcfg.get("paraphrase") else None,
-        **params,
+        dspec.name,
+        granularity=dspec.granularity if dspec.name == "locomo" else None,
+        source=resolve_source(dspec.source),
+        out_dir=Path(data_dir) / build_folder_key(dspec),
+        paraphrase_backbone=paraphrase_backbone if dspec.paraphrase else None,
+        **dict(dspec.params),
     )
     built = load_built(folder)
     streams = list(built.streams)
     queries = list(built.queries)
-    if dcfg.get("queries_file"):
+    queries_sha256 = None
+    if dspec.queries_file:
         from chronobench.data.user_queries import load_user_queries
 
+        qpath = Path(resolve_source(dspec.queries_file) or dspec.queries_file)
+        queries_sha256 = file_sha256(qpath) if qpath.is_file() else None
         # User-written requests replace the built ones and are scored the same way.
-        queries = load_user_queries(Path(dcfg["queries_file"]), built)
-    if dcfg.get("limit_streams"):
-        keep = {s.stream_id for s in streams[: int(dcfg["limit_streams"])]}
+        queries = load_user_queries(qpath, built)
+    if dspec.limit_streams:
+        keep = {s.stream_id for s in streams[: int(dspec.limit_streams)]}
         streams = [s for s in streams if s.stream_id in keep]
         queries = [q for q in queries if q.stream_id in keep]
-    if dcfg.get("limit_queries"):
+    if dspec.limit_queries:
         per: dict[str, int] = {}
         limited = []
         for q in queries:
             per[q.stream_id] = per.get(q.stream_id, 0) + 1
-            if per[q.stream_id] <= int(dcfg["limit_queries"]):
+            if per[q.stream_id] <= int(dspec.limit_queries):
                 limited.append(q)
         queries = limited
     manifest_path = Path(folder) / "manifest.json"
     return RunData(
-        name=dcfg["name"],
-        granularity=dcfg["granularity"],
-        folder=Path(folder),
+        name=dspec.name,
+        granularity=dspec.granularity,
+        folder=Path(folder).resolve(),
         streams=streams,
         queries=queries,
         manifest_sha256=file_sha256(manifest_path),
         manifest=dict(built.manifest),
+        queries_sha256=queries_sha256,
     )

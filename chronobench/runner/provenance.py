@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from chronobench.results.io import file_sha256  # noqa: F401 (re-exported)
+
 _TRACKED_LIBRARIES = (
     "chronobench",
     "numpy",
@@ -55,15 +57,6 @@ def library_versions() -> dict[str, str | None]:
         except importlib.metadata.PackageNotFoundError:
             out[name] = None
     return out
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file's bytes, streamed."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def config_hash(cfg: dict[str, Any]) -> str:

@@ -7,45 +7,49 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from chronobench.runner.artifacts import RESULTS_SCHEMA_VERSION, SampleLog, atomic_write_json
-from chronobench.runner.metrics_io import compute_metrics, rescore, summary_table
+from chronobench.errors import ResultsError
+from chronobench.results.io import SampleLog, atomic_write_json, atomic_write_text, file_sha256
+from chronobench.results.schema import RESULTS_SCHEMA_VERSION, load_run
 
 
 def rescore_run(run_dir: Path, *, write_samples: bool = False) -> dict:
-    """Re-score every sample of a run and rewrite its metrics.json; returns the metrics."""
+    """Re-score every sample of a run and rewrite its metrics.json (and, for an older
+    results schema, its manifest in the current schema); returns the metrics."""
+    from chronobench.runner.metrics_io import compute_metrics, rescore
+
+    run_dir = Path(run_dir)
     samples = run_dir / "samples.jsonl"
-    if not samples.exists():
-        raise FileNotFoundError(
-            f"{samples} does not exist; pass a run folder such as results/runs/<run-id>"
+    if not samples.is_file():
+        raise ResultsError(
+            f"{samples.resolve()}: missing; pass a run folder such as results/runs/<run-id> "
+            "(published copies under results/published/ keep no samples)"
         )
-    old = (
-        json.loads((run_dir / "metrics.json").read_text())
-        if (run_dir / "metrics.json").exists()
-        else {}
-    )
-    k = int(old.get("k", 5))
-    manifest_path = run_dir / "manifest.json"
-    seed = json.loads(manifest_path.read_text()).get("seed", 0) if manifest_path.exists() else 0
+    run = load_run(run_dir)  # validates (and migrates) manifest and metrics
+    k = int(run.metrics.k)
     rows = rescore(SampleLog(samples).read(), k=k)
     if write_samples:
-        from chronobench.runner.artifacts import atomic_write_text
-
         atomic_write_text(samples, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-    metrics = compute_metrics(rows, seed=int(seed))
+    metrics = compute_metrics(rows, seed=int(run.manifest.seed))
     atomic_write_json(
         run_dir / "metrics.json",
         {
             "schema_version": RESULTS_SCHEMA_VERSION,
-            "run_id": run_dir.name,
+            "run_id": run.run_id,
             "k": k,
             "metrics": metrics,
         },
     )
+    manifest = run.manifest.model_copy(
+        update={"samples": run.manifest.samples.model_copy(update={"sha256": file_sha256(samples)})}
+    )
+    atomic_write_json(run_dir / "manifest.json", manifest.model_dump(mode="json"))
     return metrics
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry."""
+    from chronobench.runner.metrics_io import summary_table
+
     parser = argparse.ArgumentParser(prog="chronobench score", description=__doc__)
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (results/runs/<id>)")
     parser.add_argument(
@@ -57,4 +61,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     for run in args.runs:
         metrics = rescore_run(run, write_samples=args.write_samples)
         print(summary_table(run.name, metrics))
+        print(f"written: {(run / 'metrics.json').resolve()}")
     return 0

@@ -7,8 +7,8 @@ from typing import Any
 
 from chronobench.metrics import score_selection
 from chronobench.runner.artifacts import SampleLog, query_fields
+from chronobench.runner.components import build_selector
 from chronobench.runner.datasets import RunData
-from chronobench.selectors import StoreSelector
 
 
 def selection_sample_id(selector: str, query_id: str) -> str:
@@ -44,7 +44,7 @@ def run_selection(
             bar.update(len(queries) - len(todo))
             if not todo:
                 continue
-            ranked = StoreSelector(name, stores).search(
+            ranked = build_selector(name, stores).search(
                 stream, {q.query_id: q.text for q in todo}, top_k=depth
             )
             rows = []

@@ -1,40 +1,98 @@
-"""Name -> system class, imported lazily so listing systems imports nothing heavy."""
+"""Name -> system class, imported lazily so listing systems imports nothing heavy.
+
+Each system's config options are checked before it is built: against a typed options
+model when one is registered (the built-ins: their constructors take ``**kwargs``, so a
+signature cannot catch a mistyped key), otherwise against the class's constructor
+signature (``**kwargs`` in a signature accepts nothing extra: name every option).
+"""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import Any, Literal
 
-_REGISTRY: dict[str, str | type] = {
-    "chronomem": "chronobench.systems.chronomem:ChronoMemSystem",
-    "chronomem_oracle": "chronobench.systems.chronomem:ChronoMemOracleSystem",
-    "prompt_only": "baselines.prompt_only:PromptOnlySystem",
-    "full_history": "baselines.full_history:FullHistorySystem",
-    "rag_only": "baselines.rag_only:RagOnlySystem",
-    "no_memory": "baselines.floors:NoMemorySystem",
-    "always_abstain": "baselines.floors:AlwaysAbstainSystem",
-}
+from pydantic import BaseModel, ConfigDict, PositiveInt
+
+from chronobench.registry import Registry
+
+SYSTEMS = Registry("system")
 
 
-def register_system(name: str, target: str | type) -> None:
-    """Register a system class (or a lazy ``"module:Class"`` path) under ``name``."""
-    _REGISTRY[name] = target
+class NoOptions(BaseModel):
+    """A system without options (the floors)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BudgetOptions(NoOptions):
+    """Options of systems that put memory in a prompt."""
+
+    context_budget_tokens: PositiveInt = 2000
+    summary_budget_tokens: PositiveInt = 6000
+
+
+class RetrievalOptions(BudgetOptions):
+    top_k_items: PositiveInt = 8
+
+
+class ChronoMemOptions(RetrievalOptions):
+    rollback_mode: Literal["truncate", "revert"] = "truncate"
+
+
+# name -> options model (None: check the constructor signature).
+_OPTIONS: dict[str, type[BaseModel] | None] = {}
+
+
+def register_system(
+    name: str, target: str | type, *, options: type[BaseModel] | None = None
+) -> None:
+    """Register a system class (or a lazy ``"module:Class"`` path) under ``name``.
+
+    ``options``: a pydantic model of the system's config options (``extra="forbid"``);
+    without it, options are checked against the constructor's signature.
+    """
+    SYSTEMS.register(name, target)
+    _OPTIONS[name] = options
+
+
+register_system(
+    "chronomem", "chronobench.systems.chronomem:ChronoMemSystem", options=ChronoMemOptions
+)
+register_system(
+    "chronomem_oracle",
+    "chronobench.systems.chronomem:ChronoMemOracleSystem",
+    options=ChronoMemOptions,
+)
+register_system("prompt_only", "baselines.prompt_only:PromptOnlySystem", options=BudgetOptions)
+register_system("full_history", "baselines.full_history:FullHistorySystem", options=BudgetOptions)
+register_system("rag_only", "baselines.rag_only:RagOnlySystem", options=RetrievalOptions)
+register_system("no_memory", "baselines.floors:NoMemorySystem", options=NoOptions)
+register_system("always_abstain", "baselines.floors:AlwaysAbstainSystem", options=NoOptions)
 
 
 def system_names() -> list[str]:
     """Registered system names."""
-    return sorted(_REGISTRY)
+    return SYSTEMS.names()
+
+
+def system_options_model(name: str) -> type[BaseModel] | None:
+    """The registered options model of ``name`` (None: signature-checked)."""
+    SYSTEMS.target(name)  # raises a clear error for unknown names
+    return _OPTIONS.get(name)
+
+
+def check_system_options(name: str, options: dict[str, Any], *, where: str) -> dict[str, Any]:
+    """Validate ``options`` for system ``name``; returns them with types coerced.
+
+    Raises :class:`chronobench.errors.ConfigError` naming the key and ``where``.
+    """
+    from chronobench.runner.options import check_call_options, check_model_options
+
+    model = system_options_model(name)
+    if model is not None:
+        return check_model_options(model, options, where=where, group="system")
+    return check_call_options(SYSTEMS.resolve(name), options, where=where, skip=1, group="system")
 
 
 def create_system(name: str, ctx: Any, **kwargs: Any) -> Any:
     """Instantiate the system registered as ``name`` with a :class:`SystemContext`."""
-    if name not in _REGISTRY:
-        raise KeyError(
-            f"unknown system {name!r}; registered: {', '.join(system_names())}. "
-            "Register your own with chronobench.systems.register_system(name, 'module:Class')."
-        )
-    target = _REGISTRY[name]
-    if isinstance(target, str):
-        module, _, attr = target.partition(":")
-        target = getattr(importlib.import_module(module), attr)
-    return target(ctx, **kwargs)
+    return SYSTEMS.create(name, ctx, **kwargs)

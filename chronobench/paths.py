@@ -1,0 +1,53 @@
+"""Where shipped files are found: a source checkout, or an installed wheel.
+
+``configs/`` at the repository's top level is the one source of truth. A wheel carries a
+copy under ``chronobench/_shipped/`` (``configs/`` and the tiny LoCoMo fixture the smoke
+experiment uses), made by the build hook in ``setup.py``; a checkout (editable or not
+installed) reads the top-level files directly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def roots() -> list[Path]:
+    """Folders relative config paths are looked up in, first match wins: the checkout
+    root (when this is a checkout), then the wheel's shipped copy."""
+    out = []
+    checkout = _PACKAGE.parent
+    if (checkout / "configs" / "config.yaml").is_file():
+        out.append(checkout)
+    shipped = _PACKAGE / "_shipped"
+    if (shipped / "configs" / "config.yaml").is_file():
+        out.append(shipped)
+    # Installed packages (data_builders/user_queries/*.jsonl) sit beside chronobench/.
+    if checkout not in out:
+        out.append(checkout)
+    return out
+
+
+def config_dir() -> Path:
+    """The Hydra config folder (``configs/``)."""
+    for root in roots():
+        if (root / "configs" / "config.yaml").is_file():
+            return root / "configs"
+    raise FileNotFoundError(
+        f"no configs/config.yaml in {', '.join(str(r) for r in roots())}; reinstall chronobench"
+    )
+
+
+def resolve_shipped(path: str | None) -> str | None:
+    """A config path such as ``tests/fixtures/locomo_tiny.json``: as given when it exists
+    from the current folder (or is absolute), else the first shipped root holding it."""
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    if p.is_absolute() or p.exists():
+        return str(p)
+    for root in roots():
+        if (root / p).exists():
+            return str(root / p)
+    return path

@@ -1,0 +1,102 @@
+"""Atomic file writers and the append-only sample log: the only way run folders, the
+leaderboard and published snapshots are written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file in the same folder, then rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def dump_json(obj: Any) -> str:
+    """JSON with sorted keys, two-space indent and a trailing newline (stable bytes)."""
+    return json.dumps(obj, indent=2, sort_keys=True, default=str, ensure_ascii=False) + "\n"
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    """:func:`dump_json`, written atomically."""
+    atomic_write_text(path, dump_json(obj))
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes, streamed."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class SampleLog:
+    """Append-only ``samples.jsonl`` that tolerates a torn last line from a crash."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._drop_torn_tail()
+
+    def _drop_torn_tail(self) -> None:
+        # A SIGKILL mid-write can leave a partial last line; cut it so resuming is clean.
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            with open(self.path, "r+b") as fh:
+                fh.truncate(cut)
+
+    def read(self) -> list[dict[str, Any]]:
+        """All complete rows, in file order."""
+        if not self.path.exists():
+            return []
+        rows = []
+        with open(self.path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    from chronobench.errors import ResultsError
+
+                    raise ResultsError(
+                        f"{self.path}:{lineno}: not valid JSON ({exc.msg}); delete the line "
+                        "or rerun the cell with overwrite=true"
+                    ) from None
+        return rows
+
+    def done_ids(self) -> set[str]:
+        """Ids of samples already written (for resuming)."""
+        return {row["sample_id"] for row in self.read()}
+
+    def append(self, rows: Iterable[dict[str, Any]]) -> int:
+        """Append rows and fsync; returns how many were written."""
+        lines = [json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows]
+        if not lines:
+            return 0
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write("".join(lines))
+            fh.flush()
+            os.fsync(fh.fileno())
+        return len(lines)

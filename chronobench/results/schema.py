@@ -1,0 +1,206 @@
+"""The results schema: what a run folder's ``manifest.json`` and ``metrics.json`` hold.
+
+Versioned and validated on read: a file that does not match says which file and what
+to do. Schema 1.0 folders (before the typed RunSpec) still load: their spec is rebuilt
+from ``config.yaml`` and their samples' sha256 computed from ``samples.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from chronobench.errors import ConfigError, ResultsError
+from chronobench.results.io import file_sha256
+
+RESULTS_SCHEMA_VERSION = "2.0"
+READABLE_VERSIONS = ("1.0", "2.0")
+
+MANIFEST_FILE = "manifest.json"
+METRICS_FILE = "metrics.json"
+SAMPLES_FILE = "samples.jsonl"
+CONFIG_FILE = "config.yaml"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetInfo(_Model):
+    folder: str
+    manifest_sha256: str
+    source_sha256: str | None = None
+    queries_sha256: str | None = None
+    n_streams: int
+    n_queries: int
+
+
+class SamplesInfo(_Model):
+    file: str = SAMPLES_FILE
+    sha256: str | None
+    n: int
+    selection: int
+    probes: int
+
+
+class Manifest(_Model):
+    schema_version: Literal["2.0"] = RESULTS_SCHEMA_VERSION
+    run_id: str
+    spec: dict[str, Any]  # the whole RunSpec (validated by load_run)
+    spec_sha256: str
+    published: bool
+    finished_at: str
+    git: dict[str, Any]
+    libraries: dict[str, Any]
+    seed: int
+    dataset: DatasetInfo
+    samples: SamplesInfo
+    timings: dict[str, float] = Field(default_factory=dict)
+    backbone_calls: dict[str, Any] = Field(default_factory=dict)
+
+
+class MetricsFile(_Model):
+    schema_version: Literal["2.0"] = RESULTS_SCHEMA_VERSION
+    run_id: str
+    k: int
+    metrics: dict[str, Any]
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ResultsError(
+            f"{path}: missing; a finished run folder has {MANIFEST_FILE} and {METRICS_FILE} "
+            "(rerun the cell, or pass a folder such as results/runs/<run-id>)"
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: expected a JSON object")
+    version = str(data.get("schema_version"))
+    if version not in READABLE_VERSIONS:
+        raise ResultsError(
+            f"{path}: results schema_version {version!r} is not one this chronobench reads "
+            f"({', '.join(READABLE_VERSIONS)}); rerun the cell with this version"
+        )
+    return data
+
+
+def _validate(model: type[BaseModel], data: dict[str, Any], path: Path) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"])
+        raise ResultsError(
+            f"{path}: field {key!r}: {err['msg']} ({len(exc.errors())} problem(s)); "
+            "the file does not match results schema " + RESULTS_SCHEMA_VERSION
+        ) from None
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """A finished run folder, validated: the leaderboard's and scorer's view of it."""
+
+    folder: Path
+    manifest: Manifest
+    metrics: MetricsFile
+    spec: Any  # chronobench.runner.spec.RunSpec
+
+    @property
+    def run_id(self) -> str:
+        return self.manifest.run_id
+
+
+def _spec_from(data: dict[str, Any], path: Path) -> Any:
+    from chronobench.runner.spec import spec_from_config
+
+    try:
+        return spec_from_config(data, check=False)
+    except ConfigError as exc:
+        raise ResultsError(f"{path}: its spec does not validate: {exc}") from None
+
+
+def _migrate_v1(folder: Path, man: dict[str, Any], met: dict[str, Any]) -> tuple[dict, dict]:
+    """A schema 1.0 run (untyped config) -> the 2.0 shape."""
+    import yaml
+
+    cfg_path = folder / CONFIG_FILE
+    if not cfg_path.is_file():
+        raise ResultsError(f"{cfg_path}: missing; a schema 1.0 run needs it to rebuild its spec")
+    cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8")) or {}
+    system = dict(cfg.get("system") or {})
+    system.pop("kind", None)  # 1.0 configs carried an unread system.kind
+    cfg["system"] = system
+    dataset = dict(cfg.get("dataset") or {})
+    dataset.setdefault("fixture", "tests/fixtures/" in str(dataset.get("source") or ""))
+    cfg["dataset"] = dataset
+    task = dict(cfg.get("task") or {})
+    task.setdefault("kind", "benchmark")
+    cfg["task"] = task
+    spec = _spec_from(cfg, cfg_path)
+    from chronobench.runner.spec import spec_sha256
+
+    samples = folder / SAMPLES_FILE
+    counts = man.get("counts") or {}
+    ds = man.get("dataset") or {}
+    new_man = {
+        "schema_version": RESULTS_SCHEMA_VERSION,
+        "run_id": man["run_id"],
+        "spec": spec.model_dump(mode="json"),
+        "spec_sha256": spec_sha256(spec),
+        "published": spec.published,
+        "finished_at": man.get("finished_at", ""),
+        "git": man.get("git") or {},
+        "libraries": man.get("libraries") or {},
+        "seed": int(man.get("seed", 0)),
+        "dataset": {
+            "folder": str(ds.get("folder", "")),
+            "manifest_sha256": str(ds.get("manifest_sha256", "")),
+            "source_sha256": ds.get("source_sha256"),
+            "queries_sha256": None,
+            "n_streams": int(ds.get("n_streams", 0)),
+            "n_queries": int(ds.get("n_queries", 0)),
+        },
+        "samples": {
+            "sha256": file_sha256(samples) if samples.is_file() else None,
+            "n": int(counts.get("samples", 0)),
+            "selection": int(counts.get("selection", 0)),
+            "probes": int(counts.get("probes", 0)),
+        },
+        "timings": man.get("timings") or {},
+        "backbone_calls": man.get("backbone_calls") or {},
+    }
+    new_met = {**met, "schema_version": RESULTS_SCHEMA_VERSION}
+    return new_man, new_met
+
+
+def load_run(folder: Path) -> LoadedRun:
+    """Read and validate a run folder (schema 1.0 or 2.0)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ResultsError(
+            f"{folder.resolve()}: no such run folder; list finished runs with "
+            "`ls results/runs` (or the results_dir you ran with)"
+        )
+    man_path, met_path = folder / MANIFEST_FILE, folder / METRICS_FILE
+    man, met = _read_json(man_path), _read_json(met_path)
+    if man["schema_version"] == "1.0":
+        man, met = _migrate_v1(folder, man, met)
+    manifest = _validate(Manifest, man, man_path)
+    metrics = _validate(MetricsFile, met, met_path)
+    spec = _spec_from(manifest.spec, man_path)
+    return LoadedRun(folder=folder, manifest=manifest, metrics=metrics, spec=spec)
+
+
+def read_metrics_k(folder: Path, default: int = 5) -> int:
+    """The ``k`` a run was scored with (its metrics file, else its spec, else ``default``)."""
+    path = Path(folder) / METRICS_FILE
+    if path.is_file():
+        return int(_read_json(path).get("k", default))
+    return default

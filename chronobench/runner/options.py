@@ -1,0 +1,90 @@
+"""Checking a component's config options before it is built.
+
+Two ways: a typed pydantic model (``extra="forbid"``), or the callable's own signature
+(names and annotated types). Either way a mistyped or unknown key is a
+:class:`~chronobench.errors.ConfigError` naming the group, the key and where it was set.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from chronobench.errors import ConfigError
+
+
+def _errors(errors: list[Any], *, group: str, where: str) -> ConfigError:
+    lines = []
+    for err in errors:
+        key = ".".join(str(p) for p in err["loc"])
+        why = (
+            "unknown option: nothing reads it (remove it or fix its spelling)"
+            if err["type"] == "extra_forbidden"
+            else f"{err['msg']} (got {err.get('input')!r})"
+        )
+        lines.append(f"config key '{group}.{key}': {why} [{where}]")
+    return ConfigError("; ".join(lines))
+
+
+def check_model_options(
+    model: type[BaseModel], options: Mapping[str, Any], *, where: str, group: str
+) -> dict[str, Any]:
+    """Validate ``options`` with ``model``; returns the given keys, coerced."""
+    try:
+        parsed = model.model_validate(dict(options))
+    except ValidationError as exc:
+        raise _errors(exc.errors(), group=group, where=where) from None
+    return parsed.model_dump(exclude_unset=True)
+
+
+def signature_model(func: Callable[..., Any], *, skip: int = 0) -> type[BaseModel]:
+    """A pydantic model of ``func``'s keyword-usable parameters (after the first ``skip``
+    positional ones); ``**kwargs`` is ignored, so only named parameters are accepted."""
+    target = func.__init__ if inspect.isclass(func) else func  # type: ignore[misc]
+    sig = inspect.signature(func)
+    try:
+        hints = typing.get_type_hints(target)
+    except Exception:  # unresolvable annotations: check names only
+        hints = {}
+    fields: dict[str, Any] = {}
+    params = list(sig.parameters.values())[skip:]
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
+            continue
+        ann = hints.get(p.name, Any)
+        default = ... if p.default is p.empty else p.default
+        fields[p.name] = (ann, default)
+    name = getattr(func, "__name__", "Options") + "Options"
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        name, __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True), **fields
+    )
+
+
+def check_call_options(
+    func: Callable[..., Any],
+    options: Mapping[str, Any],
+    *,
+    where: str,
+    group: str,
+    skip: int = 0,
+    provided: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """Validate ``options`` against ``func``'s signature. ``provided`` names parameters
+    the harness passes itself (their absence from ``options`` is fine)."""
+    model = signature_model(func, skip=skip)
+    values = dict(options)
+    # Required parameters the harness fills in are not the user's to give.
+    for name in provided:
+        if name in model.model_fields and name not in values:
+            values[name] = None
+    try:
+        model.model_validate(values)
+    except ValidationError as exc:
+        real = [e for e in exc.errors() if not (e["loc"] and e["loc"][0] in provided)]
+        if real:
+            raise _errors(real, group=group, where=where) from None
+    return dict(options)

@@ -1,0 +1,281 @@
+"""``RunSpec``: the one typed, validated description of a cell.
+
+Built from the composed Hydra config at the start of every cell. Unknown keys are
+rejected (``extra="forbid"``) with an error that names the key and the config file it
+came from; component options (system, backbone params, reranker, dataset params) are
+checked against the registered component in :mod:`chronobench.runner.components`.
+
+Its canonical hash, with the dataset manifest sha256 and the sha256 of any user query
+file, is the run id; it is written whole to ``manifest.json``; its
+:meth:`RunSpec.table_key` is the leaderboard key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PositiveInt,
+    ValidationError,
+)
+
+from chronobench.errors import ConfigError
+
+SPEC_VERSION = 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Open(BaseModel):
+    """A group whose extra keys are component options, checked by the component registry."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The keys beyond the declared fields (passed to the component)."""
+        return dict(self.model_extra or {})
+
+
+class DatasetSpec(_Strict):
+    name: str
+    granularity: str
+    source: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    paraphrase: bool = False
+    queries_file: str | None = None
+    limit_streams: PositiveInt | None = None
+    limit_queries: PositiveInt | None = None
+    # A test fixture (e.g. tests/fixtures/locomo_tiny.json): its runs are never published.
+    fixture: bool = False
+
+
+class SystemSpec(_Open):
+    name: str
+
+
+class GenerationSpec(_Strict):
+    max_new_tokens: PositiveInt = 128
+    temperature: float = Field(0.0, ge=0.0)
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+
+
+class BackboneSpec(_Strict):
+    name: str
+    model: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    generation: GenerationSpec = Field(default_factory=GenerationSpec)
+    # Requests per generate call (0 = all of a cell in one call); never changes results.
+    chunk_size: NonNegativeInt = 0
+
+
+class RetrieverSpec(_Strict):
+    stage: Literal["lexical", "dense", "hybrid"] = "hybrid"
+    rrf_k0: NonNegativeInt = 60
+    candidates: PositiveInt = 100
+
+
+class RerankerSpec(_Open):
+    name: str = "none"
+    top_k: PositiveInt = 20
+
+
+class TaskSpec(_Strict):
+    # Which cell runner runs this task (chronobench.runner.components.TASKS).
+    kind: str = "benchmark"
+    selection: bool = False
+    qa: bool = False
+    summary: bool = False
+    k: PositiveInt = 5
+    # Options of other task kinds (read and checked by that kind's cell runner).
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def generates(self) -> bool:
+        """Whether the cell asks a backbone anything (RQ2/RQ3)."""
+        return self.qa or self.summary
+
+    @property
+    def tag(self) -> str:
+        parts = [k for k in ("selection", "qa", "summary") if getattr(self, k)]
+        return "+".join(parts) or self.kind
+
+
+class EmbedderSpec(_Strict):
+    model: str = "minilm"
+
+
+class PathsSpec(_Strict):
+    results_dir: str = "results"
+    data_dir: str = "data/built"
+    cache_dir: str = ".cache/chronobench"
+
+
+class RunSpec(_Strict):
+    """One cell, fully specified."""
+
+    seed: int = 0
+    selectors: list[str] = Field(default_factory=list)
+    dataset: DatasetSpec
+    system: SystemSpec
+    backbone: BackboneSpec
+    retriever: RetrieverSpec = Field(default_factory=RetrieverSpec)
+    reranker: RerankerSpec = Field(default_factory=RerankerSpec)
+    task: TaskSpec
+    embedder: EmbedderSpec = Field(default_factory=EmbedderSpec)
+    paths: PathsSpec = Field(default_factory=PathsSpec)
+    # Where and how verbosely to run: never part of the run id.
+    progress: bool = True
+    overwrite: bool = False
+    leaderboard: bool = True
+    suite: list[list[str]] = Field(default_factory=list)
+
+    # ---- identity -------------------------------------------------------------------
+    def identity(self) -> dict[str, Any]:
+        """What the cell computes: the spec without paths, verbosity and file locations
+        (the dataset's content is covered by its manifest sha256, a query file's by its
+        own sha256, both added by :func:`run_id`)."""
+        dataset = self.dataset.model_dump(mode="json", exclude={"source", "queries_file"})
+        ident: dict[str, Any] = {
+            "spec_version": SPEC_VERSION,
+            "dataset": dataset,
+            "task": self.task.model_dump(mode="json"),
+            "seed": self.seed,
+            "embedder": self.embedder.model_dump(mode="json"),
+            "retriever": self.retriever.model_dump(mode="json"),
+            "reranker": self.reranker.model_dump(mode="json"),
+        }
+        if self.task.selection:
+            ident["selectors"] = list(self.selectors)
+        if self.task.generates or self.dataset.paraphrase:
+            ident["backbone"] = self.backbone.model_dump(mode="json", exclude={"chunk_size"})
+        if self.task.generates or self.task.kind != "benchmark":
+            ident["system"] = self.system.model_dump(mode="json")
+        return ident
+
+    def table_key(self) -> dict[str, Any]:
+        """The leaderboard key: the identity without what a table compares (system,
+        selectors, backbone: rows and columns) and without which parts a cell scored."""
+        ident = self.identity()
+        for k in ("system", "selectors", "backbone"):
+            ident.pop(k, None)
+        task = dict(ident["task"])
+        for k in ("selection", "qa", "summary"):
+            task.pop(k, None)
+        ident["task"] = task
+        return ident
+
+    @property
+    def published(self) -> bool:
+        """Whether runs of this spec may reach the published leaderboard (not a test
+        fixture, not a debugging cut of the data)."""
+        d = self.dataset
+        return not (d.fixture or d.limit_streams or d.limit_queries)
+
+    def describe(self) -> str:
+        """``locomo-session task=selection system=... backbone=...`` for console lines."""
+        parts = [f"{self.dataset.name}-{self.dataset.granularity}", f"task={self.task.tag}"]
+        if self.task.generates:
+            parts += [f"system={self.system.name}", f"backbone={self.backbone.name}"]
+        if self.dataset.queries_file:
+            parts.append(f"queries={self.dataset.queries_file}")
+        return " ".join(parts)
+
+
+def canonical_json(obj: Any) -> str:
+    """Sorted-key compact JSON: the form every hash in a run id is taken over."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def spec_sha256(spec: RunSpec) -> str:
+    """sha256 of the spec's canonical identity."""
+    return sha256_text(canonical_json(spec.identity()))
+
+
+def run_id(spec: RunSpec, dataset_sha256: str, queries_sha256: str | None = None) -> str:
+    """``<dataset>-<granularity>[+<query file>]__<system>__<backbone>__<task>__<hash>``.
+
+    Stable, so rerunning the same cell on the same data resumes it; the hash covers the
+    spec's identity, the dataset manifest and the user query file's bytes, so an edited
+    query file or a rebuilt dataset never resumes stale samples.
+    """
+    from pathlib import Path
+
+    d = spec.dataset
+    head = f"{d.name}-{d.granularity}"
+    if d.queries_file:
+        head += "+" + Path(d.queries_file).stem
+    parts = [head]
+    if spec.task.generates:
+        model = spec.backbone.model.split("/")[-1]
+        parts += [spec.system.name, f"{spec.backbone.name}-{model}"]
+    elif spec.task.kind != "benchmark":
+        parts.append(spec.system.name)
+    else:
+        parts.append("selection")
+    blob = canonical_json(
+        {
+            "spec": spec_sha256(spec),
+            "dataset_manifest_sha256": dataset_sha256,
+            "queries_sha256": queries_sha256,
+        }
+    )
+    parts += [spec.task.tag, sha256_text(blob)[:10]]
+    return "__".join(p.replace("/", "-").replace(" ", "") for p in parts)
+
+
+# ---- building a spec from a composed config ------------------------------------------
+
+
+def _origin(loc: tuple[Any, ...], choices: Mapping[str, str] | None) -> str:
+    group = str(loc[0]) if loc else ""
+    if choices and group in choices and choices[group]:
+        return f"configs/{group}/{choices[group]}.yaml, or an override of {group}.*"
+    if group:
+        return f"configs/config.yaml (or an experiment / override setting {group})"
+    return "configs/config.yaml"
+
+
+def _explain(err: dict[str, Any]) -> str:
+    if err["type"] == "extra_forbidden":
+        return "unknown key: nothing reads it (remove it or fix its spelling)"
+    if err["type"] == "missing":
+        return "required key is missing"
+    return f"{err['msg']} (got {err.get('input')!r})"
+
+
+def spec_from_config(
+    cfg: Mapping[str, Any], *, choices: Mapping[str, str] | None = None, check: bool = True
+) -> RunSpec:
+    """Validate a resolved config (a plain dict) into a :class:`RunSpec`.
+
+    ``choices`` (group -> option, from Hydra's runtime choices) lets errors name the
+    config file a bad key came from. With ``check`` the components are resolved and their
+    options checked too (:func:`chronobench.runner.components.check_spec`).
+    """
+    try:
+        spec = RunSpec.model_validate(dict(cfg))
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            lines.append(f"config key {key!r}: {_explain(err)} [{_origin(err['loc'], choices)}]")
+        raise ConfigError("; ".join(lines)) from None
+    if check:
+        from chronobench.runner.components import check_spec
+
+        check_spec(spec, choices=choices)
+    return spec
