@@ -29,7 +29,7 @@ LOCOMO_DEFAULTS: dict[str, Any] = {
     "strict": False,
 }
 MAB_DEFAULTS: dict[str, Any] = {
-    "revision": "main",
+    "revision": "62a64e5da0d95cd447e6da0c19ebce4efbd80a74",  # pinned dataset commit (data_builders/mab/source.py)
     "chunk_size": 512,
     "chunk_unit": "tokens",
     "max_queries_per_stream": 40,

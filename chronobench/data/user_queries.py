@@ -8,11 +8,13 @@ One JSON object per line::
 ``intent`` is optional (default ``restore_to``). The target is exactly one of
 ``target_session`` (LoCoMo: the state right after that session, 0 = empty memory; it
 resolves to a version for the built granularity) or ``target_version`` (0..n). Each query
-gets the probes the builder would attach at the same ``v*``.
+gets the probes the builder would attach at the same ``v*``. Query ids are content-based
+(sample, request text, intent, target), never line numbers.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -83,6 +85,11 @@ def _target(rec: dict[str, Any], stream: Stream, path: Path, line: int) -> int:
     return session_version(stream, s)
 
 
+def _content_id(rec: dict[str, Any], intent: str, v_star: int) -> str:
+    blob = json.dumps([rec["sample_id"], rec["query"].strip(), intent, v_star], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+
+
 def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list[RollbackQuery]:
     """Validate ``path`` against a built dataset and return its queries (source="user")."""
     from chronobench.data.probes import ProbePool, attach_probes
@@ -92,6 +99,7 @@ def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list
         raise UserQueryError(f"{path}: file not found")
     by_sample = {s.sample_id: s for s in built.streams}
     out: list[RollbackQuery] = []
+    seen: dict[str, int] = {}
     for line, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not raw.strip():
             continue
@@ -119,7 +127,12 @@ def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list
         if intent not in INTENTS:
             raise _err(path, line, "intent", f"{intent!r}; use one of {INTENTS}")
         v_star = _target(rec, stream, path, line)
-        qid = f"{stream.stream_id}/user/{line}"
+        # Content-based id: editing a line gives the request a new id (its old samples are
+        # never resumed), and reordering lines changes nothing.
+        qid = f"{stream.stream_id}/user/{_content_id(rec, intent, v_star)}"
+        if qid in seen:
+            raise _err(path, line, "query", f"repeats line {seen[qid]} (same request and target)")
+        seen[qid] = line
         pool_rec = built.pools.get(stream.stream_id)
         probes = (
             attach_probes(ProbePool.model_validate(pool_rec), stream, qid, v_star)

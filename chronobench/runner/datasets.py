@@ -78,6 +78,13 @@ class BuiltDatasetLoader:
                 f"config key 'dataset.granularity': {dspec.granularity!r} is not a LoCoMo "
                 f"granularity; choose {', '.join(GRANULARITIES)} [{where}]"
             )
+        rev = str(dspec.params.get("revision", ""))
+        if dspec.name == "mab" and "revision" in dspec.params and not _is_commit(rev):
+            raise ConfigError(
+                f"config key 'dataset.params.revision': {rev!r} is not a commit sha; pin the "
+                "hub dataset to a 40-hex commit so the data cannot change under a run "
+                f"[{where}]"
+            )
         if dspec.name == "mab" and dspec.params.get("split") != dspec.granularity:
             raise ConfigError(
                 "config key 'dataset.granularity': MAB granularity must equal "
@@ -95,6 +102,10 @@ class BuiltDatasetLoader:
 
 
 GRANULARITIES = ("session", "turn", "observation")
+
+
+def _is_commit(rev: str) -> bool:
+    return len(rev) == 40 and all(c in "0123456789abcdef" for c in rev)
 
 
 def load_run_data(

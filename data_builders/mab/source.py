@@ -10,7 +10,9 @@ from data_builders.errors import DatasetError, where
 from data_builders.manifest import sha256_file, sha256_json
 
 HUB_NAME = "ai-hyz/MemoryAgentBench"
-DEFAULT_REVISION = "main"
+# A pinned commit of the hub dataset (the July 2025 schema with qa_pair_ids and keypoints;
+# docs/mab-schema.md). Never a branch name: a moving branch would change the data silently.
+DEFAULT_REVISION = "62a64e5da0d95cd447e6da0c19ebce4efbd80a74"
 SPLITS = (
     "Accurate_Retrieval",
     "Conflict_Resolution",
