@@ -1,0 +1,102 @@
+"""Table-driven bad input over every public ChronoMem method: a clear TypeError/ValueError
+naming the argument, and nothing changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chronobench.memory import ChronoMem
+from tests._memory_fixtures import APP, USER, add, facts_store
+
+OPS = [add("x", "y")]
+W = {"source": "s", "reason": "r"}
+
+# (method, args, kwargs, exception, text the message must contain)
+CASES: list[tuple[str, tuple, dict, type[Exception], str]] = [
+    ("head", (None, USER), {}, TypeError, "app"),
+    ("head", (APP, ""), {}, ValueError, "user"),
+    ("versions", (APP, 3), {}, TypeError, "user"),
+    ("snapshot", (APP, USER, "3"), {}, TypeError, "version"),
+    ("snapshot", (APP, USER, True), {}, TypeError, "version"),
+    ("search", (APP, USER, None), {}, TypeError, "query"),
+    ("search", (APP, USER, "x", "5"), {}, TypeError, "k"),
+    ("search", (APP, USER, "x", -1), {}, ValueError, "k"),
+    ("search", (APP, USER, "x"), {"mode": "bm25"}, ValueError, "mode"),
+    ("resolve", (APP, USER, None), {}, TypeError, "query"),
+    ("resolve", (APP, USER, "x"), {"intent": "redo"}, ValueError, "intent"),
+    ("resolve", (APP, USER, "x"), {"stage": "sparse"}, ValueError, "stage"),
+    ("resolve", (APP, USER, "x"), {"rerank": "no"}, TypeError, "rerank"),
+    ("resolve_lexical", (APP, USER, 5), {}, TypeError, "query"),
+    ("resolve_dense", (APP, USER, b"x"), {}, TypeError, "query"),
+    ("resolve_hybrid", (APP, USER, "x", 2.5), {}, TypeError, "k"),
+    ("detect_intent", (None,), {}, TypeError, "query"),
+    ("commit", (APP, USER, OPS), {**W, "valid_time": object()}, TypeError, "valid_time"),
+    ("commit", (APP, USER, OPS), {**W, "summary": 7}, TypeError, "summary"),
+    ("commit", (APP, USER, OPS), {**W, "labels": ["a"]}, TypeError, "labels"),
+    ("commit", (APP, USER, OPS), {"source": None, "reason": "r"}, TypeError, "source"),
+    ("commit", (APP, USER, "add x"), W, ValueError, "ops"),
+    ("commit", (APP, USER, [{"op": "add", "item_id": "", "text": "t"}]), W, ValueError, "item_id"),
+    ("commit_many", (APP, USER, {"ops": OPS}), {}, TypeError, "writes"),
+    (
+        "commit_many",
+        (APP, USER, [{**W, "ops": OPS, "valid_time": 3}]),
+        {},
+        ValueError,
+        "valid_time",
+    ),
+    ("rollback_to_version", (APP, USER, "2"), {}, TypeError, "version_id"),
+    ("rollback_to_version", (APP, USER, 2), {"mode": "reset"}, ValueError, "mode"),
+    ("rollback_to_version", (APP, USER, 2), {"reason": None}, TypeError, "reason"),
+    ("rollback_to_version_by_nl_query", (APP, USER, None), {}, TypeError, "query"),
+    ("rollback_to_version_by_nl_query", (APP, USER, "undo Rex"), {"k": 0}, ValueError, "k"),
+    (
+        "rollback_to_version_by_nl_query",
+        (APP, USER, "undo Rex"),
+        {"preview": 1},
+        TypeError,
+        "preview",
+    ),
+    ("rollback_to_version_by_nl_query", (APP, USER, "undo Rex"), {"mode": "x"}, ValueError, "mode"),
+    ("plan_rollback_by_nl_query", (APP, USER, 42), {}, TypeError, "query"),
+    ("plan_rollback_by_nl_query", (APP, USER, "undo Rex"), {"intent": 1}, ValueError, "intent"),
+    ("record_answer", (APP, USER, "Oslo", "city"), {}, TypeError, "used_items"),
+    ("record_answer", (APP, USER, None, ["city"]), {}, TypeError, "text"),
+    ("record_answer", (APP, USER, "Oslo", [None]), {}, TypeError, "used_items[0]"),
+    ("redact", (APP, USER, None), {"reason": "r"}, TypeError, "item_or_text"),
+    ("redact", (APP, USER, ""), {"reason": "r"}, ValueError, "item_or_text"),
+    ("redact", (APP, USER, "city"), {"reason": 5}, TypeError, "reason"),
+    ("redact", (APP, USER, "city"), {"reason": "r", "by": "both"}, ValueError, "by"),
+    ("check_integrity", (APP, None), {}, TypeError, "user"),
+    ("answers_relying_on_changed", (7, USER), {}, TypeError, "app"),
+    ("compact", (APP, [USER]), {}, TypeError, "user"),
+]
+
+PUBLIC = sorted(
+    n for n in dir(ChronoMem) if not n.startswith("_") and callable(getattr(ChronoMem, n))
+)
+EXEMPT = {"close", "clone", "scopes", "conn"}  # no arguments to get wrong (clone: tested below)
+
+
+def test_every_public_method_is_in_the_table() -> None:
+    assert set(PUBLIC) - EXEMPT - {c[0] for c in CASES} == set()
+
+
+@pytest.mark.parametrize(("method", "args", "kwargs", "exc", "names"), CASES)
+def test_bad_input_is_a_clear_error(
+    method: str, args: tuple, kwargs: dict[str, Any], exc: type[Exception], names: str
+) -> None:
+    mem, _ = facts_store()
+    before = (mem.head(APP, USER), mem.snapshot(APP, USER), mem.conn.total_changes)
+    with pytest.raises(exc) as info:
+        getattr(mem, method)(*args, **kwargs)
+    assert names in str(info.value)
+    assert (mem.head(APP, USER), mem.snapshot(APP, USER), mem.conn.total_changes) == before
+
+
+def test_clone_rejects_an_existing_file(tmp_path) -> None:
+    mem, _ = facts_store()
+    (tmp_path / "x.db").write_bytes(b"data")
+    with pytest.raises(FileExistsError):
+        mem.clone(tmp_path / "x.db")

@@ -1,0 +1,102 @@
+"""Model-based test: ChronoMem against a dict-of-snapshots model, integrity after every step."""
+
+from __future__ import annotations
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from tests._memory_fixtures import APP, USER, hash_store
+
+ITEMS = [f"i{k}" for k in range(5)]
+TEXTS = [f"fact number {k} about Ann" for k in range(6)]  # few texts: twins are common
+op_st = st.tuples(
+    st.sampled_from(["add", "update", "delete"]), st.sampled_from(ITEMS), st.sampled_from(TEXTS)
+)
+
+
+class StoreVsModel(RuleBasedStateMachine):
+    """History = list of (version id, snapshot); answers = (id, {item: text seen})."""
+
+    @initialize()
+    def start(self) -> None:
+        self.mem = hash_store()
+        self.history: list[tuple[int, dict[str, str]]] = [(0, {})]
+        self.answers: list[tuple[int, dict[str, str | None]]] = []
+        self.ever: set[str] = set()
+
+    def teardown(self) -> None:
+        self.mem.close()
+
+    @property
+    def current(self) -> dict[str, str]:
+        return self.history[-1][1]
+
+    @rule(ops=st.lists(op_st, min_size=1, max_size=3, unique_by=lambda o: o[1]))
+    def commit(self, ops: list[tuple[str, str, str]]) -> None:
+        snap = dict(self.current)
+        payload = []
+        for op, item, text in ops:
+            if op == "delete":
+                payload.append({"op": "delete", "item_id": item})
+                snap.pop(item, None)
+            else:
+                payload.append({"op": op, "item_id": item, "text": text})
+                snap[item] = text
+            self.ever.add(item)
+        vid = self.mem.commit(APP, USER, payload, source="model", reason="step")
+        self.history.append((vid, snap))
+
+    @rule(data=st.data(), mode=st.sampled_from(["truncate", "revert"]))
+    def rollback(self, data: st.DataObject, mode: str) -> None:
+        if len(self.history) < 2:
+            return
+        i = data.draw(st.integers(0, len(self.history) - 1))
+        vid, snap = self.history[i]
+        new_head = self.mem.rollback_to_version(APP, USER, vid, mode=mode)
+        if mode == "truncate":
+            del self.history[i + 1 :]
+            assert new_head == vid
+        else:
+            self.history.append((new_head, dict(snap)))
+
+    @rule(item=st.sampled_from(ITEMS))
+    def redact(self, item: str) -> None:
+        if item not in self.ever:
+            return
+        report = self.mem.redact(APP, USER, item, reason="model", by="id")
+        assert report["items"] == [item]
+        for _, snap in self.history:
+            snap.pop(item, None)
+
+    @rule(used=st.lists(st.sampled_from(ITEMS), min_size=1, max_size=3, unique=True))
+    def record_answer(self, used: list[str]) -> None:
+        aid = self.mem.record_answer(APP, USER, "an answer", used)
+        self.answers.append((aid, {i: self.current.get(i) for i in used}))
+
+    @rule()
+    def compact(self) -> None:
+        self.mem.compact(APP, USER)
+
+    @invariant()
+    def agrees_with_model(self) -> None:
+        if not hasattr(self, "mem"):
+            return
+        assert self.mem.check_integrity(APP, USER) == []
+        hist = self.mem.versions(APP, USER)
+        assert [v.version_id for v in hist] == [vid for vid, _ in self.history]
+        assert [v.seq for v in hist] == list(range(len(hist)))
+        for vid, snap in self.history:
+            assert self.mem.snapshot(APP, USER, vid) == snap
+        assert self.mem.snapshot(APP, USER) == self.current
+        flagged = {a["answer_id"] for a in self.mem.answers_relying_on_changed(APP, USER)}
+        expected = {
+            aid
+            for aid, seen in self.answers
+            if any(self.current.get(i) != t for i, t in seen.items())
+        }
+        assert flagged == expected
+
+
+StoreVsModel.TestCase.settings = settings(max_examples=30, stateful_step_count=20, deadline=None)
+TestStoreVsModel = StoreVsModel.TestCase

@@ -1,0 +1,216 @@
+"""Redaction: exact semantics, and raw-byte scans of db/-wal/-shm for every place text lives."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from chronobench.memory import ChronoMem
+from tests._memory_fixtures import APP, USER, add, hash_store
+
+SECRET = "Zq7xVaultCode"  # one FTS token; the index stores it lower-cased
+
+
+def _files(path: Path) -> list[Path]:
+    return [p for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists()]
+
+
+def _leaks(path: Path, needle: str = SECRET) -> list[str]:
+    """Files (db, -wal, -shm) whose raw bytes still hold the needle, in any case."""
+    out = []
+    for p in _files(path):
+        data = p.read_bytes()
+        for form in {needle, needle.lower()}:
+            if form.encode() in data:
+                out.append(f"{p.name}:{form}")
+    return out
+
+
+def _story(path: Path) -> ChronoMem:
+    mem = hash_store(str(path))
+    mem.commit(APP, USER, [add("city", "Ann lives in Oslo")], source="chat", reason="r")
+    mem.commit(APP, USER, [add("job", "Ann is a nurse")], source="chat", reason="r")
+    return mem
+
+
+def _api_text(mem: ChronoMem) -> str:
+    """Everything the public API can read back, as one string."""
+    parts = [repr(mem.versions(APP, USER)), repr(mem.snapshot(APP, USER))]
+    parts += [repr(mem.snapshot(APP, USER, v.version_id)) for v in mem.versions(APP, USER)]
+    parts += [
+        repr(mem.search(APP, USER, SECRET, 10)),
+        repr(mem.answers_relying_on_changed(APP, USER)),
+    ]
+    return "\n".join(parts)
+
+
+def _scan_all_tables(mem: ChronoMem) -> list[str]:
+    """Rows of every table (FTS shadow tables included) still holding the secret."""
+    hits = []
+    tables = [r[0] for r in mem.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    for t in tables:
+        for row in mem.conn.execute(f'SELECT * FROM "{t}"'):
+            blob = b"".join(
+                x if isinstance(x, bytes) else str(x).encode("utf-8", "surrogatepass") for x in row
+            )
+            if SECRET.encode() in blob or SECRET.lower().encode() in blob:
+                hits.append(t)
+    return hits
+
+
+CASES = {
+    "item": lambda m: m.commit(
+        APP, USER, [add("vault", f"the vault code is {SECRET}")], source="chat", reason="r"
+    ),
+    "summary": lambda m: m.commit(
+        APP, USER, [add("x", "harmless")], source="chat", reason="r", summary=f"{SECRET} noted"
+    ),
+    "label": lambda m: m.commit(
+        APP, USER, [add("y", "harmless too")], source="chat", reason="r", labels={"tag": SECRET}
+    ),
+    "answer": lambda m: m.record_answer(APP, USER, f"Your code is {SECRET}.", ["city"]),
+    "nl_truncate": lambda m: m.rollback_to_version_by_nl_query(
+        APP, USER, f"undo the nurse job {SECRET}", mode="truncate"
+    ),
+    "nl_revert": lambda m: m.rollback_to_version_by_nl_query(
+        APP, USER, f"undo the nurse job {SECRET}", mode="revert"
+    ),
+    "truncated_history": lambda m: (
+        m.commit(APP, USER, [add("vault", f"code {SECRET}")], source="chat", reason="r"),
+        m.rollback_to_version(APP, USER, 1),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_redact_by_text_leaves_no_bytes(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "s.db"
+    mem = _story(path)
+    CASES[case](mem)
+    assert _leaks(path) or _scan_all_tables(mem), "the case must actually store the secret"
+    report = mem.redact(APP, USER, SECRET, reason="user asked", by="text")
+    assert report["wal_checkpointed"] is True
+    assert _scan_all_tables(mem) == [] and SECRET not in _api_text(mem)
+    assert mem.check_integrity(APP, USER) == []
+    mem.close()
+    assert _leaks(path) == []
+    assert not Path(f"{path}-wal").exists() or Path(f"{path}-wal").stat().st_size == 0
+
+
+def test_redact_by_id_after_truncate_erases_hidden_history(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    mem = _story(path)
+    vid = mem.commit(APP, USER, [add("vault", f"code {SECRET}")], source="chat", reason="r")
+    mem.commit(
+        APP,
+        USER,
+        [{"op": "update", "item_id": "vault", "text": "code gone"}],
+        source="c",
+        reason="r",
+    )
+    mem.rollback_to_version(APP, USER, 2)  # vault is no longer in the current history
+    report = mem.redact(APP, USER, "vault", reason="gdpr")
+    assert report["by"] == "id" and report["items"] == ["vault"] and vid in report["versions"]
+    assert _scan_all_tables(mem) == []
+    mem.close()
+    assert _leaks(path) == [] and _leaks(path, "code gone") == []
+
+
+def test_second_redaction_restores_secure_delete_and_still_erases(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    mem = _story(path)
+    mem.conn.execute("PRAGMA secure_delete = ON")  # a caller's own setting is kept
+    for i, word in enumerate(["FirstSecretQx", SECRET]):
+        mem.commit(APP, USER, [add(f"s{i}", f"{word} here")], source="c", reason="r")
+        mem.redact(APP, USER, word, reason="r")
+        assert mem.conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
+    mem.conn.execute("PRAGMA secure_delete = OFF")
+    mem.commit(APP, USER, [add("s9", "ThirdSecretQx here")], source="c", reason="r")
+    mem.redact(APP, USER, "ThirdSecretQx", reason="r")
+    assert mem.conn.execute("PRAGMA secure_delete").fetchone()[0] == 0  # prior value restored
+    mem.close()
+    for word in ("FirstSecretQx", SECRET, "ThirdSecretQx"):
+        assert _leaks(path, word) == []
+
+
+def test_redact_by_id_is_exact() -> None:
+    mem = hash_store()
+    mem.commit(APP, USER, [add("a", "shared secret text")], source="c", reason="r")
+    mem.commit(APP, USER, [add("b", "shared secret text")], source="c", reason="r")
+    mem.commit(APP, USER, [add("pet", "Ann has a cat")], source="c", reason="r")
+    mem.commit(APP, USER, [add("c", "Ann won the competition")], source="c", reason="r")
+    report = mem.redact(APP, USER, "a", reason="r")
+    assert report["items"] == ["a"]
+    snap = mem.snapshot(APP, USER)
+    assert "a" not in snap and snap["b"] == "shared secret text"  # the twin is not redacted
+    mem.redact(APP, USER, "pet", reason="r")
+    assert mem.snapshot(APP, USER)["c"] == "Ann won the competition"  # no substring surgery
+    assert "competition" in mem.versions(APP, USER)[-1].descriptor
+    assert mem.check_integrity(APP, USER) == []
+    with pytest.raises(ValueError, match="by='text'"):
+        mem.redact(APP, USER, "nope", reason="r", by="id")
+
+
+def test_redact_by_text_reports_every_item_and_version() -> None:
+    mem = hash_store()
+    v1 = mem.commit(APP, USER, [add("a", f"alpha {SECRET}")], source="c", reason="r")
+    v2 = mem.commit(APP, USER, [add("b", f"beta {SECRET}")], source="c", reason="r")
+    v3 = mem.commit(APP, USER, [add("c", "gamma")], source="c", reason="r", summary=SECRET)
+    mem.commit(APP, USER, [add("d", "delta")], source="c", reason="r")
+    report = mem.redact(APP, USER, SECRET, reason="r", by="text")
+    assert report["items"] == ["a", "b"] and report["versions"] == [v1, v2, v3]
+    assert set(mem.snapshot(APP, USER)) == {"c", "d"}
+    assert mem.versions(APP, USER)[3].summary == "[redacted]"
+    assert SECRET not in repr(report)  # the report (kept in the audit table) holds no text
+
+
+def test_redact_unknown_scope_creates_nothing() -> None:
+    mem = hash_store()
+    report = mem.redact(APP, "ghost", "anything", reason="r")
+    assert report["items"] == [] and mem.scopes() == []
+
+
+def test_compact_deletes_hidden_history_and_keeps_state(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    mem = _story(path)
+    for i in range(5):
+        mem.commit(APP, USER, [add(f"t{i}", f"{SECRET} {i}")], source="c", reason="r")
+    mem.rollback_to_version(APP, USER, 1)
+    mem.commit(APP, USER, [add("z", "after")], source="c", reason="r")
+    state = (mem.snapshot(APP, USER), [v.version_id for v in mem.versions(APP, USER)])
+    counts = mem.compact(APP, USER)
+    assert counts["versions"] == 6 and counts["blobs"] >= 5
+    assert (mem.snapshot(APP, USER), [v.version_id for v in mem.versions(APP, USER)]) == state
+    assert mem.check_integrity(APP, USER) == [] and _scan_all_tables(mem) == []
+    mem.close()
+    assert _leaks(path) == []
+
+
+def test_truncate_writes_constant_rows_whatever_it_discards() -> None:
+    changes = []
+    for n in (10, 200):
+        mem = hash_store()
+        mem.commit_many(
+            APP,
+            USER,
+            [{"ops": [add(f"i{j}", f"fact {j}")], "source": "s", "reason": "r"} for j in range(n)],
+        )
+        before = mem.conn.total_changes
+        mem.rollback_to_version(APP, USER, 1)
+        changes.append(mem.conn.total_changes - before)
+        assert len(mem.snapshot(APP, USER)) == 1 and mem.check_integrity(APP, USER) == []
+        assert mem.search(APP, USER, "fact 150", 5, mode="lexical")[0].item_id == "i0"
+    assert changes[0] == changes[1] <= 4
+
+
+def test_file_store_sqlite_level_check(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    mem = _story(path)
+    CASES["item"](mem)
+    mem.redact(APP, USER, "vault", reason="r")
+    mem.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
