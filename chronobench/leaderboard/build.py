@@ -210,6 +210,12 @@ def write_leaderboard(results_dir: Path, *, force: bool = False) -> Path:
     md, csv_text, ids = render(runs)
     md_path = results_dir / "LEADERBOARD.md"
     before = named_run_ids(md_path)
+    if not ids and not force:
+        raise LeaderboardShrinkError(
+            f"no finished published runs under {results_dir / 'runs'} or "
+            f"{results_dir / PUBLISHED_DIR} (fixture, smoke and debug runs are never "
+            "published); nothing was written"
+        )
     if not force and len(ids) < len(before):
         where = results_dir / "runs"
         raise LeaderboardShrinkError(
