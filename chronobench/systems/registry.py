@@ -62,6 +62,9 @@ register_system(
     "chronobench.systems.chronomem:ChronoMemOracleSystem",
     options=ChronoMemOptions,
 )
+register_system(
+    "adk_chronomem", "chronobench.systems.adk:AdkChronoMemSystem", options=ChronoMemOptions
+)
 register_system("prompt_only", "baselines.prompt_only:PromptOnlySystem", options=BudgetOptions)
 register_system("full_history", "baselines.full_history:FullHistorySystem", options=BudgetOptions)
 register_system("rag_only", "baselines.rag_only:RagOnlySystem", options=RetrievalOptions)
