@@ -1,8 +1,9 @@
 """``python -m chronobench bench``: speed benchmarks.
 
 Subcommands:
-  store        ChronoMem commit / rollback / resolve latency and bytes per write
-  rerank-eval  R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
+  store          ChronoMem commit / rollback / resolve latency and bytes per write
+  rerank-eval    R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
+  nl-confidence  share of real LoCoMo rollback requests the NL confidence gate refuses
 """
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ def _parser() -> argparse.ArgumentParser:
         default="hash",
         help="hash: fast deterministic (default); minilm: the packaged model",
     )
+    nl = sub.add_parser("nl-confidence", help="NL rollback refusals on LoCoMo requests")
+    nl.add_argument(
+        "--granularity",
+        nargs="+",
+        choices=["session", "turn"],
+        default=["session"],
+        help="LoCoMo stream granularities (default: session)",
+    )
+    nl.add_argument("--streams", type=int, default=None, help="first N streams only")
     ev = sub.add_parser("rerank-eval", help="hybrid vs DeltaReranker on synthetic streams")
     ev.add_argument("--streams", type=int, default=8, help="test streams (default 8)")
     ev.add_argument("--seed", type=int, default=100, help="first test seed (dev uses 0..)")
@@ -49,6 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         embedders = ["hash", "minilm"] if args.embedder == "both" else [args.embedder]
         run(args.sizes, embedders)
         return 0
+    if args.name == "nl-confidence":
+        from chronobench.bench.nl_confidence import main as nl_main
+
+        return nl_main(args.granularity, args.streams)
     from chronobench.bench.rerank_eval import main as eval_main
 
     return eval_main(args.streams, args.seed)

@@ -59,33 +59,36 @@ def truncate_to(
 
 def state_diff(conn: sqlite3.Connection, scope_id: int, target_seq: int) -> dict[str, str | None]:
     """{item_id: text at target (None = absent)} for items whose HEAD state differs."""
-    vis_from = visible(conn, scope_id, "s.from_seq")
-    vis_to = visible(conn, scope_id, "s.to_seq")
+    vis_from = visible(conn, scope_id, "c.from_seq")
+    vis_to = visible(conn, scope_id, "c.to_seq")
     # Only items with a span opened or closed after the target on the current history
-    # can differ between S(target) and S(HEAD).
-    changed = [
-        r[0]
-        for r in conn.execute(
-            "SELECT DISTINCT s.item_id FROM spans s WHERE s.scope_id = ? AND "
-            f"((s.from_seq > ? AND {vis_from}) OR (s.to_seq > ? AND {vis_to} AND {vis_from}))",
-            (scope_id, target_seq, target_seq),
+    # can differ between S(target) and S(HEAD); two set queries, no per-item round trip.
+    changed = (
+        "WITH changed AS (SELECT DISTINCT c.item_id FROM spans c WHERE c.scope_id = ? AND "
+        f"((c.from_seq > ? AND {vis_from}) OR (c.to_seq > ? AND {vis_to} AND {vis_from}))) "
+    )
+    args = (scope_id, target_seq, target_seq)
+    then = {
+        item: (h, text)
+        for item, h, text in conn.execute(
+            changed + "SELECT s.item_id, s.hash, b.text FROM spans s JOIN blobs b ON "
+            "b.scope_id = s.scope_id AND b.hash = s.hash WHERE s.scope_id = ? AND "
+            f"s.item_id IN (SELECT item_id FROM changed) AND {alive_at(conn, scope_id)}",
+            (*args, scope_id, target_seq, target_seq),
         )
-    ]
+    }
+    now = dict(
+        conn.execute(
+            changed + "SELECT s.item_id, s.hash FROM spans s WHERE s.scope_id = ? AND "
+            f"s.item_id IN (SELECT item_id FROM changed) AND {alive(conn, scope_id)}",
+            (*args, scope_id),
+        ).fetchall()
+    )
     out: dict[str, str | None] = {}
-    at = alive_at(conn, scope_id)
-    now = alive(conn, scope_id)
-    for item_id in changed:
-        then_row = conn.execute(
-            "SELECT s.hash, b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id AND "
-            f"b.hash = s.hash WHERE s.scope_id = ? AND s.item_id = ? AND {at}",
-            (scope_id, item_id, target_seq, target_seq),
-        ).fetchone()
-        now_row = conn.execute(
-            f"SELECT s.hash FROM spans s WHERE s.scope_id = ? AND s.item_id = ? AND {now}",
-            (scope_id, item_id),
-        ).fetchone()
-        if (then_row and then_row[0]) != (now_row and now_row[0]):
-            out[item_id] = then_row[1] if then_row else None
+    for item in sorted(set(then) | set(now)):
+        h_then = then[item][0] if item in then else None
+        if h_then != now.get(item):
+            out[item] = then[item][1] if item in then else None
     return out
 
 

@@ -1,0 +1,108 @@
+"""How often the NL-rollback confidence gate refuses real requests, and how right it is.
+
+``python -m chronobench bench nl-confidence`` builds (or reuses) the LoCoMo streams,
+ingests each into a ChronoMem store (MiniLM, offline DeltaReranker: the default
+chronomem system), and for every template query and every hand-written request
+(``data_builders/user_queries/*.jsonl``) runs :meth:`ChronoMem.plan_rollback_by_nl_query`.
+It prints the share refused and R@1 (resolved target == gold v*) among accepted and
+refused requests, then the refusal of content-free requests, which must be 100%.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+CONTENT_FREE = ["*", "(((", '"', "\x00", "🙂🙂", "   ", "undo that", "go back", "revert it"]
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _queries(granularity: str) -> tuple[Any, list[tuple[str, Any]]]:
+    from chronobench.data.io import load_built
+    from chronobench.data.user_queries import load_user_queries
+    from data_builders.build import build_dataset
+
+    built = load_built(build_dataset("locomo", granularity=granularity))
+    out = [("template", q) for q in built.queries]
+    for path in sorted((_ROOT / "data_builders" / "user_queries").glob("*.jsonl")):
+        try:
+            out += [(path.stem, q) for q in load_user_queries(path, built)]
+        except Exception as exc:  # a request set for another dataset or granularity
+            print(f"  (skipped {path.name}: {str(exc)[:100]})")
+    return built, out
+
+
+def evaluate(granularity: str, limit_streams: int | None = None) -> dict[str, Any]:
+    """Plan every request of one granularity; returns per-source counts."""
+    from chronobench.memory import DeltaReranker, UncertainRequestError
+    from chronobench.systems.base import APP
+    from chronobench.systems.stores import StoreProvider
+
+    built, queries = _queries(granularity)
+    streams = {s.stream_id: s for s in built.streams[:limit_streams]}
+    provider = StoreProvider(embedder="minilm", reranker=DeltaReranker(), max_cached=1)
+    rows: list[dict[str, Any]] = []
+    by_stream: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    for source, q in queries:
+        if q.stream_id in streams:
+            by_stream[q.stream_id].append((source, q))
+    for sid, items in by_stream.items():
+        ing = provider.get(streams[sid])
+        for source, q in items:
+            gold = ing.vid_of.get(q.target_version)
+            row: dict[str, Any] = {"source": source}
+            try:
+                plan = ing.store.plan_rollback_by_nl_query(APP, ing.user, q.text)
+                row.update(refused=False, hit=plan.target_version == gold, conf=plan.confidence)
+                row.update(plan.evidence)
+            except UncertainRequestError as exc:
+                ranked = ing.store.resolve(APP, ing.user, q.text, 1)
+                row.update(refused=True, hit=bool(ranked) and ranked[0][0] == gold, why=str(exc))
+            rows.append(row)
+        for text in CONTENT_FREE:
+            try:
+                ing.store.plan_rollback_by_nl_query(APP, ing.user, text)
+                rows.append({"source": "content-free", "refused": False, "hit": False})
+            except UncertainRequestError:
+                rows.append({"source": "content-free", "refused": True, "hit": False})
+    provider.close()
+    return {"granularity": granularity, "rows": rows}
+
+
+def report(result: dict[str, Any]) -> None:
+    """Print refusal share and R@1 among accepted vs refused, per request source."""
+    print(f"\n== LoCoMo {result['granularity']}: NL rollback confidence gate ==")
+    print(f"{'source':28s} {'n':>5s} {'refused':>9s} {'R@1 accepted':>13s} {'R@1 refused':>12s}")
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in result["rows"]:
+        groups[r["source"]].append(r)
+    for source, rs in groups.items():
+        acc = [r for r in rs if not r["refused"]]
+        ref = [r for r in rs if r["refused"]]
+
+        def r1(xs: list[dict]) -> str:
+            return f"{100 * sum(x['hit'] for x in xs) / len(xs):.1f}%" if xs else "-"
+
+        print(
+            f"{source:28s} {len(rs):5d} {100 * len(ref) / len(rs):8.1f}% {r1(acc):>13s} "
+            f"{r1(ref):>12s}"
+        )
+    acc = [r for r in result["rows"] if not r["refused"] and r["source"] != "content-free"]
+    if acc:
+        lex = sum(r.get("lexical", False) for r in acc)
+        print(
+            f"accepted: {lex}/{len(acc)} with lexical evidence; median confidence "
+            f"{statistics.median(r['conf'] for r in acc):.2f}"
+        )
+    for r in result["rows"]:
+        if r["refused"] and r["source"] != "content-free":
+            print(f"  refused ({r['source']}): {r['why'][:150]}")
+
+
+def main(granularities: list[str], limit_streams: int | None = None) -> int:
+    """Run and print the report for each granularity."""
+    for g in granularities:
+        report(evaluate(g, limit_streams))
+    return 0
