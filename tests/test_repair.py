@@ -189,3 +189,53 @@ def test_every_method_runs(case, method):
         "recurrence",
     }
     assert 0.0 <= s["replay_ratio"] <= 1.0 and s["faulty_removal"] == 1.0
+
+
+def test_restore_skips_an_item_a_kept_record_now_holds(case):
+    """Stale fault over r1, then the user restates the budget (r10): r1 stays superseded."""
+    case = {**case, "events": [e for e in case["events"] if e["event"] not in ("e7", "e8", "e9")]}
+    records = dict(case["records"])
+    records["r7"] = _rec("pref:budget", 7, "budget", "300 EUR", "fault", "profile sync")
+    records["r10"] = _rec("pref:budget", 8, "budget", "450 EUR")
+    case["records"] = records
+    case["events"] += [
+        _event(7, ["r7"], kind="sync", input=None, stated=[], fault_only=True),
+        _event(10, ["r10"]),
+    ]
+    mem, _, _ = _failed_state(case)
+    plan = plan_repair(load_graph(mem, "repair", "ann"), ["mem:r7"])
+    act = {a.node_id: a.action for a in plan.actions}
+    assert act["mem:r1"] == "keep" and "pref:budget" not in plan.overlay
+    mem.close()
+
+
+def test_repair_cell_writes_a_run_folder_and_the_report(tmp_path):
+    import json
+
+    from chronobench.repair.report import render_repair_markdown
+    from chronobench.runner.cli import main
+
+    args = ["experiment=repair", "suite=[]", "leaderboard=false", "dataset.params.n_controlled=3",
+            "dataset.params.n_stress=1", f"paths.results_dir={tmp_path}/results",
+            f"paths.data_dir={tmp_path}/data", f"paths.cache_dir={tmp_path}/cache"]  # fmt: skip
+    assert main(args) == 0
+    (run,) = (tmp_path / "results" / "runs").iterdir()
+    for name in ("config.yaml", "manifest.json", "samples.jsonl", "metrics.json"):
+        assert (run / name).is_file()
+    rows = [json.loads(x) for x in (run / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 and all(r["method"] == "dgr" and r["plan"]["actions"] for r in rows)
+    md = render_repair_markdown(tmp_path / "results")
+    assert (
+        "| Dependency-guided repair | 3 |" in md
+        and "GPT-4o, reported in the seed, not comparable" in md
+    )
+
+
+def test_bad_repair_config_is_rejected(tmp_path):
+    from chronobench.errors import ConfigError
+    from chronobench.runner.cli import main
+
+    base = ["experiment=repair", "suite=[]", "leaderboard=false", f"paths.results_dir={tmp_path}"]
+    for bad in ("system.name=nope", "dataset.granularity=huge", "+dataset.params.n_cases=3"):
+        with pytest.raises(ConfigError, match=bad.split("=")[0].lstrip("+").split(".")[-1]):
+            main([*base, bad])

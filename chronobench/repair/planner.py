@@ -190,6 +190,14 @@ def _decide(
         if node.attrs.get("active"):
             return "keep", f"{reached}; {why[nid]}"
         superseders = [e.src for e in graph.in_edges(nid) if e.etype == "supersede"]
+        item = node.attrs.get("item")
+        holder = [
+            m.node_id
+            for m in graph.of_kind("memory")
+            if m.attrs.get("active") and m.attrs.get("item") == item
+        ]
+        if holder and holder[0] not in removed:
+            return "keep", f"{reached}; inactive, its item now holds {holder[0]} (kept)"
         if superseders and all(s in removed for s in superseders):
             return "restore", f"{reached}; every superseder removed; {why[nid]}"
         return "keep", f"{reached}; inactive, superseded by a kept record"

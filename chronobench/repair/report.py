@@ -43,9 +43,14 @@ _SEED_FAULT = {"summary_drift": (95.0, None), "wrong_user": (70.6, None), "stale
 
 
 def load_repair_runs(results_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """``{(subset, method): metrics}`` of finished repair runs (the newest per cell)."""
+    """``{(subset, method): metrics}`` of finished repair runs under ``results_dir/runs``
+    and ``results_dir/published`` (the newest per cell)."""
     found: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
-    for manifest in sorted(Path(results_dir).glob("runs/*/manifest.json")):
+    root = Path(results_dir)
+    # Published copies first, local runs after: the newest finished run of a cell wins.
+    for manifest in sorted(root.glob("published/*/manifest.json")) + sorted(
+        root.glob("runs/*/manifest.json")
+    ):
         try:
             man = json.loads(manifest.read_text(encoding="utf-8"))
             spec = man["spec"]
@@ -122,6 +127,7 @@ def render_repair_markdown(results_dir: str | Path) -> str:
         "stress",
         _MAIN + _ABLATIONS[1:],
         [(f"Dependency-guided repair, {REFERENCE}", _SEED_STRESS)],
+        50,
     )
     dgr = runs.get(("controlled", "dgr"))
     if dgr:
