@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -42,29 +43,37 @@ _SEED_DOMAIN = {"customer_support": 94.3, "shopping": 72.9}
 _SEED_FAULT = {"summary_drift": (95.0, None), "wrong_user": (70.6, None), "stale": (94.1, 78.1)}
 
 
-def load_repair_runs(results_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """``{(subset, method): metrics}`` of finished repair runs under ``results_dir/runs``
-    and ``results_dir/published`` (the newest per cell)."""
-    found: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
-    root = Path(results_dir)
-    # Published copies first, local runs after: the newest finished run of a cell wins.
-    for manifest in sorted(root.glob("published/*/manifest.json")) + sorted(
-        root.glob("runs/*/manifest.json")
-    ):
+def _folders(source: str | Path | Iterable[Any]) -> list[Path]:
+    """Run folders: ``results_dir/published/*`` then ``results_dir/runs/*`` for a path, or
+    the ``.folder`` of each leaderboard record / each path given."""
+    if isinstance(source, (str, Path)):
+        root = Path(source)
+        return sorted(root.glob("published/*")) + sorted(root.glob("runs/*"))
+    return [Path(getattr(r, "folder", r)) for r in source]
+
+
+def load_repair_runs(
+    source: str | Path | Iterable[Any],
+) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """``{(backbone, subset, method): {"run_id", "metrics"}}`` of finished repair runs
+    (the newest per cell); ``source`` as in :func:`_folders`."""
+    found: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for folder in _folders(source):
         try:
-            man = json.loads(manifest.read_text(encoding="utf-8"))
+            man = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
             spec = man["spec"]
             if spec["task"].get("kind") != "repair":
                 continue
-            metrics = json.loads((manifest.parent / "metrics.json").read_text(encoding="utf-8"))[
-                "metrics"
-            ]
+            metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))["metrics"]
         except (OSError, KeyError, ValueError):
             continue
-        key = (spec["dataset"]["granularity"], spec["system"]["name"])
-        if key not in found or man.get("finished_at", "") > found[key][0]:
-            found[key] = (man.get("finished_at", ""), metrics)
-    return {k: v for k, (_, v) in found.items()}
+        b = spec["backbone"]
+        label = "offline policy" if b["name"] == "extractive" else f"{b['name']} {b['model']}"
+        key = (label, spec["dataset"]["granularity"], spec["system"]["name"])
+        done = man.get("finished_at", "")
+        if key not in found or done >= found[key]["finished_at"]:
+            found[key] = {"run_id": man["run_id"], "metrics": metrics, "finished_at": done}
+    return found
 
 
 def _cell(stat: dict[str, Any] | None, scale: float, ci: bool = False) -> str:
@@ -105,15 +114,31 @@ def _table(
     return out
 
 
-def render_repair_markdown(results_dir: str | Path) -> str:
-    """The markdown section for every repair run under ``results_dir`` ('' when none)."""
-    runs = load_repair_runs(Path(results_dir))
-    if not runs:
-        return ""
+def repair_section(source: str | Path | Iterable[Any]) -> tuple[str, set[str]]:
+    """(markdown, run ids it names) for the repair runs of ``source`` (a results folder,
+    or the leaderboard's run records); ('', set()) when there are none."""
+    found = load_repair_runs(source)
+    if not found:
+        return "", set()
     lines = ["## Repair track (dependency-guided repair, issue 11)", "",
-             "Offline policy backbone (deterministic, see docs/repair.md); 95% bootstrap CI over "
-             "cases on recovery. Rows in *italics* are the seed's GPT-4o figures: a reference, "
-             "not comparable (other data, other agent, an LLM backbone).", ""]  # fmt: skip
+             "Defined in docs/repair.md. The offline backbone is the track's deterministic policy; "
+             "95% bootstrap CI over cases on recovery. Rows in *italics* are the seed's GPT-4o "
+             "figures: a reference, not comparable (other data, other agent, an LLM backbone).", ""]  # fmt: skip
+    for label in sorted({k[0] for k in found}, key=lambda x: (x != "offline policy", x)):
+        runs = {(sub, m): v["metrics"] for (b, sub, m), v in found.items() if b == label}
+        lines += _sections(runs, label)
+    ids = {v["run_id"] for v in found.values()}
+    lines += ["", "Repair runs: " + ", ".join(f"`{i}`" for i in sorted(ids))]
+    return "\n".join(lines) + "\n", ids
+
+
+def render_repair_markdown(source: str | Path | Iterable[Any]) -> str:
+    """The markdown section for the repair runs of ``source`` ('' when none)."""
+    return repair_section(source)[0]
+
+
+def _sections(runs: dict[tuple[str, str], dict[str, Any]], label: str) -> list[str]:
+    lines = [f"Backbone: {label}.", ""]
     lines += ["### Controlled set: methods", ""]
     lines += _table(
         runs, "controlled", _MAIN, [(f"Dependency-guided repair, {REFERENCE}", _SEED_MAIN)]
@@ -148,7 +173,7 @@ def render_repair_markdown(results_dir: str | Path) -> str:
                     ref_text += f" (recurrence {ref[1]:.1f})"
                 lines.append(f"| {group} | {stats['recovery']['n']} | {_cell(stats['recovery'], 100, True)} | "
                              f"{_cell(stats['recurrence'], 100)} | {_cell(stats['replay_ratio'], 100)} | {ref_text} |")  # fmt: skip
-    return "\n".join(lines) + "\n"
+    return lines + [""]
 
 
 def main(argv: list[str] | None = None) -> int:
