@@ -49,7 +49,8 @@ class InstructedSystem(NonRestoringSystem, ABC):
     def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
         """Memory view + the rollback instruction + the probe."""
         assert self.stream is not None
-        instruction = rollback_instruction(query.text)
+        # final_qa is asked at the stream's last version, without any rollback request.
+        instruction = None if probe.kind == "final_qa" else rollback_instruction(query.text)
         if probe.kind == "summary":
             items = pack_recent(self.memory_texts(), self.summary_budget)
             return summary_request(probe.question, items, self.ctx.params, instruction=instruction)

@@ -30,7 +30,9 @@ class RagOnlySystem(NonRestoringSystem):
     def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
         """Retrieve with the request and the question together, then prompt."""
         ing = self._ingested
-        hits = ing.store.search(APP, ing.user, f"{query.text} {probe.question}", k=self.top_k)
+        # final_qa is asked without a rollback request: the question alone.
+        text = probe.question if probe.kind == "final_qa" else f"{query.text} {probe.question}"
+        hits = ing.store.search(APP, ing.user, text, k=self.top_k)
         budget = self.summary_budget if probe.kind == "summary" else self.budget
         items = pack_ranked([h.text for h in hits], budget)
         if probe.kind == "summary":

@@ -41,9 +41,19 @@ def test_targets_and_probe_evidence(built: dict[str, Path], gran: str) -> None:
             elif p.kind == "future_qa":
                 assert p.answers == [] and p.future_answers
                 assert min(p.evidence_versions) > q.target_version
+                # Issue 9: category 3 only when its answer words are all post-v*; never 5.
+                assert p.category in (1, 2, 3, 4)
+            elif p.kind == "final_qa":
+                assert p.answers and p.answers == p.future_answers
             else:
                 assert p.reference and p.scoring == "locomo"
         assert sum(k == "qa" for k in kinds) <= 3 and sum(k == "future_qa" for k in kinds) <= 3
+        for p in q.probes:
+            if p.kind == "qa" and p.category == 5:
+                # LoCoMo's two-way choice, options in the question, seeded order.
+                assert len(p.meta["options"]) == 2
+                assert "Not mentioned in the conversation" in p.meta["options"]
+                assert "Select the correct answer: (a)" in p.question
 
 
 @pytest.mark.parametrize("gran", GRANS)

@@ -22,6 +22,13 @@ QA (``task="qa"``)
      ``max_answer_words`` words. LoCoMo gold answers are short, so trimming words the
      gold cannot contain raises token F1.
 
+Two-way choice (LoCoMo category 5: "... Select the correct answer: (a) X (b) Y."): pick
+the option that is not an abstention only when the shown memory holds evidence for it:
+a sentence that covers the question (coverage >= ``abstain_threshold``), names every
+person the question names (in its text or speaker header) and contains at least half
+of the option's content terms. Otherwise pick the "not mentioned" option. The reply is
+the option's letter and text, e.g. "(b) Not mentioned in the conversation".
+
 Summary (``task="summary"``): split the sentences into ``max_summary_sentences``
 contiguous groups (so the summary covers the whole timeline) and take from each group
 the sentence closest to the centroid of all sentences (tf-idf cosine), in order.
@@ -51,7 +58,7 @@ from chronobench.backbones._spans import (
     terms,
     words,
 )
-from chronobench.metrics.text import ABSTAIN_TEXT
+from chronobench.metrics.text import ABSTAIN_TEXT, is_abstention
 from chronobench.protocols import GenerationRequest
 
 __all__ = ["ExtractiveBackbone"]
@@ -64,6 +71,10 @@ _WHEN = re.compile(
 )
 _COUNT = re.compile(r"\bhow (many|much|old|long|often)\b|\bwhat number\b", re.I)
 _WHO = re.compile(r"^\s*(who|whom|whose)\b|\bwhich person\b", re.I)
+_CHOICE = re.compile(
+    r"^(?P<q>.*?)\s*Select the correct answer:\s*\(a\)\s*(?P<a>.*?)\s*\(b\)\s*(?P<b>.*?)\.?\s*$",
+    re.S,
+)
 _WHERE = re.compile(r"^\s*where\b|\bwhich (city|country|place|state)\b", re.I)
 
 
@@ -126,14 +137,16 @@ class ExtractiveBackbone:
     # ---- QA -------------------------------------------------------------------------
 
     def answer(self, question: str, context: tuple[str, ...]) -> str:
-        """Best short span of ``context`` for ``question``, or the abstain text."""
+        """Best short span of ``context`` for ``question``, or the abstain text; for a
+        two-way choice question, one of its options (see the module docstring)."""
+        choice = _CHOICE.match(question)
+        if choice:
+            return self.choose(choice["q"], (choice["a"], choice["b"]), context)
         sentences, sent_terms, df = _indexed(tuple(context))
         q_terms = set(terms(question))
         if not sentences or not q_terms:
             return ABSTAIN_TEXT
-        n = len(sentences)
-        idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
-        total = sum(idf.values())
+        idf, total = _idf(q_terms, len(sentences), df)
         qtype = _question_type(question)
         best: tuple[float, float, int] | None = None
         for i, (sent, ts) in enumerate(zip(sentences, sent_terms, strict=True)):
@@ -146,6 +159,35 @@ class ExtractiveBackbone:
         if coverage < self.abstain_threshold:
             return ABSTAIN_TEXT
         return self._span(sentences[index], question, q_terms, qtype)
+
+    def choose(self, question: str, options: tuple[str, str], context: tuple[str, ...]) -> str:
+        """Pick one of two options: the non-abstaining one only with evidence in memory."""
+        claims = [i for i, o in enumerate(options) if not is_abstention(o)]
+        fallback = next((i for i in range(2) if i not in claims), None)
+        pick = fallback
+        if len(claims) == 1 and self._has_evidence(question, options[claims[0]], context):
+            pick = claims[0]
+        if pick is None:
+            return ABSTAIN_TEXT  # both or neither option abstains: nothing to choose honestly
+        return f"({'ab'[pick]}) {options[pick]}"
+
+    def _has_evidence(self, question: str, option: str, context: tuple[str, ...]) -> bool:
+        sentences, sent_terms, df = _indexed(tuple(context))
+        q_terms = set(terms(question))
+        o_terms = set(terms(option))
+        if not sentences or not q_terms or not o_terms:
+            return False
+        idf, total = _idf(q_terms, len(sentences), df)
+        people = [n.lower() for n in _names(question, set())]
+        need = math.ceil(len(o_terms) / 2)
+        for sent, ts in zip(sentences, sent_terms, strict=True):
+            coverage = sum(idf[t] for t in q_terms & ts) / total
+            if coverage < self.abstain_threshold or len(o_terms & ts) < need:
+                continue
+            where = f"{sent.header} {sent.text}".lower()
+            if all(p in where for p in people):
+                return True
+        return False
 
     @staticmethod
     def _has_type(sent: Sentence, qtype: str) -> bool:
@@ -212,6 +254,12 @@ class ExtractiveBackbone:
             lo, hi = g * n // k, (g + 1) * n // k
             chosen.append(max(range(lo, hi), key=lambda i: (sims[i], -i)))
         return " ".join(sentences[i].text for i in chosen)
+
+
+def _idf(q_terms: set[str], n: int, df: Counter[str]) -> tuple[dict[str, float], float]:
+    """BM25 idf of each question term over ``n`` sentences, and their sum."""
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
+    return idf, sum(idf.values())
 
 
 @lru_cache(maxsize=16)

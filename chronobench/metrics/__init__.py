@@ -1,42 +1,66 @@
-"""Metrics of chronobench, implementing ``docs/metrics.md``.
+"""Metrics of chronobench, implementing ``docs/metrics.md`` (the project's own account of
+what is implemented and why).
 
 Per-sample score fields (stable names; the leaderboard reads them):
 
 QA probes, ``kind="qa"`` (answerable at v*):
-    ``qa_f1``        LoCoMo token F1 with category rules (max over gold answers); for
-                     MAB probes the max plain token F1. Category 5 / no gold: 1 if the
-                     prediction abstains.
+    ``qa_f1``        LoCoMo score with the category rules (max over gold answers), for
+                     probes with a gold answer (categories 1-4, MAB: max token F1). "A".
     ``qa_em``        LoCoMo exact match (normalised token sets); LoCoMo probes only.
     ``substring_em`` MAB substring exact match against any gold; MAB probes only.
     ``qa_abstained`` 1 if the prediction abstains (false abstentions on answerable).
-    ``qa_f1_answered`` ``qa_f1`` restricted to probes with a gold answer (not category
-                     5): abstaining earns nothing there.
+    ``adversarial_acc`` category 5, asked as LoCoMo's two-way choice: 1 when the
+                     prediction picks "Not mentioned in the conversation".
 QA probes, ``kind="future_qa"`` (evidence after v*):
-    ``future_abstain`` 1 if the prediction abstains (higher is better).
-    ``future_leak``    1 if token F1 vs the post-v* gold >= 0.5 (lower is better);
-                       only when the probe has ``future_answers``.
-Both QA kinds:
-    ``rc_qa``        headline rollback-consistent QA: ``qa_f1`` for answerable,
-                     ``future_abstain`` for future probes; its mean is the headline.
+    ``future_abstain`` 1 if the prediction abstains (higher is better). "B".
+    ``future_leak``    1 if it does not abstain and its LoCoMo score (category rules)
+                       vs the post-v* gold is >= 0.5 (lower is better).
+QA probes, ``kind="final_qa"`` (asked at the stream's last version, no rollback):
+    ``final_correct``, ``final_abstain``.
+Run-level fields (:mod:`chronobench.metrics.runlevel`):
+    ``rc_qa``        the headline: per query H_q = harmonic mean of A_q and B_q, over
+                     queries that have both; ``rc_qa_a`` / ``rc_qa_b`` are its parts.
+    ``consistent_forgetting`` future probes the system answers correctly at the last
+                     version: 1 when it abstains on them at v*.
 Summary probes:
     ``rouge1``           ROUGE-1 F-measure (rouge-score, stemmer on), in [0, 1].
-    ``summary_leakage``  fraction of post-v* events with ROUGE-1 recall >= 0.5.
+    ``content_rouge1``   the same without stopwords, speaker names, dates, numbers.
+    ``summary_leakage``  calibrated: share of eligible post-v* events (>= 2 novel
+                         content stems) with at least half their novel stems said.
 Version selection (:func:`score_selection`):
     ``recall_at_1``, ``recall_at_k``, ``scope_at_k`` (|top1 - v*| <= floor(k/2);
-    "Scope@2" for k = 5), ``mrr``.
+    "Scope@2" for k = 5), ``mrr`` (over the recorded ranking depth: MRR@depth).
 
-:func:`aggregate` turns rows of these fields into ``{field: {n, mean, ci_low,
-ci_high}}`` with a seeded 95% percentile bootstrap (1,000 resamples).
+:func:`aggregate` turns rows of these fields into ``{field: {n, n_distinct, n_clusters,
+mean, ci_low, ci_high}}`` with a seeded 95% cluster bootstrap (1,000 resamples).
 """
 
 from chronobench.metrics.bootstrap import summarise
-from chronobench.metrics.qa import best_f1, leaked, locomo_em, locomo_f1, substring_em
+from chronobench.metrics.content import content_stems, content_text, content_words
+from chronobench.metrics.qa import (
+    NOT_MENTIONED_OPTION,
+    best_f1,
+    best_locomo,
+    choice_question,
+    leaked,
+    locomo_em,
+    locomo_f1,
+    picked_option,
+    substring_em,
+)
+from chronobench.metrics.runlevel import dedupe_weights, harmonic, run_units
 from chronobench.metrics.score import aggregate, score_probe
 from chronobench.metrics.selection import score_selection
-from chronobench.metrics.summary import rouge1, summary_leakage
+from chronobench.metrics.summary import (
+    content_rouge1,
+    novel_event_words,
+    rouge1,
+    summary_leakage,
+)
 from chronobench.metrics.text import (
     ABSTAIN_PHRASES,
     ABSTAIN_TEXT,
+    ABSTAIN_WHOLE,
     exact_match,
     is_abstention,
     normalize_answer,
@@ -46,8 +70,21 @@ from chronobench.metrics.text import (
 __all__ = [
     "ABSTAIN_PHRASES",
     "ABSTAIN_TEXT",
+    "ABSTAIN_WHOLE",
+    "NOT_MENTIONED_OPTION",
     "aggregate",
     "best_f1",
+    "best_locomo",
+    "choice_question",
+    "content_rouge1",
+    "content_stems",
+    "content_text",
+    "content_words",
+    "dedupe_weights",
+    "harmonic",
+    "novel_event_words",
+    "picked_option",
+    "run_units",
     "exact_match",
     "is_abstention",
     "leaked",

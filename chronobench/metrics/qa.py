@@ -1,13 +1,21 @@
-"""QA scores: LoCoMo category rules, MemoryAgentBench substring match, leakage."""
+"""QA scores: LoCoMo category rules, MemoryAgentBench substring match, leakage and
+LoCoMo's two-way choice for category 5."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from chronobench.metrics.text import exact_match, is_abstention, normalize_answer, token_f1
 
 __all__ = [
+    "CORRECT_THRESHOLD",
     "LEAK_F1_THRESHOLD",
+    "NOT_MENTIONED_OPTION",
+    "best_f1",
+    "best_locomo",
+    "choice_question",
+    "picked_option",
     "best_f1",
     "leaked",
     "locomo_em",
@@ -15,8 +23,12 @@ __all__ = [
     "substring_em",
 ]
 
-#: A future-evidence answer counts as leaked when its token F1 reaches this value.
+#: A future-evidence answer counts as leaked when its LoCoMo score reaches this value.
 LEAK_F1_THRESHOLD = 0.5
+#: An answer counts as correct (consistent forgetting's "knew it at the end") at this score.
+CORRECT_THRESHOLD = 0.5
+#: LoCoMo's category-5 option that is the right pick.
+NOT_MENTIONED_OPTION = "Not mentioned in the conversation"
 
 
 def _multi_hop_f1(prediction: str, gold: str) -> float:
@@ -66,6 +78,49 @@ def substring_em(prediction: str, golds: Sequence[str]) -> float:
     return 0.0
 
 
-def leaked(prediction: str, future_golds: Sequence[str]) -> float:
-    """1.0 when the prediction matches a post-v* gold answer (token F1 >= 0.5)."""
-    return float(best_f1(prediction, future_golds) >= LEAK_F1_THRESHOLD)
+def best_locomo(prediction: str, golds: Sequence[str], category: int | None) -> float:
+    """Max LoCoMo score (category rules) of ``prediction`` over ``golds``; 0.0 if none."""
+    return max((locomo_f1(prediction, g, category) for g in golds), default=0.0)
+
+
+def leaked(prediction: str, future_golds: Sequence[str], category: int | None = None) -> float:
+    """1.0 when the prediction does not abstain and its LoCoMo score (category rules)
+    against a post-v* gold reaches :data:`LEAK_F1_THRESHOLD`."""
+    if is_abstention(prediction):
+        return 0.0
+    return float(best_locomo(prediction, future_golds, category) >= LEAK_F1_THRESHOLD)
+
+
+def choice_question(question: str, options: Sequence[str]) -> str:
+    """The category-5 question as LoCoMo asks it: the question, then the options."""
+    a, b = options
+    return f"{question} Select the correct answer: (a) {a} (b) {b}."
+
+
+_LETTER = re.compile(
+    r"^\s*\(?([ab])\)(?:\s|$)|^\s*([ab])\s*$|^\s*(?:answer|option)\s*:?\s*\(?([ab])\b", re.I
+)
+
+
+def picked_option(prediction: str, options: Sequence[str]) -> int | None:
+    """Which of the two ``options`` a prediction picks, or None when it picks neither
+    (or both).
+
+    A leading letter ("(a)", "b)", "a", "Answer: b") decides; otherwise the option whose
+    LoCoMo token F1 with the prediction is >= 0.5 and strictly higher than the other's;
+    an abstention (:func:`is_abstention`) that matches no option picks the "not
+    mentioned" option, as LoCoMo's own scoring reads it.
+    """
+    m = _LETTER.search(prediction)
+    if m:
+        letter = next(g for g in m.groups() if g)
+        return "ab".index(letter.lower())
+    scores = [token_f1(prediction, o) for o in options]
+    best = max(range(len(options)), key=lambda i: scores[i])
+    if scores[best] >= 0.5 and scores.count(scores[best]) == 1:
+        return best
+    if is_abstention(prediction):
+        for i, o in enumerate(options):
+            if is_abstention(o):
+                return i
+    return None

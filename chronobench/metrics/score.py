@@ -6,45 +6,71 @@ leaderboard; change them only together with it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from numbers import Real
 
 from chronobench.data.schema import Probe
 from chronobench.metrics.bootstrap import summarise
-from chronobench.metrics.qa import best_f1, leaked, locomo_em, locomo_f1, substring_em
-from chronobench.metrics.summary import rouge1, summary_leakage
+from chronobench.metrics.qa import (
+    CORRECT_THRESHOLD,
+    NOT_MENTIONED_OPTION,
+    best_f1,
+    best_locomo,
+    leaked,
+    locomo_em,
+    picked_option,
+    substring_em,
+)
+from chronobench.metrics.summary import content_rouge1, rouge1, summary_leakage
 from chronobench.metrics.text import is_abstention
 
 __all__ = ["aggregate", "score_probe"]
 
 
-def _score_answerable(probe: Probe, prediction: str) -> dict[str, float]:
+def _score_adversarial(probe: Probe, prediction: str) -> dict[str, float]:
+    # LoCoMo category 5: a two-way choice; right = the "not mentioned" option. Probes
+    # built before the choice format carry no options: abstaining is the right pick.
     abstained = float(is_abstention(prediction))
-    mab = probe.scoring == "mab"
-    if probe.category == 5 or not probe.answers:
-        # Adversarial / unanswerable: the right behaviour is to abstain.
-        f1 = em = abstained
-    elif mab:
-        f1 = best_f1(prediction, probe.answers)
-        em = substring_em(prediction, probe.answers)
+    options = probe.meta.get("options")
+    if options:
+        pick = picked_option(prediction, options)
+        correct = float(pick is not None and options[pick] == NOT_MENTIONED_OPTION)
     else:
-        f1 = max(locomo_f1(prediction, g, probe.category) for g in probe.answers)
-        em = max(locomo_em(prediction, g, probe.category) for g in probe.answers)
-    em_key = "substring_em" if mab else "qa_em"
-    out = {"qa_f1": f1, em_key: em, "qa_abstained": abstained, "rc_qa": f1}
-    if probe.category != 5 and probe.answers:
-        # F1 on questions that have an answer: abstaining earns nothing here, so it
-        # separates reading from refusing (category 5 rewards abstention).
-        out["qa_f1_answered"] = f1
-    return out
+        correct = abstained
+    return {"adversarial_acc": correct, "qa_abstained": abstained}
+
+
+def _score_answerable(probe: Probe, prediction: str) -> dict[str, float]:
+    if probe.category == 5:
+        return _score_adversarial(probe, prediction)
+    abstained = float(is_abstention(prediction))
+    if not probe.answers:
+        # No gold answer and not adversarial: only abstaining is right; kept out of A.
+        return {"unanswerable_abstain": abstained, "qa_abstained": abstained}
+    if probe.scoring == "mab":
+        f1 = best_f1(prediction, probe.answers)
+        return {
+            "qa_f1": f1,
+            "substring_em": substring_em(prediction, probe.answers),
+            "qa_abstained": abstained,
+        }
+    f1 = best_locomo(prediction, probe.answers, probe.category)
+    em = max(locomo_em(prediction, g, probe.category) for g in probe.answers)
+    return {"qa_f1": f1, "qa_em": em, "qa_abstained": abstained}
 
 
 def _score_future(probe: Probe, prediction: str) -> dict[str, float]:
-    abstain = float(is_abstention(prediction))
-    out = {"future_abstain": abstain, "rc_qa": abstain}
+    out = {"future_abstain": float(is_abstention(prediction))}
     if probe.future_answers:
-        out["future_leak"] = leaked(prediction, probe.future_answers)
+        out["future_leak"] = leaked(prediction, probe.future_answers, probe.category)
     return out
+
+
+def _score_final(probe: Probe, prediction: str) -> dict[str, float]:
+    # Asked at the stream's last version (no rollback): did the system know the answer?
+    abstained = is_abstention(prediction)
+    score = 0.0 if abstained else best_locomo(prediction, probe.answers, probe.category)
+    return {"final_correct": float(score >= CORRECT_THRESHOLD), "final_abstain": float(abstained)}
 
 
 def _score_summary(probe: Probe, prediction: str) -> dict[str, float]:
@@ -53,9 +79,16 @@ def _score_summary(probe: Probe, prediction: str) -> dict[str, float]:
             f"probe {probe.probe_id}: summary probe has no 'reference'; the dataset "
             "builder must set the reference summary of the target scope"
         )
-    out = {"rouge1": rouge1(prediction, probe.reference)}
-    if probe.future_references:
-        out["summary_leakage"] = summary_leakage(prediction, probe.future_references)
+    names = tuple(probe.meta.get("speakers") or ())
+    out = {
+        "rouge1": rouge1(prediction, probe.reference),
+        "content_rouge1": content_rouge1(prediction, probe.reference, names),
+    }
+    novel = probe.meta.get("novel_words")
+    if novel is not None:
+        leak = summary_leakage(prediction, novel, names)
+        if leak is not None:
+            out["summary_leakage"] = leak
     return out
 
 
@@ -63,11 +96,14 @@ def score_probe(probe: Probe, prediction: str) -> dict[str, float]:
     """Score one prediction for one probe; returns the fields relevant to its kind.
 
     - ``qa`` (answerable): ``qa_f1``, ``qa_em`` (LoCoMo) or ``substring_em`` (MAB),
-      ``qa_abstained``, ``rc_qa`` (= ``qa_f1``).
-    - ``future_qa``: ``future_abstain``, ``rc_qa`` (= ``future_abstain``) and, when the
-      probe carries ``future_answers``, ``future_leak``.
-    - ``summary``: ``rouge1`` and, when it carries ``future_references``,
-      ``summary_leakage``.
+      ``qa_abstained``; category 5: ``adversarial_acc`` and ``qa_abstained``.
+    - ``future_qa``: ``future_abstain`` and, with ``future_answers``, ``future_leak``.
+    - ``final_qa``: ``final_correct`` and ``final_abstain``.
+    - ``summary``: ``rouge1``, ``content_rouge1`` and, when the probe carries
+      ``meta["novel_words"]`` with an eligible event, ``summary_leakage``.
+
+    Query-level fields (``rc_qa`` and its parts, ``consistent_forgetting``) need every
+    probe of a run: see :mod:`chronobench.metrics.runlevel`.
     """
     if not isinstance(prediction, str):
         raise TypeError(
@@ -77,27 +113,51 @@ def score_probe(probe: Probe, prediction: str) -> dict[str, float]:
         return _score_answerable(probe, prediction)
     if probe.kind == "future_qa":
         return _score_future(probe, prediction)
+    if probe.kind == "final_qa":
+        return _score_final(probe, prediction)
     if probe.kind == "summary":
         return _score_summary(probe, prediction)
     raise ValueError(f"probe {probe.probe_id}: unknown kind {probe.kind!r}")
 
 
 def aggregate(
-    per_sample_rows: Iterable[Mapping[str, object]], seed: int = 0, n_resamples: int = 1000
+    per_sample_rows: Iterable[Mapping[str, object]],
+    seed: int = 0,
+    n_resamples: int = 1000,
+    *,
+    clusters: Sequence[object] | None = None,
+    weights: Sequence[float] | None = None,
 ) -> dict[str, dict[str, float | int | None]]:
-    """Summarise every numeric field across rows: ``{field: {n, mean, ci_low, ci_high}}``.
+    """Summarise every numeric field across rows: ``{field: {n, n_distinct, n_clusters,
+    mean, ci_low, ci_high}}`` (see :func:`~chronobench.metrics.summarise`).
 
     Each row is a per-sample score dict (from :func:`score_probe` or
     :func:`~chronobench.metrics.score_selection`); a field missing from a row, or set to
-    ``None``, is not counted for that row. Non-numeric values are ignored. Fields come
-    out sorted by name so output files are stable.
+    ``None``, is not counted for that row. Non-numeric values are ignored. ``clusters``
+    and ``weights``, when given, run parallel to the rows (cluster bootstrap, repeated
+    samples weighted to count once). Fields come out sorted by name so output files
+    are stable.
     """
-    columns: dict[str, list[float]] = {}
-    for row in per_sample_rows:
+    rows = list(per_sample_rows)
+    for name, seq in (("clusters", clusters), ("weights", weights)):
+        if seq is not None and len(seq) != len(rows):
+            raise ValueError(f"aggregate: {len(seq)} {name} for {len(rows)} rows")
+    columns: dict[str, tuple[list[float], list[object], list[float]]] = {}
+    for i, row in enumerate(rows):
         for key, value in row.items():
             if value is None or isinstance(value, str) or not isinstance(value, Real):
                 continue
-            columns.setdefault(key, []).append(float(value))
+            vals, cl, ws = columns.setdefault(key, ([], [], []))
+            vals.append(float(value))
+            cl.append(clusters[i] if clusters is not None else i)
+            ws.append(float(weights[i]) if weights is not None else 1.0)
     return {
-        key: summarise(columns[key], seed=seed, n_resamples=n_resamples) for key in sorted(columns)
+        key: summarise(
+            columns[key][0],
+            seed=seed,
+            n_resamples=n_resamples,
+            clusters=columns[key][1],
+            weights=columns[key][2],
+        )
+        for key in sorted(columns)
     }

@@ -1,15 +1,28 @@
-"""Summary scores: ROUGE-1 (rouge-score, Porter stemmer) and summary leakage."""
+"""RQ3 scores: ROUGE-1 (rouge-score, Porter stemmer), content ROUGE-1 and calibrated
+summary leakage (docs/metrics.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["LEAK_RECALL_THRESHOLD", "rouge1", "summary_leakage"]
+from chronobench.metrics.content import content_stems, content_text
 
-#: A post-v* event counts as leaked when its ROUGE-1 recall reaches this value.
-LEAK_RECALL_THRESHOLD = 0.5
+__all__ = [
+    "LEAK_FRACTION",
+    "MIN_NOVEL_WORDS",
+    "content_rouge1",
+    "novel_event_words",
+    "rouge1",
+    "summary_leakage",
+]
+
+#: An eligible post-v* event leaks when at least this share of its novel words appears.
+LEAK_FRACTION = 0.5
+#: An event needs this many novel content stems to be eligible (one word is too weak
+#: a signal: it may appear in any summary by chance).
+MIN_NOVEL_WORDS = 2
 
 
 @lru_cache(maxsize=1)
@@ -25,14 +38,43 @@ def rouge1(prediction: str, reference: str) -> float:
     return float(_scorer().score(reference, prediction)["rouge1"].fmeasure)
 
 
-def summary_leakage(prediction: str, future_events: Sequence[str]) -> float:
-    """Fraction of post-v* events whose ROUGE-1 recall (event as the reference) against
-    the prediction is >= 0.5. Lower is better; 0.0 when there are no events."""
-    if not future_events:
+def content_rouge1(prediction: str, reference: str, names: Iterable[str] = ()) -> float:
+    """ROUGE-1 F-measure after removing stopwords, ``names``, dates and numbers from both
+    sides (:func:`~chronobench.metrics.content.content_text`); 0.0 when either side has
+    no content word left."""
+    names = tuple(names)
+    pred = content_text(prediction, names)
+    ref = content_text(reference, names)
+    if not pred or not ref:
         return 0.0
-    scorer = _scorer()
-    hits = sum(
-        scorer.score(event, prediction)["rouge1"].recall >= LEAK_RECALL_THRESHOLD
-        for event in future_events
-    )
-    return hits / len(future_events)
+    return rouge1(pred, ref)
+
+
+def novel_event_words(
+    events: Sequence[str], known_text: str, names: Iterable[str] = ()
+) -> list[list[str]]:
+    """For each post-v* event, its content stems that occur nowhere in ``known_text``
+    (the memory committed up to v* plus the v* reference), sorted; events with fewer
+    than :data:`MIN_NOVEL_WORDS` novel stems are left out (not eligible)."""
+    names = tuple(names)
+    known = content_stems(known_text, names)
+    out: list[list[str]] = []
+    for event in events:
+        novel = sorted(content_stems(event, names) - known)
+        if len(novel) >= MIN_NOVEL_WORDS:
+            out.append(novel)
+    return out
+
+
+def summary_leakage(
+    prediction: str, novel_words: Sequence[Sequence[str]], names: Iterable[str] = ()
+) -> float | None:
+    """Share of eligible post-v* events whose novel stems (from
+    :func:`novel_event_words`) appear at least :data:`LEAK_FRACTION` in the prediction.
+    ``None`` when no event is eligible (nothing can leak, so no score)."""
+    eligible = [ws for ws in novel_words if len(ws) >= MIN_NOVEL_WORDS]
+    if not eligible:
+        return None
+    said = content_stems(prediction, tuple(names))
+    leaked = sum(sum(w in said for w in ws) >= LEAK_FRACTION * len(ws) for ws in eligible)
+    return leaked / len(eligible)

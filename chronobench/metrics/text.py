@@ -16,6 +16,7 @@ from typing import Any
 __all__ = [
     "ABSTAIN_PHRASES",
     "ABSTAIN_TEXT",
+    "ABSTAIN_WHOLE",
     "exact_match",
     "is_abstention",
     "normalize_answer",
@@ -28,8 +29,44 @@ __all__ = [
 #: category-5 phrases, so LoCoMo's own rule already counts it as an abstention.
 ABSTAIN_TEXT = "Not mentioned."
 
-#: LoCoMo's category-5 phrases (case-insensitive substring match).
-ABSTAIN_PHRASES: tuple[str, ...] = ("no information available", "not mentioned")
+#: Abstain forms that count wherever they occur in the normalised prediction (whole
+#: words, after :func:`normalize_answer`, so "I don't know." is "i dont know"). The first
+#: two are LoCoMo's own category-5 phrases; the rest are how readers and LLMs say the
+#: same thing. Every entry is a phrase that does not occur inside a LoCoMo gold answer.
+ABSTAIN_PHRASES: tuple[str, ...] = (
+    "not mentioned",
+    "no information",
+    "never mentioned",
+    "no mention",
+    "not enough information",
+    "insufficient information",
+    "no relevant information",
+    "i dont know",
+    "i do not know",
+    "cannot answer",
+    "can not answer",
+    "cant answer",
+    "unable to answer",
+    "cannot be determined",
+    "cannot determine",
+    "not stated",
+    "not specified",
+    "not in memory",
+    "memory is empty",
+    "memory does not contain",
+)
+
+#: Abstain forms that count only as the *whole* normalised prediction: as a word inside
+#: an answer they are content ("the sender is unknown", "an unknown artist").
+ABSTAIN_WHOLE: tuple[str, ...] = (
+    "unknown",
+    "unclear",
+    "not sure",
+    "no idea",
+    "unanswerable",
+    "na",
+    "none",
+)
 
 _PUNCT_TABLE = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
@@ -78,10 +115,22 @@ def exact_match(prediction: str, gold: str) -> float:
     return float(set(normalize_answer(prediction).split()) == set(normalize_answer(gold).split()))
 
 
-def is_abstention(prediction: str) -> bool:
-    """True when ``prediction`` abstains: it contains a category-5 phrase or is
-    :data:`ABSTAIN_TEXT` (case-insensitive)."""
-    low = prediction.lower()
-    if low.strip() == ABSTAIN_TEXT.lower():
+_PHRASE_RE = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in ABSTAIN_PHRASES) + r")\b")
+
+
+def is_abstention(prediction: str, marker: str | None = None) -> bool:
+    """True when ``prediction`` abstains.
+
+    Normalised the LoCoMo way, the prediction abstains when it contains one of
+    :data:`ABSTAIN_PHRASES` as whole words, or *is* one of :data:`ABSTAIN_WHOLE`, or
+    contains ``marker`` (a system's own abstain reply, normalised the same way).
+    """
+    norm = normalize_answer(prediction)
+    if not norm:
+        return False
+    if norm in ABSTAIN_WHOLE or _PHRASE_RE.search(norm):
         return True
-    return any(phrase in low for phrase in ABSTAIN_PHRASES)
+    if marker:
+        mark = normalize_answer(marker)
+        return bool(mark) and re.search(r"\b" + re.escape(mark) + r"\b", norm) is not None
+    return False

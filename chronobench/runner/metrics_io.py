@@ -8,23 +8,55 @@ from typing import Any
 
 from chronobench.data.schema import Probe
 from chronobench.metrics import aggregate, score_probe, score_selection
+from chronobench.metrics.runlevel import dedupe_weights, run_units
 
 # Breakdowns reported for every group (docs/metrics.md: by intent and by query source).
 _BREAKDOWNS = ("intent", "source")
 
 
-def _grouped(rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"all": aggregate([r["scores"] for r in rows], seed=seed)}
+def _agg(units: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    # Weights are recomputed inside each group: a probe repeated only within the group
+    # counts once there.
+    return aggregate(
+        [u["scores"] for u in units],
+        seed=seed,
+        clusters=[u["cluster"] for u in units],
+        weights=dedupe_weights(units),
+    )
+
+
+def _grouped(units: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"all": _agg(units, seed)}
     for key in _BREAKDOWNS:
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in rows:
-            groups[str(r.get(key))].append(r["scores"])
-        out[f"by_{key}"] = {g: aggregate(v, seed=seed) for g, v in sorted(groups.items())}
+        for u in units:
+            groups[str(u.get(key))].append(u)
+        out[f"by_{key}"] = {g: _agg(v, seed) for g, v in sorted(groups.items())}
     return out
 
 
+def _selection_units(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # Each query is a distinct request (no dedupe); its stream is its cluster.
+    return [
+        {
+            "scores": r["scores"],
+            "cluster": str(r.get("stream_id")),
+            "key": ("selection", r.get("query_id"), r.get("sample_id")),
+            "intent": r.get("intent"),
+            "source": r.get("source"),
+        }
+        for r in rows
+    ]
+
+
 def compute_metrics(rows: Iterable[dict[str, Any]], *, seed: int = 0) -> dict[str, Any]:
-    """Aggregate rows: selection per selector; probes overall, per kind and per category."""
+    """Aggregate rows: selection per selector; probes overall, per kind and per category.
+
+    Every interval is a cluster bootstrap over streams, and repeated probes (same
+    question at the same v*) count once; see :mod:`chronobench.metrics.runlevel` for
+    the query-level headline (``rc_qa``) and consistent forgetting. ``mrr_depth`` is the
+    longest ranking a selector recorded: MRR is MRR@depth.
+    """
     rows = list(rows)
     selection: dict[str, list[dict[str, Any]]] = defaultdict(list)
     probes: list[dict[str, Any]] = []
@@ -34,23 +66,32 @@ def compute_metrics(rows: Iterable[dict[str, Any]], *, seed: int = 0) -> dict[st
         else:
             probes.append(r)
     out: dict[str, Any] = {
-        "selection": {name: _grouped(v, seed) for name, v in sorted(selection.items())}
+        "selection": {
+            name: _grouped(_selection_units(v), seed) for name, v in sorted(selection.items())
+        }
     }
+    if selection:
+        out["mrr_depth"] = max(len(r.get("ranked") or []) for v in selection.values() for r in v)
     if probes:
-        out["probes"] = _grouped(probes, seed)
+        units = run_units(probes)
+        out["probes"] = _grouped(units, seed)
         cats: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in probes:
-            if r.get("category") is not None:
-                cats[str(r["category"])].append(r["scores"])
-        out["probes"]["by_category"] = {c: aggregate(v, seed=seed) for c, v in sorted(cats.items())}
+        for u in units:
+            if u.get("category") is not None:
+                cats[str(u["category"])].append(u)
+        out["probes"]["by_category"] = {c: _agg(v, seed) for c, v in sorted(cats.items())}
         # Version-selection accuracy of the system itself (what it actually restored).
-        sel = [
-            {"selected_exact": float(r["selected_version"] == r["gold_version"])}
+        restored = [
+            {
+                "scores": {"selected_exact": float(r["selected_version"] == r["gold_version"])},
+                "cluster": str(r.get("stream_id")),
+                "key": ("restored", r["query_id"]),
+            }
             for r in {r["query_id"]: r for r in probes}.values()
             if r.get("selected_version") is not None
         ]
-        if sel:
-            out["probes"]["restored"] = aggregate(sel, seed=seed)
+        if restored:
+            out["probes"]["restored"] = _agg(restored, seed)
     return out
 
 
@@ -74,29 +115,47 @@ def _fmt(stat: dict[str, Any] | None, scale: float = 100.0) -> str:
 
 
 def summary_table(run_id: str, metrics: dict[str, Any]) -> str:
-    """A compact text table of a run's headline numbers."""
+    """A compact text table of a run's headline numbers, with distinct counts."""
     lines = [f"run {run_id}"]
     sel = metrics.get("selection") or {}
     if sel:
-        lines.append(f"  {'selector':<12} {'n':>5} {'R@1':>6} {'R@k':>6} {'Scope':>6} {'MRR':>6}")
+        depth = metrics.get("mrr_depth")
+        mrr = f"MRR@{depth}" if depth else "MRR"
+        lines.append(
+            f"  {'selector':<20} {'n':>5} {'R@1':>6} {'R@k':>6} {'Scope':>6} {mrr:>7} clusters"
+        )
         for name, g in sel.items():
             a = g["all"]
-            n = (a.get("recall_at_1") or {}).get("n", 0)
+            st = a.get("recall_at_1") or {}
             lines.append(
-                f"  {name:<12} {n:>5} {_fmt(a.get('recall_at_1')):>6} "
+                f"  {name:<20} {st.get('n', 0):>5} {_fmt(a.get('recall_at_1')):>6} "
                 f"{_fmt(a.get('recall_at_k')):>6} {_fmt(a.get('scope_at_k')):>6} "
-                f"{_fmt(a.get('mrr')):>6}"
+                f"{_fmt(a.get('mrr')):>7} {st.get('n_clusters', 0):>8}"
             )
     probes = (metrics.get("probes") or {}).get("all")
     if probes:
         cols = [
             ("rc_qa", "RC-QA"),
-            ("qa_f1", "QA F1"),
-            ("future_abstain", "Abst"),
+            ("qa_f1", "A:F1"),
+            ("future_abstain", "B:Abst"),
             ("future_leak", "Leak"),
+            ("adversarial_acc", "Adv"),
+            ("consistent_forgetting", "ConsF"),
             ("rouge1", "R-1"),
+            ("content_rouge1", "cR-1"),
             ("summary_leakage", "SumLeak"),
         ]
         lines.append("  " + " ".join(f"{h:>8}" for _, h in cols))
         lines.append("  " + " ".join(f"{_fmt(probes.get(k)):>8}" for k, _ in cols))
+        lines.append(
+            "  n/distinct "
+            + " ".join(
+                f"{(probes.get(k) or {}).get('n', 0)}/{(probes.get(k) or {}).get('n_distinct', 0)}".rjust(
+                    8
+                )
+                for k, _ in cols
+            )
+        )
+        clusters = max((st.get("n_clusters") or 0) for st in probes.values())
+        lines.append(f"  clusters (streams): {clusters}")
     return "\n".join(lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chronobench.data.schema import Probe, RollbackQuery, Stream
+from chronobench.memory.types import UncertainRequestError
 from chronobench.protocols import GenerationRequest, RollbackOutcome
 from chronobench.systems.base import APP, SystemContext, pack_ranked, pack_spread
 from chronobench.systems.prompts import qa_request, summary_request
@@ -59,11 +60,14 @@ class ChronoMemSystem:
         work = self._fresh_copy()
         ing = self._ingested
         assert ing is not None
-        result = work.rollback_to_version_by_nl_query(APP, ing.user, query.text, mode=self.mode)
+        try:
+            result = work.rollback_to_version_by_nl_query(APP, ing.user, query.text, mode=self.mode)
+        except UncertainRequestError as exc:  # not confident: no rollback, recorded as such
+            return RollbackOutcome(selected_version=None, meta={"refused": str(exc)[:300]})
         return RollbackOutcome(
             selected_version=ing.j_of.get(result.target_version),
             candidates=[(ing.j_of[v], float(s)) for v, s in result.candidates if v in ing.j_of],
-            meta={"intent": result.intent},
+            meta={"intent": result.intent, "confidence": result.confidence},
         )
 
     def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
@@ -75,7 +79,9 @@ class ChronoMemSystem:
             ordered = sorted(snap.items(), key=lambda kv: self._order.get(kv[0], (1 << 30, 0)))
             items = pack_spread([text for _, text in ordered], self.summary_budget)
             return summary_request(probe.question, items, self.ctx.params)
-        hits = self._work.search(APP, ing.user, probe.question, k=self.top_k)
+        # final_qa is asked at the stream's last version: the post-exposure store, no rollback.
+        store = ing.store if probe.kind == "final_qa" else self._work
+        hits = store.search(APP, ing.user, probe.question, k=self.top_k)
         items = pack_ranked([h.text for h in hits], self.budget)
         return qa_request(probe.question, items, self.ctx.params)
 

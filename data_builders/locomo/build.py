@@ -7,7 +7,7 @@ from pathlib import Path
 
 from chronobench.data.schema import RollbackQuery
 from data_builders.locomo.anchors import episode_indexes, event_anchors, qa_anchors
-from data_builders.locomo.pool import build_pool
+from data_builders.locomo.pool import build_pool, finish_probes
 from data_builders.locomo.source import load_locomo
 from data_builders.locomo.streams import GRANULARITIES, build_stream
 from data_builders.probes import attach_probes
@@ -46,6 +46,7 @@ def build_locomo(
         raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
     records = load_locomo(source)
     res = BuildResult(streams=[], queries=[], pools=[], caveats=list(CAVEATS))
+    future_skipped: Counter[str] = Counter()  # future-probe candidates passed over, by reason
     for rec in sorted(records, key=lambda r: r["sample_id"]):
         sb = build_stream(rec, granularity)
         pool, skipped = build_pool(
@@ -76,7 +77,12 @@ def build_locomo(
         for anchor, intent in select(kept, stream.stream_id, max_queries_per_stream, seed):
             q = make_query(anchor, intent, stream.stream_id, seed)
             q.probes = attach_probes(
-                pool, stream, q.query_id, q.target_version, exclude_qa=anchor.exclude_qa
+                pool,
+                stream,
+                q.query_id,
+                q.target_version,
+                exclude_qa=anchor.exclude_qa,
+                stats=future_skipped,
             )
             queries.append(q)
         res.extra.setdefault("anchors_kept", Counter()).update(a.kind for a in kept)
@@ -84,4 +90,5 @@ def build_locomo(
         res.pools.append(pool)
         res.queries.extend(sorted(queries, key=lambda q: q.query_id))
     res.extra["anchors_kept"] = dict(sorted(res.extra["anchors_kept"].items()))
+    finish_probes(res, future_skipped)
     return res

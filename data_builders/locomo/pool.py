@@ -106,5 +106,54 @@ def build_pool(
         max_answerable=max_answerable,
         max_future=max_future,
         seed=seed,
+        speakers=[str(x) for x in sb.stream.meta.get("speakers", [])],
     )
     return pool, skipped
+
+
+#: How many frequent words of the other conversations' summaries the RQ3 floor says.
+GENERIC_FLOOR_WORDS = 60
+
+
+def set_generic_floors(pools: list[ProbePool], n_words: int = GENERIC_FLOOR_WORDS) -> None:
+    """Give each pool its RQ3 "generic words" floor text: its speakers' names plus the
+    ``n_words`` most frequent words (stopwords included: that is what plain ROUGE-1
+    rewards) of every *other* conversation's event summaries, their speakers' names
+    left out. Ties break alphabetically, so the text is deterministic."""
+    import re
+
+    counts: dict[str, Counter[str]] = {}
+    names: dict[str, set[str]] = {}
+    for pool in pools:
+        text = " ".join(e for s in pool.sessions for e in s.events).lower()
+        counts[pool.stream_id] = Counter(re.findall(r"[a-z]+", text))
+        names[pool.stream_id] = {w.lower() for n in pool.speakers for w in n.split()}
+    for pool in pools:
+        total: Counter[str] = Counter()
+        banned: set[str] = set()
+        for other in pools:
+            if other.stream_id != pool.stream_id:
+                total.update(counts[other.stream_id])
+                banned |= names[other.stream_id]
+        ranked = sorted(
+            (w for w in total if w not in banned and len(w) > 1), key=lambda w: (-total[w], w)
+        )
+        # With a single conversation there are no other summaries: the names alone.
+        pool.generic_floor = " ".join([*pool.speakers, *ranked[:n_words]])
+
+
+def finish_probes(res: Any, future_skipped: Counter[str]) -> None:
+    """Dataset-wide probe steps once every stream is built: the generic-words RQ3 floor
+    (it needs the other conversations), one ``final_qa`` probe per future question per
+    stream (consistent forgetting), and the future-probe drop counts for build stats."""
+    from chronobench.data.probes import add_final_probes
+
+    set_generic_floors(res.pools)
+    floors = {p.stream_id: p.generic_floor for p in res.pools}
+    for q in res.queries:
+        for p in q.probes:
+            texts = p.meta.get("floor_texts")
+            if p.kind == "summary" and texts is not None and floors.get(q.stream_id):
+                texts["generic_words"] = floors[q.stream_id]
+    res.extra["final_qa_probes"] = add_final_probes(res.queries)
+    res.extra["future_candidates_skipped"] = dict(sorted(future_skipped.items()))
