@@ -1,6 +1,7 @@
 """End to end: a real ADK Runner, this memory service, and an agent that undoes a poisoned fact.
 
-The model is a scripted ``BaseLlm`` (no network): it reacts to the conversation the
+The model is the scripted ``BaseLlm`` shipped for offline demos
+(``chronobench.integrations.adk.scripted``, no network): it reacts to the conversation the
 way a tool-using LLM would (calls the preview tool on an undo request, echoes the
 token it got back after the user agrees, answers questions from search results), so
 everything else - Runner, sessions, tool dispatch, memory service - is the real thing.
@@ -13,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
-from collections.abc import AsyncGenerator
 from types import SimpleNamespace
 from typing import Any
 
@@ -26,8 +26,6 @@ if importlib.util.find_spec("google.adk") is None:  # CI installs the adk extra:
 
 from google.adk.agents import LlmAgent
 from google.adk.memory.memory_entry import MemoryEntry
-from google.adk.models.base_llm import BaseLlm
-from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
@@ -37,6 +35,7 @@ from chronobench.integrations.adk import (
     UncertainRequestError,
     memory_tools,
 )
+from chronobench.integrations.adk.scripted import ScriptedMemoryAssistant
 from chronobench.memory import resolve_embedder
 
 pytestmark = pytest.mark.slow  # loads MiniLM (a few seconds on 2 cores)
@@ -53,57 +52,6 @@ def _text(content: types.Content) -> str:
     return " ".join(p.text for p in content.parts or [] if p.text)
 
 
-def _call(name: str, **args: Any) -> types.Part:
-    return types.Part(function_call=types.FunctionCall(name=name, args=args))
-
-
-class ScriptedAssistant(BaseLlm):
-    """Decides its next step from the conversation, like a tool-calling LLM."""
-
-    model: str = "scripted-assistant"
-
-    async def generate_content_async(
-        self, llm_request: Any, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        contents = llm_request.contents
-        last = contents[-1]
-        responses = [p.function_response for p in last.parts or [] if p.function_response]
-        if responses:
-            part = types.Part(text=self._after_tool(responses[0].name, responses[0].response))
-        else:
-            part = self._on_user(_text(last), contents)
-        yield LlmResponse(content=types.Content(role="model", parts=[part]))
-
-    @staticmethod
-    def _on_user(text: str, contents: list[types.Content]) -> types.Part:
-        low = text.lower()
-        if low.startswith("remember"):
-            return types.Part(text="Noted.")
-        if "forget" in low or "undo" in low:
-            return _call("preview_memory_undo", request=text)
-        if low.startswith("yes"):
-            token = None  # the most recent preview's token, read back from the conversation
-            for content in contents:
-                for p in content.parts or []:
-                    fr = p.function_response
-                    if fr and fr.name == "preview_memory_undo" and fr.response.get("token"):
-                        token = fr.response["token"]
-            return _call("confirm_memory_undo", token=token or "")
-        return _call("search_memory", query=text)
-
-    @staticmethod
-    def _after_tool(name: str, response: dict[str, Any]) -> str:
-        if name == "preview_memory_undo":
-            if response["status"] != "preview":
-                return f"I could not tell what to undo: {response.get('error', '')}"
-            undo = "; ".join(d["summary"] for d in response["will_undo"])
-            return f"This will undo: {undo}. Shall I go ahead?"
-        if name == "confirm_memory_undo":
-            return f"Undo finished ({response['status']})."
-        texts = [m["text"] for m in response.get("memories", [])]
-        return "From memory: " + " | ".join(texts) if texts else "I have nothing on that."
-
-
 async def _save_turn(callback_context: Any) -> None:
     # The common ADK pattern: memorise the session after every turn.
     await callback_context.add_session_to_memory()
@@ -115,7 +63,7 @@ class Chat:
     def __init__(self, memory: ChronoMemMemoryService) -> None:
         agent = LlmAgent(
             name="assistant",
-            model=ScriptedAssistant(),
+            model=ScriptedMemoryAssistant(),
             instruction="Use the memory tools. Never undo memory without the user's confirmation.",
             tools=memory_tools(memory),
             after_agent_callback=_save_turn,
@@ -171,7 +119,7 @@ def test_agent_previews_confirms_and_forgets_the_poisoned_fact(minilm):
     memory.close()
     assert "office door code is 4512" in out["preview"] and "go ahead" in out["preview"]
     assert out["head_after_preview"] == out["poisoned_head"]  # the preview wrote nothing
-    assert out["done"] == "Undo finished (done)."
+    assert out["done"].startswith("Done: memory is back to version")
     assert "4512" not in out["answer"]
     assert all("4512" not in h for h in out["hits"])
     assert "green" in out["colour"]
@@ -255,3 +203,25 @@ def test_rollback_api_preview_then_apply(minilm):
     assert [v["version"] for v in versions] == [0, 1]
     assert set(versions[0]) >= {"version", "time", "summary"}
     memory.close()
+
+
+def test_example_demo_runs_offline(repo_root):
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(repo_root / "examples" / "adk_agent.py"),
+            "--demo",
+            "--embedder",
+            "hash",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
+    assert "Shall I go ahead?" in out and "Done: memory is back to version 1." in out
+    recall = out.split("--- fourth chat", 1)[1].split("--- memory versions", 1)[0]
+    assert "4512" not in recall and "green" in recall
