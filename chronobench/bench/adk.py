@@ -266,3 +266,43 @@ def _locomo_session(data_dir: str) -> Any:
         **params,
     )
     return load_built(folder)
+
+
+def add_arguments(parser: Any) -> None:
+    """The options of ``bench adk``."""
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[1000, 10000],
+        help="memories in the service (default: 1000 10000)",
+    )
+    parser.add_argument(
+        "--embedder",
+        choices=["hash", "minilm"],
+        default="hash",
+        help="store embedder: hash (fast, default) or minilm (the packaged model)",
+    )
+    parser.add_argument("--repeat", type=int, default=30, help="calls per figure (default 30)")
+    parser.add_argument(
+        "--rq1",
+        action="store_true",
+        help="also replay LoCoMo session-level requests: R@1 adk_chronomem vs chronomem",
+    )
+    parser.add_argument("--data-dir", default="data/built", help="where LoCoMo is built")
+
+
+def main(args: Any) -> int:
+    """Run ``bench adk`` with parsed ``args``; returns the exit code."""
+    if any(n < PER_SESSION for n in args.sizes):
+        raise SystemExit(f"--sizes: each size needs at least {PER_SESSION} memories")
+    if args.repeat < 3:
+        raise SystemExit("--repeat: at least 3 calls per figure")
+    try:
+        import google.adk  # noqa: F401
+    except ImportError:
+        raise SystemExit("bench adk needs Google ADK: pip install 'chronobench[adk]'") from None
+    run(args.sizes, args.embedder, args.repeat)
+    if args.rq1:
+        rq1(args.data_dir)
+    return 0

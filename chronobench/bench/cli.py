@@ -4,6 +4,7 @@ Subcommands:
   store          ChronoMem commit / rollback / resolve latency and bytes per write
   rerank-eval    R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
   nl-confidence  share of real LoCoMo rollback requests the NL confidence gate refuses
+  adk            the ADK memory service's add/search/rollback latency beside the raw store
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
         help="LoCoMo stream granularities (default: session)",
     )
     nl.add_argument("--streams", type=int, default=None, help="first N streams only")
+    from chronobench.bench.adk import add_arguments as adk_arguments  # stdlib-only import
+
+    adk_arguments(sub.add_parser("adk", help="ADK memory service latency vs the raw store"))
     ev = sub.add_parser("rerank-eval", help="hybrid vs DeltaReranker on synthetic streams")
     ev.add_argument("--streams", type=int, default=8, help="test streams (default 8)")
     ev.add_argument("--seed", type=int, default=100, help="first test seed (dev uses 0..)")
@@ -63,6 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chronobench.bench.nl_confidence import main as nl_main
 
         return nl_main(args.granularity, args.streams)
+    if args.name == "adk":
+        from chronobench.bench.adk import main as adk_main
+
+        return adk_main(args)
     from chronobench.bench.rerank_eval import main as eval_main
 
     return eval_main(args.streams, args.seed)
