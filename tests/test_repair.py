@@ -239,3 +239,26 @@ def test_bad_repair_config_is_rejected(tmp_path):
     for bad in ("system.name=nope", "dataset.granularity=huge", "+dataset.params.n_cases=3"):
         with pytest.raises(ConfigError, match=bad.split("=")[0].lstrip("+").split(".")[-1]):
             main([*base, bad])
+
+
+def test_llm_style_replies_are_parsed():
+    from chronobench.repair.policy import parse_slot_lines
+
+    reply = "Sure!\n- Budget = 600 EUR.\n* `brand` = Dell\nnotes: none"
+    assert parse_slot_lines(reply, ["budget", "brand", "payment"]) == {
+        "budget": "600 EUR",
+        "brand": "Dell",
+        "payment": "unknown",
+    }
+
+
+def test_repair_commit_records_the_plan(case):
+    mem, runner, old = _failed_state(case)
+    ctx = {"mem": mem, "case": case, "old": old, "runner": runner, "backbone": runner.backbone, "seed": 0,
+           "method": "dgr"}  # fmt: skip
+    METHODS["dgr"](ctx)
+    graph = load_graph(mem, "repair", "ann")
+    removed = {e.dst for e in graph.out_edges("step:repair:plan") if e.etype == "delete"}
+    assert removed == {"mem:r7", "mem:r8", "mem:run:memo"}
+    assert not graph.nodes["mem:r7"].attrs["active"]
+    mem.close()

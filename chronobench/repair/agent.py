@@ -200,7 +200,10 @@ class TaskRunner:
                 shown.append((item, text, parsed[1]))
         for item, text, _ in shown:
             self.rec.edge(self._node_for(nodes, item, text), step, "cite")
-        question = f"Which values should be used? slots: {', '.join(spec.slots)}. One line per slot, 'slot = value'; 'unknown' when memory has none."
+        question = (
+            f"User request: {self.case['request']}\nWhich values should be used? slots: "
+            f"{', '.join(spec.slots)}. One line per slot, 'slot = value'; 'unknown' when memory has none."
+        )
         task = "repair_answer" if spec.role == "answer" else "repair_args"
         reply = self.backbone.generate(
             [_request(task, [t for _, t, _ in shown], question, self.seed)]

@@ -65,6 +65,7 @@ def dgr(
         load_graph(mem, case["app"], case["user"]), _fault_nodes(case), support_check=support_check
     )
     labels = {"repair": ctx["method"]}
+    _record_plan(runner.rec, plan)
     if selective:
         trace = runner.run("repair", old=old, replay=set(plan.replay_steps), overlay=plan.overlay,
                            repair_ops=plan.store_ops, labels=labels)  # fmt: skip
@@ -73,6 +74,17 @@ def dgr(
         trace = runner.run("repair", overlay=plan.overlay, repair_ops=plan.store_ops, labels=labels)
         invalid = _all_keys(old)
     return RepairOutcome(trace, invalid, plan=plan.to_dict())
+
+
+def _record_plan(rec: Recorder, plan: Any) -> None:
+    """The planner as a step of the graph: delete edges to what it removes, update edges
+    to what it restores (written with the repair commit)."""
+    step = rec.node("step:repair:plan", "step", trace="repair", call="planner", role="plan")
+    for a in plan.actions:
+        if a.action in ("delete", "quarantine"):
+            rec.edge(step, a.node_id, "delete")
+        elif a.action == "restore":
+            rec.edge(step, a.node_id, "update")
 
 
 def no_planner(ctx: dict[str, Any]) -> RepairOutcome:
