@@ -262,3 +262,12 @@ def test_repair_commit_records_the_plan(case):
     assert removed == {"mem:r7", "mem:r8", "mem:run:memo"}
     assert not graph.nodes["mem:r7"].attrs["active"]
     mem.close()
+
+
+def test_explain_prints_every_node():
+    from chronobench.repair.explain import explain
+
+    text = explain("controlled-0")
+    assert "repair plan:" in text and "diagnosed fault" in text and "untouched" in text
+    with pytest.raises(ValueError, match="controlled-<n>"):
+        explain("nope-1")

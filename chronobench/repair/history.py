@@ -28,11 +28,12 @@ def materialize(
         if clean and ev.get("fault_only"):
             continue
         eid = ev["event"]
+        if ev.get("input"):
+            recorder.node(f"input:{eid}", "input", text=ev["input"], trusted=bool(ev["trusted"]))
         step = recorder.node(
             f"step:{eid}", "step", trace="history", call="backbone", role=ev["kind"]
         )
         if ev.get("input"):
-            recorder.node(f"input:{eid}", "input", text=ev["input"], trusted=bool(ev["trusted"]))
             recorder.edge(f"input:{eid}", step, "initiate")
         for rid in ev.get("cites", []):
             if f"mem:{rid}" in recorder.known and not (clean and rid in faulty):

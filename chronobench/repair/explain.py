@@ -1,0 +1,57 @@
+"""Print the repair plan of one benchmark case: what happens to every node, and why.
+
+``python -m chronobench.repair.explain controlled-007 [--json] [--seed 0]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def explain(case_id: str, *, seed: int = 0, as_json: bool = False) -> str:
+    """The plan for ``case_id`` ("controlled-N" or "stress-N") on the offline agent."""
+    from chronobench.memory import ChronoMem
+    from chronobench.repair.agent import TaskRunner
+    from chronobench.repair.history import materialize
+    from chronobench.repair.planner import plan_repair
+    from chronobench.repair.policy import RepairPolicyBackbone
+    from chronobench.repair.provenance import Recorder, load_graph
+    from data_builders.repair.build import make_case
+
+    subset, _, index = case_id.partition("-")
+    if subset not in ("controlled", "stress") or not index.isdigit():
+        raise ValueError(f"case id {case_id!r}: expected controlled-<n> or stress-<n>")
+    case = make_case(seed, subset, int(index))
+    with ChronoMem(":memory:", embedder="hash") as mem:
+        rec = Recorder()
+        materialize(mem, case, rec)
+        TaskRunner(mem, case, RepairPolicyBackbone(), rec, seed).run("run")
+        nodes = [f"mem:{rid}" for rid in case["diagnosed"]]
+        plan = plan_repair(load_graph(mem, case["app"], case["user"]), nodes)
+    if as_json:
+        return plan.to_json()
+    faults = ", ".join(f"{f['record']} ({f['type']}, {f['slot']})" for f in case["faults"])
+    head = [f"case {case_id}: {case['domain']}; faults {faults}; diagnosed {case['diagnosed']}",
+            f"failed answer: {case['failed']['answer']}", f"gold answer:   {case['gold']['answer']}"]  # fmt: skip
+    return "\n".join([*head, str(plan)])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point."""
+    ap = argparse.ArgumentParser(prog="python -m chronobench.repair.explain", description=__doc__)
+    ap.add_argument("case_id")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", action="store_true", help="print the plan as JSON")
+    args = ap.parse_args(argv)
+    try:
+        print(explain(args.case_id, seed=args.seed, as_json=args.json))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
