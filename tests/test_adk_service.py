@@ -241,3 +241,32 @@ def test_reopened_in_a_new_process(tmp_path):
         [sys.executable, "-c", _CHILD, db], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == '[["e1", "ann"], ["e2", "user"], [0, 1, 2]]'
+
+
+def test_rolled_back_events_stay_out_when_the_session_is_re_added(svc):
+    s = session([ev("e1", "favourite colour green")])
+    run(svc.add_session_to_memory(s))
+    s.events.append(ev("e2", "door code 4512"))
+    run(svc.add_session_to_memory(s))
+    run(svc.rollback_to_version(app_name=APP, user_id=USER, version=1, mode="truncate"))
+    s.events.append(ev("e3", "new fact after the rollback"))
+    run(svc.add_session_to_memory(s))  # ADK apps re-add the whole session every turn
+    assert sorted(svc.store.snapshot(APP, USER)) == ["e1", "e3"]
+
+
+def test_session_state_labels_reach_the_commit(svc):
+    s = session([ev("e1", "a fact")], sid="chat-7")
+    s.state["chronomem_labels"] = {"session_date": "8 May 2023"}
+    run(svc.add_session_to_memory(s))
+    (rec,) = [v for v in svc.store.versions(APP, USER) if v.seq == 1]
+    assert rec.labels == {"session": "chat-7", "session_date": "8 May 2023"}
+    s.state["chronomem_labels"] = "not a mapping"
+    with pytest.raises(ValueError, match="chronomem_labels"):
+        run(svc.add_session_to_memory(s))
+
+
+def test_closed_service_says_so():
+    s = ChronoMemMemoryService(embedder="hash")
+    s.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        run(s.search_memory(app_name=APP, user_id=USER, query="x"))

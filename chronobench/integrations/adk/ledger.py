@@ -44,11 +44,18 @@ class Ledger:
     """The ``adk_memory_ledger`` table on its own connection (thread-safe)."""
 
     def __init__(self, path: str, busy_timeout_ms: int = 60_000) -> None:
-        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        conn.executescript(_SCHEMA)
+        self._conn: sqlite3.Connection | None = conn
         self._lock = threading.Lock()
-        with self._lock:
-            self._conn.executescript(_SCHEMA)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The open connection (raises once closed)."""
+        if self._conn is None:
+            raise RuntimeError("this memory service is closed")
+        return self._conn
 
     def known(self, app: str, user: str, ids: Iterable[str]) -> set[str]:
         """The ids among ``ids`` that were ever recorded for (app, user)."""
@@ -59,7 +66,7 @@ class Ledger:
                 part = ids[i : i + _CHUNK]
                 out.update(
                     r[0]
-                    for r in self._conn.execute(
+                    for r in self.conn.execute(
                         "SELECT memory_id FROM adk_memory_ledger WHERE app = ? AND user = ? "
                         f"AND memory_id IN ({','.join('?' * len(part))})",
                         (app, user, *part),
@@ -85,17 +92,17 @@ class Ledger:
             for r in rows
         ]
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("BEGIN IMMEDIATE")
             try:
-                self._conn.executemany(
+                self.conn.executemany(
                     "INSERT OR REPLACE INTO adk_memory_ledger (app, user, memory_id, session_id, "
                     "author, timestamp, role, custom_metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     data,
                 )
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                self.conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            self.conn.execute("COMMIT")
 
     def get(self, app: str, user: str, ids: Iterable[str]) -> dict[str, LedgerRow]:
         """Metadata of ``ids`` (ids never recorded are absent)."""
@@ -104,7 +111,7 @@ class Ledger:
         with self._lock:
             for i in range(0, len(ids), _CHUNK):
                 part = ids[i : i + _CHUNK]
-                for row in self._conn.execute(
+                for row in self.conn.execute(
                     "SELECT memory_id, session_id, author, timestamp, role, custom_metadata "
                     "FROM adk_memory_ledger WHERE app = ? AND user = ? "
                     f"AND memory_id IN ({','.join('?' * len(part))})",
@@ -116,7 +123,7 @@ class Ledger:
     def forget(self, app: str, user: str, ids: Sequence[str]) -> None:
         """Remove the rows of ``ids`` (undoes a :meth:`record` whose commit failed)."""
         with self._lock:
-            self._conn.executemany(
+            self.conn.executemany(
                 "DELETE FROM adk_memory_ledger WHERE app = ? AND user = ? AND memory_id = ?",
                 [(app, user, i) for i in ids],
             )
@@ -126,4 +133,4 @@ class Ledger:
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
-                self._conn = None  # type: ignore[assignment]
+                self._conn = None
