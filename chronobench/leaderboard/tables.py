@@ -14,14 +14,20 @@ SELECTOR_LABEL = {
     "chronomem_norerank": "ChronoMem without reranker (ablation)",
     "chronomem": "ChronoMem (hybrid + rerank + intent)",
 }
+FLOORS = [
+    "no_memory",
+    "always_abstain",
+    "constant_answer",
+    "floor_session_dates",
+    "floor_generic_words",
+]
 SYSTEM_ORDER = [
     "prompt_only",
     "full_history",
     "rag_only",
     "chronomem",
     "chronomem_oracle",
-    "no_memory",
-    "always_abstain",
+    *FLOORS,
 ]
 SYSTEM_LABEL = {
     "prompt_only": "Prompt-only",
@@ -31,6 +37,9 @@ SYSTEM_LABEL = {
     "chronomem_oracle": "ChronoMem (oracle v*)",
     "no_memory": "floor: no memory",
     "always_abstain": "floor: always abstain",
+    "constant_answer": "floor: constant answer",
+    "floor_session_dates": "floor: session dates up to v*",
+    "floor_generic_words": "floor: names + other conversations' frequent words",
 }
 SELECTION_COLS = [
     ("recall_at_1", "R@1"),
@@ -38,16 +47,21 @@ SELECTION_COLS = [
     ("scope_at_k", "Scope@k/2"),
     ("mrr", "MRR"),
 ]
-QA_COLS = [
+RQ2_COLS = [
     ("rc_qa", "RC-QA (headline)"),
-    ("qa_f1", "QA F1 (answerable)"),
-    ("qa_f1_answered", "QA F1 (cat 1-4)"),
-    ("qa_abstained", "false abstain"),
-    ("future_abstain", "future abstain"),
-    ("future_leak", "leakage"),
-    ("rouge1", "ROUGE-1"),
-    ("summary_leakage", "summary leakage"),
+    ("qa_f1", "A: answerable F1 (cat 1-4)"),
+    ("future_abstain", "B: future abstention"),
+    ("future_leak", "leakage (lower is better)"),
+    ("adversarial_acc", "adversarial acc. (cat 5)"),
+    ("consistent_forgetting", "consistent forgetting"),
+    ("qa_abstained", "abstains on answerable"),
 ]
+RQ3_COLS = [
+    ("rouge1", "ROUGE-1"),
+    ("content_rouge1", "content ROUGE-1"),
+    ("summary_leakage", "calibrated leakage (lower is better)"),
+]
+DOCS_LINK = "[docs/metrics.md](../docs/metrics.md)"
 
 
 def _order(keys: list[str], preferred: list[str]) -> list[str]:
@@ -67,21 +81,35 @@ def _n(groups: dict[str, Any], field: str) -> int:
     return int((groups.get(field) or {}).get("n") or 0)
 
 
+def _counts(stat: dict[str, Any] | None) -> str:
+    """``n / distinct / clusters`` of one statistic."""
+    if not stat or not stat.get("n"):
+        return "–"
+    return f"{stat['n']} / {stat.get('n_distinct', stat['n'])} / {stat.get('n_clusters', '?')}"
+
+
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return lines + [""]
 
 
+def _mrr_label(sel: dict[str, Any], names: list[str]) -> str:
+    depths = {sel[n][0].get("mrr_depth") for n in names if sel[n][0].get("mrr_depth")}
+    return f"MRR@{max(depths)}" if depths else "MRR"
+
+
 def _selection_md(sel: dict[str, Any]) -> list[str]:
     lines = ["### RQ1: version selection (no generation)", ""]
     names = _order(list(sel), SELECTOR_ORDER)
-    header = ["selector", "n"] + [h for _, h in SELECTION_COLS]
+    labels = [h if f != "mrr" else _mrr_label(sel, names) for f, h in SELECTION_COLS]
+    header = ["selector", "n / clusters", *labels]
     rows = []
     for name in names:
         a = sel[name][0]["all"]
+        st = a.get("recall_at_1") or {}
         rows.append(
-            [SELECTOR_LABEL.get(name, name), str(_n(a, "recall_at_1"))]
+            [SELECTOR_LABEL.get(name, name), f"{st.get('n', 0)} / {st.get('n_clusters', '?')}"]
             + [_cell(a.get(f)) for f, _ in SELECTION_COLS]
         )
     lines += _md_table(header, rows)
@@ -97,7 +125,8 @@ def _selection_md(sel: dict[str, Any]) -> list[str]:
             rows.append(
                 [SELECTOR_LABEL.get(name, name)]
                 + [
-                    f"{_cell(by.get(g, {}).get('recall_at_1'), ci=False)} ({_n(by.get(g, {}), 'recall_at_1')})"
+                    f"{_cell(by.get(g, {}).get('recall_at_1'), ci=False)} "
+                    f"({_n(by.get(g, {}), 'recall_at_1')})"
                     for g in groups
                 ]
             )
@@ -105,84 +134,123 @@ def _selection_md(sel: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _by_backbone(
+    systems: dict[tuple[str, str], Any], names: list[str], backbones: list[str], field: str
+) -> list[list[str]]:
+    return [
+        [SYSTEM_LABEL.get(s, s)]
+        + [
+            _cell(systems[(s, b)][0].get("all", {}).get(field), ci=False)
+            if (s, b) in systems
+            else "–"
+            for b in backbones
+        ]
+        for s in names
+    ]
+
+
+def _has(systems: dict[tuple[str, str], Any], s: str, b: str, cols: list[tuple[str, str]]) -> bool:
+    a = systems.get((s, b), ({}, ""))[0].get("all", {})
+    return any(_n(a, f) for f, _ in cols)
+
+
+def _rq2_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -> list[str]:
+    lines = [f"### RQ2 in detail, backbone {b} (mean [95% cluster-bootstrap CI], x100)", ""]
+    rows = []
+    for s in names:
+        if not _has(systems, s, b, RQ2_COLS):
+            continue
+        groups = systems[(s, b)][0]
+        a = groups.get("all", {})
+        restored = groups.get("restored", {}).get("selected_exact")
+        rows.append(
+            [SYSTEM_LABEL.get(s, s), _counts(a.get("rc_qa")), _counts(a.get("qa_f1"))]
+            + [_cell(a.get(f)) for f, _ in RQ2_COLS]
+            + [_cell(restored, ci=False)]
+        )
+    header = ["method", "queries n / distinct / clusters", "A probes n / distinct / clusters"]
+    lines += _md_table([*header, *[h for _, h in RQ2_COLS], "restored = v*"], rows)
+    const = systems.get(("constant_answer", b), ({}, ""))[0].get("all", {}).get("future_leak")
+    if const and const.get("mean") is not None:
+        lines += [
+            f"Leakage of the constant-answer floor (a guess, not a memory): "
+            f"{_cell(const, ci=False)}%. Leakage below that level says nothing.",
+            "",
+        ]
+    for dim in ("intent", "source"):
+        present = [s for s in names if _has(systems, s, b, RQ2_COLS)]
+        groups = sorted({g for s in present for g in systems[(s, b)][0].get(f"by_{dim}", {})})
+        rows = [
+            [SYSTEM_LABEL.get(s, s)]
+            + [
+                _cell(systems[(s, b)][0].get(f"by_{dim}", {}).get(g, {}).get("rc_qa"), ci=False)
+                for g in groups
+            ]
+            for s in present
+        ]
+        if groups and rows:
+            lines += [f"RC-QA by {dim}, backbone {b}:", ""] + _md_table(["method", *groups], rows)
+    return lines
+
+
+def _rq3_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -> list[str]:
+    rows = []
+    for s in names:
+        if not _has(systems, s, b, RQ3_COLS):
+            continue
+        a = systems[(s, b)][0].get("all", {})
+        rows.append(
+            [SYSTEM_LABEL.get(s, s), _counts(a.get("rouge1"))]
+            + [_cell(a.get(f)) for f, _ in RQ3_COLS]
+        )
+    if not rows:
+        return []
+    head = [f"### RQ3 in detail, backbone {b} (mean [95% cluster-bootstrap CI], x100)", ""]
+    return head + _md_table(["method", "n / distinct / clusters", *[h for _, h in RQ3_COLS]], rows)
+
+
 def _systems_md(systems: dict[tuple[str, str], Any]) -> list[str]:
     lines: list[str] = []
     backbones = sorted({b for _, b in systems})
     names = _order(sorted({s for s, _ in systems}), SYSTEM_ORDER)
     for field, title in (
-        ("rc_qa", "RQ2: rollback-consistent QA (headline, %)"),
-        ("qa_f1", "RQ2: QA F1 on answerable probes, LoCoMo scoring incl. category 5 (%)"),
-        ("qa_f1_answered", "RQ2: QA F1 on probes with a gold answer (categories 1-4, %)"),
-        ("future_leak", "RQ2: leakage on future-evidence probes (%, lower is better)"),
-        ("rouge1", "RQ3: rollback-consistent summarisation, ROUGE-1 (x100)"),
+        (
+            "rc_qa",
+            "RQ2: rollback-consistent QA, RC-QA (headline, harmonic mean of A and B per query)",
+        ),
+        ("qa_f1", "RQ2: A, answerable F1, LoCoMo category rules, categories 1-4"),
+        ("future_abstain", "RQ2: B, abstention on future-evidence probes"),
+        ("future_leak", "RQ2: leakage on future-evidence probes (lower is better)"),
+        ("adversarial_acc", "RQ2: adversarial accuracy (category 5, two-way choice; not in RC-QA)"),
+        ("rouge1", "RQ3: rollback-consistent summarisation, ROUGE-1"),
+        ("content_rouge1", "RQ3: content ROUGE-1 (no stopwords, names, dates, numbers)"),
+        ("summary_leakage", "RQ3: calibrated summary leakage (lower is better)"),
     ):
-        rows = []
-        for s in names:
-            rows.append(
-                [SYSTEM_LABEL.get(s, s)]
-                + [
-                    _cell(systems[(s, b)][0].get("all", {}).get(field), ci=False)
-                    if (s, b) in systems
-                    else "–"
-                    for b in backbones
-                ]
-            )
-        lines += [f"### {title}", ""] + _md_table(["method", *backbones], rows)
+        rows = _by_backbone(systems, names, backbones, field)
+        if any(c != "–" for r in rows for c in r[1:]):
+            lines += [f"### {title} (x100)", ""] + _md_table(["method", *backbones], rows)
     for b in backbones:
-        lines += [f"### All probe metrics, backbone {b} (mean [95% CI], x100)", ""]
-        rows = []
-        for s in names:
-            if (s, b) not in systems:
-                continue
-            a = systems[(s, b)][0].get("all", {})
-            restored = systems[(s, b)][0].get("restored", {}).get("selected_exact")
-            rows.append(
-                [SYSTEM_LABEL.get(s, s), str(_n(a, "rc_qa"))]
-                + [_cell(a.get(f)) for f, _ in QA_COLS]
-                + [_cell(restored, ci=False)]
-            )
-        lines += _md_table(["method", "n (QA)", *[h for _, h in QA_COLS], "restored = v*"], rows)
-        for dim in ("intent", "source"):
-            groups = sorted(
-                {
-                    g
-                    for s in names
-                    if (s, b) in systems
-                    for g in systems[(s, b)][0].get(f"by_{dim}", {})
-                }
-            )
-            rows = []
-            for s in names:
-                if (s, b) not in systems:
-                    continue
-                by = systems[(s, b)][0].get(f"by_{dim}", {})
-                rows.append(
-                    [SYSTEM_LABEL.get(s, s)]
-                    + [_cell(by.get(g, {}).get("rc_qa"), ci=False) for g in groups]
-                )
-            if groups:
-                lines += [f"RC-QA by {dim}, backbone {b}:", ""] + _md_table(
-                    ["method", *groups], rows
-                )
+        lines += _rq2_detail(systems, names, b)
+        lines += _rq3_detail(systems, names, b)
     return lines
 
 
-def render_markdown(tables: dict[tuple[str, str], Any]) -> str:
+def render_markdown(tables: dict[tuple[str, str, str], Any]) -> str:
     """The whole leaderboard as Markdown."""
     lines = [
         "# chronobench leaderboard",
         "",
-        "Built by `python -m chronobench leaderboard` from `results/runs/*`; every figure is a",
-        "mean over the run's samples, with a 95% bootstrap CI where shown (seed 0, 1,000",
-        "resamples). Metric definitions: docs in `chronobench/metrics`. Floors show what",
-        "abstaining or answering without memory earns.",
+        "Built by `python -m chronobench leaderboard` from finished runs; every figure is a",
+        "weighted mean x100 with, where shown, a 95% bootstrap CI that resamples",
+        "conversations (seed 0, 1,000 resamples); repeated probes (same question, same v*)",
+        "count once, and counts read n / distinct / clusters. Metric definitions and the",
+        f'decisions behind them: {DOCS_LINK}. Floors (rows starting with "floor:") show',
+        "what a trivial policy earns: a figure a floor reaches is no evidence of memory.",
         "",
     ]
     for dataset, gran, queries in sorted(tables, key=lambda k: (k[0], k[1], k[2] != "built", k[2])):
         slot = tables[(dataset, gran, queries)]
-        base, _, variant = queries.partition("; ")  # variant: what differs in the spec
-        which = "" if base == "built" else f", user-written requests `{base}`"
-        which += f"; {variant}" if variant else ""
+        which = "" if queries == "built" else f", user-written requests `{queries}`"
         lines += [f"## {dataset} ({gran} granularity{which})", ""]
         if slot["selection"]:
             lines += _selection_md(slot["selection"])
@@ -211,6 +279,8 @@ def render_csv(tables: dict[tuple[str, str], Any]) -> str:
             "group",
             "metric",
             "n",
+            "n_distinct",
+            "n_clusters",
             "mean",
             "ci_low",
             "ci_high",
@@ -247,6 +317,8 @@ def render_csv(tables: dict[tuple[str, str], Any]) -> str:
                             group,
                             metric,
                             st.get("n"),
+                            st.get("n_distinct", st.get("n")),
+                            st.get("n_clusters", ""),
                             _num(st.get("mean")),
                             _num(st.get("ci_low")),
                             _num(st.get("ci_high")),

@@ -54,8 +54,8 @@ def compute_metrics(rows: Iterable[dict[str, Any]], *, seed: int = 0) -> dict[st
 
     Every interval is a cluster bootstrap over streams, and repeated probes (same
     question at the same v*) count once; see :mod:`chronobench.metrics.runlevel` for
-    the query-level headline (``rc_qa``) and consistent forgetting. ``mrr_depth`` is the
-    longest ranking a selector recorded: MRR is MRR@depth.
+    the query-level headline (``rc_qa``) and consistent forgetting. Each selector's
+    ``mrr_depth`` is the longest ranking it recorded: MRR is MRR@depth.
     """
     rows = list(rows)
     selection: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -65,13 +65,11 @@ def compute_metrics(rows: Iterable[dict[str, Any]], *, seed: int = 0) -> dict[st
             selection[r["selector"]].append(r)
         else:
             probes.append(r)
-    out: dict[str, Any] = {
-        "selection": {
-            name: _grouped(_selection_units(v), seed) for name, v in sorted(selection.items())
-        }
-    }
-    if selection:
-        out["mrr_depth"] = max(len(r.get("ranked") or []) for v in selection.values() for r in v)
+    out: dict[str, Any] = {"selection": {}}
+    for name, v in sorted(selection.items()):
+        out["selection"][name] = _grouped(_selection_units(v), seed)
+        # MRR is over the ranking the run recorded: its depth labels the column (MRR@depth).
+        out["selection"][name]["mrr_depth"] = max(len(r.get("ranked") or []) for r in v)
     if probes:
         units = run_units(probes)
         out["probes"] = _grouped(units, seed)
@@ -119,8 +117,8 @@ def summary_table(run_id: str, metrics: dict[str, Any]) -> str:
     lines = [f"run {run_id}"]
     sel = metrics.get("selection") or {}
     if sel:
-        depth = metrics.get("mrr_depth")
-        mrr = f"MRR@{depth}" if depth else "MRR"
+        depths = {g.get("mrr_depth") for g in sel.values() if g.get("mrr_depth")}
+        mrr = f"MRR@{max(depths)}" if depths else "MRR"
         lines.append(
             f"  {'selector':<20} {'n':>5} {'R@1':>6} {'R@k':>6} {'Scope':>6} {mrr:>7} clusters"
         )
