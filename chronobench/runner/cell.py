@@ -26,7 +26,7 @@ from chronobench.runner.spec import RunSpec, run_id, spec_from_config, spec_sha2
 def _generation_kinds(spec: RunSpec) -> set[str]:
     kinds = set()
     if spec.task.qa:
-        kinds |= {"qa", "future_qa"}
+        kinds |= {"qa", "future_qa", "final_qa"}
     if spec.task.summary:
         kinds.add("summary")
     return kinds
