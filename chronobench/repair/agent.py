@@ -89,14 +89,16 @@ def memory_view(
     return snap
 
 
-def _request(task: str, context: list[str], question: str, seed: int) -> GenerationRequest:
+def _request(
+    task: str, context: list[str], question: str, params: GenerationParams
+) -> GenerationRequest:
     shown = "\n".join(context) if context else "(none)"
     return GenerationRequest(
         messages=(
             ChatMessage("system", _SYSTEM),
             ChatMessage("user", f"Memory:\n{shown}\n\n{question}"),
         ),
-        params=GenerationParams(max_new_tokens=96, seed=seed),
+        params=params,
         task=task,
         context=tuple(context),
         question=question,
@@ -107,15 +109,18 @@ class TaskRunner:
     """Runs (or replays) one case's task on a store through a backbone."""
 
     def __init__(
-        self, mem: Any, case: dict[str, Any], backbone: Any, recorder: Recorder, seed: int = 0
+        self,
+        mem: Any,
+        case: dict[str, Any],
+        backbone: Any,
+        recorder: Recorder,
+        params: GenerationParams | int = 0,
     ):
-        self.mem, self.case, self.backbone, self.rec, self.seed = (
-            mem,
-            case,
-            backbone,
-            recorder,
-            seed,
-        )
+        self.mem, self.case, self.backbone, self.rec = mem, case, backbone, recorder
+        # An int is a seed with the track's default budget (replies are a few short lines).
+        if isinstance(params, int):
+            params = GenerationParams(max_new_tokens=96, seed=params)
+        self.params = params
         self.app, self.user = case["app"], case["user"]
         self.domain = DOMAINS[case["domain"]]
 
@@ -206,7 +211,7 @@ class TaskRunner:
         )
         task = "repair_answer" if spec.role == "answer" else "repair_args"
         reply = self.backbone.generate(
-            [_request(task, [t for _, t, _ in shown], question, self.seed)]
+            [_request(task, [t for _, t, _ in shown], question, self.params)]
         )[0]
         trace.calls += 1
         values = parse_slot_lines(reply, spec.slots)
@@ -251,7 +256,7 @@ class TaskRunner:
             "repair_memo",
             [trace.answer],
             "Write one memory note, 'last_choice = <answer>'.",
-            self.seed,
+            self.params,
         )
         reply = self.backbone.generate([req])[0]
         trace.calls += 1

@@ -143,7 +143,7 @@ def backbone_judged(ctx: dict[str, Any]) -> RepairOutcome:
     head = memory_view(mem, case["app"], case["user"], None)
     q = "Diagnosed faulty memories are marked FAULT. Should the CANDIDATE memory be dropped? Reply drop or keep."
     items = sorted(head)
-    reqs = [_request("repair_judge", [f"FAULT: {f}" for f in faults] + [f"CANDIDATE: {head[i]}"], q, ctx["seed"])
+    reqs = [_request("repair_judge", [f"FAULT: {f}" for f in faults] + [f"CANDIDATE: {head[i]}"], q, ctx["runner"].params)
             for i in items]  # fmt: skip
     verdicts = backbone.generate(reqs) if reqs else []
     dropped = [(i, head[i]) for i, v in zip(items, verdicts, strict=True) if "drop" in v.lower()]
@@ -163,7 +163,11 @@ def _fresh_runner(ctx: dict[str, Any]) -> TaskRunner:
     """A runner whose recorder continues whatever provenance survived a truncate."""
     mem, case = ctx["mem"], ctx["case"]
     return TaskRunner(
-        mem, case, ctx["backbone"], Recorder.resume(mem, case["app"], case["user"]), ctx["seed"]
+        mem,
+        case,
+        ctx["backbone"],
+        Recorder.resume(mem, case["app"], case["user"]),
+        ctx["runner"].params,
     )
 
 

@@ -67,7 +67,22 @@ def make_backbone(spec: Any) -> Any:
     return build_backbone(spec)
 
 
-def repair_case(case: dict[str, Any], method: str, backbone: Any, seed: int = 0) -> dict[str, Any]:
+def generation_params(spec: Any) -> Any:
+    """The spec's sampling settings (backbone.generation) and seed for every agent call."""
+    from chronobench.protocols import GenerationParams
+
+    g = spec.backbone.generation
+    return GenerationParams(
+        max_new_tokens=g.max_new_tokens,
+        temperature=g.temperature,
+        top_p=g.top_p,
+        seed=int(spec.seed),
+    )
+
+
+def repair_case(
+    case: dict[str, Any], method: str, backbone: Any, params: Any = 0
+) -> dict[str, Any]:
     """Rebuild the failed state of ``case``, repair it with ``method``; returns the sample row."""
     from chronobench.memory import ChronoMem
     from chronobench.repair.agent import MEMO_ITEM, TaskRunner
@@ -78,10 +93,10 @@ def repair_case(case: dict[str, Any], method: str, backbone: Any, seed: int = 0)
     with ChronoMem(":memory:", embedder="hash") as mem:
         rec = Recorder()
         materialize(mem, case, rec)
-        runner = TaskRunner(mem, case, backbone, rec, seed)
+        runner = TaskRunner(mem, case, backbone, rec, params)
         old = runner.run("run")
         ctx = {"mem": mem, "case": case, "old": old, "runner": runner, "backbone": backbone,
-               "seed": seed, "method": method}  # fmt: skip
+               "seed": runner.params.seed, "method": method}  # fmt: skip
         out = METHODS[method](ctx)
         store = {k: v for k, v in mem.snapshot(case["app"], case["user"]).items() if k != MEMO_ITEM}
         scores = score_case(
@@ -115,9 +130,9 @@ def run_repair_cell(spec: Any) -> Path:
 
     check_spec(spec)
     t0 = time.perf_counter()
-    params = {**_DATASET_PARAMS, **spec.dataset.params}
+    sizes = {**_DATASET_PARAMS, **spec.dataset.params}
     cases, sha = load_or_build(
-        Path(spec.paths.data_dir), int(spec.seed), params["n_controlled"], params["n_stress"]
+        Path(spec.paths.data_dir), int(spec.seed), sizes["n_controlled"], sizes["n_stress"]
     )
     cases = [c for c in cases if c["set"] == spec.dataset.granularity]
     limit = spec.task.params.get("limit_cases")
@@ -132,10 +147,11 @@ def run_repair_cell(spec: Any) -> Path:
     log = SampleLog(run_dir / "samples.jsonl")
     done = log.done_ids()
     backbone = make_backbone(spec)
+    params = generation_params(spec)
     t1 = time.perf_counter()
     for case in cases:
         if case["case_id"] not in done:
-            log.append([repair_case(case, spec.system.name, backbone, int(spec.seed))])
+            log.append([repair_case(case, spec.system.name, backbone, params)])
     rows = log.read()
     metrics = aggregate(rows, seed=int(spec.seed))
     timings = {"load_data_s": round(t1 - t0, 3), "repair_s": round(time.perf_counter() - t1, 3),
