@@ -70,6 +70,11 @@ register_system("full_history", "baselines.full_history:FullHistorySystem", opti
 register_system("rag_only", "baselines.rag_only:RagOnlySystem", options=RetrievalOptions)
 register_system("no_memory", "baselines.floors:NoMemorySystem", options=NoOptions)
 register_system("always_abstain", "baselines.floors:AlwaysAbstainSystem", options=NoOptions)
+# Issue 9 floors: a constant answer (option `answer`, checked against the constructor) and
+# the two content-free RQ3 outputs.
+register_system("constant_answer", "baselines.floors:ConstantAnswerSystem")
+register_system("floor_session_dates", "baselines.floors:SessionDatesFloor", options=NoOptions)
+register_system("floor_generic_words", "baselines.floors:GenericWordsFloor", options=NoOptions)
 
 
 def system_names() -> list[str]:
