@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 from chronobench.integrations.adk import convert as cv
-from chronobench.integrations.adk.planning import RollbackReport, plan
+from chronobench.integrations.adk.planning import RollbackReport
 
 _MODES = ("truncate", "revert")
 
@@ -106,7 +106,9 @@ class HistoryMixin:
         if not isinstance(request, str):
             raise TypeError(f"request must be a string, got {type(request).__name__}")
         with self._write_lock:
-            p = plan(self.store, app_name, user_id, request, intent=intent, mode=mode)
+            p = self.store.plan_rollback_by_nl_query(
+                app_name, user_id, request, intent=intent, mode=mode
+            )
             target = int(p.target_version)
             discarded = self._describe(app_name, user_id, [int(v) for v in p.discarded_versions])
             if not preview:

@@ -1,81 +1,18 @@
-"""Rollback planning for the ADK service: the store's plan, and the report agents read.
+"""The report agents and apps get from a rollback through the ADK service.
 
-The store implements ``plan_rollback_by_nl_query`` (a plan that writes nothing) and
-raises ``UncertainRequestError`` for requests it cannot map with confidence. Until a
-store without that method is in use, :func:`plan` falls back to a thin plan built from
-the store's public ``resolve`` (two calls: the described commit, then the target).
+Planning itself is the store's: ``ChronoMem.plan_rollback_by_nl_query`` chooses the
+version (writing nothing) and raises ``UncertainRequestError`` for a request it
+cannot map with confidence; the service applies exactly the plan it previewed.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from chronobench.memory import ChronoMemError
+from chronobench.memory import UncertainRequestError
 
-try:  # the store's error when it has one, so callers catch a single type
-    from chronobench.memory import UncertainRequestError
-except ImportError:  # pragma: no cover - only with a store that predates the contract
-
-    class UncertainRequestError(ChronoMemError, ValueError):  # type: ignore[no-redef]
-        """A rollback request that does not identify a version with confidence."""
-
-
-@dataclass(frozen=True)
-class FallbackPlan:
-    """The fields of the store's ``RollbackPlan`` that the service reads."""
-
-    query: str
-    intent: str
-    matched_version: int
-    target_version: int
-    confidence: float
-    runner_up: tuple[int, float] | None
-    discarded_versions: list[int]
-    candidates: list[tuple[int, float]]
-    mode: str
-
-
-def _fallback(store: Any, app: str, user: str, request: str, intent: str | None, k: int, mode: str):
-    from chronobench.memory.query import content_query, detect_intent
-
-    if not re.search(r"\w", content_query(request)):
-        raise UncertainRequestError(
-            f"the request {request[:80]!r} does not say what to roll back; name the fact or "
-            "conversation to undo (e.g. 'undo what I said about my address')"
-        )
-    intent = intent or detect_intent(request)
-    described = store.resolve(app, user, request, k + 1, intent="restore_to")
-    targets = store.resolve(app, user, request, k + 1, intent=intent)
-    if not targets or not described:
-        raise UncertainRequestError(f"no version matches {request[:80]!r}; nothing to roll back")
-    target = targets[0][0]
-    runner = next(((v, float(s)) for v, s in targets[1:] if v != target), None)
-    top = float(targets[0][1])
-    conf = 1.0 if runner is None or top <= 0 else top / (top + max(runner[1], 0.0))
-    seqs = [r.version_id for r in store.versions(app, user)]
-    discarded = seqs[seqs.index(target) + 1 :] if target in seqs else []
-    return FallbackPlan(
-        request, intent, described[0][0], target, conf, runner, discarded, targets[:k], mode
-    )
-
-
-def plan(
-    store: Any,
-    app: str,
-    user: str,
-    request: str,
-    *,
-    intent: str | None = None,
-    k: int = 5,
-    mode: str = "truncate",
-) -> Any:
-    """A rollback plan for ``request`` (writes nothing); raises UncertainRequestError."""
-    fn = getattr(store, "plan_rollback_by_nl_query", None)
-    if fn is not None:
-        return fn(app, user, request, intent=intent, k=k, mode=mode)
-    return _fallback(store, app, user, request, intent, k, mode)
+__all__ = ["RollbackReport", "UncertainRequestError"]
 
 
 @dataclass(frozen=True)
