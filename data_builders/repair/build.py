@@ -73,6 +73,17 @@ def write_cases(folder: Path, cases: list[dict[str, Any]], params: dict[str, Any
     return sha
 
 
+def _code_sha() -> str:
+    """sha256 of the sources that decide a case's content, so an edit rebuilds the cases."""
+    import chronobench.repair as track
+
+    here = Path(__file__)
+    files = [here.with_name("generate.py"), here]
+    names = ("domains.py", "policy.py", "agent.py", "history.py", "provenance.py")
+    files += [Path(track.__file__).with_name(n) for n in names]
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
+
+
 def load_or_build(
     data_dir: Path, seed: int, n_controlled: int, n_stress: int
 ) -> tuple[list[dict[str, Any]], str]:
@@ -82,6 +93,7 @@ def load_or_build(
         "n_controlled": n_controlled,
         "n_stress": n_stress,
         "builder": BUILDER_VERSION,
+        "code": _code_sha(),
     }
     key = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
     folder = Path(data_dir) / "repair" / key
