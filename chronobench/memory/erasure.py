@@ -123,6 +123,13 @@ def redact_in_txn(
         )
         conn.execute(f"DELETE FROM spans WHERE {cond}", args)
         conn.execute(f"UPDATE events SET hash = NULL, redacted = 1 WHERE {cond}", args)
+        # An answer that relied on the content keeps a marker, not the content's hash
+        # (a hash of a short secret can be confirmed by guessing); it stays flagged.
+        conn.execute(
+            "UPDATE answer_items SET hash = 'redacted' WHERE hash = ? AND answer_id IN "
+            f"(SELECT answer_id FROM answers WHERE scope_id = ?){' AND item_id = ?' if span_args else ''}",
+            (h, scope_id, *span_args),
+        )
         conn.execute(
             "DELETE FROM blobs WHERE scope_id = ? AND hash = ? AND NOT EXISTS "
             "(SELECT 1 FROM spans WHERE scope_id = ? AND hash = ?)",
