@@ -10,12 +10,17 @@ Rule (measured on LoCoMo template and hand-written requests with
    the commit's indexed descriptor, stemmed, via FTS5) or dense (the cosine between
    the request's content and the commit's best descriptor window is at least
    ``DENSE_FLOOR``);
-3. the top target is separated from the runner-up: their scores are not tied
-   (relative gap above ``TIE_GAP``).
+3. the top target is separated from the runner-up (the next-best distinct target):
+   the commit behind the runner-up does not score the same as the matched commit in
+   both stages (bm25 and cosine equal within ``TIE_GAP``: identical descriptors, so
+   the order between them is arbitrary).
 
 ``confidence`` = evidence x separation, where evidence is 1 with lexical evidence
 and rises linearly from 0 at ``DENSE_FLOOR`` to 1 at ``DENSE_FULL`` otherwise, and
-separation rises linearly from 0 at ``TIE_GAP`` to 1 at ``SEP_FULL`` relative gap.
+separation is 0 for a tie, else the relative gap between the top and runner-up
+final scores over ``SEP_FULL``, clipped to [``MIN_SEPARATION``, 1]. Rank fusion
+scores are close by construction (0.8% apart for ranks 1+2 vs 1+1), so a close
+call lowers the confidence but is not refused; only a tie is.
 A request that fails a condition raises :class:`UncertainRequestError` and nothing
 is written.
 """
@@ -39,8 +44,9 @@ from chronobench.memory.types import (
 
 DENSE_FLOOR = 0.30  # cosine below which a dense-only match is noise (calibrated)
 DENSE_FULL = 0.50  # cosine at which a dense-only match counts as full evidence
-TIE_GAP = 1e-6  # relative score gap at or below which top and runner-up are tied
-SEP_FULL = 0.005  # relative gap at which separation counts as full
+TIE_GAP = 1e-6  # stage-score difference at or below which two commits are tied
+SEP_FULL = 0.005  # relative final-score gap at which separation counts as full
+MIN_SEPARATION = 0.1  # separation of an untied but close call (confidence never 0)
 
 # Request vocabulary (C2's rule set in query.py); read defensively, it is module-private.
 _REQUEST_WORDS: frozenset[str] = getattr(q, "_REQUEST_WORDS", frozenset())
@@ -59,17 +65,19 @@ class NLRollbackMixin:
     """``plan_rollback_by_nl_query`` and ``rollback_to_version_by_nl_query`` of ChronoMem."""
 
     def _match_evidence(self, sc: Any, matched: int, query: str, toks: list[str]) -> dict:
-        """Lexical and dense evidence that ``matched`` is what ``query`` describes."""
+        """Lexical (bm25 of the content words, None if none match) and dense (max window
+        cosine) evidence that version ``matched`` is what ``query`` describes."""
         conn = self.conn  # type: ignore[attr-defined]
         expr = q.fts_expression(" ".join(toks))
         with self._lock:  # type: ignore[attr-defined]
-            lexical = bool(
-                expr
-                and conn.execute(
-                    "SELECT 1 FROM desc_fts WHERE desc_fts MATCH ? AND rowid = "
-                    "(SELECT vrow FROM versions WHERE scope_id = ? AND version_id = ?)",
+            row = (
+                conn.execute(
+                    "SELECT bm25(desc_fts, 0.0, 1.0) FROM desc_fts WHERE desc_fts MATCH ? AND "
+                    "rowid = (SELECT vrow FROM versions WHERE scope_id = ? AND version_id = ?)",
                     (f'tag : "{scope_tag(sc[0])}" AND body : ({expr})', sc[0], matched),
                 ).fetchone()
+                if expr
+                else None
             )
             dm = self._dense.get(conn, sc[0], sc[3])  # type: ignore[attr-defined]
         cosine = 0.0
@@ -79,7 +87,18 @@ class NLRollbackMixin:
             stop = int(dm.starts[i + 1]) if i + 1 < dm.starts.size else dm.matrix.shape[0]
             qvec = self._embed_query(q.content_query(query))  # type: ignore[attr-defined]
             cosine = float(np.max(dm.matrix[int(dm.starts[i]) : stop] @ qvec))
-        return {"lexical": lexical, "cosine": round(cosine, 4)}
+        bm25 = None if row is None else -float(row[0])
+        return {"lexical": row is not None, "bm25": bm25, "cosine": cosine}
+
+    def _runner_commit(
+        self, sc: Any, described: list, target: int, intent: str, query: str
+    ) -> int | None:
+        """The best described commit whose own restore target differs from ``target``."""
+        for vid, score in described[1:]:
+            mapped = self._targets(sc, [(vid, score)], intent, query)  # type: ignore[attr-defined]
+            if mapped and mapped[0][0] != target:
+                return int(vid)
+        return None
 
     def plan_rollback_by_nl_query(
         self,
@@ -122,8 +141,28 @@ class NLRollbackMixin:
             else _clip((ev["cosine"] - DENSE_FLOOR) / (DENSE_FULL - DENSE_FLOOR))
         )
         gap = 1.0 if runner is None else (top - runner[1]) / max(abs(top), 1e-12)
-        separation = _clip((gap - TIE_GAP) / (SEP_FULL - TIE_GAP))
-        ev.update(gap=round(float(gap), 6), content_words=toks[:12])
+        # Tied evidence: the request scores the runner-up's commit exactly as high in
+        # both stages (identical descriptors), so the ranking order is arbitrary.
+        other = self._runner_commit(sc, described, target, intent, query)
+        tied = False
+        if other is not None:
+            ev2 = self._match_evidence(sc, other, query, toks)
+            tied = abs(ev["cosine"] - ev2["cosine"]) <= TIE_GAP and (
+                (ev["bm25"] is None and ev2["bm25"] is None)
+                or (
+                    ev["bm25"] is not None
+                    and ev2["bm25"] is not None
+                    and abs(ev["bm25"] - ev2["bm25"]) <= TIE_GAP * max(1.0, abs(ev["bm25"]))
+                )
+            )
+        separation = 0.0 if tied else max(_clip(gap / SEP_FULL), MIN_SEPARATION)
+        ev = {
+            "lexical": ev["lexical"],
+            "cosine": round(ev["cosine"], 4),
+            "gap": round(float(gap), 6),
+            "tied": tied,
+            "content_words": toks[:12],
+        }
         if evidence <= 0.0:
             raise UncertainRequestError(
                 f"request {query[:80]!r}: no content word matches the best candidate "
