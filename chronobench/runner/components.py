@@ -196,6 +196,7 @@ def build_store_provider(spec: RunSpec) -> Any:
 
     return StoreProvider(
         embedder=spec.embedder.model,
+        cache_dir=spec.paths.cache_dir,  # persistent embedding cache beside the call cache
         reranker=build_reranker(spec.reranker),
         rerank_depth=int(spec.reranker.top_k),
         **RETRIEVERS.create(spec.retriever.stage, spec.retriever),

@@ -8,10 +8,14 @@ cached original untouched.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from chronobench.data.schema import Stream
 from chronobench.systems.base import APP
+
+# Beside the backbone call cache (llm_cache.sqlite) in paths.cache_dir.
+EMBEDDING_CACHE_FILE = "embeddings.sqlite"
 
 
 @dataclass
@@ -31,9 +35,18 @@ class IngestedStream:
 class StoreProvider:
     """Builds ChronoMem stores with the run's embedder, retriever and reranker settings."""
 
-    def __init__(self, *, embedder: Any = "minilm", max_cached: int = 4, **store_options: Any):
+    def __init__(
+        self,
+        *,
+        embedder: Any = "minilm",
+        max_cached: int = 4,
+        cache_dir: str | Path | None = None,
+        **store_options: Any,
+    ):
         # store_options go to ChronoMem unchanged (reranker, rrf_k0, depth, rerank_depth...).
+        # cache_dir: where the persistent embedding cache lives (None: memory only).
         self.embedder_spec = embedder
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.store_options = store_options
         self.max_cached = max_cached
         self._embedder: Any = None
@@ -41,11 +54,15 @@ class StoreProvider:
 
     @property
     def embedder(self) -> Any:
-        """One embedder per provider, so its text->vector cache is shared by all stores."""
+        """One embedder per provider, so its text->vector cache is shared by all stores
+        (and, with ``cache_dir``, by every cell and process using that folder)."""
         if self._embedder is None:
             from chronobench.memory import resolve_embedder
+            from chronobench.memory.embedders import shared_cache
 
             self._embedder = resolve_embedder(self.embedder_spec)
+            if self.cache_dir is not None:
+                shared_cache(self._embedder).attach(self.cache_dir / EMBEDDING_CACHE_FILE)
         return self._embedder
 
     def new_store(self, path: str = ":memory:") -> Any:
