@@ -104,3 +104,23 @@ def test_stats_convert_to_dict_and_chunk_zero_means_one_call(tmp_path: Path) -> 
         assert dict(cache.stats)["misses"] == 3
     with pytest.raises(ValueError, match="chunk_size"):
         CachedBackbone(inner, tmp_path / "c.sqlite", chunk_size=-1)
+
+
+def _cache_worker(path: str, start: int, n: int) -> int:
+    from chronobench.backbones import CachedBackbone as Cached
+    from chronobench.backbones.scripted import ScriptedBackbone as Scripted
+
+    with Cached(Scripted(lambda r: f"ans:{r.question}"), path, chunk_size=3) as cache:
+        out = cache.generate([make_request(f"q{i}") for i in range(start, start + n)])
+    return sum(o == f"ans:q{i}" for i, o in zip(range(start, start + n), out, strict=True))
+
+
+def test_concurrent_writer_processes(tmp_path: Path) -> None:
+    """Two processes (as in a joblib multirun) fill one cache file with overlapping keys."""
+    import multiprocessing as mp
+
+    path = str(tmp_path / "c.sqlite")
+    with mp.get_context("spawn").Pool(2) as pool:
+        assert pool.starmap(_cache_worker, [(path, 0, 60), (path, 30, 60)]) == [60, 60]
+    with CachedBackbone(ScriptedBackbone(lambda r: "unused"), path) as cache:
+        assert len(cache) == 90

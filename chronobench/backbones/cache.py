@@ -89,8 +89,16 @@ class CachedBackbone:
     Use as a context manager or call :meth:`close`. Thread-safe.
     """
 
-    def __init__(self, inner: Backbone, path: str | Path, chunk_size: int | None = None) -> None:
-        """``chunk_size``: misses per call to ``inner`` (None or 0: all in one call)."""
+    def __init__(
+        self,
+        inner: Backbone,
+        path: str | Path,
+        chunk_size: int | None = None,
+        *,
+        busy_timeout_ms: int = 60_000,
+    ) -> None:
+        """``chunk_size``: misses per call to ``inner`` (None or 0: all in one call);
+        ``busy_timeout_ms``: how long a write waits for another process's write."""
         if chunk_size is not None and chunk_size < 0:
             raise ValueError(
                 f"CachedBackbone: chunk_size must be >= 0 (0 or None: one call), got {chunk_size}"
@@ -103,10 +111,15 @@ class CachedBackbone:
         self.stats = CacheStats()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(self.path), check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        # Several processes (a joblib multirun) may share this file: WAL lets readers run
+        # beside a writer and the busy timeout makes a writer wait instead of failing.
+        self._conn = sqlite3.connect(
+            str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
+        )
+        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+        _retry_busy(lambda: self._conn.execute("PRAGMA journal_mode=WAL"))
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(_SCHEMA)
+        _retry_busy(lambda: self._conn.execute(_SCHEMA))
         self._conn.commit()
 
     def _lookup(self, keys: Sequence[str]) -> dict[str, str]:
@@ -124,22 +137,26 @@ class CachedBackbone:
 
     def _store(self, rows: list[tuple[str, GenerationRequest, str]]) -> None:
         now = time.time()
-        with self._conn:  # one transaction per returned piece
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        key,
-                        self.name,
-                        self.model,
-                        text,
-                        _prompt_tokens(req),
-                        estimate_tokens(text),
-                        now,
-                    )
-                    for key, req, text in rows
-                ],
-            )
+
+        def write() -> None:
+            with self._conn:  # one transaction per returned piece
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            key,
+                            self.name,
+                            self.model,
+                            text,
+                            _prompt_tokens(req),
+                            estimate_tokens(text),
+                            now,
+                        )
+                        for key, req, text in rows
+                    ],
+                )
+
+        _retry_busy(write)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
         """Answer from the cache where possible; send the misses to the wrapped backbone."""
@@ -189,3 +206,19 @@ class CachedBackbone:
 
 def _prompt_tokens(request: GenerationRequest) -> int:
     return sum(estimate_tokens(m.content) for m in request.messages)
+
+
+def _retry_busy(fn: Any, attempts: int = 20) -> Any:
+    """Run ``fn``, retrying while another process holds a lock that the busy timeout did
+    not cover (SQLite answers SQLITE_BUSY at once in a few cases, e.g. a WAL switch)."""
+    delay = 0.01
+    for i in range(attempts):
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            msg = str(exc).lower()
+            if ("locked" not in msg and "busy" not in msg) or i == attempts - 1:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+    raise AssertionError("unreachable")
