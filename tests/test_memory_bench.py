@@ -31,3 +31,8 @@ def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "intent = undo" in out and "Integrity check: OK" in out
     after = out.split("Memory at HEAD after")[1]
     assert "CryptoMax" not in after
+
+
+def test_demo_refuses_a_content_free_request(capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo_main(["--embedder", "hash", "--query", "undo that"]) == 2
+    assert "refused" in capsys.readouterr().out

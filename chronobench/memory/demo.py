@@ -11,6 +11,7 @@ import argparse
 from collections.abc import Sequence
 
 from chronobench.memory.store import ChronoMem
+from chronobench.memory.types import UncertainRequestError
 
 FACTS = [
     ("add", "home", "Maya lives in Toronto with her partner Sam", "onboarding chat"),
@@ -61,6 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"    {v.seq:>3} v{v.version_id:<3} {v.op:7s} {v.descriptor or '(empty root)'}")
         _print_memory("\nMemory at HEAD before", mem.snapshot(app, user))
         print(f'\nRequest: "{args.query}"')
+        try:
+            plan = mem.plan_rollback_by_nl_query(app, user, args.query, mode=args.mode)
+        except UncertainRequestError as exc:
+            print(f"    refused: {exc}")
+            return 2
+        runner = f"v{plan.runner_up[0]}" if plan.runner_up else "none"
+        print(f"    plan: confidence {plan.confidence:.2f}, runner-up target {runner}")
         res = mem.rollback_to_version_by_nl_query(app, user, args.query, mode=args.mode)
         print(
             f"    intent = {res.intent}  ->  matched commit v{res.matched_version}, "
