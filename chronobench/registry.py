@@ -56,7 +56,7 @@ class Registry:
         if isinstance(target, str) and ":" not in target:
             raise ValueError(
                 f"{self.group} registry: target {target!r} for {name!r} must look like "
-                "'package.module:attr'"
+                "'package.module:Class' (or :function)"
             )
         self._entries[name] = target
         self._requires[name] = tuple(requires)
@@ -78,8 +78,8 @@ class Registry:
         if name not in self._entries:
             raise UnknownNameError(
                 f"unknown {self.group} {name!r}; registered: {', '.join(self.names())} "
-                f"(add one with chronobench.registry.{self.group.upper()}S.register"
-                "(name, 'module:attr') or the group's register_* helper)"
+                f"(register one in the {self.group} registry: "
+                "REGISTRY.register(name, 'module:attr'), see chronobench.runner.components)"
             )
 
     def check_available(self, name: str) -> None:

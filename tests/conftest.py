@@ -43,3 +43,11 @@ def locomo_path() -> Path:
             pytest.fail(reason)
         pytest.skip(reason)
     return path
+
+
+def smoke_cells() -> list[list[str]]:
+    """The cells of ``experiment=smoke`` (one run folder each)."""
+    import yaml
+
+    text = (REPO_ROOT / "configs" / "experiment" / "smoke.yaml").read_text()
+    return list(yaml.safe_load(text)["suite"])

@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPO_ROOT
 
 CONFIG_DIR = REPO_ROOT / "configs"
@@ -62,25 +60,6 @@ def test_unknown_command_is_a_clear_error(capsys):
 
 def _options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
-
-
-@pytest.mark.parametrize("group", GROUPS)
-def test_every_config_composes_and_resolves(group):
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
-    from chronobench.runner.cli import expand_suite
-
-    options = _options(group)
-    assert options, f"configs/{group} is empty"
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        for opt in options:
-            cfg = compose(config_name="config", overrides=[f"{group}={opt}"])
-            resolved = OmegaConf.to_container(cfg, resolve=True)
-            assert resolved["dataset"]["name"] in ("locomo", "mab")
-            for cell in expand_suite(cfg, [f"{group}={opt}"]):
-                assert cell["system"]["name"]
-                assert cell["suite"] == []
 
 
 def test_config_groups_mirror_registries():

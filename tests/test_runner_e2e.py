@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, smoke_cells
 
 
 def _run(args: list[str], env_extra: dict[str, str], cwd: Path = REPO_ROOT) -> str:
@@ -44,7 +44,7 @@ def smoke(tmp_path_factory) -> dict:
 
 def test_smoke_writes_every_artifact(smoke):
     runs = sorted((smoke["results"] / "runs").iterdir())
-    assert len(runs) == 8  # one selection cell + seven systems
+    assert len(runs) == len(smoke_cells())  # one run folder per suite cell
     for run in runs:
         for name in ("config.yaml", "manifest.json", "samples.jsonl", "metrics.json"):
             assert (run / name).is_file(), f"{run.name} lacks {name}"
@@ -54,8 +54,15 @@ def test_smoke_writes_every_artifact(smoke):
         assert manifest["dataset"]["manifest_sha256"]
         metrics = json.loads((run / "metrics.json").read_text())["metrics"]
         assert metrics["selection"] or metrics["probes"]["all"]
-    assert (smoke["results"] / "LEADERBOARD.md").is_file()
+        for key in ("spec", "spec_sha256", "samples", "published"):
+            assert key in manifest
+        assert manifest["published"] is False  # the tiny fixture
+    # Fixture runs never reach the leaderboard (not even a fresh, empty one).
+    assert not (smoke["results"] / "LEADERBOARD.md").exists()
     assert "RC-QA" in smoke["out"] or "R@1" in smoke["out"]
+    # Absolute paths of what was written, and per-cell elapsed time.
+    for run in runs:
+        assert f"wrote {run} (" in smoke["out"]
 
 
 def test_samples_carry_what_rescoring_needs(smoke):
@@ -106,11 +113,19 @@ def test_resume_after_a_torn_samples_file(smoke, tmp_path):
     assert sorted(resumed) == sorted(full.splitlines())
 
 
-def test_leaderboard_rebuild_is_byte_identical(smoke):
-    md = smoke["results"] / "LEADERBOARD.md"
-    csv = smoke["results"] / "LEADERBOARD.csv"
+def test_leaderboard_rebuild_is_byte_identical(smoke, tmp_path):
+    # Render the smoke runs as if they were published (fixture runs never are).
+    results = tmp_path / "results"
+    shutil.copytree(smoke["results"] / "runs", results / "runs")
+    for run in (results / "runs").iterdir():
+        man = json.loads((run / "manifest.json").read_text())
+        man["published"] = True
+        (run / "manifest.json").write_text(json.dumps(man))
+    _run(["leaderboard", "--results", str(results)], smoke["env"])
+    md = results / "LEADERBOARD.md"
+    csv = results / "LEADERBOARD.csv"
     first = (md.read_bytes(), csv.read_bytes())
-    _run(["leaderboard", "--results", str(smoke["results"])], smoke["env"])
+    _run(["leaderboard", "--results", str(results)], smoke["env"])
     assert (md.read_bytes(), csv.read_bytes()) == first
     text = md.read_text()
     for label in (
@@ -183,6 +198,7 @@ def test_mab_cells_run_on_schema_faithful_fixtures(tmp_path, split, task):
     _run(
         [
             "run",
+            "experiment=single",
             f"dataset=mab_{split}",
             f"dataset.source={REPO_ROOT / 'tests' / 'fixtures' / 'mab' / fixture}",
             "dataset.params.chunk_size=40",

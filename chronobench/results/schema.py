@@ -52,6 +52,9 @@ class Manifest(_Model):
     run_id: str
     spec: dict[str, Any]  # the whole RunSpec (validated by load_run)
     spec_sha256: str
+    # A flat summary of the spec for people and notebooks (dataset, granularity, system,
+    # backbone, model, task, selectors, queries); the spec is authoritative.
+    cell: dict[str, Any] = Field(default_factory=dict)
     published: bool
     finished_at: str
     git: dict[str, Any]
@@ -154,6 +157,7 @@ def _migrate_v1(folder: Path, man: dict[str, Any], met: dict[str, Any]) -> tuple
         "run_id": man["run_id"],
         "spec": spec.model_dump(mode="json"),
         "spec_sha256": spec_sha256(spec),
+        "cell": man.get("cell") or {},
         "published": spec.published,
         "finished_at": man.get("finished_at", ""),
         "git": man.get("git") or {},

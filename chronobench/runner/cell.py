@@ -177,6 +177,7 @@ def write_results(
         run_id=rid,
         spec=spec.model_dump(mode="json"),
         spec_sha256=spec_sha256(spec),
+        cell=cell_summary(spec),
         published=spec.published,
         finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         git=git_revision(),
@@ -193,6 +194,21 @@ def write_results(
         backbone_calls=dict(backbone_stats or {}),
     )
     atomic_write_json(run_dir / "manifest.json", manifest.model_dump(mode="json"))
+
+
+def cell_summary(spec: RunSpec) -> dict[str, Any]:
+    """The manifest's flat ``cell`` block (what notebooks and people read)."""
+    gen = spec.task.generates
+    return {
+        "dataset": spec.dataset.name,
+        "granularity": spec.dataset.granularity,
+        "system": spec.system.name if gen or spec.task.kind != "benchmark" else None,
+        "backbone": spec.backbone.name if gen else None,
+        "model": spec.backbone.model if gen else None,
+        "task": spec.task.model_dump(mode="json"),
+        "selectors": list(spec.selectors) if spec.task.selection else [],
+        "queries": Path(spec.dataset.queries_file).stem if spec.dataset.queries_file else "built",
+    }
 
 
 def _warn_if_code_changed(run_dir: Path) -> None:

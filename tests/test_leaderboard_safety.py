@@ -1,0 +1,150 @@
+"""The leaderboard cannot be overwritten by the wrong runs: keyed by full spec, fixture
+runs never published, provenance on every row, never shrunk without --force, and the
+committed file matches the runs it names."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chronobench.errors import LeaderboardShrinkError
+from chronobench.leaderboard.build import PUBLISHED_DIR, write_leaderboard
+from tests.conftest import REPO_ROOT
+
+OLD_RUNS = REPO_ROOT / "tests" / "fixtures" / "results_v1" / "runs"
+
+
+def _rows(kind: str) -> list[dict]:
+    folder = next(p for p in OLD_RUNS.iterdir() if ("__selection__" in p.name) == (kind == "sel"))
+    return [json.loads(x) for x in (folder / "samples.jsonl").read_text().splitlines()]
+
+
+def make_run(results: Path, overrides: list[str], *, published: bool = True) -> Path:
+    """A finished run folder from real (fixture) sample rows, without running a model."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from chronobench.results.io import SampleLog
+    from chronobench.runner.cell import prepare_run_dir, write_results
+    from chronobench.runner.metrics_io import compute_metrics, rescore
+    from chronobench.runner.spec import run_id, spec_from_config
+
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "configs"), version_base="1.3"):
+        cfg = compose(
+            config_name="config",
+            overrides=["experiment=single", "dataset=tiny", *overrides],
+        )
+    d = OmegaConf.to_container(cfg, resolve=True)
+    d["paths"]["results_dir"] = str(results)
+    d["dataset"]["fixture"] = not published
+    spec = spec_from_config(d, check=False)
+    rid = run_id(spec, "data-sha")
+    folder = prepare_run_dir(spec, rid)
+    rows = rescore(_rows("sel" if spec.task.selection else "gen"), k=5)
+    SampleLog(folder / "samples.jsonl").append(rows)
+    info = {"folder": "f", "manifest_sha256": "data-sha", "n_streams": 1, "n_queries": 6}
+    write_results(
+        folder, spec, rid, metrics=compute_metrics(rows), k=5, dataset=info, rows=rows, timings={}
+    )
+    return folder
+
+
+def _manifest(folder: Path) -> dict:
+    return json.loads((folder / "manifest.json").read_text())
+
+
+def test_fixture_runs_are_never_published(tmp_path):
+    make_run(tmp_path, ["task=selection"], published=False)
+    with pytest.raises(LeaderboardShrinkError, match="nothing was written"):
+        write_leaderboard(tmp_path)
+    assert not (tmp_path / "LEADERBOARD.md").exists()
+
+
+def test_every_row_names_its_run_and_samples_sha(tmp_path):
+    sel = make_run(tmp_path, ["task=selection"])
+    gen = make_run(tmp_path, ["task=generation", "system=rag_only"])
+    md = write_leaderboard(tmp_path).read_text()
+    csv = (tmp_path / "LEADERBOARD.csv").read_text().splitlines()
+    for folder in (sel, gen):
+        sha = _manifest(folder)["samples"]["sha256"]
+        assert f"| `{folder.name}` | `{sha}` |" in md
+        assert any(folder.name in line and sha in line for line in csv[1:])
+    assert csv[0].endswith("run_ids,samples_sha256")
+    assert all(line.split(",")[-1] for line in csv[1:])  # no row without a samples sha
+    # The run's small files are kept under published/ (committed), samples are not.
+    for folder in (sel, gen):
+        pub = tmp_path / PUBLISHED_DIR / folder.name
+        assert (pub / "manifest.json").is_file() and not (pub / "samples.jsonl").exists()
+
+
+def test_specs_that_differ_beyond_system_never_share_a_table(tmp_path):
+    make_run(tmp_path, ["task=selection"])
+    make_run(tmp_path, ["task=selection", "reranker=none"])
+    make_run(tmp_path, ["task=generation", "system=chronomem"])
+    make_run(tmp_path, ["task=generation", "system=rag_only"])
+    md = write_leaderboard(tmp_path).read_text()
+    sections = [line for line in md.splitlines() if line.startswith("## locomo")]
+    assert len(sections) == 2, sections
+    assert any("reranker.name=" in s for s in sections)
+    # ChronoMem and RAG-only (same spec otherwise) share one table.
+    assert md.count("### RQ2: rollback-consistent QA") == 1
+
+
+def test_rebuild_never_shrinks_without_force(tmp_path):
+    a = make_run(tmp_path, ["task=selection"])
+    make_run(tmp_path, ["task=generation", "system=rag_only"])
+    md_path = write_leaderboard(tmp_path)
+    first = (md_path.read_bytes(), (tmp_path / "LEADERBOARD.csv").read_bytes())
+    # A fresh clone: no local runs, the committed published/ files rebuild it exactly.
+    shutil.rmtree(tmp_path / "runs")
+    write_leaderboard(tmp_path)
+    assert (md_path.read_bytes(), (tmp_path / "LEADERBOARD.csv").read_bytes()) == first
+    # Published files gone too: refusing beats deleting committed work.
+    shutil.rmtree(tmp_path / PUBLISHED_DIR)
+    with pytest.raises(LeaderboardShrinkError):
+        write_leaderboard(tmp_path)
+    assert md_path.read_bytes() == first[0]
+    # --force: exactly the local runs (here one), published/ pruned to match.
+    make_run(tmp_path, ["task=selection"])
+    write_leaderboard(tmp_path, force=True)
+    assert {p.name for p in (tmp_path / PUBLISHED_DIR).iterdir()} == {a.name}
+
+
+def test_leaderboard_command_on_a_fresh_clone_keeps_the_committed_file(tmp_path):
+    (tmp_path / "LEADERBOARD.md").write_text("# committed\n`x__selection__abcdef0123`\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "chronobench", "leaderboard", "--results", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=300,
+    )
+    assert proc.returncode == 2
+    assert "nothing was written" in proc.stderr.lower()
+    assert len(proc.stderr.strip().splitlines()) <= 2
+    assert (tmp_path / "LEADERBOARD.md").read_text().startswith("# committed")
+
+
+def test_committed_leaderboard_matches_the_runs_it_names(tmp_path):
+    """results/LEADERBOARD.md and .csv are exactly what results/published/ rebuilds."""
+    results = REPO_ROOT / "results"
+    published = results / PUBLISHED_DIR
+    assert published.is_dir() and any(published.iterdir()), (
+        "results/published/ is empty: run the main job (`python -m chronobench run`), which "
+        "rebuilds results/LEADERBOARD.* and results/published/, and commit all three"
+    )
+    shutil.copytree(published, tmp_path / PUBLISHED_DIR)
+    md = write_leaderboard(tmp_path)
+    assert md.read_text() == (results / "LEADERBOARD.md").read_text()
+    assert (tmp_path / "LEADERBOARD.csv").read_text() == (results / "LEADERBOARD.csv").read_text()
+    named = set(
+        line.split("`")[1]
+        for line in md.read_text().splitlines()
+        if line.startswith("| `") and "__" in line
+    )
+    assert named == {p.name for p in published.iterdir()}

@@ -1,0 +1,92 @@
+"""The results schema: versioned, validated on read, and an old (schema 1.0) results
+folder still loads and re-scores."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from chronobench.errors import ResultsError
+from chronobench.results import RESULTS_SCHEMA_VERSION, load_run
+from tests.conftest import REPO_ROOT
+
+OLD = REPO_ROOT / "tests" / "fixtures" / "results_v1"
+
+
+@pytest.fixture
+def old_results(tmp_path):
+    dest = tmp_path / "results"
+    shutil.copytree(OLD, dest)
+    return dest
+
+
+def test_old_results_folder_loads_with_a_spec(old_results):
+    runs = sorted((old_results / "runs").iterdir())
+    assert len(runs) == 2
+    for folder in runs:
+        run = load_run(folder)
+        assert run.manifest.schema_version == RESULTS_SCHEMA_VERSION  # migrated on read
+        assert run.spec.dataset.fixture  # tiny fixture: never published
+        assert not run.manifest.published
+        assert run.manifest.samples.sha256  # computed from samples.jsonl
+        assert "kind" not in run.spec.system.options  # 1.0's unread key dropped
+
+
+def test_old_results_folder_rescores_into_the_current_schema(old_results):
+    from chronobench.runner.scoring_cli import rescore_run
+
+    for folder in sorted((old_results / "runs").iterdir()):
+        metrics = rescore_run(folder)
+        assert metrics["selection"] or metrics["probes"]["all"]
+        on_disk = json.loads((folder / "metrics.json").read_text())
+        assert on_disk["schema_version"] == RESULTS_SCHEMA_VERSION
+        again = load_run(folder)
+        assert again.manifest.run_id == folder.name
+        assert json.loads((folder / "manifest.json").read_text())["spec"]["dataset"]["fixture"]
+
+
+def test_bad_results_files_name_the_file(old_results, tmp_path):
+    folder = next((old_results / "runs").iterdir())
+    (folder / "metrics.json").write_text('{"schema_version": "9.9"}')
+    with pytest.raises(ResultsError, match=r"metrics\.json: results schema_version '9\.9'"):
+        load_run(folder)
+    (folder / "metrics.json").write_text("{not json")
+    with pytest.raises(ResultsError, match=r"metrics\.json: not valid JSON"):
+        load_run(folder)
+    (folder / "metrics.json").write_text(
+        json.dumps({"schema_version": "2.0", "run_id": folder.name, "k": 5, "metrics": {}})
+    )
+    man = folder / "manifest.json"
+    data = json.loads(man.read_text())
+    data["schema_version"] = "2.0"
+    man.write_text(json.dumps(data))
+    with pytest.raises(ResultsError, match=r"manifest\.json: field"):
+        load_run(folder)
+    with pytest.raises(ResultsError, match="no such run folder"):
+        load_run(tmp_path / "nope")
+
+
+def test_manifest_holds_the_whole_spec_and_samples_sha(tmp_path):
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from chronobench.results.io import SampleLog
+    from chronobench.runner.cell import prepare_run_dir, write_results
+    from chronobench.runner.spec import run_id, spec_from_config
+
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "configs"), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=single", "dataset=tiny"])
+    d = OmegaConf.to_container(cfg, resolve=True)
+    d["paths"]["results_dir"] = str(tmp_path / "results")
+    spec = spec_from_config(d)
+    rid = run_id(spec, "data-sha")
+    folder = prepare_run_dir(spec, rid)
+    SampleLog(folder / "samples.jsonl").append([{"sample_id": "x", "kind": "probe"}])
+    info = {"folder": "f", "manifest_sha256": "data-sha", "n_streams": 1, "n_queries": 1}
+    write_results(folder, spec, rid, metrics={}, k=5, dataset=info, rows=[{}], timings={})
+    run = load_run(folder)
+    assert run.spec == spec
+    assert run.manifest.samples.sha256 and len(run.manifest.samples.sha256) == 64
+    assert str(folder).startswith(str(tmp_path))  # absolute, under the results dir

@@ -1,0 +1,217 @@
+"""RunSpec and registries: every config option validates, nothing unread slips through,
+run ids cover what changes results, suites and overrides behave."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import pytest
+
+from chronobench.errors import ConfigError
+from chronobench.runner.cli import expand_suite, with_default_experiment
+from chronobench.runner.spec import run_id, spec_from_config
+from tests.conftest import REPO_ROOT
+
+CONFIG_DIR = REPO_ROOT / "configs"
+GROUPS = ["dataset", "system", "backbone", "retriever", "reranker", "task"]
+# Options that only make sense together (another task kind's dataset and task).
+COMPANIONS = {
+    ("dataset", "repair_controlled"): ["task=repair"],
+    ("task", "repair"): ["dataset=repair_controlled"],
+}
+
+
+@pytest.fixture(scope="module")
+def hydra_ctx():
+    from hydra import initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        yield
+
+
+def _options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
+
+
+def _cells(overrides: list[str]):
+    return _cells_cached(tuple(overrides))
+
+
+@functools.cache
+def _cells_cached(overrides: tuple[str, ...]):
+    from chronobench.runner.cli import _compose
+
+    cfg, _ = _compose(list(overrides))
+    return expand_suite(cfg, list(overrides))
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_every_option_of_every_group_validates_and_every_key_is_read(hydra_ctx, group):
+    """Each file composes into a RunSpec whose components resolve and whose options are
+    all read (unknown or unread keys raise ConfigError)."""
+    options = _options(group)
+    assert options, f"configs/{group} is empty"
+    for opt in options:
+        extra = COMPANIONS.get((group, opt), [])
+        for cfg, choices in _cells(["experiment=single", f"{group}={opt}", *extra]):
+            spec = spec_from_config(cfg, choices=choices)
+            assert getattr(spec, group) is not None
+
+
+@pytest.mark.parametrize("experiment", _options("experiment"))
+def test_every_experiment_cell_validates(hydra_ctx, experiment):
+    cells = _cells([f"experiment={experiment}"])
+    assert cells
+    for cfg, choices in cells:
+        spec = spec_from_config(cfg, choices=choices)
+        assert spec.suite == []
+
+
+def test_unknown_key_names_the_key_and_the_file(hydra_ctx):
+    ((cfg, choices),) = _cells(["experiment=single", "system=rag_only", "+system.top_k_itemz=3"])
+    with pytest.raises(ConfigError, match=r"system\.top_k_itemz.*configs/system/rag_only\.yaml"):
+        spec_from_config(cfg, choices=choices)
+    ((cfg, choices),) = _cells(["experiment=single", "+retriever.stagee=dense"])
+    with pytest.raises(ConfigError, match=r"retriever\.stagee.*unknown key"):
+        spec_from_config(cfg, choices=choices)
+
+
+def test_mistyped_system_and_backbone_options_are_rejected(hydra_ctx):
+    ((cfg, choices),) = _cells(["experiment=single", "system.top_k_items=many"])
+    with pytest.raises(ConfigError, match=r"system\.top_k_items"):
+        spec_from_config(cfg, choices=choices)
+    ((cfg, choices),) = _cells(["experiment=single", "system.rollback_mode=sideways"])
+    with pytest.raises(ConfigError, match=r"system\.rollback_mode"):
+        spec_from_config(cfg, choices=choices)
+    ((cfg, choices),) = _cells(["experiment=single", "+backbone.params.abstain_treshold=0.2"])
+    with pytest.raises(ConfigError, match=r"backbone\.abstain_treshold"):
+        spec_from_config(cfg, choices=choices)
+    ((cfg, choices),) = _cells(["experiment=single", "+dataset.params.max_querys=3"])
+    with pytest.raises(ConfigError, match=r"dataset\.params\.max_querys"):
+        spec_from_config(cfg, choices=choices)
+
+
+def test_mab_revision_must_be_a_commit(hydra_ctx):
+    ((cfg, choices),) = _cells(
+        ["experiment=single", "dataset=mab_accurate_retrieval", "dataset.params.revision=main"]
+    )
+    with pytest.raises(ConfigError, match="not a commit sha"):
+        spec_from_config(cfg, choices=choices)
+
+
+def test_retriever_stage_reaches_the_store_and_the_run_id(hydra_ctx):
+    from chronobench.runner.components import build_store_provider
+
+    ids = {}
+    for opt, stage in (("bm25", "lexical"), ("dense", "dense"), ("hybrid", "hybrid")):
+        ((cfg, ch),) = _cells(["experiment=single", f"retriever={opt}", "reranker=none"])
+        spec = spec_from_config(cfg, choices=ch)
+        provider = build_store_provider(spec)
+        assert provider.store_options["stage"] == stage
+        store = provider.new_store()
+        assert store.stage == stage
+        store.close()
+        ids[opt] = run_id(spec, "sha")
+    assert len(set(ids.values())) == 3
+
+
+def test_run_id_covers_query_file_bytes_and_ignores_paths(hydra_ctx):
+    ((cfg, ch),) = _cells(["experiment=single", "task=selection"])
+    spec = spec_from_config(cfg, choices=ch)
+    a = run_id(spec, "data-sha", "q-sha-1")
+    assert run_id(spec, "data-sha", "q-sha-1") == a
+    assert run_id(spec, "data-sha", "q-sha-2") != a
+    assert run_id(spec, "data-sha-2", "q-sha-1") != a
+    moved = spec.model_copy(update={"paths": spec.paths.model_copy(update={"results_dir": "/x"})})
+    assert run_id(moved, "data-sha", "q-sha-1") == a
+    # A selection-only cell does not depend on the system or the backbone.
+    ((cfg2, ch2),) = _cells(["experiment=single", "task=selection", "system=rag_only"])
+    assert run_id(spec_from_config(cfg2, choices=ch2), "data-sha", "q-sha-1") == a
+
+
+def test_user_query_ids_are_content_based(tmp_path):
+    from chronobench.data.io import load_built
+    from chronobench.data.user_queries import UserQueryError, load_user_queries
+    from chronobench.runner.datasets import load_run_data
+    from chronobench.runner.spec import DatasetSpec
+
+    fixture = REPO_ROOT / "tests" / "fixtures" / "locomo_tiny.json"
+    data = load_run_data(
+        DatasetSpec(name="locomo", granularity="session", source=str(fixture), fixture=True),
+        tmp_path / "data",
+    )
+    built = load_built(data.folder)
+    sid = json.loads(fixture.read_text())[0]["sample_id"]
+    recs = [
+        {"sample_id": sid, "query": "undo the first chat", "intent": "undo", "target_session": 1},
+        {"sample_id": sid, "query": "back to the start", "target_session": 0},
+    ]
+    f = tmp_path / "q.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    ids = [q.query_id for q in load_user_queries(f, built)]
+    f.write_text("\n" + "".join(json.dumps(r) + "\n" for r in reversed(recs)))
+    assert sorted(q.query_id for q in load_user_queries(f, built)) == sorted(ids)
+    recs[0]["query"] = "undo the first chat, please"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert {q.query_id for q in load_user_queries(f, built)} != set(ids)
+    f.write_text("".join(json.dumps(recs[0]) + "\n" for _ in range(2)))
+    with pytest.raises(UserQueryError, match="repeats line 1"):
+        load_user_queries(f, built)
+
+
+def test_main_job_stays_the_default_whatever_the_overrides(hydra_ctx):
+    assert with_default_experiment([]) == ["experiment=default"]
+    assert with_default_experiment(["progress=false"]) == ["experiment=default", "progress=false"]
+    assert with_default_experiment(["experiment=smoke"]) == ["experiment=smoke"]
+    cells = _cells(with_default_experiment(["progress=false"]))
+    assert len(cells) >= 12
+    assert all(cfg["progress"] is False for cfg, _ in cells)
+
+
+def test_main_job_lists_every_hand_written_request_set(hydra_ctx):
+    files = sorted((REPO_ROOT / "data_builders" / "user_queries").glob("*.jsonl"))
+    assert files
+    cells = _cells(["experiment=default"])
+    listed = {
+        Path(cfg["dataset"]["queries_file"]).name
+        for cfg, _ in cells
+        if cfg["dataset"]["queries_file"]
+    }
+    assert {f.name for f in files} <= listed
+
+
+def test_suite_override_clash_names_the_cell(hydra_ctx):
+    from chronobench.runner.cli import _compose
+
+    cfg, _ = _compose(["experiment=smoke", "system=rag_only"])
+    with pytest.raises(ConfigError, match=r"suite cell 2 .*system=chronomem"):
+        expand_suite(cfg, ["experiment=smoke", "system=rag_only"])
+    # An override no cell sets applies to every cell; one equal to a cell's is fine.
+    cells = _cells(["experiment=smoke", "seed=3", "dataset=tiny"])
+    assert {cfg["seed"] for cfg, _ in cells} == {3}
+
+
+def test_registries_are_lazy_and_report_unknown_names():
+    from chronobench.runner.components import DATASETS, RERANKERS, SELECTORS, TASKS
+
+    assert {"bm25", "dense", "hybrid", "chronomem"} <= set(SELECTORS.names())
+    assert {"none", "feature", "cross_encoder"} <= set(RERANKERS.names())
+    assert "benchmark" in TASKS.names() and "locomo" in DATASETS.names()
+    with pytest.raises(ConfigError, match="unknown reranker 'nope'.*feature"):
+        RERANKERS.resolve("nope")
+
+
+def test_missing_optional_backbone_package_fails_before_any_work(hydra_ctx):
+    import importlib.util
+
+    from chronobench.errors import MissingDependencyError
+    from chronobench.runner.components import check_backbone_available
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm is installed here")
+    ((cfg, ch),) = _cells(["experiment=single", "backbone=vllm_qwen25_7b", "task=generation"])
+    spec = spec_from_config(cfg, choices=ch)  # validates without importing vllm
+    with pytest.raises(MissingDependencyError, match="needs the 'vllm' package"):
+        check_backbone_available(spec)
