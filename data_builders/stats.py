@@ -46,6 +46,10 @@ def format_stats(manifest: dict[str, Any]) -> str:
         f"probes by kind: {c['probes_by_kind']}",
         f"probes by kind:category: {c['probes_by_kind_category']}",
     ]
+    extra = manifest.get("extra") or {}
+    if "future_candidates_skipped" in extra:
+        # Issue 9: future-probe candidates passed over (category rules, answer before v*).
+        lines.append(f"future-probe candidates skipped: {extra['future_candidates_skipped']}")
     return "\n".join(lines)
 
 
