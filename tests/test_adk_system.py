@@ -83,3 +83,18 @@ def test_adk_system_rejects_streams_it_cannot_express():
     with pytest.raises(ValueError, match="write 2 op 0 is 'update'"):
         system.ingest(stream)
     system.close()
+
+
+def test_bench_adk_prints_every_operation(capsys):
+    from chronobench.bench.adk import run
+
+    rows = run([20], "hash", repeat=3)
+    ops = [r["operation"] for r in rows]
+    assert ops == [
+        "fill (N memories)",
+        "add (1 event)",
+        "search",
+        "rollback preview",
+        "rollback apply (revert)",
+    ]
+    assert "| 20 | search |" in capsys.readouterr().out
