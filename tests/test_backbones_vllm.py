@@ -1,4 +1,5 @@
-"""VLLMBackbone against an injected fake ``vllm`` module, plus a real-GPU smoke test."""
+"""VLLMBackbone against an injected fake ``vllm`` module; the overhead benchmark's logic
+and the tiny local Llama on CPU; a real-GPU test on that tiny model (no download)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ class FakeLLM:
         return self.tokenizer
 
     def generate(self, prompts, sampling_params, use_tqdm=True):  # type: ignore[no-untyped-def]
+        if not isinstance(sampling_params, list):  # vLLM takes one for all, or one each
+            sampling_params = [sampling_params] * len(prompts)
         self.calls.append((list(prompts), list(sampling_params)))
         # Echo the prompt length so order can be checked.
         return [
@@ -57,7 +60,11 @@ class FakeLLM:
 
 @pytest.fixture
 def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    import importlib.machinery
+
     module = types.ModuleType("vllm")
+    # The backbone registry checks availability with importlib.util.find_spec.
+    module.__spec__ = importlib.machinery.ModuleSpec("vllm", None)
     module.SamplingParams = FakeSamplingParams  # type: ignore[attr-defined]
     module.LLM = lambda **kw: FakeLLM(kwargs=kw)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "vllm", module)
@@ -122,14 +129,93 @@ def _gpu_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def test_overhead_benchmark_logic_with_fake_engine(fake_vllm: types.ModuleType, tmp_path) -> None:
+    from chronobench.bench.vllm_overhead import fixture_requests, format_report, measure
+
+    reqs = fixture_requests(12, max_new_tokens=8)
+    assert len({len(r.context) for r in reqs}) > 3  # memory of varying length
+    assert all(r.params.max_new_tokens == 8 and r.task == "qa" for r in reqs)
+    bb = VLLMBackbone(model="fake")
+    result = measure(bb, reqs, tmp_path / "calls.sqlite")
+    assert result["prompts"] == 12 and result["same_outputs"] is True
+    for key in ("raw_s", "backbone_s", "cached_cold_s", "cached_warm_s"):
+        assert result[key] >= 0
+    # warm-up (2 prompts), raw, backbone, cached cold; the warm pass never reaches vLLM
+    assert [len(p) for p, _ in bb._llm.calls] == [2, 12, 12, 12]
+    assert "harness overhead" in format_report(result)
+
+
+def test_overhead_benchmark_flags_diverging_outputs(fake_vllm: types.ModuleType, tmp_path) -> None:
+    from chronobench.bench.vllm_overhead import fixture_requests, measure
+
+    bb = VLLMBackbone(model="fake")
+    real = bb._llm.generate
+    bb._llm.generate = lambda p, s, use_tqdm=True: (  # type: ignore[method-assign]
+        real(p, s) if isinstance(s, list) else real([x + "!" for x in p], s)
+    )
+    assert measure(bb, fixture_requests(4), tmp_path / "c.sqlite")["same_outputs"] is False
+
+
+@pytest.mark.slow
+def test_tiny_llama_builds_and_generates_on_cpu(tmp_path) -> None:
+    """The GPU test's model: built locally, loadable, deterministic, any text encodes."""
+    pytest.importorskip("transformers")
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from chronobench.backbones._chat import render_chat
+    from chronobench.bench.tiny_llama import build_tiny_llama
+
+    folder = build_tiny_llama(tmp_path / "tiny")
+    tok = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    assert model.config.architectures == ["LlamaForCausalLM"]
+    assert model.config.hidden_size // model.config.num_attention_heads == 64
+    prompt = render_chat(tok, make_request("Wann? ünïcode 🙂").messages)
+    assert prompt.endswith("<|assistant|>\n")
+    ids = tok(prompt, return_tensors="pt", add_special_tokens=False).input_ids
+    assert tok.decode(ids[0]) == prompt  # byte-level: lossless, no unknown tokens
+    with torch.no_grad():
+        a = model.generate(ids, max_new_tokens=4, do_sample=False)
+        b = model.generate(ids, max_new_tokens=4, do_sample=False)
+    assert a.shape[1] == ids.shape[1] + 4 and torch.equal(a, b)
+
+
+def test_gpu_check_script_is_valid_bash() -> None:
+    import subprocess
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "gpu_check.sh"
+    proc = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def _gpu_available() -> bool:
+    if importlib.util.find_spec("vllm") is None or importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not _gpu_available(), reason="needs vllm and a CUDA GPU")
-def test_real_tiny_model_generates_in_order() -> None:  # pragma: no cover - GPU only
-    import os
+def test_real_tiny_model_generates_in_order(tmp_path) -> None:  # pragma: no cover - GPU only
+    """vLLM on a tiny random Llama built locally: nothing is downloaded."""
+    from chronobench.bench.tiny_llama import build_tiny_llama
 
-    model = os.environ.get("CHRONOBENCH_VLLM_TEST_MODEL", "Qwen/Qwen2.5-0.5B-Instruct")
-    bb = VLLMBackbone(model=model, max_model_len=1024, gpu_memory_utilization=0.3)
-    reqs = [make_request(f"What is {i} plus {i}? Reply with a number.") for i in range(4)]
+    folder = build_tiny_llama(tmp_path / "tiny")
+    bb = VLLMBackbone(
+        model=str(folder),
+        max_model_len=2048,
+        gpu_memory_utilization=0.2,
+        use_tqdm=False,
+        enable_prefix_caching=False,  # same compute path both times
+    )
+    reqs = [
+        make_request(f"What is {i} plus {i}?", params=GenerationParams(max_new_tokens=8 + i))
+        for i in range(4)
+    ]
     out = bb.generate(reqs)
-    assert len(out) == 4 and all(isinstance(o, str) and o for o in out)
+    assert len(out) == 4 and all(isinstance(o, str) for o in out)
     assert out == bb.generate(reqs)  # greedy decoding is deterministic

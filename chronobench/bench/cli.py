@@ -5,6 +5,8 @@ Subcommands:
   rerank-eval    R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
   nl-confidence  share of real LoCoMo rollback requests the NL confidence gate refuses
   adk            the ADK memory service's add/search/rollback latency beside the raw store
+  main           where the main job's time goes: per cell, seconds per stage
+  vllm-overhead  the runner's vLLM backbone vs raw batched vllm.generate (needs a GPU)
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
     from chronobench.bench.adk import add_arguments as adk_arguments  # stdlib-only import
 
     adk_arguments(sub.add_parser("adk", help="ADK memory service latency vs the raw store"))
+    from chronobench.bench import profile, vllm_overhead  # stdlib-only imports
+
+    profile.add_arguments(sub.add_parser("main", help="main job time per cell and stage"))
+    vllm_overhead.add_arguments(sub.add_parser("vllm-overhead", help="harness vs raw vLLM"))
     ev = sub.add_parser("rerank-eval", help="hybrid vs DeltaReranker on synthetic streams")
     ev.add_argument("--streams", type=int, default=8, help="test streams (default 8)")
     ev.add_argument("--seed", type=int, default=100, help="first test seed (dev uses 0..)")
@@ -71,6 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chronobench.bench.adk import main as adk_main
 
         return adk_main(args)
+    if args.name in ("main", "vllm-overhead"):
+        from chronobench.bench import profile, vllm_overhead
+
+        return (profile if args.name == "main" else vllm_overhead).main(args)
     from chronobench.bench.rerank_eval import main as eval_main
 
     return eval_main(args.streams, args.seed)

@@ -1,0 +1,242 @@
+"""``python -m chronobench bench main``: where the main job's time goes, per cell.
+
+Runs an experiment (default: the main job, ``experiment=default``) in this process with
+results in a temporary folder (the real ``results/`` and leaderboard are not touched)
+and times each cell by stage. Stage timers wrap the functions that do the work and
+count *exclusive* time (a resolve that embeds its query charges the embedding to
+``embed``), so a row's stages add up to its total; ``other`` is the rest (prompt
+building, sample rows, I/O).
+
+Stages: ``data`` dataset build/load; ``ingest`` committing streams into stores;
+``embed`` the embedding model itself (and its loading); ``resolve`` retrieval,
+resolution, search and rollback in the store; ``rerank`` the reranker's own work;
+``generate`` backbone calls behind the call cache; ``score`` metrics.
+
+By default the caches start empty (a temporary cache folder: a cold run, what a fresh
+clone pays); ``--warm`` uses the configured cache folder, as a rerun would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+_INHERITED = object()  # restore marker: the class had no attribute of its own
+STAGES = ("data", "ingest", "embed", "resolve", "rerank", "generate", "score")
+
+# (module, attribute path, stage). A class attribute is patched on the class; a function
+# is replaced wherever a loaded chronobench module bound it by name.
+TARGETS: tuple[tuple[str, str, str], ...] = (
+    ("chronobench.runner.components", "load_data", "data"),
+    ("chronobench.systems.stores", "StoreProvider._ingest", "ingest"),
+    ("chronobench.memory", "ChronoMem.commit_many", "ingest"),
+    ("chronobench.memory", "ChronoMem.commit", "ingest"),
+    ("chronobench.memory.embedders", "SentenceTransformerEmbedder.encode", "embed"),
+    ("chronobench.memory.embedders", "SentenceTransformerEmbedder._load", "embed"),
+    ("chronobench.memory.embedders", "HashEmbedder.encode", "embed"),
+    ("chronobench.memory", "ChronoMem.resolve", "resolve"),
+    ("chronobench.memory", "ChronoMem.resolve_lexical", "resolve"),
+    ("chronobench.memory", "ChronoMem.resolve_dense", "resolve"),
+    ("chronobench.memory", "ChronoMem.resolve_hybrid", "resolve"),
+    ("chronobench.memory", "ChronoMem.search", "resolve"),
+    ("chronobench.memory", "ChronoMem.clone", "resolve"),
+    ("chronobench.memory", "ChronoMem.rollback_to_version", "resolve"),
+    ("chronobench.memory", "ChronoMem.rollback_to_version_by_nl_query", "resolve"),
+    ("chronobench.memory", "ChronoMem.plan_rollback_by_nl_query", "resolve"),
+    ("chronobench.memory", "DeltaReranker.rerank", "rerank"),
+    ("chronobench.memory", "CrossEncoderReranker.rerank", "rerank"),
+    ("chronobench.backbones.cache", "CachedBackbone.generate", "generate"),
+    ("chronobench.metrics", "score_probe", "score"),
+    ("chronobench.metrics", "score_selection", "score"),
+    ("chronobench.runner.metrics_io", "compute_metrics", "score"),
+)
+
+
+class StageClock:
+    """Exclusive time per stage for the current cell (single-threaded use)."""
+
+    def __init__(self) -> None:
+        self.cells: list[dict[str, Any]] = []
+        self._stack: list[list[Any]] = []  # [stage, time spent in nested stages]
+        self._current: dict[str, Any] | None = None
+
+    def start_cell(self, label: str) -> None:
+        """Open a new row; following stage time is charged to it."""
+        self._current = {"cell": label, **dict.fromkeys(STAGES, 0.0), "t0": time.perf_counter()}
+        self._stack = []
+
+    def end_cell(self) -> dict[str, Any]:
+        """Close the row; ``total`` is wall time, ``other`` what no stage covered."""
+        row = self._current
+        assert row is not None, "end_cell without start_cell"
+        row["total"] = time.perf_counter() - row.pop("t0")
+        row["other"] = max(0.0, row["total"] - sum(row[s] for s in STAGES))
+        self.cells.append(row)
+        self._current = None
+        return row
+
+    def wrap(self, stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn`` with its exclusive time charged to ``stage``."""
+
+        @functools.wraps(fn)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if self._current is None:
+                return fn(*args, **kwargs)
+            self._stack.append([stage, 0.0])
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                elapsed = time.perf_counter() - t0
+                _, nested = self._stack.pop()
+                if self._current is not None:
+                    self._current[stage] += elapsed - nested
+                if self._stack:
+                    self._stack[-1][1] += elapsed
+
+        return timed
+
+
+def _resolve(module: str, path: str) -> tuple[Any, str, Any] | None:
+    """(owner, attribute, current value) of ``module:path``, or None if it is absent."""
+    try:
+        owner: Any = importlib.import_module(module)
+    except ImportError:
+        return None
+    *parents, attr = path.split(".")
+    for name in parents:
+        owner = getattr(owner, name, None)
+        if owner is None:
+            return None
+    value = getattr(owner, attr, None)
+    return (owner, attr, value) if value is not None else None
+
+
+@contextmanager
+def instrumented(clock: StageClock) -> Iterator[list[str]]:
+    """Patch every target with ``clock``'s timers; yields the targets it could not find
+    (so a report says what it did not cover) and restores everything on exit."""
+    restore: list[tuple[Any, str, Any]] = []
+    missing: list[str] = []
+    try:
+        for module, path, stage in TARGETS:
+            found = _resolve(module, path)
+            if found is None:
+                missing.append(f"{module}:{path}")
+                continue
+            owner, attr, value = found
+            timed = clock.wrap(stage, value)
+            if isinstance(owner, type):
+                # An inherited method is shadowed on the class, and the shadow removed after.
+                own = attr in owner.__dict__
+                restore.append((owner, attr, owner.__dict__[attr] if own else _INHERITED))
+                setattr(owner, attr, timed)
+                continue
+            loaded = [m for n, m in list(sys.modules.items()) if n.startswith("chronobench") and m]
+            for mod in {id(m): m for m in [owner, *loaded]}.values():
+                for name, bound in list(vars(mod).items()):
+                    if bound is value:
+                        restore.append((mod, name, value))
+                        setattr(mod, name, timed)
+        yield missing
+    finally:
+        for owner, attr, value in reversed(restore):
+            if value is _INHERITED:
+                delattr(owner, attr)
+            else:
+                setattr(owner, attr, value)
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    """Seconds per stage per cell, with a total row and each stage's share."""
+    cols = [*STAGES, "other", "total"]
+    width = max([len("cell"), *(len(r["cell"]) for r in rows)]) if rows else 4
+    lines = [f"{'cell':<{width}} " + " ".join(f"{c:>8}" for c in cols)]
+    for r in rows:
+        lines.append(f"{r['cell']:<{width}} " + " ".join(f"{r[c]:8.1f}" for c in cols))
+    if rows:
+        total = {c: sum(r[c] for r in rows) for c in cols}
+        lines.append(f"{'all cells':<{width}} " + " ".join(f"{total[c]:8.1f}" for c in cols))
+        whole = total["total"] or 1.0
+        lines.append(
+            f"{'share %':<{width}} " + " ".join(f"{100 * total[c] / whole:8.1f}" for c in cols)
+        )
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``bench main``."""
+    parser.add_argument(
+        "--experiment", default="default", help="experiment to time (default: the main job)"
+    )
+    parser.add_argument(
+        "--limit-streams", type=int, default=None, help="first N streams per dataset (quicker)"
+    )
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="use the configured cache folder (a rerun) instead of empty caches (cold)",
+    )
+    parser.add_argument("overrides", nargs="*", help="extra Hydra overrides, key=value")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the experiment with stage timers and print the per-cell table."""
+    from chronobench.runner import cell as cell_module
+    from chronobench.runner.cli import main as run_main
+
+    # Loaded now so that the functions they import by name are patched in them too.
+    for name in ("generation", "selection", "metrics_io", "components"):
+        importlib.import_module(f"chronobench.runner.{name}")
+
+    if args.limit_streams is not None and args.limit_streams < 1:
+        raise SystemExit("--limit-streams: at least 1")
+    overrides = [f"experiment={args.experiment}", "leaderboard=false", "progress=false"]
+    if args.limit_streams:
+        overrides.append(f"dataset.limit_streams={args.limit_streams}")
+    overrides += list(args.overrides)
+    clock = StageClock()
+    original = cell_module.run_cell
+
+    def timed_cell(spec: Any) -> Any:
+        label = spec.describe() if hasattr(spec, "describe") else str(spec)
+        clock.start_cell(label)
+        try:
+            return original(spec)
+        finally:
+            row = clock.end_cell()
+            print(f"  [{len(clock.cells)}] {row['total']:.1f} s  {label}", flush=True)
+
+    saved_env = {k: os.environ.get(k) for k in ("CHRONOBENCH_RESULTS", "CHRONOBENCH_CACHE")}
+    with tempfile.TemporaryDirectory(prefix="chronobench-bench-main-") as tmp:
+        os.environ["CHRONOBENCH_RESULTS"] = os.path.join(tmp, "results")
+        if not args.warm:
+            os.environ["CHRONOBENCH_CACHE"] = os.path.join(tmp, "cache")
+        cell_module.run_cell = timed_cell  # type: ignore[assignment]
+        t0 = time.perf_counter()
+        try:
+            with instrumented(clock) as missing:
+                run_main(overrides)
+        finally:
+            cell_module.run_cell = original  # type: ignore[assignment]
+            for k, v in saved_env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        wall = time.perf_counter() - t0
+    print()
+    print(f"bench main: {' '.join(overrides)} ({'warm' if args.warm else 'cold'} caches)")
+    print(format_table(clock.cells))
+    print(f"wall time {wall:.1f} s (cells + config composition + start-up)")
+    if missing:
+        print("not instrumented (absent in this version): " + ", ".join(missing))
+    return 0
