@@ -90,3 +90,17 @@ def test_manifest_holds_the_whole_spec_and_samples_sha(tmp_path):
     assert run.spec == spec
     assert run.manifest.samples.sha256 and len(run.manifest.samples.sha256) == 64
     assert str(folder).startswith(str(tmp_path))  # absolute, under the results dir
+
+
+def test_runs_of_an_older_schema_are_never_published(old_results):
+    import yaml
+
+    from chronobench.leaderboard.build import collect_runs
+
+    for folder in (old_results / "runs").iterdir():
+        cfg = yaml.safe_load((folder / "config.yaml").read_text())
+        cfg["dataset"]["source"] = None  # as if it had run on the real LoCoMo
+        (folder / "config.yaml").write_text(yaml.safe_dump(cfg))
+        assert load_run(folder).spec.published and load_run(folder).migrated
+    runs = collect_runs(old_results)
+    assert len(runs) == 2 and not any(r.published for r in runs)

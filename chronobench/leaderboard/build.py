@@ -1,8 +1,10 @@
 """Aggregate finished runs into ``LEADERBOARD.md`` / ``.csv``, safely.
 
-- A table is keyed by the runs' full spec (:meth:`RunSpec.table_key`): runs whose specs
-  differ in anything but the system, the selector or the backbone (a column) never share
-  a table; a tiny-fixture, smoke or debug run (``spec.published`` false) never reaches it.
+- A table is keyed by the runs' full spec (:meth:`RunSpec.table_key`) plus the built
+  dataset's and query file's sha256: runs that differ in anything but the system, the
+  selector or the backbone (a column) never share a table; a tiny-fixture, smoke or
+  debug run (``spec.published`` false) or a run of an older results schema never reaches
+  it.
 - Each table cell takes the newest finished run of that cell (ties: run id); every run
   used is listed with its samples' sha256.
 - The small files of every run the leaderboard names (``manifest.json``,
@@ -66,7 +68,14 @@ def _record(folder: Path) -> RunRecord:
     return RunRecord(
         run_id=run.run_id,
         folder=folder,
-        table_key=canonical_json(spec.table_key()),
+        # Runs over different built data or query files never share a table either.
+        table_key=canonical_json(
+            {
+                **spec.table_key(),
+                "dataset_manifest_sha256": run.manifest.dataset.manifest_sha256,
+                "queries_sha256": run.manifest.dataset.queries_sha256,
+            }
+        ),
         dataset=d.name,
         granularity=d.granularity,
         queries=Path(d.queries_file).stem if d.queries_file else "built",
@@ -76,7 +85,8 @@ def _record(folder: Path) -> RunRecord:
         finished_at=run.manifest.finished_at,
         samples_sha256=run.manifest.samples.sha256,
         metrics=run.metrics.metrics,
-        published=run.manifest.published,
+        # Runs of an older results schema were made by older code: never published.
+        published=run.manifest.published and not run.migrated,
     )
 
 

@@ -114,6 +114,8 @@ class LoadedRun:
     manifest: Manifest
     metrics: MetricsFile
     spec: Any  # chronobench.runner.spec.RunSpec
+    # Read from an older results schema (kept loadable and re-scorable, never published).
+    migrated: bool = False
 
     @property
     def run_id(self) -> str:
@@ -194,12 +196,15 @@ def load_run(folder: Path) -> LoadedRun:
         )
     man_path, met_path = folder / MANIFEST_FILE, folder / METRICS_FILE
     man, met = _read_json(man_path), _read_json(met_path)
+    migrated = man["schema_version"] != RESULTS_SCHEMA_VERSION
     if man["schema_version"] == "1.0":
         man, met = _migrate_v1(folder, man, met)
     manifest = _validate(Manifest, man, man_path)
     metrics = _validate(MetricsFile, met, met_path)
     spec = _spec_from(manifest.spec, man_path)
-    return LoadedRun(folder=folder, manifest=manifest, metrics=metrics, spec=spec)
+    return LoadedRun(
+        folder=folder, manifest=manifest, metrics=metrics, spec=spec, migrated=migrated
+    )
 
 
 def read_metrics_k(folder: Path, default: int = 5) -> int:
