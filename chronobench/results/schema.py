@@ -64,6 +64,8 @@ class Manifest(_Model):
     samples: SamplesInfo
     timings: dict[str, float] = Field(default_factory=dict)
     backbone_calls: dict[str, Any] = Field(default_factory=dict)
+    # Set when the file was rewritten from an older schema (its samples are older code's).
+    migrated_from: str | None = None
 
 
 class MetricsFile(_Model):
@@ -181,6 +183,7 @@ def _migrate_v1(folder: Path, man: dict[str, Any], met: dict[str, Any]) -> tuple
         },
         "timings": man.get("timings") or {},
         "backbone_calls": man.get("backbone_calls") or {},
+        "migrated_from": "1.0",
     }
     new_met = {**met, "schema_version": RESULTS_SCHEMA_VERSION}
     return new_man, new_met
@@ -196,12 +199,12 @@ def load_run(folder: Path) -> LoadedRun:
         )
     man_path, met_path = folder / MANIFEST_FILE, folder / METRICS_FILE
     man, met = _read_json(man_path), _read_json(met_path)
-    migrated = man["schema_version"] != RESULTS_SCHEMA_VERSION
     if man["schema_version"] == "1.0":
         man, met = _migrate_v1(folder, man, met)
     manifest = _validate(Manifest, man, man_path)
     metrics = _validate(MetricsFile, met, met_path)
     spec = _spec_from(manifest.spec, man_path)
+    migrated = manifest.migrated_from is not None
     return LoadedRun(
         folder=folder, manifest=manifest, metrics=metrics, spec=spec, migrated=migrated
     )
