@@ -76,6 +76,9 @@ def test_unknown_key_names_the_key_and_the_file(hydra_ctx):
     ((cfg, choices),) = _cells(["experiment=single", "+retriever.stagee=dense"])
     with pytest.raises(ConfigError, match=r"retriever\.stagee.*unknown key"):
         spec_from_config(cfg, choices=choices)
+    ((cfg, choices),) = _cells(["experiment=single", "+task.params.x=1"])
+    with pytest.raises(ConfigError, match=r"task\.params\.x.*reads no params"):
+        spec_from_config(cfg, choices=choices)
 
 
 def test_mistyped_system_and_backbone_options_are_rejected(hydra_ctx):

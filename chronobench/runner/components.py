@@ -139,6 +139,12 @@ def check_spec(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> No
         if checker is not None:
             checker(spec)
         return
+    if spec.task.params:
+        key = sorted(spec.task.params)[0]
+        raise ConfigError(
+            f"config key 'task.params.{key}': the benchmark task reads no params (they are "
+            f"for other task kinds) [{_where('task', choices)}]"
+        )
     DATASETS.resolve(spec.dataset.name).check(spec.dataset, where=_where("dataset", choices))
     RETRIEVERS.target(spec.retriever.stage)
     check_call_options(
