@@ -16,6 +16,15 @@ from pathlib import Path
 from typing import Any
 
 CONTENT_FREE = ["*", "(((", '"', "\x00", "🙂🙂", "   ", "undo that", "go back", "revert it"]
+# Requests with content words that no LoCoMo conversation is about: how often the gate
+# refuses them shows what the dense floor does (no target exists, so R@1 is undefined).
+OFF_TOPIC = [
+    "undo the part about quantum chromodynamics lectures",
+    "forget the submarine purchase in Reykjavik",
+    "roll back to before the cryptocurrency mining rig",
+    "erase what I said about my tax audit in Zurich",
+    "revert the note on the xylophone quartet rehearsal",
+]
 _ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -48,7 +57,11 @@ def evaluate(granularity: str, limit_streams: int | None = None) -> dict[str, An
     for source, q in queries:
         if q.stream_id in streams:
             by_stream[q.stream_id].append((source, q))
-    for sid, items in by_stream.items():
+    for n, (sid, items) in enumerate(by_stream.items(), start=1):
+        print(
+            f"  [{granularity}] stream {n}/{len(by_stream)} {sid}: {len(items)} requests",
+            flush=True,
+        )
         ing = provider.get(streams[sid])
         for source, q in items:
             gold = ing.vid_of.get(q.target_version)
@@ -61,12 +74,13 @@ def evaluate(granularity: str, limit_streams: int | None = None) -> dict[str, An
                 ranked = ing.store.resolve(APP, ing.user, q.text, 1)
                 row.update(refused=True, hit=bool(ranked) and ranked[0][0] == gold, why=str(exc))
             rows.append(row)
-        for text in CONTENT_FREE:
-            try:
-                ing.store.plan_rollback_by_nl_query(APP, ing.user, text)
-                rows.append({"source": "content-free", "refused": False, "hit": False})
-            except UncertainRequestError:
-                rows.append({"source": "content-free", "refused": True, "hit": False})
+        for source, texts in (("content-free", CONTENT_FREE), ("off-topic", OFF_TOPIC)):
+            for text in texts:
+                try:
+                    plan = ing.store.plan_rollback_by_nl_query(APP, ing.user, text)
+                    rows.append({"source": source, "refused": False, "hit": False, **plan.evidence})
+                except UncertainRequestError as exc:
+                    rows.append({"source": source, "refused": True, "hit": False, "why": str(exc)})
     provider.close()
     return {"granularity": granularity, "rows": rows}
 
@@ -89,15 +103,29 @@ def report(result: dict[str, Any]) -> None:
             f"{source:28s} {len(rs):5d} {100 * len(ref) / len(rs):8.1f}% {r1(acc):>13s} "
             f"{r1(ref):>12s}"
         )
-    acc = [r for r in result["rows"] if not r["refused"] and r["source"] != "content-free"]
+    real = [r for r in result["rows"] if r["source"] not in ("content-free", "off-topic")]
+    acc = [r for r in real if not r["refused"]]
     if acc:
-        lex = sum(r.get("lexical", False) for r in acc)
+        lex = [r for r in acc if r.get("lexical")]
+        dense_only = [r for r in acc if not r.get("lexical")]
         print(
-            f"accepted: {lex}/{len(acc)} with lexical evidence; median confidence "
-            f"{statistics.median(r['conf'] for r in acc):.2f}"
+            f"real requests: {len(acc)}/{len(real)} accepted, {len(lex)} with lexical "
+            f"evidence; median confidence {statistics.median(r['conf'] for r in acc):.2f}; "
+            f"ties refused {sum('ambiguous' in r.get('why', '') for r in real)}"
         )
-    for r in result["rows"]:
-        if r["refused"] and r["source"] != "content-free":
+        if dense_only:
+            cos = sorted(r["cosine"] for r in dense_only)
+            hit = sum(r["hit"] for r in dense_only)
+            print(
+                f"dense-only accepted: {len(cos)} (R@1 {100 * hit / len(cos):.1f}%), cosine "
+                f"min {cos[0]:.2f} median {statistics.median(cos):.2f}"
+            )
+    off = [r for r in result["rows"] if r["source"] == "off-topic"]
+    for r in off:
+        if not r["refused"]:
+            print(f"  off-topic accepted: lexical={r.get('lexical')} cosine={r.get('cosine')}")
+    for r in real:
+        if r["refused"]:
             print(f"  refused ({r['source']}): {r['why'][:150]}")
 
 
