@@ -119,12 +119,22 @@ def _past_stems(stream: Stream, v_star: int) -> set[str]:
     return {stem(w) for w in past_text(stream, v_star).split() if w not in CONTENT_STOPWORDS}
 
 
+#: Words of an inference answer that carry no content: "Likely yes", "Probably not".
+_HEDGES = frozenset(
+    "yes no not likely unlikely probably possibly maybe perhaps somewhat definitely".split()
+)
+
+
 def _answer_stems(answer: str) -> set[str]:
     # Names and numbers are kept: a name said before v* can already answer "who".
     from chronobench.metrics.content import CONTENT_STOPWORDS
     from chronobench.metrics.text import stem
 
-    return {stem(w) for w in normalize(answer).split() if w not in CONTENT_STOPWORDS}
+    return {
+        stem(w)
+        for w in normalize(answer).split()
+        if w not in CONTENT_STOPWORDS and w not in _HEDGES
+    }
 
 
 def _adversarial_options(pool: ProbePool, qa: PoolQA) -> list[str]:
@@ -240,9 +250,15 @@ def attach_probes(
             if qa.category == 3:
                 # Inference answers can follow from earlier text: keep one only when no
                 # content word of its scored part (before ';') occurs before v*.
+                # A yes/no (or hedged) answer has no content word to check: a guess, or
+                # an inference from earlier text, either way not evidence of the future.
+                stems = [_answer_stems(a.split(";")[0]) for a in qa.answers]
+                if not any(stems):
+                    _count(stats, "future:cat3_no_content_word")
+                    continue
                 if past_stems is None:
                     past_stems = _past_stems(stream, v_star)
-                if any(_answer_stems(a.split(";")[0]) & past_stems for a in qa.answers):
+                if any(st & past_stems for st in stems):
                     _count(stats, "future:cat3_words_in_past")
                     continue
             elif qa.category is not None and qa.category not in FUTURE_CATEGORIES:
