@@ -10,7 +10,9 @@ from typing import Any
 from chronobench.data.io import MANIFEST_FILE, QUERIES_FILE, STREAMS_FILE, read_json
 from chronobench.data.schema import SCHEMA_VERSION
 
-BUILDER_VERSION = "1.1.0"
+# 1.2.0: issue 9 probes (category-5 choice, final_qa, future category rules, RQ3 novel words
+# and floor texts) and the episode-uniqueness anchor filter: older builds are not reused.
+BUILDER_VERSION = "1.2.0"
 
 FIELD_PROVENANCE: dict[str, dict[str, list[str]]] = {
     "locomo": {
