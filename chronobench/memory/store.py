@@ -150,10 +150,12 @@ class ChronoMem(NLRollbackMixin, UpkeepMixin, StoreCore):
             expr = q.fts_expression(query)
             if mode != "dense" and expr:
                 # The item index also holds closed and discarded spans: keep live ones.
+                # "+rowid": a plain rowid IN (...) is pushed into FTS5, which then runs
+                # the MATCH once per listed rowid (seconds at 10k items).
                 lists.append(
                     self.conn.execute(
                         "SELECT rowid, -bm25(item_fts, 0.0, 1.0) FROM item_fts WHERE item_fts "
-                        "MATCH ? AND rowid IN (SELECT s.span_id FROM spans s WHERE s.scope_id = ? "
+                        "MATCH ? AND +rowid IN (SELECT s.span_id FROM spans s WHERE s.scope_id = ? "
                         f"AND {alive(self.conn, sc[0])}) ORDER BY bm25(item_fts, 0.0, 1.0) LIMIT ?",
                         (f'tag : "{scope_tag(sc[0])}" AND body : ({expr})', sc[0], self.depth),
                     ).fetchall()
