@@ -74,6 +74,17 @@ class StoreVsModel(RuleBasedStateMachine):
         # An answer that used the erased content stays flagged, even if the same text returns.
         self.tainted |= {aid for aid, seen in self.answers if seen.get(item) is not None}
 
+    @rule(k=st.integers(0, len(TEXTS) - 1))
+    def redact_text(self, k: int) -> None:
+        needle = TEXTS[k].split(" about")[0]  # "fact number k": unique to one text
+        self.mem.redact(APP, USER, needle, reason="model", by="text")
+        for _, snap in self.history:
+            for item in [i for i, t in snap.items() if needle in t]:
+                del snap[item]
+        self.tainted |= {
+            aid for aid, seen in self.answers if any(t and needle in t for t in seen.values())
+        }
+
     @rule(used=st.lists(st.sampled_from(ITEMS), min_size=1, max_size=3, unique=True))
     def record_answer(self, used: list[str]) -> None:
         aid = self.mem.record_answer(APP, USER, "an answer", used)
