@@ -148,3 +148,26 @@ def test_committed_leaderboard_matches_the_runs_it_names(tmp_path):
         if line.startswith("| `") and "__" in line
     )
     assert named == {p.name for p in published.iterdir()}
+
+
+def test_other_task_kinds_render_their_own_section(tmp_path):
+    from chronobench.leaderboard import build
+
+    calls = []
+
+    def section(records):
+        calls.append([r.run_id for r in records])
+        return "## Other track\n\nrows\n", {r.run_id for r in records}
+
+    folder = make_run(tmp_path, ["task=selection"])
+    man = json.loads((folder / "manifest.json").read_text())
+    man["spec"]["task"]["kind"] = "other_kind"
+    (folder / "manifest.json").write_text(json.dumps(man))
+    build.SECTIONS.register("other_kind", section)
+    try:
+        md = write_leaderboard(tmp_path).read_text()
+    finally:
+        build.SECTIONS._entries.pop("other_kind")
+    assert calls == [[folder.name]]
+    assert "## Other track" in md and f"`{folder.name}`" in md
+    assert (tmp_path / PUBLISHED_DIR / folder.name / "manifest.json").is_file()

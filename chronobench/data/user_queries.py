@@ -92,7 +92,7 @@ def _content_id(rec: dict[str, Any], intent: str, v_star: int) -> str:
 
 def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list[RollbackQuery]:
     """Validate ``path`` against a built dataset and return its queries (source="user")."""
-    from chronobench.data.probes import ProbePool, attach_probes
+    from chronobench.data.probes import ProbePool, add_final_probes, attach_probes
 
     path = Path(path)
     if not path.is_file():
@@ -151,4 +151,6 @@ def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list
                 meta={"file": path.name, "line": line},
             )
         )
+    # Consistent forgetting: each future question once more at the last version.
+    add_final_probes(out)
     return out

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.errors import LeaderboardShrinkError, ResultsError
+from chronobench.registry import Registry
 from chronobench.results.io import atomic_write_text, dump_json
 from chronobench.results.schema import CONFIG_FILE, MANIFEST_FILE, METRICS_FILE, load_run
 from chronobench.runner.spec import canonical_json, sha256_text
@@ -42,6 +43,7 @@ class RunRecord:
 
     run_id: str
     folder: Path
+    task_kind: str
     table_key: str  # canonical JSON of spec.table_key()
     dataset: str
     granularity: str
@@ -68,6 +70,7 @@ def _record(folder: Path) -> RunRecord:
     return RunRecord(
         run_id=run.run_id,
         folder=folder,
+        task_kind=spec.task.kind,
         # Runs over different built data or query files never share a table either.
         table_key=canonical_json(
             {
@@ -173,10 +176,8 @@ def build_tables(runs: list[RunRecord]) -> dict[tuple[str, str, str], dict[str, 
     return out
 
 
-def _provenance_md(tables: dict[tuple[str, str, str], dict[str, Any]]) -> str:
-    rows = sorted(
-        {(rid, sha) for slot in tables.values() for rid, sha in slot["provenance"].items()}
-    )
+def _provenance_md(provenance: dict[str, str | None]) -> str:
+    rows = sorted(provenance.items())
     lines = [
         "## Provenance",
         "",
@@ -195,10 +196,28 @@ def render(runs: list[RunRecord]) -> tuple[str, str, set[str]]:
     """Markdown, CSV and the run ids they name."""
     from chronobench.leaderboard.tables import render_csv, render_markdown
 
-    tables = build_tables(runs)
-    md = render_markdown(tables).rstrip("\n") + "\n\n" + _provenance_md(tables)
+    bench = [r for r in runs if r.task_kind == "benchmark"]
+    tables = build_tables(bench)
+    md = render_markdown(tables).rstrip("\n") + "\n\n"
     ids = {rid for slot in tables.values() for rid in slot["provenance"]}
+    provenance = {rid: sha for slot in tables.values() for rid, sha in slot["provenance"].items()}
+    # Other task kinds render their own section (a kind without one is not published).
+    for kind in sorted({r.task_kind for r in runs if r.published} - {"benchmark"}):
+        if kind not in SECTIONS:
+            continue
+        mine = [r for r in runs if r.task_kind == kind and r.published]
+        section, named = SECTIONS.create(kind, mine)
+        if section:
+            md += section.rstrip("\n") + "\n\n"
+            ids |= set(named)
+            provenance.update({r.run_id: r.samples_sha256 for r in mine if r.run_id in named})
+    md += _provenance_md(provenance)
     return md, render_csv(tables), ids
+
+
+# Task kinds other than the benchmark: kind -> "module:function" taking that kind's
+# published RunRecords and returning (markdown section, run ids it names).
+SECTIONS = Registry("leaderboard section", {"repair": "chronobench.repair.report:repair_section"})
 
 
 def named_run_ids(md_path: Path) -> set[str]:

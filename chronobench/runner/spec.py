@@ -156,7 +156,7 @@ class RunSpec(_Strict):
         }
         if self.task.selection:
             ident["selectors"] = list(self.selectors)
-        if self.task.generates or self.dataset.paraphrase:
+        if self.task.generates or self.dataset.paraphrase or self.task.kind != "benchmark":
             ident["backbone"] = self.backbone.model_dump(mode="json", exclude={"chunk_size"})
         if self.task.generates or self.task.kind != "benchmark":
             ident["system"] = self.system.model_dump(mode="json")
@@ -177,9 +177,12 @@ class RunSpec(_Strict):
     @property
     def published(self) -> bool:
         """Whether runs of this spec may reach the published leaderboard (not a test
-        fixture, not a debugging cut of the data)."""
+        fixture, not a debugging cut of the data: ``dataset.limit_*`` or a truthy
+        ``task.params.limit_*``)."""
         d = self.dataset
-        return not (d.fixture or d.limit_streams or d.limit_queries)
+        # Other task kinds mark debugging cuts with task.params "limit_*" keys.
+        cut = any(str(k).startswith("limit") and v for k, v in self.task.params.items())
+        return not (d.fixture or d.limit_streams or d.limit_queries or cut)
 
     def describe(self) -> str:
         """``locomo-session task=selection system=... backbone=...`` for console lines."""
