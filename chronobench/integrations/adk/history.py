@@ -29,6 +29,15 @@ def check_mode(mode: Any) -> None:
         raise ValueError(f"mode must be 'truncate' or 'revert', got {mode!r}")
 
 
+def _summary(record: Any, limit: int = 160) -> str:
+    """One line saying what a version did: its summary, else the start of its delta."""
+    if record.seq == 0:
+        return "empty memory (before the first write)"
+    # Cut before flattening: a descriptor can hold a whole session.
+    text = record.summary or record.descriptor[: 2 * limit].replace("\n", "; ") or record.op
+    return cv.short(text, limit)
+
+
 class HistoryMixin:
     """Needs ``self.store`` (a ChronoMem) and ``self._write_lock``."""
 
@@ -47,15 +56,11 @@ class HistoryMixin:
         head = self.store.head(app_name, user_id)
         out = []
         for r in self.store.versions(app_name, user_id):
-            if r.seq == 0:
-                summary = "empty memory (before the first write)"
-            else:
-                summary = cv.short(r.summary or r.descriptor.replace("\n", "; ") or r.op)
             out.append(
                 {
                     "version": int(r.version_id),
                     "time": cv.iso_time(r.created) if r.created else None,
-                    "summary": summary,
+                    "summary": _summary(r),
                     "op": r.op,
                     "session": (r.labels or {}).get("session"),
                     "head": r.version_id == head,
@@ -179,5 +184,10 @@ class HistoryMixin:
     def _describe(self, app: str, user: str, versions: list[int]) -> list[dict[str, Any]]:
         if not versions:
             return []
-        by_id = {v["version"]: v["summary"] for v in self.versions_sync(app, user)}
+        wanted = set(versions)
+        by_id = {
+            r.version_id: _summary(r)
+            for r in self.store.versions(app, user)
+            if r.version_id in wanted
+        }
         return [{"version": v, "summary": by_id.get(v, "")} for v in versions]

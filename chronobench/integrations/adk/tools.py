@@ -26,6 +26,8 @@ from google.adk.tools import FunctionTool, ToolContext
 from chronobench.integrations.adk.planning import UncertainRequestError
 from chronobench.integrations.adk.previews import Pending
 
+SHOWN = 10  # versions listed in a tool reply; the count says how many in all
+
 
 def _scope(tool_context: Any) -> tuple[str, str]:
     session = tool_context.session
@@ -111,7 +113,9 @@ def memory_tools(service: Any, *, mode: str = "revert", max_versions: int = 20) 
             "restore_version": report.version,
             "intent": report.intent,
             "matched_version": report.matched_version,
-            "will_undo": report.discarded,
+            # The oldest undone versions (the ones the request is about), then a count.
+            "will_undo": report.discarded[:SHOWN],
+            "will_undo_count": len(report.discarded),
             "confidence": report.to_dict()["confidence"],
             "instruction": "Nothing has changed yet. Tell the user what will be undone and "
             "ask them to confirm; if they agree, call confirm_memory_undo with this token.",
@@ -135,7 +139,8 @@ def memory_tools(service: Any, *, mode: str = "revert", max_versions: int = 20) 
             "status": "done",
             "restored_version": report.version,
             "head": report.head,
-            "undone": report.discarded,
+            "undone": report.discarded[:SHOWN],
+            "undone_count": len(report.discarded),
         }
 
     return [
