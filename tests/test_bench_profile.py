@@ -76,7 +76,7 @@ def test_bench_main_on_the_tiny_fixture(
     table = out[out.index("bench main:") :]
     assert "system=rag_only" in table and "all cells" in table
     row = next(line for line in table.splitlines() if line.startswith("locomo-session"))
-    cols = [float(x) for x in row.split()[-9:]]
-    assert len(cols) == len(STAGES) + 2 and cols[-1] > 0
+    cols = [float(x) for x in row.split()[-10:]]
+    assert len(cols) == len(STAGES) + 3 and cols[-2] > 0 and cols[-1] > 0
     assert cols[STAGES.index("embed")] > 0  # MiniLM really ran (cold caches)
     assert not (tmp_path / "results-untouched").exists()  # results went to a temp folder
