@@ -46,6 +46,10 @@ class Ledger:
     def __init__(self, path: str, busy_timeout_ms: int = 60_000) -> None:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        # The store's durability contract (WAL + NORMAL: safe against process crashes).
+        if path != ":memory:":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
         conn.executescript(_SCHEMA)
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.Lock()
