@@ -15,6 +15,13 @@ memory services, over the items of HEAD:
   single-script runs, so the embedded "Python" is a word of its own.
 
 A memory's score is the number of distinct query words it matches.
+
+Why a scan over HEAD rather than an FTS5 trigram index: a trigram index cannot answer
+a query shorter than three characters ("太郎" is two), would still need whole-word
+filtering for Latin, and would be one more index to keep exact across truncate,
+revert and redaction. The scan reads HEAD (one indexed query) and scores cached
+per-text word sets: ``python -m chronobench bench adk`` measures it at 1k and 10k
+memories (about 100 ms at 10k on two shared cores, half of it reading HEAD).
 """
 
 from __future__ import annotations
