@@ -47,6 +47,11 @@ def _score_answerable(probe: Probe, prediction: str) -> dict[str, float]:
     if not probe.answers:
         # No gold answer and not adversarial: only abstaining is right; kept out of A.
         return {"unanswerable_abstain": abstained, "qa_abstained": abstained}
+    if abstained:
+        # An abstention gives no answer: its words ("not", "information") overlapping a
+        # gold answer are not a partial answer. So always abstaining has A = 0 exactly.
+        em_key = "substring_em" if probe.scoring == "mab" else "qa_em"
+        return {"qa_f1": 0.0, em_key: 0.0, "qa_abstained": 1.0}
     if probe.scoring == "mab":
         f1 = best_f1(prediction, probe.answers)
         return {
