@@ -227,7 +227,8 @@ def main(args: argparse.Namespace) -> int:
             return original(spec)
         finally:
             row = clock.end_cell()
-            print(f"  [{len(clock.cells)}] {row['total']:.1f} s  {label}", flush=True)
+            stages = " ".join(f"{s}={row[s]:.1f}" for s in (*STAGES, "other", "cpu"))
+            print(f"  [{len(clock.cells)}] {row['total']:.1f} s  {label}: {stages}", flush=True)
 
     saved_env = {k: os.environ.get(k) for k in ("CHRONOBENCH_RESULTS", "CHRONOBENCH_CACHE")}
     with tempfile.TemporaryDirectory(prefix="chronobench-bench-main-") as tmp:
