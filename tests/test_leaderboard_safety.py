@@ -171,3 +171,15 @@ def test_other_task_kinds_render_their_own_section(tmp_path):
     assert calls == [[folder.name]]
     assert "## Other track" in md and f"`{folder.name}`" in md
     assert (tmp_path / PUBLISHED_DIR / folder.name / "manifest.json").is_file()
+
+
+def test_a_run_publishes_its_own_cells_not_stray_local_runs(tmp_path):
+    from chronobench.leaderboard.build import publish_after_run
+
+    mine = make_run(tmp_path, ["task=selection"])
+    stray = make_run(tmp_path, ["task=selection", "reranker=none"])
+    md = publish_after_run(tmp_path, {mine.name})
+    assert md is not None
+    assert mine.name in md.read_text() and stray.name not in md.read_text()
+    # The leaderboard command takes every local run.
+    assert stray.name in write_leaderboard(tmp_path).read_text()

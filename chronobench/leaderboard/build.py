@@ -94,15 +94,23 @@ def _record(folder: Path) -> RunRecord:
 
 
 def collect_runs(
-    results_dir: Path, *, local: bool = True, published: bool = True, warn: bool = True
+    results_dir: Path,
+    *,
+    local: bool = True,
+    published: bool = True,
+    warn: bool = True,
+    only: set[str] | None = None,
 ) -> list[RunRecord]:
-    """Finished runs under ``results_dir/runs`` and/or ``results_dir/published`` (a run
-    in both counts once). Unfinished folders are skipped; unreadable ones are reported."""
+    """Finished runs under ``results_dir/runs`` (all, or the ids in ``only``) and/or
+    ``results_dir/published`` (a run in both counts once). Unfinished folders are
+    skipped; unreadable ones are reported."""
     folders: list[Path] = []
     if published:
         folders += sorted((results_dir / PUBLISHED_DIR).glob("*"))
     if local:
-        folders += sorted((results_dir / "runs").glob("*"))
+        folders += sorted(
+            p for p in (results_dir / "runs").glob("*") if only is None or p.name in only
+        )
     by_id: dict[str, RunRecord] = {}
     for folder in folders:
         if not (folder / MANIFEST_FILE).is_file() or not (folder / METRICS_FILE).is_file():
@@ -227,15 +235,18 @@ def named_run_ids(md_path: Path) -> set[str]:
     return set(_RUN_ID_RE.findall(md_path.read_text(encoding="utf-8")))
 
 
-def write_leaderboard(results_dir: Path, *, force: bool = False) -> Path:
+def write_leaderboard(
+    results_dir: Path, *, force: bool = False, only: set[str] | None = None
+) -> Path:
     """Rebuild ``LEADERBOARD.md`` / ``.csv`` in ``results_dir`` and sync
     ``results_dir/published``; returns the .md path.
 
-    Default: published + local runs, refusing (LeaderboardShrinkError) to name fewer runs
-    than the current file. ``force``: local runs only, shrinking allowed.
+    Default: published + local runs (``only``: just these local run ids), refusing
+    (LeaderboardShrinkError) to name fewer runs than the current file. ``force``: local
+    runs only, shrinking allowed.
     """
     results_dir = Path(results_dir).resolve()
-    runs = collect_runs(results_dir, local=True, published=not force)
+    runs = collect_runs(results_dir, local=True, published=not force, only=only)
     md, csv_text, ids = render(runs)
     md_path = results_dir / "LEADERBOARD.md"
     before = named_run_ids(md_path)
@@ -277,15 +288,19 @@ def _sync_published(results_dir: Path, runs: list[RunRecord], ids: set[str]) -> 
                 shutil.rmtree(folder)  # superseded by a newer run of the same table cell
 
 
-def publish_after_run(results_dir: Path) -> Path | None:
-    """The leaderboard step of ``run``: rebuild, or say why not (never an error)."""
+def publish_after_run(results_dir: Path, run_ids: set[str] | None = None) -> Path | None:
+    """The leaderboard step of ``run``: the published runs plus the runs just made
+    (``run_ids``; other local folders are left to ``chronobench leaderboard``). Rebuilds,
+    or says why not (never an error)."""
     try:
-        md = write_leaderboard(results_dir)
+        md = write_leaderboard(results_dir, only=run_ids)
     except LeaderboardShrinkError as exc:
         print(f"leaderboard not rewritten: {exc}")
         return None
     n_local = sum(
-        1 for r in collect_runs(results_dir, published=False, warn=False) if not r.published
+        1
+        for r in collect_runs(results_dir, published=False, warn=False, only=run_ids)
+        if not r.published
     )
     print(f"leaderboard written: {md} and {md.with_suffix('.csv')}")
     print(f"published run files: {md.parent / PUBLISHED_DIR}")

@@ -120,7 +120,7 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
     if cfg.get("leaderboard", True):
         from chronobench.leaderboard.build import publish_after_run
 
-        publish_after_run(results_dir)
+        publish_after_run(results_dir, {f.name for f in folders})
     return folders
 
 
