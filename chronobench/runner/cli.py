@@ -103,6 +103,7 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
     from chronobench.runner.components import check_backbone_available
     from chronobench.runner.spec import spec_from_config
 
+    _precheck_backbone(cfg)
     specs = [spec_from_config(c, choices=ch) for c, ch in expand_suite(cfg, user_overrides)]
     for spec in specs:
         check_backbone_available(spec)
@@ -122,6 +123,24 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
 
         publish_after_run(results_dir, {f.name for f in folders})
     return folders
+
+
+def _precheck_backbone(cfg: Mapping[str, Any]) -> None:
+    """Before composing every cell (seconds): when no cell picks its own backbone and some
+    cell generates, the base config's backbone must be importable."""
+    from chronobench.backbones.registry import BACKBONES
+
+    cells = [[str(o) for o in c] for c in (cfg.get("suite") or [])]
+    if any(_key(o) == "backbone" for c in cells for o in c):
+        return
+    task = cfg.get("task") or {}
+    gen_tasks = {"task=generation", "task=qa", "task=summary", "task=all"}
+    generates = any(o in gen_tasks for c in cells for o in c) or (
+        not cells and (task.get("qa") or task.get("summary"))
+    )
+    name = (cfg.get("backbone") or {}).get("name")
+    if generates and name in BACKBONES:
+        BACKBONES.check_available(name)
 
 
 def _hydra_task(cfg: Any) -> None:
