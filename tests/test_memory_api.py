@@ -220,3 +220,27 @@ def test_retrieval_stage_switch() -> None:
         hash_store(stage="sparse")
     lexical = hash_store(stage="lexical")
     assert lexical.stage == "lexical" and lexical.clone().stage == "lexical"
+
+
+def test_hidden_history_is_invisible_to_every_read_and_compact_keeps_reads() -> None:
+    mem, _ = facts_store()
+    mem.rollback_to_version(APP, USER, 2)
+    new = mem.commit(APP, USER, [add("car", "Ann bought a red car")], source="t", reason="t")
+
+    def reads() -> tuple:
+        return (
+            [v.version_id for v in mem.versions(APP, USER)],
+            mem.snapshot(APP, USER),
+            sorted(v for v, _ in mem.resolve_dense(APP, USER, "Lisbon beagle password", 10)),
+            sorted(v for v, _ in mem.resolve_hybrid(APP, USER, "Lisbon beagle password", 10)),
+            [h.item_id for h in mem.search(APP, USER, "Lisbon beagle password car", 10)],
+        )
+
+    got = reads()
+    assert got[0] == [0, 1, 2, new] and set(got[1]) == {"city", "job", "car"}
+    assert set(got[2]) <= {1, 2, new} and set(got[3]) <= {1, 2, new}
+    assert set(got[4]) <= {"city", "job", "car"}
+    with pytest.raises(UnknownVersionError):
+        mem.snapshot(APP, USER, 4)  # discarded by the truncate
+    mem.compact(APP, USER)
+    assert reads() == got and mem.check_integrity(APP, USER) == []
