@@ -27,6 +27,7 @@ SYSTEM_ORDER = [
     "rag_only",
     "chronomem",
     "chronomem_oracle",
+    "adk_chronomem",
     *FLOORS,
 ]
 SYSTEM_LABEL = {
@@ -35,6 +36,7 @@ SYSTEM_LABEL = {
     "rag_only": "RAG-only",
     "chronomem": "ChronoMem",
     "chronomem_oracle": "ChronoMem (oracle v*)",
+    "adk_chronomem": "ChronoMem via its Google ADK memory service",
     "no_memory": "floor: no memory",
     "always_abstain": "floor: always abstain",
     "constant_answer": "floor: constant answer",
