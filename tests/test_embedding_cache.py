@@ -147,3 +147,24 @@ def test_store_provider_persists_beside_the_call_cache(tmp_path: Path) -> None:
     shared_cache(provider.embedder).encode(["a descriptor"])
     assert (tmp_path / EMBEDDING_CACHE_FILE).exists()
     assert PersistentVectors(tmp_path / EMBEDDING_CACHE_FILE).count() == 1
+
+
+@pytest.mark.slow
+def test_warm_cache_never_loads_the_model(tmp_path: Path) -> None:
+    """Token counts for windowing come from tokenizer.json; vectors from the cache."""
+    from chronobench.memory.embedders import SentenceTransformerEmbedder
+
+    texts = ["Caroline went to the support group.", "ünïcode café 東京 🙂", "x " * 400]
+    filled = SentenceTransformerEmbedder("minilm")
+    first = EmbeddingCache(filled)
+    first.attach(tmp_path / "emb.sqlite")
+    vecs = first.encode(texts)
+    assert filled._model is not None
+
+    fresh = SentenceTransformerEmbedder("minilm")
+    again = EmbeddingCache(fresh)
+    again.attach(tmp_path / "emb.sqlite")
+    np.testing.assert_array_equal(again.encode(texts), vecs)
+    assert fresh.max_tokens == filled.max_tokens == 254
+    assert [fresh.count_tokens(t) for t in texts] == [filled.count_tokens(t) for t in texts]
+    assert fresh._model is None  # neither encode nor windowing needed the weights
