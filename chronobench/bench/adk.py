@@ -105,21 +105,24 @@ def _size(n: int, embedder: Any, repeat: int, workdir: Path) -> list[tuple[str, 
     def fmt(p: tuple[float, float]) -> str:
         return f"{p[0]:.2f} / {p[1]:.2f}"
 
-    counter = iter(range(10**9))
+    # Both sides get the same new memories, so later figures compare equal contents.
+    extra = [_text(rng, n + i) for i in range(repeat)]
+    svc_i, raw_i = iter(range(repeat)), iter(range(repeat))
 
     def svc_add() -> None:
-        i = next(counter)
-        session = _session(f"add{i}", [_event(f"a{i}", _text(rng, n + i))])
+        i = next(svc_i)
+        session = _session(f"add{i}", [_event(f"a{i}", extra[i])])
         loop.run_until_complete(service.add_session_to_memory(session))
 
     def raw_add() -> None:
-        i = next(counter)
+        i = next(raw_i)
         store.commit(
             APP,
             USER,
-            [{"op": "add", "item_id": f"r{i}", "text": _text(rng, n + i)}],
+            [{"op": "add", "item_id": f"a{i}", "text": extra[i]}],
             source="adk",
             reason="bench",
+            labels={"session": f"add{i}"},
         )
 
     rows.append(("add (1 event)", fmt(_ms(svc_add, repeat)), fmt(_ms(raw_add, repeat))))
