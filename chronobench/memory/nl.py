@@ -23,6 +23,10 @@ scores are close by construction (0.8% apart for ranks 1+2 vs 1+1), so a close
 call lowers the confidence but is not refused; only a tie is.
 A request that fails a condition raises :class:`UncertainRequestError` and nothing
 is written.
+
+Measured (MiniLM + DeltaReranker): 0 of 512 real LoCoMo session requests and 0 of 152
+turn requests refused, every content-free request refused; 29 of 50 off-topic session
+requests still pass on a single shared common word (a known limit of rule 2).
 """
 
 from __future__ import annotations
@@ -42,7 +46,10 @@ from chronobench.memory.types import (
     UncertainRequestError,
 )
 
-DENSE_FLOOR = 0.30  # cosine below which a dense-only match is noise (calibrated)
+# Cosine below which a dense-only match is noise: above most off-topic requests' cosines
+# (median ~0.15) and below the MiniLM paraphrase test's; no real LoCoMo request needed
+# the dense path (all had lexical evidence), so this is not fitted on real misses.
+DENSE_FLOOR = 0.30
 DENSE_FULL = 0.50  # cosine at which a dense-only match counts as full evidence
 TIE_GAP = 1e-6  # stage-score difference at or below which two commits are tied
 SEP_FULL = 0.005  # relative final-score gap at which separation counts as full
