@@ -12,7 +12,8 @@ from chronobench.data.schema import SCHEMA_VERSION
 
 # 1.2.0: issue 9 probes (category-5 choice, final_qa, future category rules, RQ3 novel words
 # and floor texts) and the episode-uniqueness anchor filter: older builds are not reused.
-BUILDER_VERSION = "1.2.0"
+# 1.2.1: summary probes carry meta.generic_stems (specific content ROUGE-1).
+BUILDER_VERSION = "1.2.1"
 
 FIELD_PROVENANCE: dict[str, dict[str, list[str]]] = {
     "locomo": {

@@ -26,7 +26,7 @@ from chronobench.metrics import (
 )
 from chronobench.metrics.qa import best_f1, leaked
 from chronobench.metrics.runlevel import dedupe_weights, run_units
-from chronobench.metrics.summary import content_rouge1, novel_event_words
+from chronobench.metrics.summary import content_rouge1, novel_event_words, specific_rouge1
 from chronobench.metrics.text import ABSTAIN_PHRASES, ABSTAIN_WHOLE
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "metrics_cases.json").read_text())
@@ -60,6 +60,13 @@ def _compute(case: dict[str, Any]) -> dict[str, Any]:
         return {
             "rouge1": rouge1(inp["prediction"], inp["reference"]),
             "content_rouge1": content_rouge1(inp["prediction"], inp["reference"], inp["names"]),
+        }
+    if kind == "specific_rouge":
+        return {
+            "content_rouge1": content_rouge1(inp["prediction"], inp["reference"], inp["names"]),
+            "specific_rouge1": specific_rouge1(
+                inp["prediction"], inp["reference"], inp["generic"], inp["names"]
+            ),
         }
     if kind == "novel_words":
         return {"novel_words": novel_event_words(inp["events"], inp["known"], inp["names"])}

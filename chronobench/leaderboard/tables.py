@@ -61,6 +61,7 @@ RQ2_COLS = [
 RQ3_COLS = [
     ("rouge1", "ROUGE-1"),
     ("content_rouge1", "content ROUGE-1"),
+    ("specific_rouge1", "specific content ROUGE-1"),
     ("summary_leakage", "calibrated leakage (lower is better)"),
 ]
 DOCS_LINK = "[docs/metrics.md](../docs/metrics.md)"
@@ -226,6 +227,10 @@ def _systems_md(systems: dict[tuple[str, str], Any]) -> list[str]:
         ("adversarial_acc", "RQ2: adversarial accuracy (category 5, two-way choice; not in RC-QA)"),
         ("rouge1", "RQ3: rollback-consistent summarisation, ROUGE-1"),
         ("content_rouge1", "RQ3: content ROUGE-1 (no stopwords, names, dates, numbers)"),
+        (
+            "specific_rouge1",
+            "RQ3: specific content ROUGE-1 (also no words common to most conversations' summaries)",
+        ),
         ("summary_leakage", "RQ3: calibrated summary leakage (lower is better)"),
     ):
         rows = _by_backbone(systems, names, backbones, field)

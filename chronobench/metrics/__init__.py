@@ -25,6 +25,8 @@ Run-level fields (:mod:`chronobench.metrics.runlevel`):
 Summary probes:
     ``rouge1``           ROUGE-1 F-measure (rouge-score, stemmer on), in [0, 1].
     ``content_rouge1``   the same without stopwords, speaker names, dates, numbers.
+    ``specific_rouge1``  content ROUGE-1 also without summary words common to most
+                         conversations (the builder's ``meta["generic_stems"]``).
     ``summary_leakage``  calibrated: share of eligible post-v* events (>= 2 novel
                          content stems) with at least half their novel stems said.
 Version selection (:func:`score_selection`):
@@ -55,6 +57,7 @@ from chronobench.metrics.summary import (
     content_rouge1,
     novel_event_words,
     rouge1,
+    specific_rouge1,
     summary_leakage,
 )
 from chronobench.metrics.text import (
@@ -94,6 +97,7 @@ __all__ = [
     "rouge1",
     "score_probe",
     "score_selection",
+    "specific_rouge1",
     "substring_em",
     "summarise",
     "summary_leakage",

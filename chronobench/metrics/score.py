@@ -21,7 +21,7 @@ from chronobench.metrics.qa import (
     picked_option,
     substring_em,
 )
-from chronobench.metrics.summary import content_rouge1, rouge1, summary_leakage
+from chronobench.metrics.summary import content_rouge1, rouge1, specific_rouge1, summary_leakage
 from chronobench.metrics.text import is_abstention
 
 __all__ = ["aggregate", "score_probe"]
@@ -89,6 +89,9 @@ def _score_summary(probe: Probe, prediction: str) -> dict[str, float]:
         "rouge1": rouge1(prediction, probe.reference),
         "content_rouge1": content_rouge1(prediction, probe.reference, names),
     }
+    generic = probe.meta.get("generic_stems")
+    if generic is not None:
+        out["specific_rouge1"] = specific_rouge1(prediction, probe.reference, generic, names)
     novel = probe.meta.get("novel_words")
     if novel is not None:
         leak = summary_leakage(prediction, novel, names)
@@ -104,7 +107,8 @@ def score_probe(probe: Probe, prediction: str) -> dict[str, float]:
       ``qa_abstained``; category 5: ``adversarial_acc`` and ``qa_abstained``.
     - ``future_qa``: ``future_abstain`` and, with ``future_answers``, ``future_leak``.
     - ``final_qa``: ``final_correct`` and ``final_abstain``.
-    - ``summary``: ``rouge1``, ``content_rouge1`` and, when the probe carries
+    - ``summary``: ``rouge1``, ``content_rouge1``, ``specific_rouge1`` (with
+      ``meta["generic_stems"]``) and, when the probe carries
       ``meta["novel_words"]`` with an eligible event, ``summary_leakage``.
 
     Query-level fields (``rc_qa`` and its parts, ``consistent_forgetting``) need every

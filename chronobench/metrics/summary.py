@@ -13,6 +13,7 @@ __all__ = [
     "LEAK_FRACTION",
     "MIN_NOVEL_WORDS",
     "content_rouge1",
+    "specific_rouge1",
     "novel_event_words",
     "rouge1",
     "summary_leakage",
@@ -45,6 +46,23 @@ def content_rouge1(prediction: str, reference: str, names: Iterable[str] = ()) -
     names = tuple(names)
     pred = content_text(prediction, names)
     ref = content_text(reference, names)
+    if not pred or not ref:
+        return 0.0
+    return rouge1(pred, ref)
+
+
+def specific_rouge1(
+    prediction: str, reference: str, generic: Iterable[str], names: Iterable[str] = ()
+) -> float:
+    """Content ROUGE-1 (:func:`content_rouge1`) without the words whose stem is in
+    ``generic`` (summary vocabulary common to most conversations): what is left is what
+    only this conversation's summary says."""
+    from chronobench.metrics.content import content_words
+    from chronobench.metrics.text import stem
+
+    names, drop = tuple(names), set(generic)
+    pred = " ".join(w for w in content_words(prediction, names) if stem(w) not in drop)
+    ref = " ".join(w for w in content_words(reference, names) if stem(w) not in drop)
     if not pred or not ref:
         return 0.0
     return rouge1(pred, ref)

@@ -141,6 +141,7 @@ def summary_table(run_id: str, metrics: dict[str, Any]) -> str:
             ("consistent_forgetting", "ConsF"),
             ("rouge1", "R-1"),
             ("content_rouge1", "cR-1"),
+            ("specific_rouge1", "sR-1"),
             ("summary_leakage", "SumLeak"),
         ]
         lines.append("  " + " ".join(f"{h:>8}" for _, h in cols))

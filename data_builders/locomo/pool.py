@@ -155,5 +155,25 @@ def finish_probes(res: Any, future_skipped: Counter[str]) -> None:
             texts = p.meta.get("floor_texts")
             if p.kind == "summary" and texts is not None and floors.get(q.stream_id):
                 texts["generic_words"] = floors[q.stream_id]
+    generic = generic_summary_stems(res.pools)
+    for q in res.queries:
+        for p in q.probes:
+            if p.kind == "summary" and p.meta.get("floor_texts") is not None:
+                p.meta["generic_stems"] = generic
+    res.extra["generic_summary_stems"] = len(generic)
     res.extra["final_qa_probes"] = add_final_probes(res.queries)
     res.extra["future_candidates_skipped"] = dict(sorted(future_skipped.items()))
+
+
+def generic_summary_stems(pools: list[ProbePool]) -> list[str]:
+    """Content stems found in the event summaries of at least half of the conversations
+    (and of at least two): summary vocabulary that fits any conversation ("support",
+    "friends", "shared"). Specific content ROUGE-1 leaves them out (docs/metrics.md)."""
+    from chronobench.metrics.content import content_stems
+
+    df: Counter[str] = Counter()
+    for pool in pools:
+        text = " ".join(e for s in pool.sessions for e in s.events)
+        df.update(content_stems(text, pool.speakers))
+    need = max(2, (len(pools) + 1) // 2)
+    return sorted(w for w, c in df.items() if c >= need)
