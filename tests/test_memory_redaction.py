@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from pathlib import Path
 
@@ -214,3 +215,73 @@ def test_file_store_sqlite_level_check(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
+
+
+def _cache_keys(path: Path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {r[0] for r in conn.execute("SELECT key FROM vectors")}
+    finally:
+        conn.close()
+
+
+def test_redact_forgets_every_vector_derived_from_the_secret(tmp_path: Path) -> None:
+    """Descriptor windows, reranker delta lines and an NL request quoting the secret were
+    embedded through the persistent cache; after redaction none of their keys is left."""
+    from chronobench.memory import DeltaReranker, HashEmbedder
+    from chronobench.memory.embedders import shared_cache, split_windows
+    from chronobench.memory.query import content_query
+    from chronobench.memory.rerank import delta_lines
+    from chronobench.systems.stores import EMBEDDING_CACHE_FILE, StoreProvider
+
+    cache_dir = tmp_path / "cache"
+    # Short windows, so the secret's descriptor is embedded as several windows.
+    provider = StoreProvider(
+        embedder="hash", cache_dir=cache_dir, reranker=DeltaReranker(), window_tokens=6
+    )
+    mem = provider.new_store(str(tmp_path / "s.db"))
+    cache_file = cache_dir / EMBEDDING_CACHE_FILE
+    mem.commit(APP, USER, [add("city", "Ann lives in Oslo")], source="chat", reason="r")
+    ops = [add("job", "Ann is a nurse"), add("vault", f"the vault code is {SECRET} now")]
+    mem.commit(APP, USER, ops, source="chat", reason="r", summary=f"noted {SECRET} today")
+    mem.commit(APP, USER, [add("pet", "Ann has a cat")], source="chat", reason="r")
+    assert mem.resolve(APP, USER, "the vault code")  # the reranker embeds delta lines
+    request = f"undo the vault code {SECRET}"
+    mem.rollback_to_version_by_nl_query(APP, USER, request, mode="revert")
+
+    count = HashEmbedder().count_tokens
+    quoting = [v.descriptor for v in mem.versions(APP, USER) if SECRET in v.descriptor]
+    assert quoting
+    derived = {content_query(request)}
+    for desc in quoting:
+        derived.update(split_windows(desc, 6, count))
+        derived.update(delta_lines(desc))
+    derived = {t for t in derived if SECRET in t}  # texts whose key fingerprints the secret
+    keys = {hashlib.sha256(t.encode()).hexdigest() for t in derived}
+    assert len(derived) >= 4 and keys <= _cache_keys(cache_file), "all were embedded"
+
+    mem.redact(APP, USER, SECRET, reason="user asked", by="text")
+    assert keys.isdisjoint(_cache_keys(cache_file))
+    assert keys.isdisjoint(shared_cache(mem.embedder)._vecs)
+    for f in (cache_file, Path(f"{cache_file}-wal")):
+        assert not f.exists() or SECRET.encode() not in f.read_bytes()
+    assert mem.resolve(APP, USER, "the vault code")  # the scrubbed descriptors re-embed
+    mem.close()
+
+
+def test_redact_op_in_a_commit_forgets_the_old_descriptor_windows(tmp_path: Path) -> None:
+    from chronobench.memory.embedders import split_windows
+    from chronobench.systems.stores import EMBEDDING_CACHE_FILE, StoreProvider
+
+    provider = StoreProvider(embedder="hash", cache_dir=tmp_path / "cache", window_tokens=6)
+    mem = provider.new_store()
+    ops = [add("job", "Ann is a nurse"), add("vault", f"the vault code is {SECRET} now")]
+    mem.commit(APP, USER, ops, source="chat", reason="r")
+    (desc,) = [v.descriptor for v in mem.versions(APP, USER) if SECRET in v.descriptor]
+    windows = [w for w in split_windows(desc, 6, mem.embedder.count_tokens) if SECRET in w]
+    keys = {hashlib.sha256(w.encode()).hexdigest() for w in windows}
+    cache_file = tmp_path / "cache" / EMBEDDING_CACHE_FILE
+    assert windows and keys <= _cache_keys(cache_file)
+    mem.commit(APP, USER, [{"op": "redact", "item_id": "vault"}], source="user", reason="gdpr")
+    assert keys.isdisjoint(_cache_keys(cache_file))
+    mem.close()

@@ -318,6 +318,7 @@ class StoreCore:
                 reason=p["reason"],
                 source=p["source"],
                 embed=self._embed,
+                windows=self._windows,
             )
             erased.extend(texts)
 

@@ -15,6 +15,8 @@ FTS and re-embedded), summaries, reasons and sources of versions/events/audit ro
 answers. The caller runs this inside one write transaction under
 :func:`secure_delete` and then :func:`optimise_indexes` (FTS segment merge and a
 WAL checkpoint), so deleted bytes are zeroed in the database file, not just unlinked.
+Last, it forgets the vectors of every text embedded from the erased content (see
+:func:`stale_texts`) from the embedding caches, in memory and on disk.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 import numpy as np
 
 from chronobench.memory.commit import REDACTED, scope_tag
+from chronobench.memory.query import content_query
+from chronobench.memory.rerank import delta_lines
 
 
 @contextmanager
@@ -65,11 +69,18 @@ def redact_in_txn(
     reason: str,
     source: str,
     embed: Callable[[str], np.ndarray],
+    windows: Callable[[str], Sequence[str]] | None = None,
 ) -> tuple[dict, list[str]]:
     """Erase ``target`` (an item id when ``by == "id"``, else a text).
 
-    Returns (report, erased texts). The report names every item and version touched
-    and holds no erased text; it is also stored as the audit row's detail.
+    Returns (report, stale texts). The report names every item and version touched
+    and holds no erased text; it is also stored as the audit row's detail. The stale
+    texts are every text whose embedding was derived from erased content: the erased
+    texts, and the pre-scrub descriptors with their dense windows (``windows``: the
+    store's windowing, see ``StoreCore._windows``), lines and reranker delta lines,
+    and the pre-scrub summaries/reasons/sources with the NL requests they record.
+    The caller passes them to ``EmbeddingCache.forget`` after the commit, so no vector
+    (nor its sha256 key, a guessable fingerprint) of a text quoting the content stays.
     """
     if by == "id":
         hashes = [
@@ -137,9 +148,10 @@ def redact_in_txn(
         )
     needles = sorted({*texts, *([target] if by == "text" else [])}, key=len, reverse=True)
     needles = [n for n in needles if n]
-    scrubbed = _scrub_descriptors(conn, scope_id, needles, embed)
+    scrubbed, old_descriptors = _scrub_descriptors(conn, scope_id, needles, embed)
     versions.update(scrubbed)
-    versions.update(_scrub_free_text(conn, scope_id, needles))
+    free_touched, old_free_text = _scrub_free_text(conn, scope_id, needles)
+    versions.update(free_touched)
     answers = 0
     for needle in needles:
         answers += conn.execute(
@@ -160,13 +172,45 @@ def redact_in_txn(
         "VALUES (?, 'redact', ?, ?, ?, ?)",
         (scope_id, json.dumps(detail), source, reason, time.time()),
     )
-    return detail, texts
+    stale = stale_texts(texts, old_descriptors, old_free_text, windows)
+    return detail, stale
+
+
+def stale_texts(
+    erased: Iterable[str],
+    descriptors: Iterable[str],
+    free_text: Iterable[str],
+    windows: Callable[[str], Sequence[str]] | None = None,
+) -> list[str]:
+    """Every text the store may have embedded from erased content, deduplicated.
+
+    A descriptor was embedded window by window at commit time and line by line by the
+    delta reranker; all of its windows and lines go (not only those quoting a needle:
+    a line cut on word boundaries can hold part of a multi-word needle). Forgetting a
+    text that another descriptor shares only costs one re-embedding. An NL request is
+    stored as the reason ``"nl: <request>"`` and was embedded as its content words.
+    """
+    out: dict[str, None] = dict.fromkeys(erased)
+    for desc in descriptors:
+        out.setdefault(desc)
+        if windows is not None:
+            out.update(dict.fromkeys(windows(desc)))
+        for line in desc.split("\n"):
+            out.update(dict.fromkeys((line, line.strip())))
+        out.update(dict.fromkeys(delta_lines(desc)))
+    for text in free_text:
+        out.setdefault(text)
+        if text.startswith("nl: "):
+            request = text[4:]
+            out.update(dict.fromkeys((request, content_query(request))))
+    return [t for t in out if t]
 
 
 def _scrub_descriptors(
     conn: sqlite3.Connection, scope_id: int, needles: list[str], embed: Callable[[str], np.ndarray]
-) -> set[int]:
-    """Rewrite descriptors (dense text and FTS body) quoting a needle; returns version ids."""
+) -> tuple[set[int], list[str]]:
+    """Rewrite descriptors (dense text and FTS body) quoting a needle; returns the
+    version ids touched and the pre-scrub dense descriptors that were rewritten."""
     tag = scope_tag(scope_id)
     hits: dict[int, tuple[int, str]] = {}
     for needle in needles:
@@ -208,7 +252,7 @@ def _scrub_descriptors(
                 [(vrow, i, v.astype(np.float32).tobytes()) for i, v in enumerate(embed(dense))],
             )
         touched.add(int(vid))
-    return touched
+    return touched, [desc for _, desc in hits.values()]
 
 
 # Free-text and JSON columns that can quote stored content (or an NL request).
@@ -220,10 +264,15 @@ _TEXT_COLUMNS = {
 _JSON_COLUMNS = {"versions": ("labels",), "events": ("meta",), "audit": ("detail",)}
 
 
-def _scrub_free_text(conn: sqlite3.Connection, scope_id: int, needles: list[str]) -> set[int]:
+def _scrub_free_text(
+    conn: sqlite3.Connection, scope_id: int, needles: list[str]
+) -> tuple[set[int], list[str]]:
     """Replace needles in summaries, reasons, sources, labels and metadata; returns the
-    ids of versions whose row (or whose events) changed."""
+    ids of versions whose row (or whose events) changed, and the pre-scrub values of
+    the plain-text columns that quoted a needle (a value is read before any needle
+    changes it: it is first read at the first needle it contains)."""
     touched: set[int] = set()
+    originals: dict[str, None] = {}
     redacted_json = json.dumps(REDACTED)[1:-1]
     for needle in needles:
         forms = [
@@ -234,6 +283,17 @@ def _scrub_free_text(conn: sqlite3.Connection, scope_id: int, needles: list[str]
             for table, cols in columns.items():
                 key = "version_id" if table != "audit" else "audit_id"
                 for col in cols:
+                    if columns is _TEXT_COLUMNS:
+                        originals.update(
+                            dict.fromkeys(
+                                r[0]
+                                for r in conn.execute(
+                                    f"SELECT {col} FROM {table} WHERE scope_id = ? "
+                                    f"AND instr({col}, ?) > 0",
+                                    (scope_id, old),
+                                )
+                            )
+                        )
                     rows = conn.execute(
                         f"UPDATE {table} SET {col} = replace({col}, ?, ?) "
                         f"WHERE scope_id = ? AND instr({col}, ?) > 0 RETURNING {key}",
@@ -241,7 +301,7 @@ def _scrub_free_text(conn: sqlite3.Connection, scope_id: int, needles: list[str]
                     ).fetchall()
                     if table != "audit":
                         touched.update(int(r[0]) for r in rows)
-    return touched
+    return touched, list(originals)
 
 
 def optimise_indexes(conn: sqlite3.Connection) -> bool:

@@ -21,6 +21,9 @@ class UpkeepMixin:
     _scope: Any
     _txn: Any
     _embed: Any
+    _windows: Any
+    _dense: Any
+    reranker: Any
 
     def check_integrity(self, app: str, user: str) -> list[str]:
         """Problems in the scope's state and indexes (empty when healthy), read from one
@@ -75,12 +78,24 @@ class UpkeepMixin:
                     reason=reason,
                     source=source,
                     embed=self._embed,
+                    windows=self._windows,
                 )
             # still under secure_delete: merged-away FTS segments are zeroed, then the WAL
             # (which holds the old pages) is checkpointed and truncated.
             detail["wal_checkpointed"] = optimise_indexes(self.conn)
-        shared_cache(self.embedder).forget([*texts, item_or_text])
+        self._dense.drop(sc[0])  # the old matrix holds vectors of the pre-scrub windows
+        self._forget([*texts, item_or_text])
         return detail
+
+    def _forget(self, texts: list[str]) -> None:
+        """Drop the vectors of ``texts`` from the embedding caches (memory and disk) of
+        the store's embedder and of a reranker that embeds with a model of its own."""
+        embedders = [self.embedder]
+        other = getattr(self.reranker, "embedder", None)
+        if other is not None and other is not self.embedder:
+            embedders.append(other)
+        for embedder in embedders:
+            shared_cache(embedder).forget(texts)
 
     def compact(self, app: str, user: str) -> dict[str, int]:
         """Delete the history that truncate rollbacks discarded (hidden rows), under
