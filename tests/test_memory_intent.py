@@ -42,6 +42,35 @@ def test_restore_phrases(text: str) -> None:
     assert detect_intent(text) == "restore_to"
 
 
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        # Keep-then-drop phrasing names what stays: restore to just after it.
+        ("keep what you had once Ann moved to Lisbon, drop the rest", "restore_to"),
+        ("keep only the memories until the puppy arrived and bin the rest", "restore_to"),
+        ("the Oslo trip - pretend nothing after it was said", "restore_to"),
+        # "never took place", "act as if ... never", "unlearn", "... should go": cancel it.
+        ("act as if the Lisbon move never came up", "undo"),
+        ("the chat about my new job and the ones after never took place", "undo"),
+        ("please unlearn the bank password thing", "undo"),
+        ("the puppy conversation and what followed should go", "undo"),
+        ("the hospital job, and anything you heard afterwards", "undo"),
+    ],
+)
+def test_paraphrased_intent_cues(text: str, intent: str) -> None:
+    assert detect_intent(text) == intent
+
+
+def test_content_query_drops_paraphrased_request_wording() -> None:
+    assert content_query("scrap the pottery stuff Ann told you about and what followed") == (
+        "pottery Ann"
+    )
+    assert content_query("keep what you had once Ann moved to Lisbon, drop the rest") == (
+        "Ann moved Lisbon"
+    )
+    assert content_query("act like the - Oslo trip never took place") == "Oslo trip"
+
+
 def test_content_query_strips_request_words() -> None:
     assert content_query("Please undo the move to Lisbon") == "move Lisbon"
     assert content_query("go back to when I lived in Oslo") == "lived Oslo"

@@ -62,6 +62,12 @@ _RESTORE_CUES = [
     r"\bby the time\b",
     r"\bas (?:it|things|they|you) (?:stood|were)\b",
     r"\bstop at\b",
+    # "keep what you had once X, drop the rest": X is kept, what follows it goes.
+    r"\b(?:drop|forget|discard|lose|bin|scrap|delete|erase) the rest\b",
+    r"\bkeep (?:only )?(?:what|everything|anything|the (?:memories|things))\b.{0,40}"
+    r"\b(?:once|until|till|through|up to|as of|after)\b",
+    # "pretend nothing after it was said": the referent itself stays.
+    r"\b(?:nothing|none of (?:it|what)) (?:after|since|following) (?:it|that|this|then)\b",
 ]
 _UNDO_CUES = [
     r"\bundo\b",
@@ -86,6 +92,13 @@ _UNDO_CUES = [
     r"(?:came|comes|followed|follows|after|later|newer|since)\b",
     r"\b(?:and|nor|plus) (?:all|everything|anything|whatever|the rest)\b.{0,30}"
     r"\b(?:after|later|newer|since|followed)\b",
+    # "act like that conversation never took place", "unlearn X", "X ... should go".
+    r"\b(?:never|didn'?t|did not) (?:took|take|taken) place\b",
+    r"\b(?:act|pretend|behave)\b.{0,20}\b(?:never|didn'?t|did not|wasn'?t|weren'?t)\b",
+    r"\bunlearn\b",
+    r"\b(?:should|must|can|has to|have to) (?:go|vanish|disappear|be gone)\b",
+    r"\b(?:the ones|those|all the ones|anything|everything) (?:after|afterwards?|later)\b",
+    r"\bafterwards?\b",
 ]
 _RESTORE_RE = [re.compile(p, re.IGNORECASE) for p in _RESTORE_CUES]
 _UNDO_RE = [re.compile(p, re.IGNORECASE) for p in _UNDO_CUES]
@@ -138,9 +151,24 @@ _REQUEST_WORDS = frozenset(
     starting end point moment state knew know known learned learnt conversation conversations
     chat chats talk session sessions discussion message messages came happened please just
     right exactly all our we us you your my me i it that this where which in what how when
-    the a an and to of from with as at on up""".split()
+    the a an and to of from with as at on up
+    scrap toss ditch purge unlearn pretend never ever stuff whatever afterwards afterward
+    rest ones once only should must nothing none was were be been is are had has have
+    would could can do did does will about i'd i'm i've you've you'd let's""".split()
 )
 _WORD_SPAN = re.compile(r"[\w'-]+", re.UNICODE)
+
+
+# Request phrasing made of words that are content elsewhere ("took" a trip, "keep" fit):
+# removed only as whole phrases.
+_REQUEST_PHRASES = re.compile(
+    r"\b(?:(?:you|i|we) (?:were |have |had )?(?:told|said|mentioned|heard|picked up|learned|"
+    r"learnt|found out)(?: (?:about|of))?|(?:told|tell) (?:you|me)(?: (?:about|of))?|"
+    r"took place|take place|keep what you (?:had|knew)|"
+    r"bring (?:your memory|things|yourself|it) back|act (?:like|as if|as though)|"
+    r"throw away|get rid of|the ones after|what followed|(?:i'?d|i would) like|i want)\b",
+    re.IGNORECASE,
+)
 
 
 def content_query(query: str) -> str:
@@ -148,7 +176,12 @@ def content_query(query: str) -> str:
     (undo, roll back, everything after, the conversation where...) removed. Falls back to
     the request itself when nothing else is left."""
     stripped = _LEADING.sub("", query or "", count=1)
-    kept = [w for w in _WORD_SPAN.findall(stripped) if w.lower() not in _REQUEST_WORDS]
+    stripped = _REQUEST_PHRASES.sub(" ", stripped)
+    kept = [
+        w
+        for w in _WORD_SPAN.findall(stripped)
+        if w.lower() not in _REQUEST_WORDS and any(ch.isalnum() for ch in w)
+    ]
     return " ".join(kept) if kept else (query or "")
 
 
