@@ -6,14 +6,19 @@ import csv
 import io
 from typing import Any
 
-SELECTOR_ORDER = ["bm25", "dense", "hybrid", "chronomem_norerank", "chronomem"]
-SELECTOR_LABEL = {
-    "bm25": "BM25-only",
-    "dense": "Dense-only",
-    "hybrid": "Hybrid (RRF)",
-    "chronomem_norerank": "ChronoMem without reranker (ablation)",
-    "chronomem": "ChronoMem (hybrid + rerank + intent)",
-}
+from chronobench.selectors import LABELS as SELECTOR_LABELS
+
+# One source of truth for selector names and labels: chronobench.selectors.
+SELECTOR_ORDER = [
+    "bm25",
+    "dense",
+    "hybrid",
+    "bm25_rules",
+    "dense_rules",
+    "chronomem_norerank",
+    "chronomem",
+]
+SELECTOR_LABEL = SELECTOR_LABELS
 FLOORS = [
     "no_memory",
     "always_abstain",
