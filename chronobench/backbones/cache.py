@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.protocols import Backbone, GenerationRequest
+from chronobench.sqlite_retry import retry_busy
 
 __all__ = ["CacheStats", "CachedBackbone", "estimate_tokens", "request_key"]
 
@@ -117,9 +118,9 @@ class CachedBackbone:
             str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
         )
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        _retry_busy(lambda: self._conn.execute("PRAGMA journal_mode=WAL"))
+        retry_busy(lambda: self._conn.execute("PRAGMA journal_mode=WAL"))
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        _retry_busy(lambda: self._conn.execute(_SCHEMA))
+        retry_busy(lambda: self._conn.execute(_SCHEMA))
         self._conn.commit()
 
     def _lookup(self, keys: Sequence[str]) -> dict[str, str]:
@@ -156,7 +157,7 @@ class CachedBackbone:
                     ],
                 )
 
-        _retry_busy(write)
+        retry_busy(write)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
         """Answer from the cache where possible; send the misses to the wrapped backbone."""
@@ -206,19 +207,3 @@ class CachedBackbone:
 
 def _prompt_tokens(request: GenerationRequest) -> int:
     return sum(estimate_tokens(m.content) for m in request.messages)
-
-
-def _retry_busy(fn: Any, attempts: int = 20) -> Any:
-    """Run ``fn``, retrying while another process holds a lock that the busy timeout did
-    not cover (SQLite answers SQLITE_BUSY at once in a few cases, e.g. a WAL switch)."""
-    delay = 0.01
-    for i in range(attempts):
-        try:
-            return fn()
-        except sqlite3.OperationalError as exc:
-            msg = str(exc).lower()
-            if ("locked" not in msg and "busy" not in msg) or i == attempts - 1:
-                raise
-            time.sleep(delay)
-            delay = min(delay * 2, 0.5)
-    raise AssertionError("unreachable")

@@ -18,11 +18,12 @@ import hashlib
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
+
+from chronobench.sqlite_retry import retry_busy
 
 __all__ = ["PersistentVectors", "text_key"]
 
@@ -74,10 +75,10 @@ class PersistentVectors:
             isolation_level=None,  # explicit BEGIN/COMMIT below
         )
         conn.execute(f"PRAGMA busy_timeout={self.busy_timeout_ms}")
-        _retry(lambda: conn.execute("PRAGMA journal_mode=WAL"))
+        retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"))
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA secure_delete=ON")  # deleted vectors are zeroed on disk
-        _retry(lambda: conn.execute(_SCHEMA))
+        retry_busy(lambda: conn.execute(_SCHEMA))
         self._conn, self._pid = conn, os.getpid()
         return conn
 
@@ -89,7 +90,7 @@ class PersistentVectors:
             conn = self._connect()
             for start in range(0, len(unique), _SLICE):
                 part = unique[start : start + _SLICE]
-                rows = _retry(
+                rows = retry_busy(
                     lambda part=part: conn.execute(
                         f"SELECT key, dim, vec FROM vectors WHERE model = ? AND key IN "
                         f"({','.join('?' * len(part))})",
@@ -122,7 +123,7 @@ class PersistentVectors:
                     raise
                 conn.execute("COMMIT")
 
-            _retry(write)
+            retry_busy(write)
 
     def delete(self, keys: Sequence[str], model: str | None = None) -> int:
         """Delete the vectors of ``keys`` (for every model unless ``model`` is given)
@@ -139,10 +140,10 @@ class PersistentVectors:
                 sql, args = f"DELETE FROM vectors WHERE key IN ({marks})", tuple(part)
                 if model is not None:
                     sql, args = sql + " AND model = ?", (*part, model)
-                deleted += _retry(lambda sql=sql, args=args: conn.execute(sql, args).rowcount)
+                deleted += retry_busy(lambda sql=sql, args=args: conn.execute(sql, args).rowcount)
             # Best effort: a concurrent reader can hold old frames; they go at its next
             # checkpoint. TRUNCATE also resets the WAL file to zero bytes when it can.
-            _retry(lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
+            retry_busy(lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
         return deleted
 
     def count(self, model: str | None = None) -> int:
@@ -160,19 +161,3 @@ class PersistentVectors:
             if self._conn is not None and self._pid == os.getpid():
                 self._conn.close()
             self._conn, self._pid = None, -1
-
-
-def _retry(fn, attempts: int = 20):  # type: ignore[no-untyped-def]
-    """Run ``fn``, retrying while another process holds a lock busy_timeout did not cover
-    (SQLite returns SQLITE_BUSY at once in a few cases, e.g. while switching to WAL)."""
-    delay = 0.01
-    for i in range(attempts):
-        try:
-            return fn()
-        except sqlite3.OperationalError as exc:
-            msg = str(exc).lower()
-            if ("locked" not in msg and "busy" not in msg) or i == attempts - 1:
-                raise
-            time.sleep(delay)
-            delay = min(delay * 2, 0.5)
-    raise AssertionError("unreachable")
