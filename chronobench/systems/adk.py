@@ -20,7 +20,13 @@ from typing import Any
 
 from chronobench.data.schema import Probe, RollbackQuery, Stream
 from chronobench.protocols import GenerationRequest, RollbackOutcome
-from chronobench.systems.base import APP, SystemContext, pack_ranked, pack_spread
+from chronobench.systems.base import (
+    APP,
+    RestoringReaderOptions,
+    SystemContext,
+    pack_ranked,
+    pack_spread,
+)
 from chronobench.systems.prompts import qa_request, summary_request
 
 
@@ -55,7 +61,7 @@ def _session(stream: Stream, j: int) -> Any:
     )
 
 
-class AdkChronoMemSystem:
+class AdkChronoMemSystem(RestoringReaderOptions):
     """ChronoMem driven only through ``ChronoMemMemoryService`` (the ADK memory service)."""
 
     name = "adk_chronomem"
@@ -69,13 +75,13 @@ class AdkChronoMemSystem:
         context_budget_tokens: int = 2000,
         summary_budget_tokens: int = 6000,
     ) -> None:
-        if rollback_mode not in ("truncate", "revert"):
-            raise ValueError(f"system.rollback_mode={rollback_mode!r}; use 'truncate' or 'revert'")
-        self.ctx = ctx
-        self.mode = rollback_mode
-        self.top_k = top_k_items
-        self.budget = context_budget_tokens
-        self.summary_budget = summary_budget_tokens
+        super().__init__(
+            ctx,
+            rollback_mode=rollback_mode,
+            top_k_items=top_k_items,
+            context_budget_tokens=context_budget_tokens,
+            summary_budget_tokens=summary_budget_tokens,
+        )
         self._loop = asyncio.new_event_loop()
         self._full: Any = None  # the post-exposure service of the current stream
         self._work: Any = None  # the service over this query's restored copy

@@ -90,3 +90,25 @@ def pack_ranked(texts: Sequence[str], budget_tokens: int) -> list[str]:
         kept.append(text)
         used += cost
     return kept
+
+
+class RestoringReaderOptions:
+    """Options shared by the systems that restore a version and then read from it
+    (ChronoMem, directly or through its ADK service)."""
+
+    def __init__(
+        self,
+        ctx: SystemContext,
+        *,
+        rollback_mode: str = "truncate",
+        top_k_items: int = 8,
+        context_budget_tokens: int = 2000,
+        summary_budget_tokens: int = 6000,
+    ) -> None:
+        if rollback_mode not in ("truncate", "revert"):
+            raise ValueError(f"system.rollback_mode={rollback_mode!r}; use 'truncate' or 'revert'")
+        self.ctx = ctx
+        self.mode = rollback_mode
+        self.top_k = top_k_items
+        self.budget = context_budget_tokens
+        self.summary_budget = summary_budget_tokens

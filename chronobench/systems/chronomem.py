@@ -7,12 +7,18 @@ from typing import Any
 from chronobench.data.schema import Probe, RollbackQuery, Stream
 from chronobench.memory.types import UncertainRequestError
 from chronobench.protocols import GenerationRequest, RollbackOutcome
-from chronobench.systems.base import APP, SystemContext, pack_ranked, pack_spread
+from chronobench.systems.base import (
+    APP,
+    RestoringReaderOptions,
+    SystemContext,
+    pack_ranked,
+    pack_spread,
+)
 from chronobench.systems.prompts import qa_request, summary_request
 from chronobench.systems.stores import IngestedStream
 
 
-class ChronoMemSystem:
+class ChronoMemSystem(RestoringReaderOptions):
     """Restores the memory to the version the request resolves to, then reads only it."""
 
     name = "chronomem"
@@ -25,15 +31,14 @@ class ChronoMemSystem:
         top_k_items: int = 8,
         context_budget_tokens: int = 2000,
         summary_budget_tokens: int = 6000,
-        **_: Any,
     ) -> None:
-        if rollback_mode not in ("truncate", "revert"):
-            raise ValueError(f"system.rollback_mode={rollback_mode!r}; use 'truncate' or 'revert'")
-        self.ctx = ctx
-        self.mode = rollback_mode
-        self.top_k = top_k_items
-        self.budget = context_budget_tokens
-        self.summary_budget = summary_budget_tokens
+        super().__init__(
+            ctx,
+            rollback_mode=rollback_mode,
+            top_k_items=top_k_items,
+            context_budget_tokens=context_budget_tokens,
+            summary_budget_tokens=summary_budget_tokens,
+        )
         self._ingested: IngestedStream | None = None
         self._work: Any = None
         self._order: dict[str, tuple[int, int]] = {}
