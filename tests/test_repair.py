@@ -7,6 +7,7 @@ import pytest
 
 from chronobench.memory import ChronoMem
 from chronobench.repair.agent import TaskRunner
+from chronobench.repair.cases import make_case, run_offline
 from chronobench.repair.domains import record_text
 from chronobench.repair.history import materialize
 from chronobench.repair.methods import METHODS
@@ -14,7 +15,6 @@ from chronobench.repair.metrics import claim_f1, score_case
 from chronobench.repair.planner import plan_repair
 from chronobench.repair.policy import RepairPolicyBackbone
 from chronobench.repair.provenance import Recorder, load_graph
-from data_builders.repair.build import make_case, run_offline
 
 
 def _rec(item, day, slot, value, role="benign", source="chat"):

@@ -14,11 +14,11 @@ def explain(case_id: str, *, seed: int = 0, as_json: bool = False) -> str:
     """The plan for ``case_id`` ("controlled-N" or "stress-N") on the offline agent."""
     from chronobench.memory import ChronoMem
     from chronobench.repair.agent import TaskRunner
+    from chronobench.repair.cases import make_case
     from chronobench.repair.history import materialize
     from chronobench.repair.planner import plan_repair
     from chronobench.repair.policy import RepairPolicyBackbone
     from chronobench.repair.provenance import Recorder, load_graph
-    from data_builders.repair.build import make_case
 
     subset, _, index = case_id.partition("-")
     if subset not in ("controlled", "stress") or not index.isdigit():

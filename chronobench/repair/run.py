@@ -122,11 +122,11 @@ def repair_case(
 
 def run_repair_cell(spec: Any) -> Path:
     """Run (or resume) one repair cell; writes config/manifest/samples/metrics atomically."""
+    from chronobench.repair.cases import load_or_build
     from chronobench.repair.metrics import aggregate
     from chronobench.results.io import SampleLog
     from chronobench.runner.cell import prepare_run_dir, write_results
     from chronobench.runner.spec import run_id
-    from data_builders.repair.build import load_or_build
 
     check_spec(spec)
     t0 = time.perf_counter()

@@ -1,4 +1,7 @@
-"""Build the repair benchmark: controlled and stress cases with failed and gold runs."""
+"""Build the repair benchmark: controlled and stress cases with failed and gold runs.
+
+Cases are written under ``<data_dir>/repair/<key>/`` through :mod:`chronobench.results.io`
+(atomic writes); ``key`` hashes the parameters and the sources that decide a case."""
 
 from __future__ import annotations
 
@@ -8,7 +11,13 @@ import random
 from pathlib import Path
 from typing import Any
 
-from data_builders.repair.generate import DOMAIN_NAMES, FAULT_TYPES, MAX_ATTEMPTS, draft_case
+from chronobench.memory import ChronoMem
+from chronobench.repair.agent import MEMO_ITEM, TaskRunner
+from chronobench.repair.generate import DOMAIN_NAMES, FAULT_TYPES, MAX_ATTEMPTS, draft_case
+from chronobench.repair.history import materialize
+from chronobench.repair.policy import RepairPolicyBackbone
+from chronobench.repair.provenance import Recorder
+from chronobench.results.io import atomic_write_json, atomic_write_text
 
 BUILDER_VERSION = "repair-1"
 
@@ -16,12 +25,6 @@ BUILDER_VERSION = "repair-1"
 def run_offline(case: dict[str, Any], *, clean: bool) -> tuple[Any, dict[str, str]]:
     """Run the offline agent on the case's faulty (or fault-free) history; returns the
     trace and S(HEAD) before the task's memo."""
-    from chronobench.memory import ChronoMem
-    from chronobench.repair.agent import MEMO_ITEM, TaskRunner
-    from chronobench.repair.history import materialize
-    from chronobench.repair.policy import RepairPolicyBackbone
-    from chronobench.repair.provenance import Recorder
-
     with ChronoMem(":memory:", embedder="hash") as mem:
         rec = Recorder()
         materialize(mem, case, rec, clean=clean)
@@ -63,8 +66,6 @@ def build_cases(seed: int = 0, n_controlled: int = 150, n_stress: int = 50) -> l
 
 def write_cases(folder: Path, cases: list[dict[str, Any]], params: dict[str, Any]) -> str:
     """Write ``cases.jsonl`` and ``manifest.json`` atomically; returns the cases' sha256."""
-    from chronobench.runner.artifacts import atomic_write_json, atomic_write_text
-
     text = "".join(json.dumps(c, sort_keys=True) + "\n" for c in cases)
     sha = hashlib.sha256(text.encode()).hexdigest()
     atomic_write_text(folder / "cases.jsonl", text)
@@ -75,12 +76,10 @@ def write_cases(folder: Path, cases: list[dict[str, Any]], params: dict[str, Any
 
 def _code_sha() -> str:
     """sha256 of the sources that decide a case's content, so an edit rebuilds the cases."""
-    import chronobench.repair as track
-
     here = Path(__file__)
-    files = [here.with_name("generate.py"), here]
-    names = ("domains.py", "policy.py", "agent.py", "history.py", "provenance.py")
-    files += [Path(track.__file__).with_name(n) for n in names]
+    names = ("generate.py", "cases.py", "domains.py", "policy.py", "agent.py", "history.py",
+             "provenance.py")  # fmt: skip
+    files = [here.with_name(n) for n in names]
     return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
 
 
