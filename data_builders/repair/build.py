@@ -63,7 +63,7 @@ def build_cases(seed: int = 0, n_controlled: int = 150, n_stress: int = 50) -> l
 
 def write_cases(folder: Path, cases: list[dict[str, Any]], params: dict[str, Any]) -> str:
     """Write ``cases.jsonl`` and ``manifest.json`` atomically; returns the cases' sha256."""
-    from chronobench.runner.artifacts import atomic_write_json, atomic_write_text
+    from chronobench.fileio import atomic_write_json, atomic_write_text
 
     text = "".join(json.dumps(c, sort_keys=True) + "\n" for c in cases)
     sha = hashlib.sha256(text.encode()).hexdigest()
