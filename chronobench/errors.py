@@ -41,7 +41,7 @@ def expected_types() -> tuple[type[BaseException], ...]:
     types: list[type[BaseException]] = [ChronobenchError]
     for module, name in (
         ("data_builders.errors", "DatasetError"),
-        ("chronobench.data.user_queries", "UserQueryError"),
+        ("data_builders.user_query_file", "UserQueryError"),
         ("chronobench.memory", "UncertainRequestError"),
     ):
         try:

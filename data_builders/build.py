@@ -13,9 +13,10 @@ from chronobench.data.io import (
     write_json,
     write_jsonl,
 )
+from chronobench.hashing import file_sha256
 from chronobench.protocols import Backbone
 from data_builders.errors import DatasetError
-from data_builders.manifest import make_manifest, reusable, sha256_file
+from data_builders.manifest import make_manifest, reusable
 from data_builders.result import BuildResult
 from data_builders.stats import compute_counts
 
@@ -87,7 +88,7 @@ def build_dataset(
         gran = granularity or "session"
         p = _params(LOCOMO_DEFAULTS, params)
         src = resolve_locomo_source(source)
-        sha, src_name = sha256_file(src), src.name
+        sha, src_name = file_sha256(src), src.name
         folder = out / "locomo" / gran
 
         def run() -> BuildResult:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from data_builders.textutil import words
+from chronobench.text import words
 
 _IRREGULAR_PAST = {
     "be": "was", "become": "became", "begin": "began", "bring": "brought", "build": "built",

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from chronobench.data.schema import RollbackQuery
 from chronobench.protocols import Backbone, ChatMessage, GenerationParams, GenerationRequest
-from data_builders.textutil import date_like
+from chronobench.text import date_like
 
 SYSTEM_PROMPT = (
     "You rewrite requests that a user sends to an AI assistant with long-term memory. "

@@ -6,8 +6,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from chronobench.data.schema import RollbackQuery
+from chronobench.hashing import pick, stable_hash
+from chronobench.text import content_word_set, date_like, jaccard
 from data_builders.templates import CLAUSE_FORMS, NOUNS, TEMPLATES, TOPIC_FORMS
-from data_builders.textutil import content_words, date_like, jaccard, pick, stable_hash
 
 INTENTS = ("restore_to", "undo")
 
@@ -50,7 +51,7 @@ def filter_anchors(
     drops: Counter[str] = Counter()
     ok: list[Anchor] = []
     for a in anchors:
-        a.words = content_words(a.phrase)
+        a.words = content_word_set(a.phrase)
         why = date_like(a.phrase)
         if why:
             drops[f"{a.kind}:{why}"] += 1

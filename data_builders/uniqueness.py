@@ -33,8 +33,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from chronobench.text import content_word_set
 from data_builders.queries import Anchor
-from data_builders.textutil import content_words
 
 DEFAULT_MARGIN = 0.8
 
@@ -63,7 +63,7 @@ class EpisodeIndex:
     def scores(self, phrase: str) -> dict[str, float]:
         """``{episode key: -bm25}`` for the episodes matching any content word of ``phrase``
         (higher is better; absent = no shared word)."""
-        toks = sorted(content_words(phrase))
+        toks = sorted(content_word_set(phrase))
         if not toks:
             return {}
         expr = " OR ".join(f'"{t}"' for t in toks)  # [a-z0-9]+ tokens: quoting is safe

@@ -9,9 +9,9 @@ import pytest
 from _builders_fixtures import TINY_LOCOMO
 
 from chronobench.data.io import load_built
-from chronobench.data.user_queries import UserQueryError, load_user_queries
 from data_builders import build_dataset
 from data_builders.probes import ProbePool, attach_probes
+from data_builders.user_query_file import UserQueryError, load_user_queries
 
 
 @pytest.fixture(scope="module")

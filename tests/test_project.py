@@ -66,7 +66,7 @@ def test_config_groups_mirror_registries():
     from chronobench.systems import system_names
 
     assert set(_options("system")) <= set(system_names())
-    from chronobench.backbones import backbone_names
+    from chronobench.backbones import available_backbones
 
     names = {Path(p).stem.split("_")[0] for p in _options("backbone")}
-    assert names <= set(backbone_names())
+    assert names <= set(available_backbones())

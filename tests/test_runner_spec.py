@@ -136,9 +136,9 @@ def test_run_id_covers_query_file_bytes_and_ignores_paths(hydra_ctx):
 
 def test_user_query_ids_are_content_based(tmp_path):
     from chronobench.data.io import load_built
-    from chronobench.data.user_queries import UserQueryError, load_user_queries
     from chronobench.runner.datasets import load_run_data
     from chronobench.runner.spec import DatasetSpec
+    from data_builders.user_query_file import UserQueryError, load_user_queries
 
     fixture = REPO_ROOT / "tests" / "fixtures" / "locomo_tiny.json"
     data = load_run_data(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from chronobench.runner.artifacts import SampleLog, atomic_write_json
+from chronobench.fileio import atomic_write_json
+from chronobench.results.io import SampleLog
 from chronobench.runner.cell import make_run_id
 from chronobench.runner.metrics_io import compute_metrics
 from chronobench.systems.base import pack_recent, pack_spread

@@ -10,7 +10,6 @@ dependencies are imported only when a backbone is created. Wrap any backbone in
 from chronobench.backbones.cache import CachedBackbone, CacheStats, request_key
 from chronobench.backbones.registry import (
     available_backbones,
-    backbone_names,
     create_backbone,
     register_backbone,
     resolve_backbone,
@@ -20,7 +19,6 @@ __all__ = [
     "CacheStats",
     "CachedBackbone",
     "available_backbones",
-    "backbone_names",
     "create_backbone",
     "register_backbone",
     "request_key",

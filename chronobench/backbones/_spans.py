@@ -10,22 +10,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
 
-from chronobench.metrics.text import stem
-
-# Function words and question words: matching them says nothing about relevance.
-_STOPWORDS_TEXT = (
-    "a about above after again all am an and any are as at be because been before being "
-    "below between both but by can could did do does doing down during each few for from "
-    "further had has have having he her here hers herself him himself his how i if in "
-    "into is it its itself just me more most my myself no nor not now of off on once only "
-    "or other our ours out over own same she should so some such than that the their "
-    "theirs them then there these they this those through to too under until up very was "
-    "we were what when where which while who whom whose why will with would you your "
-    "yours im ive id youre its thats dont didnt oh yeah hey hi wow really also got get "
-    "like lot lots well much many kind sort thing things one ones think know going go "
-    "went gonna wanna us let lets"
-)
-STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+from chronobench.text import READER_STOPWORDS, stem
 
 _MONTHS_TEXT = (
     "january february march april may june july august september october november december"
@@ -69,7 +54,7 @@ def words(text: str) -> list[str]:
 
 
 def terms(text: str) -> list[str]:
-    """Stemmed lowercase content words (stopwords removed, apostrophes dropped)."""
+    """Stemmed lowercase content words (reader stopwords removed, apostrophes dropped)."""
     return list(_terms(text))
 
 
@@ -80,7 +65,7 @@ def _terms(text: str) -> tuple[str, ...]:
     out = []
     for w in words(text):
         low = w.lower().replace("'", "")
-        if low not in STOPWORDS:
+        if low not in READER_STOPWORDS:
             out.append(stem(low))
     return tuple(out)
 

@@ -9,7 +9,6 @@ with everything generated before the kill.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import sqlite3
@@ -20,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from chronobench.hashing import sha256_text
 from chronobench.protocols import Backbone, GenerationRequest
 from chronobench.sqlite_retry import retry_busy
 
@@ -57,8 +57,10 @@ def request_key(backbone: Backbone, request: GenerationRequest) -> str:
         "context": list(request.context),
         "question": request.question,
     }
+    # Not canonical_json: every cached call is filed under this key, so its encoding
+    # (default separators, tuples as lists) stays as it was.
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=list)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return sha256_text(blob)
 
 
 @dataclass

@@ -50,16 +50,15 @@ from chronobench.backbones._spans import (
     NAME_RE,
     NUMBER_RE,
     RELATIVE_RE,
-    STOPWORDS,
     Sentence,
     resolve_relative,
     split_sentences,
-    stem,
     terms,
     words,
 )
 from chronobench.metrics.text import ABSTAIN_TEXT, is_abstention
 from chronobench.protocols import GenerationRequest
+from chronobench.text import READER_STOPWORDS, stem
 
 __all__ = ["ExtractiveBackbone"]
 
@@ -227,7 +226,7 @@ class ExtractiveBackbone:
         kept = [
             w
             for w in words(text)
-            if w.lower().replace("'", "") not in STOPWORDS and stem(w.lower()) not in q_terms
+            if w.lower().replace("'", "") not in READER_STOPWORDS and stem(w.lower()) not in q_terms
         ]
         return " ".join(kept[: self.max_answer_words]) if kept else text
 
@@ -279,7 +278,7 @@ def _names(text: str, q_terms: set[str]) -> list[str]:
     words ("I", "The" and the asker's own names are not answers)."""
     out: list[str] = []
     for m in NAME_RE.finditer(text):
-        parts = [p for p in m.group(0).split() if p.lower() not in STOPWORDS]
+        parts = [p for p in m.group(0).split() if p.lower() not in READER_STOPWORDS]
         parts = [p for p in parts if stem(p.lower().replace("'", "")) not in q_terms]
         if parts:
             name = " ".join(parts)

@@ -18,7 +18,6 @@ from chronobench.registry import Registry
 __all__ = [
     "BACKBONES",
     "available_backbones",
-    "backbone_names",
     "check_backbone_available",
     "create_backbone",
     "register_backbone",
@@ -65,9 +64,6 @@ def register_backbone(
 def available_backbones() -> list[str]:
     """Registered backbone names, sorted."""
     return BACKBONES.names()
-
-
-backbone_names = available_backbones  # the name the runner and config tests use
 
 
 def check_backbone_available(name: str) -> None:

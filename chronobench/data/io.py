@@ -1,15 +1,15 @@
-"""Atomic JSONL/JSON I/O for built datasets, and loading a built folder back.
+"""JSONL/JSON I/O for built datasets, and loading a built folder back.
 
-Files are written to a temporary sibling and moved into place with ``os.replace`` so a
-crash never leaves a half-written file; serialisation is canonical (sorted keys, one
-record per line, ``\\n`` endings) so equal inputs give byte-identical files.
+Files are written atomically (:func:`chronobench.fileio.atomic_write_text`: temp file,
+fsync, rename) so a crash never leaves a half-written file; records are canonical JSON
+(:func:`chronobench.hashing.canonical_json`, one per line, ``\\n`` endings) so equal
+inputs give byte-identical files.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from chronobench.data.schema import RollbackQuery, Stream
+from chronobench.fileio import atomic_write_json, atomic_write_text
+from chronobench.hashing import canonical_json
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -27,40 +29,18 @@ POOLS_FILE = "pools.jsonl"
 MANIFEST_FILE = "manifest.json"
 
 
-def dumps(obj: Any) -> str:
-    """Canonical one-line JSON of a model or plain object."""
-    if isinstance(obj, BaseModel):
-        obj = obj.model_dump(mode="json")
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (temp file in the same folder + replace)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+def _plain(obj: Any) -> Any:
+    return obj.model_dump(mode="json") if isinstance(obj, BaseModel) else obj
 
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[Any]) -> Path:
-    """Write one canonical JSON record per line, atomically."""
-    return atomic_write_text(path, "".join(dumps(r) + "\n" for r in records))
+    """Write one canonical JSON record (a model or plain object) per line, atomically."""
+    return atomic_write_text(path, "".join(canonical_json(_plain(r)) + "\n" for r in records))
 
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> Path:
-    """Write an indented, key-sorted JSON document atomically."""
-    if isinstance(obj, BaseModel):
-        obj = obj.model_dump(mode="json")
-    return atomic_write_text(
-        path, json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-    )
+    """Write an indented, key-sorted JSON document (a model or plain object) atomically."""
+    return atomic_write_json(path, _plain(obj))
 
 
 def read_jsonl(path: str | os.PathLike[str], model: type[M]) -> list[M]:
@@ -101,7 +81,7 @@ class BuiltDataset:
     """A built folder loaded back: streams, queries, manifest and (optional) probe pools.
 
     ``pools`` maps stream_id to the raw probe-pool record used to attach probes to
-    user-supplied queries (see ``chronobench.data.user_queries``).
+    user-supplied queries (see :mod:`data_builders.user_query_file`).
     """
 
     streams: list[Stream]

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.errors import LeaderboardShrinkError, ResultsError
+from chronobench.fileio import atomic_write_text, dump_json
 from chronobench.registry import Registry
-from chronobench.results.io import atomic_write_text, dump_json
 from chronobench.results.schema import CONFIG_FILE, MANIFEST_FILE, METRICS_FILE, load_run
 from chronobench.runner.spec import canonical_json, sha256_text
 

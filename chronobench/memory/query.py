@@ -33,17 +33,12 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from chronobench.text import RETRIEVAL_STOPWORDS
+
 Intent = Literal["undo", "restore_to"]
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TOKENS = 64  # bounds FTS work for pathological inputs (10 KB queries)
-
-_STOP = """a an the and or but if then of to in on at by for with from about as into is are was
-    were be been being am do does did i me my mine we our you your he him his she her it its
-    they them their this that these those there here what which who whom when where how
-    please can could would should will shall may might must just also so very not no
-    have has had get got all any some"""
-STOPWORDS = frozenset(_STOP.split())
 
 _RESTORE_CUES = [
     # "<move> ... to <a state>": the request names where to land, not what to cancel.
@@ -189,7 +184,7 @@ def tokens(text: str, *, drop_stopwords: bool = True) -> list[str]:
     """Lower-cased word tokens, deduplicated in order, at most ``MAX_QUERY_TOKENS``."""
     seen: dict[str, None] = {}
     for tok in _TOKEN.findall((text or "").lower()):
-        if tok.strip("_") == "" or (drop_stopwords and tok in STOPWORDS):
+        if tok.strip("_") == "" or (drop_stopwords and tok in RETRIEVAL_STOPWORDS):
             continue
         seen.setdefault(tok, None)
         if len(seen) >= MAX_QUERY_TOKENS:

@@ -3,7 +3,8 @@
 RQ3's content ROUGE-1 and calibrated summary leakage (docs/metrics.md) compare only
 these, so a list of dates, the speakers' names or frequent function words earn nothing.
 Words are lower-cased alphabetic runs (apostrophes dropped: "don't" -> "dont"); stems
-are nltk's Porter stems, as LoCoMo's QA scoring uses.
+are nltk's Porter stems, as LoCoMo's QA scoring uses. The stopword list is
+:data:`chronobench.text.CONTENT_STOPWORDS`.
 """
 
 from __future__ import annotations
@@ -11,30 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from chronobench.metrics.text import stem
+from chronobench.text import CONTENT_STOPWORDS, stem
 
-__all__ = ["CONTENT_STOPWORDS", "DATE_WORDS", "content_stems", "content_text", "content_words"]
-
-# A standard English function-word list (articles, pronouns, auxiliaries, prepositions,
-# conjunctions, common adverbs), written out here so scores do not move with a library's
-# list. Apostrophes are dropped before lookup, hence "dont", "im", "shes".
-CONTENT_STOPWORDS = frozenset(
-    """
-    a about above after again against all also am an and any are arent as at be because
-    been before being below between both but by can cannot cant could couldnt did didnt do
-    does doesnt doing dont down during each even ever every few for from further get gets
-    got had hadnt has hasnt have havent having he hed hell hes her here heres hers herself
-    him himself his how hows i id ill im ive if in into is isnt it its itself just lets
-    like me more most much must mustnt my myself no nor not now of off on once only or
-    other ought our ours ourselves out over own quite rather really same shant she shed
-    shell shes should shouldnt so some such than that thats the their theirs them
-    themselves then there theres these they theyd theyll theyre theyve this those through
-    thus to too under until up upon us very was wasnt we wed well were weve werent what
-    whats when whens where wheres whether which while who whos whom why whys will with
-    within without wont would wouldnt yet you youd youll youre youve your yours yourself
-    yourselves s t also one ones thing things lot lots way ways really
-    """.split()
-)
+__all__ = ["DATE_WORDS", "content_stems", "content_text", "content_words"]
 
 #: Calendar words: a date is "7 May 2023", "May", "Tuesday", "pm"; numbers are dropped
 #: separately (any token with a digit).

@@ -7,7 +7,8 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from chronobench.metrics.content import content_stems, content_text
+from chronobench.metrics.content import content_stems, content_text, content_words
+from chronobench.text import stem
 
 __all__ = [
     "LEAK_FRACTION",
@@ -57,9 +58,6 @@ def specific_rouge1(
     """Content ROUGE-1 (:func:`content_rouge1`) without the words whose stem is in
     ``generic`` (summary vocabulary common to most conversations): what is left is what
     only this conversation's summary says."""
-    from chronobench.metrics.content import content_words
-    from chronobench.metrics.text import stem
-
     names, drop = tuple(names), set(generic)
     pred = " ".join(w for w in content_words(prediction, names) if stem(w) not in drop)
     ref = " ".join(w for w in content_words(reference, names) if stem(w) not in drop)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from functools import lru_cache
-from typing import Any
+
+from chronobench.text import stem
 
 __all__ = [
     "ABSTAIN_PHRASES",
@@ -20,7 +20,6 @@ __all__ = [
     "exact_match",
     "is_abstention",
     "normalize_answer",
-    "stem",
     "stemmed_tokens",
     "token_f1",
 ]
@@ -70,7 +69,6 @@ ABSTAIN_WHOLE: tuple[str, ...] = (
 
 _PUNCT_TABLE = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
-_STEMMER: Any = None
 
 
 def normalize_answer(text: str) -> str:
@@ -80,20 +78,8 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.split())
 
 
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """nltk Porter stem of ``word`` (cached: stemming dominates scoring time)."""
-    global _STEMMER
-    if _STEMMER is None:
-        # Importing nltk costs seconds (it pulls in scipy and more): pay it on first use.
-        from nltk.stem import PorterStemmer
-
-        _STEMMER = PorterStemmer()
-    return _STEMMER.stem(word)
-
-
 def stemmed_tokens(text: str) -> list[str]:
-    """Porter-stemmed tokens of the normalised ``text``."""
+    """Porter-stemmed tokens (:func:`chronobench.text.stem`) of the normalised ``text``."""
     return [stem(w) for w in normalize_answer(text).split()]
 
 

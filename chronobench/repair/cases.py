@@ -1,6 +1,6 @@
 """Build the repair benchmark: controlled and stress cases with failed and gold runs.
 
-Cases are written under ``<data_dir>/repair/<key>/`` through :mod:`chronobench.results.io`
+Cases are written under ``<data_dir>/repair/<key>/`` through :mod:`chronobench.fileio`
 (atomic writes); ``key`` hashes the parameters and the sources that decide a case."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from chronobench.repair.generate import DOMAIN_NAMES, FAULT_TYPES, MAX_ATTEMPTS,
 from chronobench.repair.history import materialize
 from chronobench.repair.policy import RepairPolicyBackbone
 from chronobench.repair.provenance import Recorder
-from chronobench.results.io import atomic_write_json, atomic_write_text
+from chronobench.fileio import atomic_write_json, atomic_write_text
 
 BUILDER_VERSION = "repair-1"
 

@@ -1,13 +1,7 @@
-"""Run results on disk: the versioned schema (validated on read) and the atomic writers
-shared by the runner, the scorer and the leaderboard."""
+"""Run results on disk: the versioned schema (validated on read), the sample log and the
+provenance a manifest records; shared by the runner, the scorer and the leaderboard."""
 
-from chronobench.results.io import (
-    SampleLog,
-    atomic_write_json,
-    atomic_write_text,
-    dump_json,
-    file_sha256,
-)
+from chronobench.results.io import SampleLog
 from chronobench.results.schema import (
     RESULTS_SCHEMA_VERSION,
     LoadedRun,
@@ -22,9 +16,5 @@ __all__ = [
     "Manifest",
     "MetricsFile",
     "SampleLog",
-    "atomic_write_json",
-    "atomic_write_text",
-    "dump_json",
-    "file_sha256",
     "load_run",
 ]

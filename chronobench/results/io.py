@@ -1,51 +1,16 @@
-"""Atomic file writers and the append-only sample log: the only way run folders, the
-leaderboard and published snapshots are written."""
+"""The append-only sample log (``samples.jsonl``) of a run folder.
+
+Whole files (manifest, metrics, leaderboard) are written with
+:func:`chronobench.fileio.atomic_write_json` / :func:`~chronobench.fileio.atomic_write_text`.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file in the same folder, then rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def dump_json(obj: Any) -> str:
-    """JSON with sorted keys, two-space indent and a trailing newline (stable bytes)."""
-    return json.dumps(obj, indent=2, sort_keys=True, default=str, ensure_ascii=False) + "\n"
-
-
-def atomic_write_json(path: Path, obj: Any) -> None:
-    """:func:`dump_json`, written atomically."""
-    atomic_write_text(path, dump_json(obj))
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file's bytes, streamed."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 class SampleLog:
@@ -92,6 +57,8 @@ class SampleLog:
 
     def append(self, rows: Iterable[dict[str, Any]]) -> int:
         """Append rows and fsync; returns how many were written."""
+        # Not canonical_json: published samples' sha256 pin these bytes (ASCII escapes,
+        # default separators).
         lines = [json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows]
         if not lines:
             return 0

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chronobench.errors import ConfigError, ResultsError
-from chronobench.results.io import file_sha256
+from chronobench.hashing import file_sha256
 
 RESULTS_SCHEMA_VERSION = "2.0"
 READABLE_VERSIONS = ("1.0", "2.0")

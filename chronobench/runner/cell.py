@@ -8,7 +8,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from chronobench.results.io import SampleLog, atomic_write_json, atomic_write_text, file_sha256
+from chronobench.fileio import atomic_write_json, atomic_write_text
+from chronobench.hashing import file_sha256
+from chronobench.results.io import SampleLog
+from chronobench.results.provenance import git_revision, library_versions
 from chronobench.results.schema import RESULTS_SCHEMA_VERSION, Manifest
 from chronobench.runner.components import (
     build_backbone,
@@ -19,7 +22,6 @@ from chronobench.runner.components import (
     load_data,
     needs_backbone,
 )
-from chronobench.runner.provenance import git_revision, library_versions
 from chronobench.runner.spec import RunSpec, run_id, spec_from_config, spec_sha256
 
 

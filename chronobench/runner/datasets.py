@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chronobench.data.schema import RollbackQuery, Stream
 from chronobench.errors import ConfigError
-from chronobench.runner.provenance import config_hash, file_sha256
+from chronobench.hashing import file_sha256, sha256_text
 from chronobench.runner.spec import DatasetSpec
 
 
@@ -49,7 +50,9 @@ def build_folder_key(dspec: DatasetSpec) -> str:
         "params": dict(dspec.params),
         "paraphrase": dspec.paraphrase,
     }
-    return config_hash(ident)[:8]
+    # Not canonical_json: published manifests name the folders by this key, so its
+    # encoding (default separators, ASCII escapes) stays as it was.
+    return sha256_text(json.dumps(ident, sort_keys=True, default=str))[:8]
 
 
 def _known_params(name: str) -> set[str]:
@@ -128,7 +131,7 @@ def load_run_data(
     queries = list(built.queries)
     queries_sha256 = None
     if dspec.queries_file:
-        from chronobench.data.user_queries import load_user_queries
+        from data_builders.user_query_file import load_user_queries
 
         qpath = Path(resolve_source(dspec.queries_file) or dspec.queries_file)
         queries_sha256 = file_sha256(qpath) if qpath.is_file() else None

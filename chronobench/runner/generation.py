@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from chronobench.data.schema import Probe, RollbackQuery
+from chronobench.hashing import sha256_text
 from chronobench.metrics import score_probe
 from chronobench.protocols import GenerationRequest, RollbackOutcome
-from chronobench.runner.artifacts import SampleLog, query_fields
+from chronobench.results.io import SampleLog
 from chronobench.runner.datasets import RunData
+from chronobench.runner.rows import query_fields
 
 # How much of the shown memory a sample row keeps (the prompt hash pins the rest).
 _MAX_CONTEXT_IN_ROW = 20
@@ -24,8 +25,10 @@ def probe_sample_id(query_id: str, probe_id: str) -> str:
 
 def prompt_sha256(req: GenerationRequest) -> str:
     """Hash of the exact messages sent to the backbone."""
+    # Not canonical_json: published sample rows hold this hash, so its encoding (default
+    # separators) stays as it was.
     blob = json.dumps([[m.role, m.content] for m in req.messages], ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return sha256_text(blob)
 
 
 @dataclass

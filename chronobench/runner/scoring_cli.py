@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from chronobench.errors import ResultsError
-from chronobench.results.io import SampleLog, atomic_write_json, atomic_write_text, file_sha256
+from chronobench.fileio import atomic_write_json, atomic_write_text
+from chronobench.hashing import file_sha256
+from chronobench.results.io import SampleLog
 from chronobench.results.schema import RESULTS_SCHEMA_VERSION, load_run
 
 

@@ -6,9 +6,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from chronobench.metrics import score_selection
-from chronobench.runner.artifacts import SampleLog, query_fields
+from chronobench.results.io import SampleLog
 from chronobench.runner.components import build_selector
 from chronobench.runner.datasets import RunData
+from chronobench.runner.rows import query_fields
 
 
 def selection_sample_id(selector: str, query_id: str) -> str:

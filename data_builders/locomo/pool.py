@@ -9,7 +9,7 @@ from typing import Any
 from data_builders.errors import DatasetError, where
 from data_builders.locomo.source import parse_evidence
 from data_builders.locomo.streams import StreamBuild
-from data_builders.probes import PoolQA, PoolSession, ProbePool
+from data_builders.probes import PoolQA, PoolSession, ProbePool, add_final_probes
 
 
 def session_events(rec: dict[str, Any], n: int) -> tuple[str, list[str]]:
@@ -146,8 +146,6 @@ def finish_probes(res: Any, future_skipped: Counter[str]) -> None:
     """Dataset-wide probe steps once every stream is built: the generic-words RQ3 floor
     (it needs the other conversations), one ``final_qa`` probe per future question per
     stream (consistent forgetting), and the future-probe drop counts for build stats."""
-    from chronobench.data.probes import add_final_probes
-
     set_generic_floors(res.pools)
     floors = {p.stream_id: p.generic_floor for p in res.pools}
     for q in res.queries:

@@ -6,10 +6,10 @@ from collections import Counter
 from typing import Any
 
 from chronobench.data.schema import MemoryOp, Stream, Write
+from chronobench.text import contains_phrase, normalize
 from data_builders.grammar import question_descriptor
 from data_builders.probes import PoolQA
 from data_builders.queries import Anchor
-from data_builders.textutil import contains_phrase, normalize
 
 
 def row_stream_id(split: str, row: dict[str, Any], index: int) -> str:

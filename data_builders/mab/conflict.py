@@ -7,9 +7,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from chronobench.text import normalize
 from data_builders.probes import PoolConflict
 from data_builders.queries import Anchor
-from data_builders.textutil import normalize
 
 # Two shapes pair reliably: "The REL of SUBJ is VAL." and "SUBJ's REL is VAL."
 _OF_FORM = re.compile(r"^The (?P<rel>[^.]+?) of (?P<subj>.+?) (?:is|are|was|were) (?P<val>.+?)\.?$")

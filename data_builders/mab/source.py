@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from chronobench.hashing import file_sha256, sha256_json
 from data_builders.errors import DatasetError, where
-from data_builders.manifest import sha256_file, sha256_json
 
 HUB_NAME = "ai-hyz/MemoryAgentBench"
 # A pinned commit of the hub dataset (the July 2025 schema with qa_pair_ids and keypoints;
@@ -111,4 +111,4 @@ def load_mab_rows(
     path = Path(source).expanduser()
     if not path.is_file():
         raise DatasetError(f"{path}: MemoryAgentBench source file not found")
-    return validate_rows(_read_local(path), str(path)), path.name, sha256_file(path)
+    return validate_rows(_read_local(path), str(path)), path.name, file_sha256(path)

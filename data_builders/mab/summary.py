@@ -10,8 +10,8 @@ import re
 from collections import Counter
 
 from chronobench.data.schema import Stream
+from chronobench.text import BUILDER_STOPWORDS, words
 from data_builders.queries import Anchor
-from data_builders.textutil import STOPWORDS, words
 
 _CAP = re.compile(r"(?<=[a-z,;] )([A-Z][a-z]{2,})\b")
 _COMMON = frozenset(
@@ -29,7 +29,7 @@ def name_anchors(stream: Stream, *, min_mentions: int = 3) -> list[Anchor]:
     first_seen: dict[str, int] = {}
     for v, text in enumerate(texts, start=1):
         for name in _CAP.findall(text):
-            if name in _COMMON or name.lower() in STOPWORDS:
+            if name in _COMMON or name.lower() in BUILDER_STOPWORDS:
                 continue
             mentions[name] += 1
             first_seen.setdefault(name, v)

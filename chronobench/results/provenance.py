@@ -1,16 +1,13 @@
-"""What a result file records about where it came from."""
+"""What a run's manifest records about where it came from: the code's git revision and
+the versions of the libraries that can change a score."""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
-import json
 import platform
 import subprocess
 from pathlib import Path
 from typing import Any
-
-from chronobench.results.io import file_sha256  # noqa: F401 (re-exported)
 
 _TRACKED_LIBRARIES = (
     "chronobench",
@@ -57,14 +54,3 @@ def library_versions() -> dict[str, str | None]:
         except importlib.metadata.PackageNotFoundError:
             out[name] = None
     return out
-
-
-def config_hash(cfg: dict[str, Any]) -> str:
-    """A short stable hash of the parts of a resolved config that can change results."""
-    relevant = {k: v for k, v in cfg.items() if k not in _NON_SEMANTIC_KEYS}
-    blob = json.dumps(relevant, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:10]
-
-
-# Keys that say where or how verbosely to run, never what is computed.
-_NON_SEMANTIC_KEYS = frozenset({"paths", "progress", "overwrite", "leaderboard", "suite"})

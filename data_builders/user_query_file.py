@@ -14,7 +14,6 @@ gets the probes the builder would attach at the same ``v*``. Query ids are conte
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -22,6 +21,8 @@ from typing import Any
 
 from chronobench.data.io import BuiltDataset
 from chronobench.data.schema import RollbackQuery, Stream
+from chronobench.hashing import sha256_text
+from data_builders.probes import ProbePool, add_final_probes, attach_probes
 
 FIELDS = {"sample_id", "query", "intent", "target_session", "target_version"}
 INTENTS = ("restore_to", "undo")
@@ -86,14 +87,14 @@ def _target(rec: dict[str, Any], stream: Stream, path: Path, line: int) -> int:
 
 
 def _content_id(rec: dict[str, Any], intent: str, v_star: int) -> str:
+    # Not canonical_json: published sample ids hold these 12 hex digits, so the
+    # encoding (default separators) stays as it was.
     blob = json.dumps([rec["sample_id"], rec["query"].strip(), intent, v_star], ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
+    return sha256_text(blob)[:12]
 
 
 def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list[RollbackQuery]:
     """Validate ``path`` against a built dataset and return its queries (source="user")."""
-    from chronobench.data.probes import ProbePool, add_final_probes, attach_probes
-
     path = Path(path)
     if not path.is_file():
         raise UserQueryError(f"{path}: file not found")

@@ -1,0 +1,63 @@
+"""Atomic file writes: the one way chronobench writes a file that must never be seen
+half-written (built datasets, run folders, the leaderboard, published snapshots).
+
+Bottom layer: imports nothing from chronobench.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["atomic_write_json", "atomic_write_text", "dump_json"]
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8, ``\\n`` line endings) to ``path`` and return the path.
+
+    The bytes go to a temporary file in the same folder, are fsynced, and the file is
+    renamed over ``path``; the folder is fsynced too, so after a crash ``path`` holds
+    either the old or the new content, never a torn one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+    return path
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Makes the rename itself durable; some platforms cannot open a folder: best effort.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def dump_json(obj: Any) -> str:
+    """A JSON document with sorted keys, two-space indent, unescaped unicode and a
+    trailing newline (stable bytes); non-JSON values are written as ``str``."""
+    return json.dumps(obj, indent=2, sort_keys=True, default=str, ensure_ascii=False) + "\n"
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> Path:
+    """:func:`dump_json` of ``obj``, written with :func:`atomic_write_text`."""
+    return atomic_write_text(path, dump_json(obj))
