@@ -9,7 +9,7 @@ from typing import Any
 from chronobench.data.schema import RollbackQuery, Stream
 from chronobench.errors import ConfigError
 from chronobench.runner.provenance import config_hash, file_sha256
-from chronobench.runner.spec import DatasetSpec
+from chronobench.spec import DatasetSpec
 
 
 @dataclass

@@ -8,6 +8,7 @@ from typing import Any
 
 from chronobench.data.schema import Probe
 from chronobench.metrics import aggregate, score_probe, score_selection
+from chronobench.metrics.catalog import METRICS
 from chronobench.metrics.runlevel import dedupe_weights, run_units
 
 # Breakdowns reported for every group (docs/metrics.md: by intent and by query source).
@@ -132,18 +133,7 @@ def summary_table(run_id: str, metrics: dict[str, Any]) -> str:
             )
     probes = (metrics.get("probes") or {}).get("all")
     if probes:
-        cols = [
-            ("rc_qa", "RC-QA"),
-            ("qa_f1", "A:F1"),
-            ("future_abstain", "B:Abst"),
-            ("future_leak", "Leak"),
-            ("adversarial_acc", "Adv"),
-            ("consistent_forgetting", "ConsF"),
-            ("rouge1", "R-1"),
-            ("content_rouge1", "cR-1"),
-            ("specific_rouge1", "sR-1"),
-            ("summary_leakage", "SumLeak"),
-        ]
+        cols = [(m.name, m.short) for m in METRICS if m.short and m.section != "selection"]
         lines.append("  " + " ".join(f"{h:>8}" for _, h in cols))
         lines.append("  " + " ".join(f"{_fmt(probes.get(k)):>8}" for k, _ in cols))
         lines.append(

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from chronobench.metrics import score_selection
 from chronobench.runner.artifacts import SampleLog, query_fields
-from chronobench.runner.components import build_selector
+from chronobench.runner.components import Components
 from chronobench.runner.datasets import RunData
 
 
@@ -18,7 +17,7 @@ def selection_sample_id(selector: str, query_id: str) -> str:
 
 def run_selection(
     data: RunData,
-    selectors: Iterable[str],
+    cell: Components,
     stores: Any,
     log: SampleLog,
     done: set[str],
@@ -32,7 +31,7 @@ def run_selection(
     by_stream = data.queries_by_stream()
     depth = max(k, 10)
     written = 0
-    selectors = list(selectors)
+    selectors = list(cell.spec.selectors)
     total = len(selectors) * len(data.queries)
     bar = tqdm(
         total=total, desc="RQ1 selection", disable=not progress, unit="query", mininterval=2.0
@@ -44,7 +43,7 @@ def run_selection(
             bar.update(len(queries) - len(todo))
             if not todo:
                 continue
-            ranked = build_selector(name, stores).search(
+            ranked = cell.build_selector(name, stores).search(
                 stream, {q.query_id: q.text for q in todo}, top_k=depth
             )
             rows = []

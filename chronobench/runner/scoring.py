@@ -1,10 +1,8 @@
-"""``python -m chronobench score <run-dir>...``: recompute metrics from samples.jsonl."""
+"""Re-scoring a finished run from its ``samples.jsonl`` (the ``score`` command's work)."""
 
 from __future__ import annotations
 
-import argparse
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 from chronobench.errors import ResultsError
@@ -44,22 +42,3 @@ def rescore_run(run_dir: Path, *, write_samples: bool = False) -> dict:
     )
     atomic_write_json(run_dir / "manifest.json", manifest.model_dump(mode="json"))
     return metrics
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry."""
-    from chronobench.runner.metrics_io import summary_table
-
-    parser = argparse.ArgumentParser(prog="chronobench score", description=__doc__)
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders (results/runs/<id>)")
-    parser.add_argument(
-        "--write-samples",
-        action="store_true",
-        help="also rewrite per-sample scores in samples.jsonl",
-    )
-    args = parser.parse_args(argv)
-    for run in args.runs:
-        metrics = rescore_run(run, write_samples=args.write_samples)
-        print(summary_table(run.name, metrics))
-        print(f"written: {(run / 'metrics.json').resolve()}")
-    return 0
