@@ -8,6 +8,13 @@ from chronobench.results.io import (
     dump_json,
     file_sha256,
 )
+from chronobench.results.records import (
+    ProbeRecord,
+    SampleRecord,
+    SelectionRecord,
+    TaskRecord,
+    parse_record,
+)
 from chronobench.results.schema import (
     RESULTS_SCHEMA_VERSION,
     LoadedRun,
@@ -21,10 +28,15 @@ __all__ = [
     "LoadedRun",
     "Manifest",
     "MetricsFile",
+    "ProbeRecord",
     "SampleLog",
+    "SampleRecord",
+    "SelectionRecord",
+    "TaskRecord",
     "atomic_write_json",
     "atomic_write_text",
     "dump_json",
     "file_sha256",
     "load_run",
+    "parse_record",
 ]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from chronobench.results.io import SampleLog, atomic_write_json, atomic_write_text, file_sha256
+from chronobench.results.records import SampleRecord
 from chronobench.results.schema import RESULTS_SCHEMA_VERSION, Manifest
 from chronobench.runner.components import Components, needs_backbone, resolve_cell
 from chronobench.runner.provenance import git_revision, library_versions
@@ -118,8 +120,8 @@ def run_benchmark_cell(cell: Components) -> Path:
     finally:
         stores.close()
 
-    rows = log.read()
-    metrics = compute_metrics(rows, seed=int(spec.seed))
+    records = log.read_records()
+    metrics = compute_metrics(records, seed=int(spec.seed))
     timings["total_s"] = round(time.perf_counter() - t0, 3)
     write_results(
         run_dir,
@@ -128,7 +130,7 @@ def run_benchmark_cell(cell: Components) -> Path:
         metrics=metrics,
         k=k,
         dataset=data_info(data),
-        rows=rows,
+        rows=records,
         timings=timings,
         backbone_stats=backbone_stats,
     )
@@ -156,7 +158,7 @@ def write_results(
     metrics: dict[str, Any],
     k: int,
     dataset: dict[str, Any],
-    rows: list[dict[str, Any]],
+    rows: Sequence[SampleRecord | Mapping[str, Any]],
     timings: dict[str, float],
     backbone_stats: dict[str, Any] | None = None,
 ) -> None:
@@ -183,13 +185,17 @@ def write_results(
         samples={
             "sha256": file_sha256(samples) if samples.is_file() else None,
             "n": len(rows),
-            "selection": sum(1 for r in rows if r.get("kind") == "selection"),
-            "probes": sum(1 for r in rows if r.get("kind") == "probe"),
+            "selection": sum(1 for r in rows if _kind(r) == "selection"),
+            "probes": sum(1 for r in rows if _kind(r) == "probe"),
         },
         timings=timings,
         backbone_calls=dict(backbone_stats or {}),
     )
     atomic_write_json(run_dir / "manifest.json", manifest.model_dump(mode="json"))
+
+
+def _kind(record: SampleRecord | Mapping[str, Any]) -> Any:
+    return record.kind if isinstance(record, SampleRecord) else record.get("kind")
 
 
 def cell_summary(spec: RunSpec) -> dict[str, Any]:

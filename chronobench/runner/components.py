@@ -14,6 +14,7 @@ before any work, and nothing is looked up again while the cell runs.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +51,9 @@ DATASETS = Registry(
     },
 )
 
-# task kind -> cell runner ``run(components: Components) -> Path`` (the run folder). A
-# runner may expose ``check_spec(spec)`` to validate its dataset, systems and options.
+# task kind -> cell runner ``run(components: Components) -> Path`` (the run folder). The
+# runner's module may define ``check_spec(spec)`` to validate its dataset, systems and
+# options before any cell runs.
 TASKS = Registry(
     "task",
     {
@@ -217,7 +219,9 @@ def resolve_cell(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> 
     task = TASKS.entry(spec.task.kind)
     if spec.task.kind != "benchmark":
         # Another track: its cell runner owns its dataset, systems and options.
-        checker = getattr(task.load(), "check_spec", None)
+        runner = task.load()
+        module = sys.modules.get(getattr(runner, "__module__", ""), None)
+        checker = getattr(runner, "check_spec", None) or getattr(module, "check_spec", None)
         if checker is not None:
             checker(spec)
         return Components(spec=spec, task=task, backbone=_backbone(spec, choices))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from chronobench.errors import ResultsError
 from chronobench.results.io import SampleLog, atomic_write_json, atomic_write_text, file_sha256
+from chronobench.results.records import dump_record
 from chronobench.results.schema import RESULTS_SCHEMA_VERSION, load_run
 
 
@@ -24,10 +24,10 @@ def rescore_run(run_dir: Path, *, write_samples: bool = False) -> dict:
         )
     run = load_run(run_dir)  # validates (and migrates) manifest and metrics
     k = int(run.metrics.k)
-    rows = rescore(SampleLog(samples).read(), k=k)
+    records = rescore(SampleLog(samples).read_records(), k=k)
     if write_samples:
-        atomic_write_text(samples, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-    metrics = compute_metrics(rows, seed=int(run.manifest.seed))
+        atomic_write_text(samples, "".join(dump_record(r) for r in records))
+    metrics = compute_metrics(records, seed=int(run.manifest.seed))
     atomic_write_json(
         run_dir / "metrics.json",
         {

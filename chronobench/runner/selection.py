@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chronobench.metrics import score_selection
+from chronobench.results.records import SelectionRecord
 from chronobench.runner.artifacts import SampleLog, query_fields
 from chronobench.runner.components import Components
 from chronobench.runner.datasets import RunData
@@ -50,15 +51,14 @@ def run_selection(
             for q in todo:
                 cands = ranked.get(q.query_id, [])
                 rows.append(
-                    {
-                        "sample_id": selection_sample_id(name, q.query_id),
-                        "kind": "selection",
-                        "selector": name,
+                    SelectionRecord(
+                        sample_id=selection_sample_id(name, q.query_id),
+                        selector=name,
                         **query_fields(q),
-                        "n_versions": stream.n_versions,
-                        "ranked": [[v, round(s, 6)] for v, s in cands],
-                        "scores": score_selection([v for v, _ in cands], q.target_version, k),
-                    }
+                        n_versions=stream.n_versions,
+                        ranked=[(v, round(s, 6)) for v, s in cands],
+                        scores=score_selection([v for v, _ in cands], q.target_version, k),
+                    )
                 )
             written += log.append(rows)
             bar.update(len(todo))
