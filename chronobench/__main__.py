@@ -1,6 +1,6 @@
 """Entry point for ``python -m chronobench``."""
 
-from chronobench.cli import main
+from chronobench.commands import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,7 +1,7 @@
 """The three small interfaces everything plugs into.
 
 - :class:`MemorySystem`: ChronoMem and every baseline; a user can register their own.
-- :class:`Backbone`: generates a batch of chat prompts.
+- :class:`Backbone`: generates a batch of chat prompts, one :class:`Completion` each.
 - :class:`Selector`: maps rollback requests to ranked versions (RQ1), BEIR-shaped.
 """
 
@@ -46,14 +46,38 @@ class GenerationRequest:
     question: str = ""
 
 
+@dataclass(frozen=True)
+class Completion:
+    """What a backbone returns for one request: the text, and the token usage when the
+    backbone knows it (None: it does not, e.g. the LLM-free readers; the call cache
+    then estimates it)."""
+
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+def as_completion(output: Completion | str) -> Completion:
+    """A backbone's output as a :class:`Completion` (a plain string, as third-party
+    backbones written before completions return, has no token usage)."""
+    if isinstance(output, Completion):
+        return output
+    if isinstance(output, str):
+        return Completion(output)
+    raise TypeError(
+        f"a backbone returned {type(output).__name__}; generate() must return one "
+        "chronobench.protocols.Completion (or str) per request"
+    )
+
+
 @runtime_checkable
 class Backbone(Protocol):
-    """Generates completions for a batch of requests, in order."""
+    """Generates one completion per request of a batch, in order."""
 
     name: str
     model: str
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]: ...
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]: ...
 
 
 @runtime_checkable

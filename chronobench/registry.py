@@ -1,34 +1,156 @@
-"""Lazy ``"module:attr"`` registries, one per config group.
+"""Lazy registries, one per config group, whose entries carry everything about a component.
 
-An entry is either an object (a class or function) or a ``"module:attr"`` string that is
-imported only when the entry is resolved, so listing names or printing ``--help`` never
-imports torch, vllm or transformers.
+An :class:`Entry` holds the target (an object, or a ``"module:attr"`` string imported
+only when the entry is resolved, so listing names or printing ``--help`` never imports
+torch, vllm or transformers), the optional packages it needs, its options model (or
+none: its signature is checked), the row label and table order the leaderboard uses,
+and where it was registered. There is no side table: what a table, an option check or
+an error message needs about a component is on its entry.
+
+A name registered twice with different targets is an error naming both sources.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from chronobench.errors import MissingDependencyError, UnknownNameError
+from pydantic import BaseModel
+
+from chronobench.errors import ConfigError, MissingDependencyError, UnknownNameError
+from chronobench.options import check_call_options, check_model_options
 
 T = TypeVar("T")
 
+BUILTIN = "chronobench (built in)"
 
-class Registry:
-    """Names of one config group (``system``, ``backbone``, ...) -> lazy targets.
+# Modules that register on a caller's behalf: a registration's source is the first
+# caller outside them.
+_WRAPPERS = {
+    "chronobench.registry",
+    "chronobench.systems.registry",
+    "chronobench.backbones.registry",
+    "chronobench.selectors",
+}
 
-    ``requires`` lists modules an entry needs at construction time; they are checked with
-    :func:`importlib.util.find_spec` (no import) so a missing optional dependency fails in
-    a second, before any work starts.
+
+class RegistryCollisionError(ConfigError):
+    """Two registrations claim one name with different targets."""
+
+
+def _describe(target: Any) -> str:
+    if isinstance(target, str):
+        return target
+    module = getattr(target, "__module__", "?")
+    return f"{module}:{getattr(target, '__qualname__', repr(target))}"
+
+
+def _caller() -> str:
+    """Who is registering: the built-ins (any chronobench module), else the calling module."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") in _WRAPPERS:
+        frame = frame.f_back  # type: ignore[assignment]
+    name = str(frame.f_globals.get("__name__", "?")) if frame is not None else "?"
+    if name.split(".")[0] in ("chronobench", "baselines", "data_builders"):
+        return BUILTIN
+    return f"a register call in {name}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered component of a config group.
+
+    ``options``: a pydantic model (``extra="forbid"``) of its config options; None
+    checks them against the target's signature instead (after the first ``skip``
+    positional parameters, which the harness passes itself). ``label`` and ``order``
+    place it in leaderboard tables (no order: after the ordered entries, by name).
+    ``source`` says who registered it (the built-ins, a call in some module, or an
+    installed plug-in), for error messages.
     """
 
-    def __init__(self, group: str, entries: dict[str, str | Any] | None = None) -> None:
+    group: str
+    name: str
+    target: str | Any
+    requires: tuple[tuple[str, str], ...] = ()
+    options: type[BaseModel] | None = None
+    label: str | None = None
+    order: float | None = None
+    source: str = BUILTIN
+    skip: int = 0
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def row_label(self) -> str:
+        """The label of its leaderboard row (its name when it has none)."""
+        return self.label or self.name
+
+    def sort_key(self) -> tuple[bool, float, str]:
+        """Table order: entries with an ``order`` first, by order; the rest by name."""
+        return (self.order is None, self.order if self.order is not None else 0.0, self.name)
+
+    def describe(self) -> str:
+        """``module:attr`` of the target and who registered it."""
+        return f"{_describe(self.target)} (from {self.source})"
+
+    def check_available(self) -> None:
+        """Raise :class:`MissingDependencyError` when a required module is not installed
+        (checked with :func:`importlib.util.find_spec`: nothing is imported)."""
+        for module, hint in self.requires:
+            if importlib.util.find_spec(module) is None:
+                raise MissingDependencyError(
+                    f"{self.group} {self.name!r} needs the {module!r} package, which is not "
+                    f"installed: {hint}"
+                )
+
+    def load(self) -> Any:
+        """Import and return the target (no availability check: see :meth:`check_available`)."""
+        if not isinstance(self.target, str):
+            return self.target
+        module_name, _, attr = self.target.partition(":")
+        module = importlib.import_module(module_name)
+        try:
+            return getattr(module, attr)
+        except AttributeError:
+            raise ImportError(
+                f"{self.group} {self.name!r}: module {module_name} has no attribute {attr!r} "
+                f"(registered by {self.source})"
+            ) from None
+
+    def check_options(
+        self, options: Mapping[str, Any], *, where: str, provided: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
+        """Validate config ``options``: against the options model (returns the given keys,
+        coerced) or the target's signature (returns them as given; imports the target's
+        module, which never imports a heavy dependency at module level). Raises
+        :class:`ConfigError` naming the key and ``where``."""
+        if self.options is not None:
+            return check_model_options(self.options, options, where=where, group=self.group)
+        return check_call_options(
+            self.load(), options, where=where, group=self.group, skip=self.skip, provided=provided
+        )
+
+
+class Registry:
+    """Names of one config group (``system``, ``backbone``, ...) -> :class:`Entry`.
+
+    ``hint`` ends the "unknown name" error: how to add one.
+    """
+
+    def __init__(
+        self, group: str, entries: dict[str, str | Any] | None = None, *, hint: str = ""
+    ) -> None:
         self.group = group
-        self._entries: dict[str, str | Any] = dict(entries or {})
-        self._requires: dict[str, tuple[tuple[str, str], ...]] = {}
+        self.hint = hint or (
+            f"register one with {group.upper()}S.register(name, 'module:attr'), as the "
+            "built-ins in chronobench.runner.components are"
+        )
+        self._entries: dict[str, Entry] = {}
+        for name, target in (entries or {}).items():
+            self.register(name, target)
 
     def register(
         self,
@@ -36,20 +158,30 @@ class Registry:
         target: str | Any = None,
         *,
         requires: Iterable[tuple[str, str]] = (),
+        options: type[BaseModel] | None = None,
+        label: str | None = None,
+        order: float | None = None,
+        skip: int = 0,
+        source: str | None = None,
+        replace: bool = False,
     ) -> Any:
         """Register ``target`` (an object or ``"module:attr"``) as ``name``.
 
-        ``requires`` is ``[(module, pip hint), ...]``. Without ``target`` this returns a
-        decorator that registers the decorated object. Re-registering replaces.
+        Without ``target`` this returns a decorator that registers the decorated object.
+        Registering a name again with the same target updates its entry; with another
+        target it raises :class:`RegistryCollisionError` naming both sources, unless
+        ``replace``.
         """
         if not isinstance(name, str) or not name:
             raise ValueError(
                 f"{self.group} registry: name must be a non-empty string, got {name!r}"
             )
+        kwargs = {"requires": requires, "options": options, "label": label, "order": order}
         if target is None:
+            src = source or _caller()
 
             def decorator(obj: T) -> T:
-                self.register(name, obj, requires=requires)
+                self.register(name, obj, skip=skip, source=src, replace=replace, **kwargs)
                 return obj
 
             return decorator
@@ -58,56 +190,83 @@ class Registry:
                 f"{self.group} registry: target {target!r} for {name!r} must look like "
                 "'package.module:Class' (or :function)"
             )
-        self._entries[name] = target
-        self._requires[name] = tuple(requires)
+        entry = Entry(
+            group=self.group,
+            name=name,
+            target=target,
+            requires=tuple(requires),
+            options=options,
+            label=label,
+            order=order,
+            source=source or _caller(),
+            skip=skip,
+        )
+        self._add(entry, replace=replace)
         return target
 
+    def _add(self, entry: Entry, *, replace: bool = False) -> None:
+        old = self._entries.get(entry.name)
+        if old is not None and not replace and _describe(old.target) != _describe(entry.target):
+            raise RegistryCollisionError(
+                f"{self.group} {entry.name!r} is registered twice: {old.describe()} and "
+                f"{entry.describe()}; rename one of them (or uninstall the plug-in you do "
+                "not want)"
+            )
+        self._entries[entry.name] = entry
+
+    # ---- lookup ----------------------------------------------------------------------
     def names(self) -> list[str]:
         """Registered names, sorted."""
         return sorted(self._entries)
 
+    def entries(self) -> list[Entry]:
+        """Every entry, in table order (:meth:`Entry.sort_key`)."""
+        return sorted(self._entries.values(), key=Entry.sort_key)
+
     def __contains__(self, name: object) -> bool:
         return name in self._entries
 
-    def target(self, name: str) -> str | Any:
-        """The raw entry (a ``"module:attr"`` string or an object)."""
-        self._known(name)
-        return self._entries[name]
-
-    def _known(self, name: str) -> None:
-        if name not in self._entries:
+    def entry(self, name: str) -> Entry:
+        """The entry of ``name``; :class:`UnknownNameError` (listing the names) if none."""
+        found = self._entries.get(name)
+        if found is None:
             raise UnknownNameError(
                 f"unknown {self.group} {name!r}; registered: {', '.join(self.names())} "
-                f"(register one in the {self.group} registry: "
-                "REGISTRY.register(name, 'module:attr'), see chronobench.runner.components)"
+                f"({self.hint})"
             )
+        return found
+
+    def target(self, name: str) -> str | Any:
+        """The raw target (a ``"module:attr"`` string or an object)."""
+        return self.entry(name).target
 
     def check_available(self, name: str) -> None:
         """Raise :class:`MissingDependencyError` when a required module is not installed."""
-        self._known(name)
-        for module, hint in self._requires.get(name, ()):
-            if importlib.util.find_spec(module) is None:
-                raise MissingDependencyError(
-                    f"{self.group} {name!r} needs the {module!r} package, which is not "
-                    f"installed: {hint}"
-                )
+        self.entry(name).check_available()
 
     def resolve(self, name: str) -> Any:
-        """Import and return the object registered as ``name``."""
-        self.check_available(name)
-        target = self._entries[name]
-        if not isinstance(target, str):
-            return target
-        module_name, _, attr = target.partition(":")
-        module = importlib.import_module(module_name)
-        try:
-            return getattr(module, attr)
-        except AttributeError:
-            raise ImportError(
-                f"{self.group} {name!r}: module {module_name} has no attribute {attr!r}"
-            ) from None
+        """Check availability, import and return the object registered as ``name``."""
+        entry = self.entry(name)
+        entry.check_available()
+        return entry.load()
 
     def create(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Resolve ``name`` and call it with the given arguments."""
         factory: Callable[..., Any] = self.resolve(name)
         return factory(*args, **kwargs)
+
+    # ---- what tables need --------------------------------------------------------------
+    def label(self, name: str) -> str:
+        """Row label of ``name`` (the name itself when it is not registered here, e.g. a
+        published run of a plug-in that is not installed)."""
+        found = self._entries.get(name)
+        return found.row_label if found is not None else name
+
+    def sort_key(self, name: str) -> tuple[bool, float, str]:
+        """Table position of ``name`` (unregistered names sort with the unordered ones)."""
+        found = self._entries.get(name)
+        return found.sort_key() if found is not None else (True, 0.0, name)
+
+    def ordered(self, names: Iterable[str]) -> list[str]:
+        """``names`` in table order."""
+        return sorted(set(names), key=self.sort_key)

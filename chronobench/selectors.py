@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from chronobench.data.schema import Stream
+from chronobench.registry import Registry
 from chronobench.systems.base import APP
 
 _STAGES = {
@@ -39,20 +40,45 @@ _KWARGS: dict[str, dict[str, Any]] = {
     "dense_rules": {"rerank": False, "stage": "dense"},
 }
 
-# Display labels for tables (the leaderboard renders them; keep in sync with tables.py).
-LABELS = {
-    "bm25": "BM25-only",
-    "dense": "Dense-only (MiniLM)",
-    "hybrid": "Hybrid (RRF)",
-    "bm25_rules": "BM25 + request rules",
-    "dense_rules": "Dense + request rules",
-    "chronomem_norerank": "Hybrid + request rules (ChronoMem w/o reranker)",
-    "chronomem": "ChronoMem (hybrid + rules + reranker)",
-}
+SELECTORS = Registry(
+    "selector",
+    hint="register one with chronobench.selectors.register_selector(name, 'module:factory')",
+)
+
+
+def register_selector(
+    name: str,
+    target: str | Any,
+    *,
+    label: str | None = None,
+    order: float | None = None,
+    source: str | None = None,
+) -> None:
+    """Register an RQ1 selector: ``target`` is (``"module:attr"`` of) a factory called as
+    ``factory(name, stores)`` that returns a :class:`chronobench.protocols.Selector`;
+    ``label`` and ``order`` are its leaderboard row and position."""
+    SELECTORS.register(name, target, label=label, order=order, source=source)
+
+
+# Table order (10, 20, ...): single stages, stages + request rules, then ChronoMem.
+for _i, (_name, _label) in enumerate(
+    (
+        ("bm25", "BM25-only"),
+        ("dense", "Dense-only (MiniLM)"),
+        ("hybrid", "Hybrid (RRF)"),
+        ("bm25_rules", "BM25 + request rules"),
+        ("dense_rules", "Dense + request rules"),
+        ("chronomem_norerank", "Hybrid + request rules (ChronoMem w/o reranker)"),
+        ("chronomem", "ChronoMem (hybrid + rules + reranker)"),
+    )
+):
+    register_selector(
+        _name, "chronobench.selectors:StoreSelector", label=_label, order=10 * (_i + 1)
+    )
 
 
 def selector_names() -> list[str]:
-    """The built-in selectors."""
+    """The built-in selectors (stages of the store's resolve pipeline)."""
     return list(_STAGES)
 
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chronobench.data.schema import RollbackQuery
-from chronobench.protocols import Backbone, ChatMessage, GenerationParams, GenerationRequest
+from chronobench.protocols import (
+    Backbone,
+    ChatMessage,
+    GenerationParams,
+    GenerationRequest,
+    as_completion,
+)
 from chronobench.text import date_like
 
 SYSTEM_PROMPT = (
@@ -65,7 +71,7 @@ def paraphrase_queries(
         )
         for q in todo
     ]
-    outputs = backbone.generate(requests) if requests else []
+    outputs = [as_completion(c).text for c in backbone.generate(requests)] if requests else []
     if len(outputs) != len(requests):
         raise RuntimeError(
             f"backbone {backbone.name!r} returned {len(outputs)} outputs for {len(requests)} requests"

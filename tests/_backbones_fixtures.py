@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from chronobench.protocols import ChatMessage, GenerationParams, GenerationRequest
+from collections.abc import Sequence
+
+from chronobench.protocols import ChatMessage, Completion, GenerationParams, GenerationRequest
+
+
+def texts(completions: Sequence[Completion]) -> list[str]:
+    """The texts of a backbone's completions."""
+    return [c.text for c in completions]
 
 
 def make_request(

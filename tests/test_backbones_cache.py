@@ -6,12 +6,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from _backbones_fixtures import make_request
+from _backbones_fixtures import make_request, texts
 
 from chronobench.backbones import CachedBackbone, request_key
 from chronobench.backbones.extractive import ExtractiveBackbone
 from chronobench.backbones.scripted import ScriptedBackbone
-from chronobench.protocols import GenerationParams
+from chronobench.protocols import Completion, GenerationParams
 
 
 class Flaky(ScriptedBackbone):
@@ -32,8 +32,8 @@ def test_hits_misses_and_one_batch(tmp_path: Path) -> None:
     inner = ScriptedBackbone(lambda r: f"ans:{r.question}")
     reqs = [make_request(f"q{i}") for i in range(5)]
     with CachedBackbone(inner, tmp_path / "c.sqlite") as cache:
-        assert cache.generate(reqs[:3]) == ["ans:q0", "ans:q1", "ans:q2"]
-        assert cache.generate(reqs) == [f"ans:q{i}" for i in range(5)]
+        assert texts(cache.generate(reqs[:3])) == ["ans:q0", "ans:q1", "ans:q2"]
+        assert texts(cache.generate(reqs)) == [f"ans:q{i}" for i in range(5)]
         assert inner.batch_sizes == [3, 2]  # only misses, one batch per call
         stats = cache.stats.as_dict()
         assert (stats["hits"], stats["misses"], stats["calls"]) == (3, 5, 2)
@@ -44,7 +44,7 @@ def test_hits_misses_and_one_batch(tmp_path: Path) -> None:
 def test_duplicates_in_a_batch_are_generated_once(tmp_path: Path) -> None:
     inner = ScriptedBackbone(lambda r: r.question)
     with CachedBackbone(inner, tmp_path / "c.sqlite") as cache:
-        assert cache.generate([make_request("a"), make_request("a")]) == ["a", "a"]
+        assert texts(cache.generate([make_request("a"), make_request("a")])) == ["a", "a"]
         assert inner.batch_sizes == [1]
 
 
@@ -54,7 +54,7 @@ def test_persists_across_instances_and_uses_wal(tmp_path: Path) -> None:
         cache.generate([make_request("q")])
     second = ScriptedBackbone({"q": "second"})
     with CachedBackbone(second, path) as cache:
-        assert cache.generate([make_request("q")]) == ["first"]
+        assert texts(cache.generate([make_request("q")])) == ["first"]
         assert second.batch_sizes == []
     mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
@@ -69,8 +69,34 @@ def test_killed_run_resumes_from_written_chunks(tmp_path: Path) -> None:
         assert len(cache) == 4  # two chunks committed before the crash
     inner = ScriptedBackbone(lambda r: f"ans:{r.question}")
     with CachedBackbone(inner, path) as cache:
-        assert cache.generate(reqs) == [f"ans:q{i}" for i in range(6)]
+        assert texts(cache.generate(reqs)) == [f"ans:q{i}" for i in range(6)]
         assert inner.batch_sizes == [2]
+
+
+def test_reported_usage_is_kept_and_estimated_when_absent(tmp_path: Path) -> None:
+    """A completion's token usage as the backbone reports it (estimated when it reports
+    none, or returns a plain string), and a hit returns the same usage."""
+
+    class Usage(ScriptedBackbone):
+        def generate(self, requests):  # type: ignore[no-untyped-def]
+            return [
+                Completion(r.question, 11, 3) if r.question == "counted" else r.question
+                for r in requests
+            ]
+
+    path = tmp_path / "c.sqlite"
+    reqs = [make_request("counted"), make_request("plain")]
+    with CachedBackbone(Usage(), path) as cache:
+        counted, plain = cache.generate(reqs)
+        assert (counted.text, counted.prompt_tokens, counted.completion_tokens) == (
+            "counted",
+            11,
+            3,
+        )
+        assert plain.text == "plain" and plain.prompt_tokens and plain.completion_tokens
+        assert cache.stats.prompt_tokens == 11 + plain.prompt_tokens
+    with CachedBackbone(ScriptedBackbone(), path) as cache:
+        assert cache.generate(reqs) == [counted, plain]
 
 
 def test_key_covers_params_task_model_and_config() -> None:
@@ -112,7 +138,7 @@ def _cache_worker(path: str, start: int, n: int) -> int:
 
     with Cached(Scripted(lambda r: f"ans:{r.question}"), path, chunk_size=3) as cache:
         out = cache.generate([make_request(f"q{i}") for i in range(start, start + n)])
-    return sum(o == f"ans:q{i}" for i, o in zip(range(start, start + n), out, strict=True))
+    return sum(o.text == f"ans:q{i}" for i, o in zip(range(start, start + n), out, strict=True))
 
 
 def test_concurrent_writer_processes(tmp_path: Path) -> None:

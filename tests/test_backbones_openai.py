@@ -57,7 +57,10 @@ class FakeServer:
                     self.end_headers()
                     self.wfile.write(b"boom")
                     return
-                reply = {"choices": [{"message": {"role": "assistant", "content": question[::-1]}}]}
+                reply = {
+                    "choices": [{"message": {"role": "assistant", "content": question[::-1]}}],
+                    "usage": {"prompt_tokens": len(question), "completion_tokens": 2},
+                }
                 data = json.dumps(reply).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -93,7 +96,9 @@ def test_order_payload_auth_and_concurrency_cap(
     params = GenerationParams(max_new_tokens=9, temperature=0.5, top_p=0.8, seed=4, stop=("\n",))
     out = bb.generate([make_request(q, params=params) for q in questions])
     bb.close()
-    assert out == [q[::-1] for q in questions]
+    assert [c.text for c in out] == [q[::-1] for q in questions]
+    # The server's reported usage comes back with each completion.
+    assert [(c.prompt_tokens, c.completion_tokens) for c in out] == [(len(q), 2) for q in questions]
     assert server.max_in_flight <= 2
     body = server.bodies[0]
     assert body["model"] == "m"
@@ -111,7 +116,8 @@ def test_order_payload_auth_and_concurrency_cap(
 def test_retries_after_500(server: FakeServer) -> None:
     server.fail_first["flaky"] = 2
     bb = OpenAIBackbone(model="m", base_url=server.url, backoff_s=0.01, max_retries=3)
-    assert bb.generate([make_request("flaky"), make_request("fine")]) == ["ykalf", "enif"]
+    out = bb.generate([make_request("flaky"), make_request("fine")])
+    assert [c.text for c in out] == ["ykalf", "enif"]
     assert sum(1 for b in server.bodies if b["messages"][-1]["content"].endswith("flaky")) == 3
 
 

@@ -83,8 +83,16 @@ def test_tiny_local_model_batches_in_order(tmp_path: Path) -> None:
         make_request("what is b c 1 2 3 a b c"),
         make_request("what is 3", params=GenerationParams(max_new_tokens=3)),
     ]
-    out = bb.generate(reqs)
+    completions = bb.generate(reqs)
+    out = [c.text for c in completions]
     assert len(out) == 3 and all(isinstance(o, str) for o in out)
     # Left padding: each prompt alone gives the same text as inside the batch.
-    assert [bb.generate([r])[0] for r in reqs] == out
+    assert [bb.generate([r])[0].text for r in reqs] == out
     assert len(out[2].split()) <= 3
+    # Token usage: the prompt without its padding, at most max_new_tokens generated.
+    assert completions[1].prompt_tokens > completions[0].prompt_tokens > 0
+    assert all(
+        1 <= c.completion_tokens <= r.params.max_new_tokens
+        for c, r in zip(completions, reqs, strict=True)
+    )
+    assert [bb.generate([r])[0] for r in reqs] == completions

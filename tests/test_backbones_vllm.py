@@ -53,7 +53,10 @@ class FakeLLM:
         self.calls.append((list(prompts), list(sampling_params)))
         # Echo the prompt length so order can be checked.
         return [
-            types.SimpleNamespace(outputs=[types.SimpleNamespace(text=f" out{len(p)} ")])
+            types.SimpleNamespace(
+                prompt_token_ids=list(range(len(p))),
+                outputs=[types.SimpleNamespace(text=f" out{len(p)} ", token_ids=[7, 8])],
+            )
             for p in prompts
         ]
 
@@ -99,7 +102,9 @@ def test_one_batched_call_with_mapped_params(fake_vllm: types.ModuleType) -> Non
     out = bb.generate(reqs)
     assert len(llm.calls) == 1
     prompts, params = llm.calls[0]
-    assert out == [f"out{len(p)}" for p in prompts]  # order kept, whitespace stripped
+    assert [c.text for c in out] == [f"out{len(p)}" for p in prompts]  # order kept, stripped
+    # vLLM's token counts come back with each completion.
+    assert [(c.prompt_tokens, c.completion_tokens) for c in out] == [(len(p), 2) for p in prompts]
     assert prompts[0].startswith("<system>Answer from the memory.</system><user>")
     assert prompts[0].endswith("Question: short</user><assistant>")
     assert params[0] == FakeSamplingParams(0.0, 1.0, 128, 0, None)
@@ -217,5 +222,6 @@ def test_real_tiny_model_generates_in_order(tmp_path) -> None:  # pragma: no cov
         for i in range(4)
     ]
     out = bb.generate(reqs)
-    assert len(out) == 4 and all(isinstance(o, str) for o in out)
+    assert len(out) == 4 and all(isinstance(o.text, str) for o in out)
+    assert all(o.prompt_tokens and o.completion_tokens <= 8 + i for i, o in enumerate(out))
     assert out == bb.generate(reqs)  # greedy decoding is deterministic

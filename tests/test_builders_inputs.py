@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from _builders_fixtures import TINY_LOCOMO
 
+from chronobench.commands.build import main
 from chronobench.data.io import load_built
 from chronobench.protocols import GenerationRequest
 from data_builders import DatasetError, build_dataset, paraphrase_queries, resolve_locomo_source
-from data_builders.cli import main
 from data_builders.grammar import question_descriptor
 from data_builders.locomo.source import parse_evidence
 

@@ -51,7 +51,7 @@ def _rows(built: Any, name: str, stores: Any) -> list[dict[str, Any]]:
             for probe in q.probes:
                 pred = system.answer_directly(q, probe)
                 if pred is None:
-                    pred = backbone.generate([system.prepare(q, probe)])[0]
+                    pred = backbone.generate([system.prepare(q, probe)])[0].text
                 rows.append(
                     {
                         "kind": "probe",

@@ -32,7 +32,7 @@ def make_run(results: Path, overrides: list[str], *, published: bool = True) -> 
     from chronobench.results.io import SampleLog
     from chronobench.runner.cell import prepare_run_dir, write_results
     from chronobench.runner.metrics_io import compute_metrics, rescore
-    from chronobench.runner.spec import run_id, spec_from_config
+    from chronobench.spec import run_id, spec_from_config
 
     with initialize_config_dir(config_dir=str(REPO_ROOT / "configs"), version_base="1.3"):
         cfg = compose(
@@ -42,7 +42,7 @@ def make_run(results: Path, overrides: list[str], *, published: bool = True) -> 
     d = OmegaConf.to_container(cfg, resolve=True)
     d["paths"]["results_dir"] = str(results)
     d["dataset"]["fixture"] = not published
-    spec = spec_from_config(d, check=False)
+    spec = spec_from_config(d)
     rid = run_id(spec, "data-sha")
     folder = prepare_run_dir(spec, rid)
     rows = rescore(_rows("sel" if spec.task.selection else "gen"), k=5)

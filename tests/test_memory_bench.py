@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chronobench.bench.cli import main as bench_main
 from chronobench.bench.store import synthetic_writes
+from chronobench.commands.bench import main as bench_main
 from chronobench.memory.demo import main as demo_main
 
 

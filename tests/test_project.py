@@ -35,7 +35,7 @@ def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one():
 def test_help_lists_subcommands_and_imports_no_torch():
     code = (
         "import sys, io, contextlib\n"
-        "from chronobench.cli import main\n"
+        "from chronobench.commands import main\n"
         "buf = io.StringIO()\n"
         "with contextlib.redirect_stdout(buf):\n"
         "    rc = main(['--help'])\n"
@@ -52,7 +52,7 @@ def test_help_lists_subcommands_and_imports_no_torch():
 
 
 def test_unknown_command_is_a_clear_error(capsys):
-    from chronobench.cli import main
+    from chronobench.commands import main
 
     assert main(["frobnicate"]) == 2
     assert "unknown command 'frobnicate'" in capsys.readouterr().err

@@ -212,8 +212,8 @@ def test_restore_skips_an_item_a_kept_record_now_holds(case):
 def test_repair_cell_writes_a_run_folder_and_the_report(tmp_path):
     import json
 
+    from chronobench.commands.run import main
     from chronobench.repair.report import render_repair_markdown
-    from chronobench.runner.cli import main
 
     args = ["experiment=repair", "suite=[]", "leaderboard=false", "dataset.params.n_controlled=3",
             "dataset.params.n_stress=1", f"paths.results_dir={tmp_path}/results",
@@ -232,8 +232,8 @@ def test_repair_cell_writes_a_run_folder_and_the_report(tmp_path):
 
 
 def test_bad_repair_config_is_rejected(tmp_path):
+    from chronobench.commands.run import main
     from chronobench.errors import ConfigError
-    from chronobench.runner.cli import main
 
     base = ["experiment=repair", "suite=[]", "leaderboard=false", f"paths.results_dir={tmp_path}"]
     for bad in ("system.name=nope", "dataset.granularity=huge", "+dataset.params.n_cases=3"):

@@ -35,7 +35,7 @@ def test_old_results_folder_loads_with_a_spec(old_results):
 
 
 def test_old_results_folder_rescores_into_the_current_schema(old_results):
-    from chronobench.runner.scoring_cli import rescore_run
+    from chronobench.runner.scoring import rescore_run
 
     for folder in sorted((old_results / "runs").iterdir()):
         metrics = rescore_run(folder)
@@ -74,7 +74,7 @@ def test_manifest_holds_the_whole_spec_and_samples_sha(tmp_path):
 
     from chronobench.results.io import SampleLog
     from chronobench.runner.cell import prepare_run_dir, write_results
-    from chronobench.runner.spec import run_id, spec_from_config
+    from chronobench.spec import run_id, spec_from_config
 
     with initialize_config_dir(config_dir=str(REPO_ROOT / "configs"), version_base="1.3"):
         cfg = compose(config_name="config", overrides=["experiment=single", "dataset=tiny"])
@@ -105,7 +105,7 @@ def test_runs_of_an_older_schema_are_never_published(old_results):
     runs = collect_runs(old_results)
     assert len(runs) == 2 and not any(r.published for r in runs)
     # Re-scoring rewrites the files in the current schema, still marked as migrated.
-    from chronobench.runner.scoring_cli import rescore_run
+    from chronobench.runner.scoring import rescore_run
 
     for folder in (old_results / "runs").iterdir():
         rescore_run(folder)

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from chronobench.errors import ConfigError
-from chronobench.runner.cli import expand_suite, with_default_experiment
-from chronobench.runner.spec import run_id, spec_from_config
+from chronobench.runner.components import resolve_cell
+from chronobench.runner.experiment import expand_suite, with_default_experiment
+from chronobench.spec import run_id, spec_from_config
 from tests.conftest import REPO_ROOT
 
 CONFIG_DIR = REPO_ROOT / "configs"
@@ -31,6 +32,19 @@ def hydra_ctx():
         yield
 
 
+def _check(cfg, choices):
+    """Shape (spec_from_config), then components and their options (resolve_cell). The
+    backbone's packages are checked last: an absent optional one (vllm) is fine here."""
+    import contextlib
+
+    from chronobench.errors import MissingDependencyError
+
+    spec = spec_from_config(cfg, choices=choices)
+    with contextlib.suppress(MissingDependencyError):
+        resolve_cell(spec, choices=choices)
+    return spec
+
+
 def _options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
 
@@ -41,9 +55,9 @@ def _cells(overrides: list[str]):
 
 @functools.cache
 def _cells_cached(overrides: tuple[str, ...]):
-    from chronobench.runner.cli import _compose
+    from chronobench.runner.experiment import compose
 
-    cfg, _ = _compose(list(overrides))
+    cfg, _ = compose(list(overrides))
     return expand_suite(cfg, list(overrides))
 
 
@@ -56,7 +70,7 @@ def test_every_option_of_every_group_validates_and_every_key_is_read(hydra_ctx, 
     for opt in options:
         extra = COMPANIONS.get((group, opt), [])
         for cfg, choices in _cells(["experiment=single", f"{group}={opt}", *extra]):
-            spec = spec_from_config(cfg, choices=choices)
+            spec = _check(cfg, choices)
             assert getattr(spec, group) is not None
 
 
@@ -65,35 +79,35 @@ def test_every_experiment_cell_validates(hydra_ctx, experiment):
     cells = _cells([f"experiment={experiment}"])
     assert cells
     for cfg, choices in cells:
-        spec = spec_from_config(cfg, choices=choices)
+        spec = _check(cfg, choices)
         assert spec.suite == []
 
 
 def test_unknown_key_names_the_key_and_the_file(hydra_ctx):
     ((cfg, choices),) = _cells(["experiment=single", "system=rag_only", "+system.top_k_itemz=3"])
     with pytest.raises(ConfigError, match=r"system\.top_k_itemz.*configs/system/rag_only\.yaml"):
-        spec_from_config(cfg, choices=choices)
+        _check(cfg, choices)
     ((cfg, choices),) = _cells(["experiment=single", "+retriever.stagee=dense"])
     with pytest.raises(ConfigError, match=r"retriever\.stagee.*unknown key"):
-        spec_from_config(cfg, choices=choices)
+        _check(cfg, choices)
     ((cfg, choices),) = _cells(["experiment=single", "+task.params.x=1"])
     with pytest.raises(ConfigError, match=r"task\.params\.x.*reads no params"):
-        spec_from_config(cfg, choices=choices)
+        _check(cfg, choices)
 
 
 def test_mistyped_system_and_backbone_options_are_rejected(hydra_ctx):
     ((cfg, choices),) = _cells(["experiment=single", "system.top_k_items=many"])
     with pytest.raises(ConfigError, match=r"system\.top_k_items"):
-        spec_from_config(cfg, choices=choices)
+        _check(cfg, choices)
     ((cfg, choices),) = _cells(["experiment=single", "system.rollback_mode=sideways"])
     with pytest.raises(ConfigError, match=r"system\.rollback_mode"):
-        spec_from_config(cfg, choices=choices)
+        _check(cfg, choices)
     ((cfg, choices),) = _cells(["experiment=single", "+backbone.params.abstain_treshold=0.2"])
     with pytest.raises(ConfigError, match=r"backbone\.abstain_treshold"):
-        spec_from_config(cfg, choices=choices)
+        _check(cfg, choices)
     ((cfg, choices),) = _cells(["experiment=single", "+dataset.params.max_querys=3"])
     with pytest.raises(ConfigError, match=r"dataset\.params\.max_querys"):
-        spec_from_config(cfg, choices=choices)
+        _check(cfg, choices)
 
 
 def test_mab_revision_must_be_a_commit(hydra_ctx):
@@ -101,17 +115,15 @@ def test_mab_revision_must_be_a_commit(hydra_ctx):
         ["experiment=single", "dataset=mab_accurate_retrieval", "dataset.params.revision=main"]
     )
     with pytest.raises(ConfigError, match="not a commit sha"):
-        spec_from_config(cfg, choices=choices)
+        _check(cfg, choices)
 
 
 def test_retriever_stage_reaches_the_store_and_the_run_id(hydra_ctx):
-    from chronobench.runner.components import build_store_provider
-
     ids = {}
     for opt, stage in (("bm25", "lexical"), ("dense", "dense"), ("hybrid", "hybrid")):
         ((cfg, ch),) = _cells(["experiment=single", f"retriever={opt}", "reranker=none"])
         spec = spec_from_config(cfg, choices=ch)
-        provider = build_store_provider(spec)
+        provider = resolve_cell(spec, choices=ch).build_store_provider()
         assert provider.store_options["stage"] == stage
         store = provider.new_store()
         assert store.stage == stage
@@ -137,7 +149,7 @@ def test_run_id_covers_query_file_bytes_and_ignores_paths(hydra_ctx):
 def test_user_query_ids_are_content_based(tmp_path):
     from chronobench.data.io import load_built
     from chronobench.runner.datasets import load_run_data
-    from chronobench.runner.spec import DatasetSpec
+    from chronobench.spec import DatasetSpec
     from data_builders.user_query_file import UserQueryError, load_user_queries
 
     fixture = REPO_ROOT / "tests" / "fixtures" / "locomo_tiny.json"
@@ -186,9 +198,9 @@ def test_main_job_lists_every_hand_written_request_set(hydra_ctx):
 
 
 def test_suite_override_clash_names_the_cell(hydra_ctx):
-    from chronobench.runner.cli import _compose
+    from chronobench.runner.experiment import compose
 
-    cfg, _ = _compose(["experiment=smoke", "system=rag_only"])
+    cfg, _ = compose(["experiment=smoke", "system=rag_only"])
     with pytest.raises(ConfigError, match=r"suite cell 2 .*system=chronomem"):
         expand_suite(cfg, ["experiment=smoke", "system=rag_only"])
     # An override no cell sets applies to every cell; one equal to a cell's is fine.
@@ -210,11 +222,13 @@ def test_missing_optional_backbone_package_fails_before_any_work(hydra_ctx):
     import importlib.util
 
     from chronobench.errors import MissingDependencyError
-    from chronobench.runner.components import check_backbone_available
 
     if importlib.util.find_spec("vllm") is not None:
         pytest.skip("vllm is installed here")
     ((cfg, ch),) = _cells(["experiment=single", "backbone=vllm_qwen25_7b", "task=generation"])
     spec = spec_from_config(cfg, choices=ch)  # validates without importing vllm
     with pytest.raises(MissingDependencyError, match="needs the 'vllm' package"):
-        check_backbone_available(spec)
+        resolve_cell(spec, choices=ch)
+    # A cell that builds no backbone does not need its packages.
+    ((cfg, ch),) = _cells(["experiment=single", "backbone=vllm_qwen25_7b", "task=selection"])
+    assert not resolve_cell(spec_from_config(cfg, choices=ch), choices=ch).backbone_checked

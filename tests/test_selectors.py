@@ -6,7 +6,7 @@ import pytest
 
 from chronobench.data.schema import MemoryOp, Stream, Write
 from chronobench.memory import HashEmbedder
-from chronobench.selectors import LABELS, StoreSelector, selector_names
+from chronobench.selectors import SELECTORS, StoreSelector, selector_names
 from chronobench.systems.stores import StoreProvider
 
 TEXTS = [
@@ -37,9 +37,15 @@ def _top(setup: tuple[Stream, StoreProvider], name: str, text: str) -> int:
     return ranked[0][0]
 
 
-def test_every_selector_has_a_label() -> None:
-    assert set(LABELS) == set(selector_names())
+def test_every_selector_is_registered_with_a_label_and_an_order() -> None:
+    assert set(selector_names()) <= set(SELECTORS.names())
     assert {"bm25_rules", "dense_rules"} <= set(selector_names())
+    for name in selector_names():
+        entry = SELECTORS.entry(name)
+        assert entry.label and entry.label != name and entry.order is not None
+    # Table order: single stages first, ChronoMem (the full pipeline) last.
+    assert SELECTORS.ordered(selector_names())[0] == "bm25"
+    assert SELECTORS.ordered(selector_names())[-1] == "chronomem"
 
 
 def test_rules_apply_intent_on_top_of_a_stage(setup: tuple[Stream, StoreProvider]) -> None:

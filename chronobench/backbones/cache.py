@@ -4,7 +4,9 @@ Key: sha256 of the backbone name, model, backbone config (``cache_config`` when 
 backbone has one), messages, sampling parameters, task, context and question. Only
 misses reach the wrapped backbone, in one batch (or in ``chunk_size`` pieces); each
 piece is written in one transaction as soon as it returns, so a killed run resumes
-with everything generated before the kill.
+with everything generated before the kill. Each entry keeps the completion's token
+usage as the backbone reported it (estimated, about 4 characters a token, when the
+backbone reports none), and a hit returns it with the text.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.hashing import sha256_text
-from chronobench.protocols import Backbone, GenerationRequest
+from chronobench.protocols import Backbone, Completion, GenerationRequest, as_completion
 from chronobench.sqlite_retry import retry_busy
 
 __all__ = ["CacheStats", "CachedBackbone", "estimate_tokens", "request_key"]
@@ -70,8 +72,10 @@ class CacheStats:
     hits: int = 0
     misses: int = 0
     calls: int = 0  # generate() calls that reached the wrapped backbone
-    prompt_tokens: int = 0  # estimated, for requests sent to the wrapped backbone
-    completion_tokens: int = 0  # estimated, for what it returned
+    # For requests sent to the wrapped backbone and what it returned: its reported usage,
+    # else an estimate.
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
     def as_dict(self) -> dict[str, int]:
         """The counters as a plain dict (for the run manifest)."""
@@ -125,20 +129,22 @@ class CachedBackbone:
         retry_busy(lambda: self._conn.execute(_SCHEMA))
         self._conn.commit()
 
-    def _lookup(self, keys: Sequence[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
+    def _lookup(self, keys: Sequence[str]) -> dict[str, Completion]:
+        found: dict[str, Completion] = {}
         unique = list(dict.fromkeys(keys))
         # SQLite caps bound parameters; query in slices.
         for start in range(0, len(unique), 500):
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
             rows = self._conn.execute(
-                f"SELECT key, response FROM generations WHERE key IN ({marks})", part
+                "SELECT key, response, prompt_tokens, completion_tokens FROM generations "
+                f"WHERE key IN ({marks})",
+                part,
             ).fetchall()
-            found.update(rows)
+            found.update((key, Completion(text, p, c)) for key, text, p, c in rows)
         return found
 
-    def _store(self, rows: list[tuple[str, GenerationRequest, str]]) -> None:
+    def _store(self, rows: list[tuple[str, Completion]]) -> None:
         now = time.time()
 
         def write() -> None:
@@ -150,18 +156,18 @@ class CachedBackbone:
                             key,
                             self.name,
                             self.model,
-                            text,
-                            _prompt_tokens(req),
-                            estimate_tokens(text),
+                            c.text,
+                            c.prompt_tokens,
+                            c.completion_tokens,
                             now,
                         )
-                        for key, req, text in rows
+                        for key, c in rows
                     ],
                 )
 
         retry_busy(write)
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Answer from the cache where possible; send the misses to the wrapped backbone."""
         keys = [request_key(self.inner, r) for r in requests]
         with self._lock:
@@ -178,17 +184,21 @@ class CachedBackbone:
             size = self.chunk_size or max(1, len(pending))
             for start in range(0, len(pending), size):
                 piece = pending[start : start + size]
-                texts = self.inner.generate([req for _, req in piece])
-                if len(texts) != len(piece):
+                outputs = self.inner.generate([req for _, req in piece])
+                if len(outputs) != len(piece):
                     raise RuntimeError(
-                        f"backbone {self.name!r} returned {len(texts)} outputs "
+                        f"backbone {self.name!r} returned {len(outputs)} outputs "
                         f"for {len(piece)} requests"
                     )
+                done = [
+                    (key, _with_usage(as_completion(out), req))
+                    for (key, req), out in zip(piece, outputs, strict=True)
+                ]
                 self.stats.calls += 1
-                self.stats.prompt_tokens += sum(_prompt_tokens(r) for _, r in piece)
-                self.stats.completion_tokens += sum(estimate_tokens(t) for t in texts)
-                self._store([(k, r, t) for (k, r), t in zip(piece, texts, strict=True)])
-                found.update((k, t) for (k, _), t in zip(piece, texts, strict=True))
+                self.stats.prompt_tokens += sum(int(c.prompt_tokens or 0) for _, c in done)
+                self.stats.completion_tokens += sum(int(c.completion_tokens or 0) for _, c in done)
+                self._store(done)
+                found.update(done)
         return [found[k] for k in keys]
 
     def __len__(self) -> int:
@@ -209,3 +219,14 @@ class CachedBackbone:
 
 def _prompt_tokens(request: GenerationRequest) -> int:
     return sum(estimate_tokens(m.content) for m in request.messages)
+
+
+def _with_usage(completion: Completion, request: GenerationRequest) -> Completion:
+    """The completion with its token usage: as reported, else estimated."""
+    prompt = completion.prompt_tokens
+    produced = completion.completion_tokens
+    return Completion(
+        completion.text,
+        _prompt_tokens(request) if prompt is None else prompt,
+        estimate_tokens(completion.text) if produced is None else produced,
+    )

@@ -57,7 +57,7 @@ from chronobench.backbones._spans import (
     words,
 )
 from chronobench.metrics.text import ABSTAIN_TEXT, is_abstention
-from chronobench.protocols import GenerationRequest
+from chronobench.protocols import Completion, GenerationRequest
 from chronobench.text import READER_STOPWORDS, stem
 
 __all__ = ["ExtractiveBackbone"]
@@ -118,9 +118,10 @@ class ExtractiveBackbone:
             "max_summary_sentences": self.max_summary_sentences,
         }
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
-        """Answer each request, in order."""
-        return [self._one(r) for r in requests]
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """Answer each request, in order (no tokens: the usage is left to the cache's
+        estimate)."""
+        return [Completion(self._one(r)) for r in requests]
 
     def _one(self, request: GenerationRequest) -> str:
         if request.task == "paraphrase":

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from chronobench.backbones._chat import to_dicts
-from chronobench.protocols import GenerationRequest
+from chronobench.protocols import Completion, GenerationRequest
 
 __all__ = ["OpenAIBackbone"]
 
@@ -96,7 +96,7 @@ class OpenAIBackbone:
                     pass  # an HTTP date; fall back to exponential backoff
         return min(self.max_backoff_s, self.backoff_s * (2**attempt))
 
-    def _one(self, request: GenerationRequest) -> str:
+    def _one(self, request: GenerationRequest) -> Completion:
         url = f"{self.base_url}/chat/completions"
         body = self._payload(request)
         last_error = ""
@@ -118,8 +118,9 @@ class OpenAIBackbone:
             f"openai backbone: {url} failed after {self.max_retries + 1} attempts; last: {last_error}"
         )
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
-        """Send all requests, ``max_concurrency`` at a time; outputs in request order."""
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """Send all requests, ``max_concurrency`` at a time; outputs in request order,
+        with the server's reported token usage."""
         if not requests:
             return []
         with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests))) as pool:
@@ -130,10 +131,20 @@ class OpenAIBackbone:
         self._client.close()
 
 
-def _content(data: Any, url: str) -> str:
+def _content(data: Any, url: str) -> Completion:
     try:
-        return (data["choices"][0]["message"]["content"] or "").strip()
+        text = (data["choices"][0]["message"]["content"] or "").strip()
     except (KeyError, IndexError, TypeError) as err:
         raise RuntimeError(
             f"openai backbone: {url} returned no choices[0].message.content: {str(data)[:300]}"
         ) from err
+    usage = data.get("usage") if isinstance(data, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    return Completion(
+        text, _tokens(usage.get("prompt_tokens")), _tokens(usage.get("completion_tokens"))
+    )
+
+
+def _tokens(value: Any) -> int | None:
+    # Servers that report no usage (or a malformed one) leave it to the cache's estimate.
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

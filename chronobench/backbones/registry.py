@@ -4,7 +4,9 @@ Nothing heavy is imported until :func:`create_backbone` resolves a name, so impo
 :mod:`chronobench.backbones` never pulls in torch, vllm, transformers or httpx. Each
 entry lists the optional packages it needs, checked without importing them
 (:func:`check_backbone_available`), so a run that selects ``vllm`` on a machine without
-it fails in a second with a one-line message.
+it fails in a second with a one-line message. A registration may carry a ``label``
+(the leaderboard column; default: the model name) and an ``order`` (column position;
+default: by label); the constructor's signature checks the config's ``backbone.params``.
 """
 
 from __future__ import annotations
@@ -24,8 +26,16 @@ __all__ = [
     "resolve_backbone",
 ]
 
-BACKBONES = Registry("backbone")
-BACKBONES.register("extractive", "chronobench.backbones.extractive:ExtractiveBackbone")
+BACKBONES = Registry(
+    "backbone",
+    hint="register one with chronobench.backbones.register_backbone(name, 'module:Class')",
+)
+BACKBONES.register(
+    "extractive",
+    "chronobench.backbones.extractive:ExtractiveBackbone",
+    # One heuristic reader, whatever its model string: the column names what it is.
+    label="extractive (no LLM)",
+)
 BACKBONES.register("scripted", "chronobench.backbones.scripted:ScriptedBackbone")
 BACKBONES.register(
     "vllm",
@@ -50,15 +60,25 @@ BACKBONES.register(
 
 
 def register_backbone(
-    name: str, target: str | type | None = None, *, requires: Iterable[tuple[str, str]] = ()
+    name: str,
+    target: str | type | None = None,
+    *,
+    requires: Iterable[tuple[str, str]] = (),
+    label: str | None = None,
+    order: float | None = None,
+    source: str | None = None,
 ) -> Any:
     """Register a backbone under ``name``.
 
     ``register_backbone("mine", "pkg.module:MyBackbone")`` adds a lazy entry;
-    ``@register_backbone("mine")`` on a class registers the class itself.
-    Re-registering a name replaces the previous entry.
+    ``@register_backbone("mine")`` on a class registers the class itself. ``requires``
+    is ``[(module, pip hint), ...]``, checked before a run starts. Registering a name
+    again with another target is an error naming both (see
+    :class:`chronobench.registry.RegistryCollisionError`).
     """
-    return BACKBONES.register(name, target, requires=requires)
+    return BACKBONES.register(
+        name, target, requires=requires, label=label, order=order, source=source
+    )
 
 
 def available_backbones() -> list[str]:

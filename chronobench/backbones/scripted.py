@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from chronobench.metrics.text import ABSTAIN_TEXT
-from chronobench.protocols import GenerationRequest
+from chronobench.protocols import Completion, GenerationRequest
 
 __all__ = ["ScriptedBackbone"]
 
@@ -42,8 +42,8 @@ class ScriptedBackbone:
             return self.responses[request.messages[-1].content]
         return self.default
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Return the scripted answer for each request, in order."""
         self.requests.extend(requests)
         self.batch_sizes.append(len(requests))
-        return [self._answer(r) for r in requests]
+        return [Completion(self._answer(r)) for r in requests]

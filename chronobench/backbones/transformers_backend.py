@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from chronobench.backbones._chat import render_chat
-from chronobench.protocols import GenerationParams, GenerationRequest
+from chronobench.protocols import Completion, GenerationParams, GenerationRequest
 
 __all__ = ["TransformersBackbone"]
 
@@ -70,7 +70,7 @@ class TransformersBackbone:
         """Settings that can change outputs; part of the cache key."""
         return {"chat_template": self.chat_template}
 
-    def _batch(self, prompts: list[str], params: GenerationParams) -> list[str]:
+    def _batch(self, prompts: list[str], params: GenerationParams) -> list[Completion]:
         torch = self._torch
         enc = self._tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         enc = {k: v.to(self.device) for k, v in enc.items()}
@@ -87,11 +87,16 @@ class TransformersBackbone:
             out = self._model.generate(**enc, **kwargs)
         new_tokens = out[:, enc["input_ids"].shape[1] :]
         texts = self._tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-        return [_cut(t, params.stop).strip() for t in texts]
+        prompt_n = enc["attention_mask"].sum(dim=1).tolist()
+        eos = self._tokenizer.eos_token_id
+        return [
+            Completion(_cut(t, params.stop).strip(), int(p), _generated(row.tolist(), eos))
+            for t, p, row in zip(texts, prompt_n, new_tokens, strict=True)
+        ]
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
-        """Generate every request; outputs in request order."""
-        results: list[str] = [""] * len(requests)
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """Generate every request; outputs in request order, with token counts."""
+        results: list[Completion] = [Completion("")] * len(requests)
         groups: dict[GenerationParams, list[int]] = {}
         for i, r in enumerate(requests):
             groups.setdefault(r.params, []).append(i)
@@ -102,9 +107,17 @@ class TransformersBackbone:
                     render_chat(self._tokenizer, requests[i].messages, self.chat_template)
                     for i in chunk
                 ]
-                for i, text in zip(chunk, self._batch(prompts, params), strict=True):
-                    results[i] = text
+                for i, completion in zip(chunk, self._batch(prompts, params), strict=True):
+                    results[i] = completion
         return results
+
+
+def _generated(tokens: list[int], eos: int | None) -> int:
+    """Tokens the model generated: up to and including its first end-of-sequence (the
+    rest of the row is padding, which is the same token)."""
+    if eos is not None and eos in tokens:
+        return tokens.index(eos) + 1
+    return len(tokens)
 
 
 def _cut(text: str, stops: tuple[str, ...]) -> str:

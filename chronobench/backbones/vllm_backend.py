@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from chronobench.backbones._chat import render_chat
-from chronobench.protocols import GenerationParams, GenerationRequest
+from chronobench.protocols import Completion, GenerationParams, GenerationRequest
 
 __all__ = ["VLLMBackbone"]
 
@@ -76,8 +76,9 @@ class VLLMBackbone:
             stop=list(params.stop) or None,
         )
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
-        """Generate all ``requests`` in one batched vLLM call; outputs in request order."""
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """Generate all ``requests`` in one batched vLLM call; outputs in request order,
+        with vLLM's token counts."""
         if not requests:
             return []
         prompts = [render_chat(self._tokenizer, r.messages, self.chat_template) for r in requests]
@@ -85,4 +86,16 @@ class VLLMBackbone:
         outputs = self._llm.generate(prompts, sampling, use_tqdm=self.use_tqdm)
         if len(outputs) != len(requests):
             raise RuntimeError(f"vllm returned {len(outputs)} outputs for {len(requests)} prompts")
-        return [out.outputs[0].text.strip() for out in outputs]
+        return [
+            Completion(
+                out.outputs[0].text.strip(),
+                _count(getattr(out, "prompt_token_ids", None)),
+                _count(getattr(out.outputs[0], "token_ids", None)),
+            )
+            for out in outputs
+        ]
+
+
+def _count(token_ids: Any) -> int | None:
+    """How many tokens vLLM reports (None when it reports none)."""
+    return None if token_ids is None else len(token_ids)

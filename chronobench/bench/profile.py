@@ -36,7 +36,7 @@ STAGES = ("data", "ingest", "embed", "resolve", "rerank", "generate", "score")
 # (module, attribute path, stage). A class attribute is patched on the class; a function
 # is replaced wherever a loaded chronobench module bound it by name.
 TARGETS: tuple[tuple[str, str, str], ...] = (
-    ("chronobench.runner.components", "load_data", "data"),
+    ("chronobench.runner.components", "Components.load_data", "data"),
     ("chronobench.systems.stores", "StoreProvider._ingest", "ingest"),
     ("chronobench.memory", "ChronoMem.commit_many", "ingest"),
     ("chronobench.memory", "ChronoMem.commit", "ingest"),
@@ -205,7 +205,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     """Run the experiment with stage timers and print the per-cell table."""
     from chronobench.runner import cell as cell_module
-    from chronobench.runner.cli import main as run_main
+    from chronobench.runner.experiment import run_overrides
 
     # Loaded now so that the functions they import by name are patched in them too.
     for name in ("generation", "selection", "metrics_io", "components"):
@@ -220,11 +220,11 @@ def main(args: argparse.Namespace) -> int:
     clock = StageClock()
     original = cell_module.run_cell
 
-    def timed_cell(spec: Any) -> Any:
-        label = spec.describe() if hasattr(spec, "describe") else str(spec)
+    def timed_cell(cell: Any) -> Any:
+        label = cell.describe() if hasattr(cell, "describe") else str(cell)
         clock.start_cell(label)
         try:
-            return original(spec)
+            return original(cell)
         finally:
             row = clock.end_cell()
             stages = " ".join(f"{s}={row[s]:.1f}" for s in (*STAGES, "other", "cpu"))
@@ -241,7 +241,7 @@ def main(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         try:
             with instrumented(clock) as missing:
-                run_main(overrides)
+                run_overrides(overrides)
         finally:
             cell_module.run_cell = original  # type: ignore[assignment]
             for k, v in saved_env.items():

@@ -94,8 +94,12 @@ def measure(backbone: Any, requests: list[GenerationRequest], cache_path: Path) 
         "cached_warm_s": round(warm_s, 4),
         "overhead_s": round(cold_s - raw_s, 4),
         "overhead_pct": round(100.0 * (cold_s - raw_s) / raw_s, 1) if raw_s > 0 else None,
-        "same_outputs": raw == direct == cold == warm,
+        "same_outputs": raw == _texts(direct) == _texts(cold) == _texts(warm),
     }
+
+
+def _texts(completions: list[Any]) -> list[str]:
+    return [c.text for c in completions]
 
 
 def format_report(result: dict[str, Any]) -> str:

@@ -29,9 +29,9 @@ from typing import Any
 
 from chronobench.errors import LeaderboardShrinkError, ResultsError
 from chronobench.fileio import atomic_write_text, dump_json
+from chronobench.hashing import canonical_json, sha256_text
 from chronobench.registry import Registry
 from chronobench.results.schema import CONFIG_FILE, MANIFEST_FILE, METRICS_FILE, load_run
-from chronobench.runner.spec import canonical_json, sha256_text
 
 PUBLISHED_DIR = "published"
 _RUN_ID_RE = re.compile(r"`([A-Za-z0-9_.+\-]+__[0-9a-f]{10})`")
@@ -58,9 +58,20 @@ class RunRecord:
 
     @property
     def backbone_label(self) -> str:
-        if self.backbone == "extractive":
-            return "extractive (no LLM)"
+        """The column: the backbone's registered label, else its model's name."""
+        from chronobench.backbones.registry import BACKBONES
+
+        if self.backbone in BACKBONES and BACKBONES.entry(self.backbone).label:
+            return BACKBONES.entry(self.backbone).row_label
         return str(self.model).split("/")[-1] if self.model else str(self.backbone)
+
+    @property
+    def backbone_key(self) -> tuple[bool, float, str]:
+        """The column's table position: the backbone's registered order, then the label."""
+        from chronobench.backbones.registry import BACKBONES
+
+        order = BACKBONES.entry(self.backbone).order if self.backbone in BACKBONES else None
+        return (order is None, order if order is not None else 0.0, self.backbone_label)
 
 
 def _record(folder: Path) -> RunRecord:
@@ -148,7 +159,8 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, str]:
 def build_tables(runs: list[RunRecord]) -> dict[tuple[str, str, str], dict[str, Any]]:
     """``{(dataset, granularity, query set[ + variant]): slot}``; a slot holds
     ``selection`` ``{name: (groups, run_id)}``, ``systems`` ``{(system, backbone): (groups,
-    run_ids)}`` and ``provenance`` ``{run_id: samples sha256}``."""
+    run_ids)}``, ``backbones`` ``{column label: table position}`` and ``provenance``
+    ``{run_id: samples sha256}``."""
     by_key: dict[str, list[RunRecord]] = {}
     for r in runs:
         if r.published:
@@ -160,12 +172,13 @@ def build_tables(runs: list[RunRecord]) -> dict[tuple[str, str, str], dict[str, 
     for key, group in by_key.items():
         d, g, q = triples[key]
         label = q if key not in titles else f"{q}; {titles[key]}"
-        slot: dict[str, Any] = {"selection": {}, "systems": {}, "provenance": {}}
+        slot: dict[str, Any] = {"selection": {}, "systems": {}, "provenance": {}, "backbones": {}}
         for r in group:  # oldest first: later runs overwrite earlier ones
             for name, groups in (r.metrics.get("selection") or {}).items():
                 slot["selection"][name] = (groups, r.run_id)
             if r.system and r.metrics.get("probes"):
                 k2 = (r.system, r.backbone_label)
+                slot["backbones"][k2[1]] = r.backbone_key
                 prev = slot["systems"].get(k2)
                 merged = dict(prev[0]) if prev else {}
                 # A qa run and a summary run of the same cell fill different fields.

@@ -6,74 +6,28 @@ import csv
 import io
 from typing import Any
 
-from chronobench.selectors import LABELS as SELECTOR_LABELS
+from chronobench.metrics.catalog import main_metric, section
 
-# One source of truth for selector names and labels: chronobench.selectors.
-SELECTOR_ORDER = [
-    "bm25",
-    "dense",
-    "hybrid",
-    "bm25_rules",
-    "dense_rules",
-    "chronomem_norerank",
-    "chronomem",
-]
-SELECTOR_LABEL = SELECTOR_LABELS
-FLOORS = [
-    "no_memory",
-    "always_abstain",
-    "constant_answer",
-    "floor_session_dates",
-    "floor_generic_words",
-]
-SYSTEM_ORDER = [
-    "prompt_only",
-    "full_history",
-    "rag_only",
-    "chronomem",
-    "chronomem_oracle",
-    "adk_chronomem",
-    *FLOORS,
-]
-SYSTEM_LABEL = {
-    "prompt_only": "Prompt-only",
-    "full_history": "Full-history",
-    "rag_only": "RAG-only",
-    "chronomem": "ChronoMem",
-    "chronomem_oracle": "ChronoMem (oracle v*)",
-    "adk_chronomem": "ChronoMem via its Google ADK memory service",
-    "no_memory": "floor: no memory",
-    "always_abstain": "floor: always abstain",
-    "constant_answer": "floor: constant answer",
-    "floor_session_dates": "floor: session dates up to v*",
-    "floor_generic_words": "floor: names + other conversations' frequent words",
-}
-SELECTION_COLS = [
-    ("recall_at_1", "R@1"),
-    ("recall_at_k", "R@k"),
-    ("scope_at_k", "Scope@k/2"),
-    ("mrr", "MRR"),
-]
-RQ2_COLS = [
-    ("rc_qa", "RC-QA (headline)"),
-    ("qa_f1", "A: answerable F1 (cat 1-4)"),
-    ("future_abstain", "B: future abstention"),
-    ("future_leak", "leakage (lower is better)"),
-    ("adversarial_acc", "adversarial acc. (cat 5)"),
-    ("consistent_forgetting", "consistent forgetting"),
-    ("qa_abstained", "abstains on answerable"),
-]
-RQ3_COLS = [
-    ("rouge1", "ROUGE-1"),
-    ("content_rouge1", "content ROUGE-1"),
-    ("specific_rouge1", "specific content ROUGE-1"),
-    ("summary_leakage", "calibrated leakage (lower is better)"),
-]
+# Rows, their labels and their order come from the registrations (chronobench.registry
+# entries); columns from the metric catalogue (chronobench.metrics.catalog).
+SELECTION_COLS = [(m.name, m.label) for m in section("selection")]
+RQ2_COLS = [(m.name, m.label) for m in section("rq2")]
+RQ3_COLS = [(m.name, m.label) for m in section("rq3")]
+# Tables with one column per backbone, one per metric that has a title.
+BY_BACKBONE = [(m.name, m.title) for m in (*section("rq2"), *section("rq3")) if m.title]
 DOCS_LINK = "[docs/metrics.md](../docs/metrics.md)"
 
 
-def _order(keys: list[str], preferred: list[str]) -> list[str]:
-    return [k for k in preferred if k in keys] + sorted(k for k in keys if k not in preferred)
+def _selectors() -> Any:
+    from chronobench.selectors import SELECTORS
+
+    return SELECTORS
+
+
+def _systems() -> Any:
+    from chronobench.systems.registry import SYSTEMS
+
+    return SYSTEMS
 
 
 def _cell(stat: dict[str, Any] | None, scale: float = 100.0, ci: bool = True) -> str:
@@ -109,15 +63,17 @@ def _mrr_label(sel: dict[str, Any], names: list[str]) -> str:
 
 def _selection_md(sel: dict[str, Any]) -> list[str]:
     lines = ["### RQ1: version selection (no generation)", ""]
-    names = _order(list(sel), SELECTOR_ORDER)
+    main = main_metric("selection").name
+    reg = _selectors()
+    names = reg.ordered(sel)
     labels = [h if f != "mrr" else _mrr_label(sel, names) for f, h in SELECTION_COLS]
     header = ["selector", "n / clusters", *labels]
     rows = []
     for name in names:
         a = sel[name][0]["all"]
-        st = a.get("recall_at_1") or {}
+        st = a.get(main) or {}
         rows.append(
-            [SELECTOR_LABEL.get(name, name), f"{st.get('n', 0)} / {st.get('n_clusters', '?')}"]
+            [reg.label(name), f"{st.get('n', 0)} / {st.get('n_clusters', '?')}"]
             + [_cell(a.get(f)) for f, _ in SELECTION_COLS]
         )
     lines += _md_table(header, rows)
@@ -125,16 +81,15 @@ def _selection_md(sel: dict[str, Any]) -> list[str]:
         groups = sorted({g for name in names for g in sel[name][0].get(f"by_{dim}", {})})
         if len(groups) < 1:
             continue
-        lines.append(f"R@1 by {dim} (n in parentheses):")
+        lines.append(f"{main_metric('selection').label} by {dim} (n in parentheses):")
         lines.append("")
         rows = []
         for name in names:
             by = sel[name][0].get(f"by_{dim}", {})
             rows.append(
-                [SELECTOR_LABEL.get(name, name)]
+                [reg.label(name)]
                 + [
-                    f"{_cell(by.get(g, {}).get('recall_at_1'), ci=False)} "
-                    f"({_n(by.get(g, {}), 'recall_at_1')})"
+                    f"{_cell(by.get(g, {}).get(main), ci=False)} ({_n(by.get(g, {}), main)})"
                     for g in groups
                 ]
             )
@@ -146,7 +101,7 @@ def _by_backbone(
     systems: dict[tuple[str, str], Any], names: list[str], backbones: list[str], field: str
 ) -> list[list[str]]:
     return [
-        [SYSTEM_LABEL.get(s, s)]
+        [_systems().label(s)]
         + [
             _cell(systems[(s, b)][0].get("all", {}).get(field), ci=False)
             if (s, b) in systems
@@ -164,6 +119,7 @@ def _has(systems: dict[tuple[str, str], Any], s: str, b: str, cols: list[tuple[s
 
 def _rq2_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -> list[str]:
     lines = [f"### RQ2 in detail, backbone {b} (mean [95% cluster-bootstrap CI], x100)", ""]
+    main = main_metric("rq2")
     rows = []
     for s in names:
         if not _has(systems, s, b, RQ2_COLS):
@@ -172,7 +128,8 @@ def _rq2_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
         a = groups.get("all", {})
         restored = groups.get("restored", {}).get("selected_exact")
         rows.append(
-            [SYSTEM_LABEL.get(s, s), _counts(a.get("rc_qa")), _counts(a.get("qa_f1"))]
+            # Query units (the main score's) and the answerable probes behind A (qa_f1).
+            [_systems().label(s), _counts(a.get(main.name)), _counts(a.get("qa_f1"))]
             + [_cell(a.get(f)) for f, _ in RQ2_COLS]
             + [_cell(restored, ci=False)]
         )
@@ -189,15 +146,16 @@ def _rq2_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
         present = [s for s in names if _has(systems, s, b, RQ2_COLS)]
         groups = sorted({g for s in present for g in systems[(s, b)][0].get(f"by_{dim}", {})})
         rows = [
-            [SYSTEM_LABEL.get(s, s)]
+            [_systems().label(s)]
             + [
-                _cell(systems[(s, b)][0].get(f"by_{dim}", {}).get(g, {}).get("rc_qa"), ci=False)
+                _cell(systems[(s, b)][0].get(f"by_{dim}", {}).get(g, {}).get(main.name), ci=False)
                 for g in groups
             ]
             for s in present
         ]
         if groups and rows:
-            lines += [f"RC-QA by {dim}, backbone {b}:", ""] + _md_table(["method", *groups], rows)
+            head = [f"{main.short} by {dim}, backbone {b}:", ""]
+            lines += head + _md_table(["method", *groups], rows)
     return lines
 
 
@@ -208,7 +166,7 @@ def _rq3_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
             continue
         a = systems[(s, b)][0].get("all", {})
         rows.append(
-            [SYSTEM_LABEL.get(s, s), _counts(a.get("rouge1"))]
+            [_systems().label(s), _counts(a.get(main_metric("rq3").name))]
             + [_cell(a.get(f)) for f, _ in RQ3_COLS]
         )
     if not rows:
@@ -217,27 +175,16 @@ def _rq3_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
     return head + _md_table(["method", "n / distinct / clusters", *[h for _, h in RQ3_COLS]], rows)
 
 
-def _systems_md(systems: dict[tuple[str, str], Any]) -> list[str]:
+def _systems_md(
+    systems: dict[tuple[str, str], Any], backbone_keys: dict[str, Any] | None = None
+) -> list[str]:
+    """``backbone_keys``: column label -> table position (from the backbone's
+    registration); columns without one sort by label."""
     lines: list[str] = []
-    backbones = sorted({b for _, b in systems})
-    names = _order(sorted({s for s, _ in systems}), SYSTEM_ORDER)
-    for field, title in (
-        (
-            "rc_qa",
-            "RQ2: rollback-consistent QA, RC-QA (headline, harmonic mean of A and B per query)",
-        ),
-        ("qa_f1", "RQ2: A, answerable F1, LoCoMo category rules, categories 1-4"),
-        ("future_abstain", "RQ2: B, abstention on future-evidence probes"),
-        ("future_leak", "RQ2: leakage on future-evidence probes (lower is better)"),
-        ("adversarial_acc", "RQ2: adversarial accuracy (category 5, two-way choice; not in RC-QA)"),
-        ("rouge1", "RQ3: rollback-consistent summarisation, ROUGE-1"),
-        ("content_rouge1", "RQ3: content ROUGE-1 (no stopwords, names, dates, numbers)"),
-        (
-            "specific_rouge1",
-            "RQ3: specific content ROUGE-1 (also no words common to most conversations' summaries)",
-        ),
-        ("summary_leakage", "RQ3: calibrated summary leakage (lower is better)"),
-    ):
+    keys = backbone_keys or {}
+    backbones = sorted({b for _, b in systems}, key=lambda b: keys.get(b, (True, 0.0, b)))
+    names = _systems().ordered(s for s, _ in systems)
+    for field, title in BY_BACKBONE:
         rows = _by_backbone(systems, names, backbones, field)
         if any(c != "–" for r in rows for c in r[1:]):
             lines += [f"### {title} (x100)", ""] + _md_table(["method", *backbones], rows)
@@ -267,7 +214,7 @@ def render_markdown(tables: dict[tuple[str, str, str], Any]) -> str:
         if slot["selection"]:
             lines += _selection_md(slot["selection"])
         if slot["systems"]:
-            lines += _systems_md(slot["systems"])
+            lines += _systems_md(slot["systems"], slot.get("backbones"))
         ids = sorted(
             {rid for v in slot["selection"].values() for rid in [v[1]]}
             | {rid for v in slot["systems"].values() for rid in v[1].split(", ")}

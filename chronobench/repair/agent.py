@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chronobench.protocols import ChatMessage, GenerationParams, GenerationRequest
+from chronobench.protocols import ChatMessage, GenerationParams, GenerationRequest, as_completion
 from chronobench.repair.domains import DOMAINS, parse_record, record_text, run_tool
 from chronobench.repair.policy import parse_slot_lines
 from chronobench.repair.provenance import Recorder, commit_with_provenance, load_graph
@@ -210,9 +210,11 @@ class TaskRunner:
             f"{', '.join(spec.slots)}. One line per slot, 'slot = value'; 'unknown' when memory has none."
         )
         task = "repair_answer" if spec.role == "answer" else "repair_args"
-        reply = self.backbone.generate(
-            [_request(task, [t for _, t, _ in shown], question, self.params)]
-        )[0]
+        reply = as_completion(
+            self.backbone.generate(
+                [_request(task, [t for _, t, _ in shown], question, self.params)]
+            )[0]
+        ).text
         trace.calls += 1
         values = parse_slot_lines(reply, spec.slots)
         for slot, value in values.items():
@@ -258,7 +260,7 @@ class TaskRunner:
             "Write one memory note, 'last_choice = <answer>'.",
             self.params,
         )
-        reply = self.backbone.generate([req])[0]
+        reply = as_completion(self.backbone.generate([req])[0]).text
         trace.calls += 1
         choice = parse_slot_lines(reply, ["last_choice"])["last_choice"]
         text = record_text(int(self.case["task_day"]), [("last_choice", choice)], "agent note")

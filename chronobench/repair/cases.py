@@ -11,13 +11,13 @@ import random
 from pathlib import Path
 from typing import Any
 
+from chronobench.fileio import atomic_write_json, atomic_write_text
 from chronobench.memory import ChronoMem
 from chronobench.repair.agent import MEMO_ITEM, TaskRunner
 from chronobench.repair.generate import DOMAIN_NAMES, FAULT_TYPES, MAX_ATTEMPTS, draft_case
 from chronobench.repair.history import materialize
 from chronobench.repair.policy import RepairPolicyBackbone
 from chronobench.repair.provenance import Recorder
-from chronobench.fileio import atomic_write_json, atomic_write_text
 
 BUILDER_VERSION = "repair-1"
 

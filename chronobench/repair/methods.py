@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chronobench.protocols import as_completion
 from chronobench.repair.agent import MEMO_ITEM, TaskRunner, Trace, _request, memory_view, workflow
 from chronobench.repair.planner import plan_repair
 from chronobench.repair.provenance import Recorder, load_graph
@@ -145,7 +146,7 @@ def backbone_judged(ctx: dict[str, Any]) -> RepairOutcome:
     items = sorted(head)
     reqs = [_request("repair_judge", [f"FAULT: {f}" for f in faults] + [f"CANDIDATE: {head[i]}"], q, ctx["runner"].params)
             for i in items]  # fmt: skip
-    verdicts = backbone.generate(reqs) if reqs else []
+    verdicts = [as_completion(c).text for c in backbone.generate(reqs)] if reqs else []
     dropped = [(i, head[i]) for i, v in zip(items, verdicts, strict=True) if "drop" in v.lower()]
     ops, overlay = _delete_ops(mem, case, dropped)
     trace = ctx["runner"].run(

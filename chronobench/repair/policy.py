@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from chronobench.protocols import GenerationRequest
+from chronobench.protocols import Completion, GenerationRequest
 from chronobench.repair.domains import MISSING, parse_record
 
 _SLOTS = re.compile(r"slots: ([^.?\n]+)")
@@ -77,7 +77,7 @@ class RepairPolicyBackbone:
         values = latest_values(req.context, slots)
         return "\n".join(f"{s} = {values[s]}" for s in slots)
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Answer each request in order."""
         self.calls += len(requests)
-        return [self._one(r) for r in requests]
+        return [Completion(self._one(r)) for r in requests]

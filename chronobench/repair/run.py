@@ -1,4 +1,4 @@
-"""The repair track's cell runner: ``run_repair_cell(spec) -> run folder``.
+"""The repair track's cell runner: ``run_repair_cell(components) -> run folder``.
 
 A cell is one (subset, method): ``dataset.granularity`` picks the subset (``controlled``
 or ``stress``), ``system.name`` the method (:data:`chronobench.repair.methods.METHODS`).
@@ -56,15 +56,14 @@ def check_spec(spec: Any) -> None:
         )
 
 
-def make_backbone(spec: Any) -> Any:
-    """The offline policy for ``extractive``; otherwise the configured (cached) backbone."""
-    if spec.backbone.name == "extractive":
+def make_backbone(cell: Any) -> Any:
+    """The offline policy for ``extractive``; otherwise the configured (cached) backbone
+    (``cell``: the resolved :class:`chronobench.runner.components.Components`)."""
+    if cell.spec.backbone.name == "extractive":
         from chronobench.repair.policy import RepairPolicyBackbone
 
         return RepairPolicyBackbone()
-    from chronobench.runner.components import build_backbone
-
-    return build_backbone(spec)
+    return cell.build_backbone()
 
 
 def generation_params(spec: Any) -> Any:
@@ -120,15 +119,18 @@ def repair_case(
     }  # fmt: skip
 
 
-def run_repair_cell(spec: Any) -> Path:
-    """Run (or resume) one repair cell; writes config/manifest/samples/metrics atomically."""
+def run_repair_cell(cell: Any) -> Path:
+    """Run (or resume) one repair cell; writes config/manifest/samples/metrics atomically.
+
+    ``cell``: the resolved :class:`chronobench.runner.components.Components` (its spec was
+    checked by :func:`check_spec` when it was resolved)."""
     from chronobench.repair.cases import load_or_build
     from chronobench.repair.metrics import aggregate
     from chronobench.results.io import SampleLog
     from chronobench.runner.cell import prepare_run_dir, write_results
-    from chronobench.runner.spec import run_id
+    from chronobench.spec import run_id
 
-    check_spec(spec)
+    spec = cell.spec
     t0 = time.perf_counter()
     sizes = {**_DATASET_PARAMS, **spec.dataset.params}
     cases, sha = load_or_build(
@@ -146,7 +148,7 @@ def run_repair_cell(spec: Any) -> Path:
     run_dir = prepare_run_dir(spec, rid)
     log = SampleLog(run_dir / "samples.jsonl")
     done = log.done_ids()
-    backbone = make_backbone(spec)
+    backbone = make_backbone(cell)
     params = generation_params(spec)
     t1 = time.perf_counter()
     for case in cases:

@@ -2,6 +2,13 @@
 provenance a manifest records; shared by the runner, the scorer and the leaderboard."""
 
 from chronobench.results.io import SampleLog
+from chronobench.results.records import (
+    ProbeRecord,
+    SampleRecord,
+    SelectionRecord,
+    TaskRecord,
+    parse_record,
+)
 from chronobench.results.schema import (
     RESULTS_SCHEMA_VERSION,
     LoadedRun,
@@ -15,6 +22,11 @@ __all__ = [
     "LoadedRun",
     "Manifest",
     "MetricsFile",
+    "ProbeRecord",
     "SampleLog",
+    "SampleRecord",
+    "SelectionRecord",
+    "TaskRecord",
     "load_run",
+    "parse_record",
 ]

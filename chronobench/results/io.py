@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from chronobench.results.records import SampleRecord, dump_record, explain, parse_record
+
 
 class SampleLog:
-    """Append-only ``samples.jsonl`` that tolerates a torn last line from a crash."""
+    """Append-only ``samples.jsonl`` of typed records
+    (:mod:`chronobench.results.records`) that tolerates a torn last line from a crash."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -32,7 +35,7 @@ class SampleLog:
                 fh.truncate(cut)
 
     def read(self) -> list[dict[str, Any]]:
-        """All complete rows, in file order."""
+        """All complete rows as plain JSON objects, in file order."""
         if not self.path.exists():
             return []
         rows = []
@@ -51,15 +54,31 @@ class SampleLog:
                     ) from None
         return rows
 
+    def read_records(self) -> list[SampleRecord]:
+        """All complete rows as typed records, in file order; a row that does not fit its
+        record type is a :class:`~chronobench.errors.ResultsError` naming file and line."""
+        from pydantic import ValidationError
+
+        from chronobench.errors import ResultsError
+
+        out = []
+        for lineno, row in enumerate(self.read(), start=1):
+            try:
+                out.append(parse_record(row))
+            except ValidationError as exc:
+                raise ResultsError(
+                    f"{self.path}: sample {lineno} ({row.get('sample_id')!r}): {explain(exc)}; "
+                    "rerun the cell with overwrite=true"
+                ) from None
+        return out
+
     def done_ids(self) -> set[str]:
         """Ids of samples already written (for resuming)."""
         return {row["sample_id"] for row in self.read()}
 
-    def append(self, rows: Iterable[dict[str, Any]]) -> int:
-        """Append rows and fsync; returns how many were written."""
-        # Not canonical_json: published samples' sha256 pin these bytes (ASCII escapes,
-        # default separators).
-        lines = [json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows]
+    def append(self, records: Iterable[SampleRecord | Mapping[str, Any]]) -> int:
+        """Append records (or plain rows) and fsync; returns how many were written."""
+        lines = [dump_record(r) for r in records]
         if not lines:
             return 0
         with open(self.path, "a", encoding="utf-8") as fh:

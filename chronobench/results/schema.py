@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chronobench.errors import ConfigError, ResultsError
 from chronobench.hashing import file_sha256
+from chronobench.spec import RunSpec, spec_from_config, spec_sha256
 
 RESULTS_SCHEMA_VERSION = "2.0"
 READABLE_VERSIONS = ("1.0", "2.0")
@@ -115,7 +116,7 @@ class LoadedRun:
     folder: Path
     manifest: Manifest
     metrics: MetricsFile
-    spec: Any  # chronobench.runner.spec.RunSpec
+    spec: RunSpec
     # Read from an older results schema (kept loadable and re-scorable, never published).
     migrated: bool = False
 
@@ -124,11 +125,9 @@ class LoadedRun:
         return self.manifest.run_id
 
 
-def _spec_from(data: dict[str, Any], path: Path) -> Any:
-    from chronobench.runner.spec import spec_from_config
-
+def _spec_from(data: dict[str, Any], path: Path) -> RunSpec:
     try:
-        return spec_from_config(data, check=False)
+        return spec_from_config(data)
     except ConfigError as exc:
         raise ResultsError(f"{path}: its spec does not validate: {exc}") from None
 
@@ -151,7 +150,6 @@ def _migrate_v1(folder: Path, man: dict[str, Any], met: dict[str, Any]) -> tuple
     task.setdefault("kind", "benchmark")
     cfg["task"] = task
     spec = _spec_from(cfg, cfg_path)
-    from chronobench.runner.spec import spec_sha256
 
     samples = folder / SAMPLES_FILE
     counts = man.get("counts") or {}

@@ -1,9 +1,10 @@
-"""One cell of an experiment: a :class:`RunSpec` -> ``<results_dir>/runs/<run-id>/``."""
+"""One cell of an experiment: resolved :class:`Components` -> ``<results_dir>/runs/<run-id>/``."""
 
 from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -12,17 +13,10 @@ from chronobench.fileio import atomic_write_json, atomic_write_text
 from chronobench.hashing import file_sha256
 from chronobench.results.io import SampleLog
 from chronobench.results.provenance import git_revision, library_versions
+from chronobench.results.records import SampleRecord
 from chronobench.results.schema import RESULTS_SCHEMA_VERSION, Manifest
-from chronobench.runner.components import (
-    build_backbone,
-    build_store_provider,
-    build_system,
-    cell_runner,
-    check_backbone_available,
-    load_data,
-    needs_backbone,
-)
-from chronobench.runner.spec import RunSpec, run_id, spec_from_config, spec_sha256
+from chronobench.runner.components import Components, needs_backbone, resolve_cell
+from chronobench.spec import RunSpec, run_id, spec_from_config, spec_sha256
 
 
 def _generation_kinds(spec: RunSpec) -> set[str]:
@@ -39,15 +33,19 @@ def make_run_id(
 ) -> str:
     """The run id of a spec (or a resolved config dict) on a built dataset."""
     if not isinstance(spec, RunSpec):
-        spec = spec_from_config(spec, check=False)
+        spec = spec_from_config(spec)
     return run_id(spec, dataset_sha256, queries_sha256)
 
 
-def run_cell(spec: RunSpec | dict[str, Any]) -> Path:
-    """Run (or resume) one cell with its task kind's registered runner; returns its folder."""
-    if not isinstance(spec, RunSpec):
-        spec = spec_from_config(spec)
-    return cell_runner(spec)(spec)
+def run_cell(cell: Components | RunSpec | dict[str, Any]) -> Path:
+    """Run (or resume) one cell with its task kind's registered runner; returns its folder.
+
+    ``cell``: what :func:`~chronobench.runner.components.resolve_cell` returned (a spec
+    or a resolved config dict is resolved first)."""
+    if not isinstance(cell, Components):
+        spec = cell if isinstance(cell, RunSpec) else spec_from_config(cell)
+        cell = resolve_cell(spec)
+    return cell.run()
 
 
 def run_dir_of(spec: RunSpec, rid: str) -> Path:
@@ -69,24 +67,24 @@ def prepare_run_dir(spec: RunSpec, rid: str, config: dict[str, Any] | None = Non
     return run_dir
 
 
-def run_benchmark_cell(spec: RunSpec) -> Path:
+def run_benchmark_cell(cell: Components) -> Path:
     """The benchmark task: RQ1 selection and/or RQ2/RQ3 generation on one dataset."""
     from chronobench.protocols import GenerationParams
     from chronobench.runner.metrics_io import compute_metrics, summary_table
     from chronobench.systems import SystemContext
 
+    spec = cell.spec
     t0 = time.perf_counter()
-    # The backbone first: a missing package or a bad model fails before any work.
-    check_backbone_available(spec)
-    backbone = build_backbone(spec) if needs_backbone(spec) else None
-    data = load_data(spec, backbone if spec.dataset.paraphrase else None)
+    # The backbone first: a bad model fails before any work.
+    backbone = cell.build_backbone() if needs_backbone(spec) else None
+    data = cell.load_data(backbone if spec.dataset.paraphrase else None)
     t_data = time.perf_counter()
     rid = run_id(spec, data.manifest_sha256, data.queries_sha256)
     run_dir = prepare_run_dir(spec, rid)
     log = SampleLog(run_dir / "samples.jsonl")
     done = log.done_ids()
     k = int(spec.task.k)
-    stores = build_store_provider(spec)
+    stores = cell.build_store_provider()
     backbone_stats: dict[str, Any] = {}
     timings: dict[str, float] = {"load_data_s": round(t_data - t0, 3)}
     try:
@@ -94,7 +92,7 @@ def run_benchmark_cell(spec: RunSpec) -> Path:
             from chronobench.runner.selection import run_selection
 
             t = time.perf_counter()
-            run_selection(data, spec.selectors, stores, log, done, k=k, progress=spec.progress)
+            run_selection(data, cell, stores, log, done, k=k, progress=spec.progress)
             timings["selection_s"] = round(time.perf_counter() - t, 3)
         kinds = _generation_kinds(spec)
         if kinds:
@@ -108,7 +106,7 @@ def run_benchmark_cell(spec: RunSpec) -> Path:
                 top_p=gen.top_p,
                 seed=int(spec.seed),
             )
-            system = build_system(spec, SystemContext(params=params, stores=stores))
+            system = cell.build_system(SystemContext(params=params, stores=stores))
             run_generation(
                 data,
                 system,
@@ -124,8 +122,8 @@ def run_benchmark_cell(spec: RunSpec) -> Path:
     finally:
         stores.close()
 
-    rows = log.read()
-    metrics = compute_metrics(rows, seed=int(spec.seed))
+    records = log.read_records()
+    metrics = compute_metrics(records, seed=int(spec.seed))
     timings["total_s"] = round(time.perf_counter() - t0, 3)
     write_results(
         run_dir,
@@ -134,7 +132,7 @@ def run_benchmark_cell(spec: RunSpec) -> Path:
         metrics=metrics,
         k=k,
         dataset=data_info(data),
-        rows=rows,
+        rows=records,
         timings=timings,
         backbone_stats=backbone_stats,
     )
@@ -162,7 +160,7 @@ def write_results(
     metrics: dict[str, Any],
     k: int,
     dataset: dict[str, Any],
-    rows: list[dict[str, Any]],
+    rows: Sequence[SampleRecord | Mapping[str, Any]],
     timings: dict[str, float],
     backbone_stats: dict[str, Any] | None = None,
 ) -> None:
@@ -189,13 +187,17 @@ def write_results(
         samples={
             "sha256": file_sha256(samples) if samples.is_file() else None,
             "n": len(rows),
-            "selection": sum(1 for r in rows if r.get("kind") == "selection"),
-            "probes": sum(1 for r in rows if r.get("kind") == "probe"),
+            "selection": sum(1 for r in rows if _kind(r) == "selection"),
+            "probes": sum(1 for r in rows if _kind(r) == "probe"),
         },
         timings=timings,
         backbone_calls=dict(backbone_stats or {}),
     )
     atomic_write_json(run_dir / "manifest.json", manifest.model_dump(mode="json"))
+
+
+def _kind(record: SampleRecord | Mapping[str, Any]) -> Any:
+    return record.kind if isinstance(record, SampleRecord) else record.get("kind")
 
 
 def cell_summary(spec: RunSpec) -> dict[str, Any]:

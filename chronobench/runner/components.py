@@ -1,25 +1,47 @@
-"""One lazy ``"module:attr"`` registry per config group, and the builders that turn a
-:class:`~chronobench.runner.spec.RunSpec` into components.
+"""The runner's registries, and :func:`resolve_cell`: a :class:`~chronobench.spec.RunSpec`
+-> :class:`Components`, every component resolved and its options checked once.
 
 Groups: ``dataset`` (:data:`DATASETS`), ``system`` (:data:`chronobench.systems.registry.SYSTEMS`),
-``backbone`` (:data:`chronobench.backbones.registry.BACKBONES`), ``retriever``
-(:data:`RETRIEVERS`), ``reranker`` (:data:`RERANKERS`), ``selector`` (:data:`SELECTORS`)
-and ``task`` (:data:`TASKS`: a task kind -> the cell runner ``f(spec) -> run folder``).
-Register into them with ``REGISTRY.register(name, "module:attr")``.
+``backbone`` (:data:`chronobench.backbones.registry.BACKBONES`), ``selector``
+(:data:`chronobench.selectors.SELECTORS`), ``retriever`` (:data:`RETRIEVERS`), ``reranker``
+(:data:`RERANKERS`) and ``task`` (:data:`TASKS`: a task kind -> the cell runner
+``f(components) -> run folder``). Register into them with ``REGISTRY.register(name,
+"module:attr")``.
+
+A cell is built only from what :func:`resolve_cell` returns: the spec is checked once,
+before any work, and nothing is looked up again while the cell runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chronobench.backbones.registry import BACKBONES
 from chronobench.errors import ConfigError
-from chronobench.registry import Registry
-from chronobench.runner.options import check_call_options
-from chronobench.runner.spec import RerankerSpec, RetrieverSpec, RunSpec
+from chronobench.registry import Entry, Registry
+from chronobench.selectors import SELECTORS
+from chronobench.spec import RetrieverSpec, RunSpec
+from chronobench.systems.registry import SYSTEMS
 
-# dataset name -> a loader class: ``check(spec)`` validates ``dataset.params``;
+__all__ = [
+    "BACKBONES",
+    "DATASETS",
+    "RERANKERS",
+    "RETRIEVERS",
+    "SELECTORS",
+    "SYSTEMS",
+    "TASKS",
+    "Component",
+    "Components",
+    "needs_backbone",
+    "resolve_cell",
+]
+
+# dataset name -> a loader class: ``check(spec, where=...)`` validates ``dataset.params``;
 # ``load(spec, data_dir=..., backbone=...)`` returns RunData.
 DATASETS = Registry(
     "dataset",
@@ -29,12 +51,14 @@ DATASETS = Registry(
     },
 )
 
-# task kind -> cell runner ``run(spec: RunSpec) -> Path`` (the run folder).
+# task kind -> cell runner ``run(components: Components) -> Path`` (the run folder). The
+# runner's module may define ``check_spec(spec)`` to validate its dataset, systems and
+# options before any cell runs.
 TASKS = Registry(
     "task",
     {
         "benchmark": "chronobench.runner.cell:run_benchmark_cell",
-        # Issue 11's repair track (helper F's module; resolved only when task.kind=repair).
+        # Issue 11's repair track (resolved only when task.kind=repair).
         "repair": "chronobench.repair.run:run_repair_cell",
     },
 )
@@ -63,39 +87,6 @@ RERANKERS.register(
 )
 
 
-class _SelectorRegistry(Registry):
-    """Selector name -> factory ``(name, stores) -> Selector``. The built-in names are
-    the stages :mod:`chronobench.selectors` lists, read on first use."""
-
-    _loaded = False
-
-    def _load(self) -> None:
-        if not self._loaded:
-            self._loaded = True
-            from chronobench.selectors import selector_names
-
-            for name in selector_names():
-                if name not in self._entries:
-                    self._entries[name] = "chronobench.selectors:StoreSelector"
-
-    def names(self) -> list[str]:
-        self._load()
-        return super().names()
-
-    def _known(self, name: str) -> None:
-        self._load()
-        super()._known(name)
-
-
-SELECTORS = _SelectorRegistry("selector")
-
-
-def register_selector(name: str, target: str | Any) -> None:
-    """Register an RQ1 selector: ``target`` is ``"module:attr"`` of a factory called as
-    ``factory(name, stores)`` that returns a :class:`chronobench.protocols.Selector`."""
-    SELECTORS.register(name, target)
-
-
 # ---- small factories the registries point at ----------------------------------------
 
 
@@ -116,7 +107,94 @@ def store_retrieval_options(spec: RetrieverSpec) -> dict[str, Any]:
     return {"stage": spec.stage, "rrf_k0": int(spec.rrf_k0), "depth": int(spec.candidates)}
 
 
-# ---- checking a spec before any work -------------------------------------------------
+# ---- what a cell is built from -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Component:
+    """A registry entry with its checked config options."""
+
+    entry: Entry
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    def build(self, *args: Any) -> Any:
+        """Import the target and call it with ``args`` and the checked options."""
+        return self.entry.load()(*args, **self.options)
+
+
+def needs_backbone(spec: RunSpec) -> bool:
+    """Whether a benchmark cell constructs a backbone (generation, or paraphrased queries)."""
+    return spec.task.generates or spec.dataset.paraphrase
+
+
+@dataclass(frozen=True)
+class Components:
+    """Everything one cell uses, resolved from its spec by :func:`resolve_cell`."""
+
+    spec: RunSpec
+    task: Entry
+    backbone: Component
+    # Whether the backbone's packages were found (checked once, when the cell needs it).
+    backbone_checked: bool = False
+    dataset: Entry | None = None
+    retriever: dict[str, Any] = field(default_factory=dict)
+    reranker: Component | None = None
+    selectors: dict[str, Entry] = field(default_factory=dict)
+    system: Component | None = None
+
+    def describe(self) -> str:
+        """The spec's one-line description."""
+        return self.spec.describe()
+
+    def run(self) -> Path:
+        """Run the cell with its task kind's runner; returns the run folder."""
+        runner: Callable[[Components], Path] = self.task.load()
+        return runner(self)
+
+    def build_backbone(self) -> Any:
+        """The backbone behind the persistent call cache."""
+        from chronobench.backbones import CachedBackbone
+
+        if not self.backbone_checked:
+            self.backbone.entry.check_available()
+        inner = self.backbone.build()
+        return CachedBackbone(inner, Path(self.spec.paths.cache_dir) / "llm_cache.sqlite")
+
+    def build_system(self, ctx: Any) -> Any:
+        """The system under test, with its checked options."""
+        if self.system is None:
+            raise ConfigError(f"{self.spec.describe()}: this cell has no system to build")
+        return self.system.build(ctx)
+
+    def build_selector(self, name: str, stores: Any) -> Any:
+        """An RQ1 selector over the run's stores."""
+        return self.selectors[name].load()(name, stores)
+
+    def build_store_provider(self) -> Any:
+        """Post-exposure ChronoMem stores with the spec's embedder, retriever and reranker."""
+        from chronobench.systems.stores import StoreProvider
+
+        spec = self.spec
+        return StoreProvider(
+            embedder=spec.embedder.model,
+            cache_dir=spec.paths.cache_dir,  # persistent embedding cache beside the call cache
+            reranker=self.reranker.build() if self.reranker is not None else None,
+            rerank_depth=int(spec.reranker.top_k),
+            **self.retriever,
+        )
+
+    def load_data(self, backbone: Any = None) -> Any:
+        """The cell's streams and queries (built first when needed)."""
+        if self.dataset is None:
+            raise ConfigError(f"{self.spec.describe()}: this cell's task reads no dataset")
+        loader = self.dataset.load()()
+        return loader.load(
+            self.spec.dataset, data_dir=Path(self.spec.paths.data_dir), backbone=backbone
+        )
 
 
 def _where(group: str, choices: Mapping[str, str] | None) -> str:
@@ -125,119 +203,65 @@ def _where(group: str, choices: Mapping[str, str] | None) -> str:
     return f"the {group} config group"
 
 
-def check_spec(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> None:
-    """Resolve every component a cell uses and check its options (no heavy imports, no
-    model loading). Raises ConfigError / MissingDependencyError."""
-    from chronobench.backbones.registry import BACKBONES
-    from chronobench.systems.registry import check_system_options
+def _backbone(spec: RunSpec, choices: Mapping[str, str] | None) -> Component:
+    # The class is imported by name (importing it never imports vllm or torch); its
+    # params are checked against its constructor.
+    entry = BACKBONES.entry(spec.backbone.name)
+    options = {"model": spec.backbone.model, **spec.backbone.params}
+    entry.check_options(options, where=_where("backbone", choices))
+    return Component(entry, options)
 
-    TASKS.target(spec.task.kind)
+
+def resolve_cell(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> Components:
+    """Resolve every component a cell uses and check its options (no heavy imports, no
+    model loading); the backbone's packages are checked when the cell will build it.
+    Raises ConfigError / MissingDependencyError naming the key and its config file."""
+    task = TASKS.entry(spec.task.kind)
     if spec.task.kind != "benchmark":
-        # Another track: its cell runner owns its dataset, systems and options. It may
-        # expose ``check_spec(spec)`` to validate them before any work starts.
-        checker = getattr(TASKS.resolve(spec.task.kind), "check_spec", None)
+        # Another track: its cell runner owns its dataset, systems and options.
+        runner = task.load()
+        module = sys.modules.get(getattr(runner, "__module__", ""), None)
+        checker = getattr(runner, "check_spec", None) or getattr(module, "check_spec", None)
         if checker is not None:
             checker(spec)
-        return
+        return Components(spec=spec, task=task, backbone=_backbone(spec, choices))
     if spec.task.params:
         key = sorted(spec.task.params)[0]
         raise ConfigError(
             f"config key 'task.params.{key}': the benchmark task reads no params (they are "
             f"for other task kinds) [{_where('task', choices)}]"
         )
-    DATASETS.resolve(spec.dataset.name).check(spec.dataset, where=_where("dataset", choices))
-    RETRIEVERS.target(spec.retriever.stage)
-    check_call_options(
-        RERANKERS.resolve(spec.reranker.name),
-        spec.reranker.options,
-        where=_where("reranker", choices),
-        group="reranker",
+    dataset = DATASETS.entry(spec.dataset.name)
+    dataset.load().check(spec.dataset, where=_where("dataset", choices))
+    retriever = RETRIEVERS.entry(spec.retriever.stage).load()(spec.retriever)
+    rerank_entry = RERANKERS.entry(spec.reranker.name)
+    rerank_entry.check_available()
+    reranker = Component(
+        rerank_entry,
+        rerank_entry.check_options(spec.reranker.options, where=_where("reranker", choices)),
     )
+    selectors: dict[str, Entry] = {}
     if spec.task.selection:
         if not spec.selectors:
             raise ConfigError("config key 'selectors': empty, but task.selection is on")
-        for name in spec.selectors:
-            SELECTORS.target(name)
-    check_system_options(spec.system.name, spec.system.options, where=_where("system", choices))
-    # The backbone class is resolved by name only (importing it never imports vllm);
-    # params are checked against its constructor.
-    cls = BACKBONES.target(spec.backbone.name)
-    if isinstance(cls, str):
-        import importlib
-
-        module, _, attr = cls.partition(":")
-        cls = getattr(importlib.import_module(module), attr)
-    check_call_options(
-        cls,
-        {"model": spec.backbone.model, **spec.backbone.params},
-        where=_where("backbone", choices),
-        group="backbone",
+        selectors = {name: SELECTORS.entry(name) for name in spec.selectors}
+    sys_entry = SYSTEMS.entry(spec.system.name)
+    system = Component(
+        sys_entry, sys_entry.check_options(spec.system.options, where=_where("system", choices))
     )
-
-
-def needs_backbone(spec: RunSpec) -> bool:
-    """Whether the cell constructs a backbone (generation, or paraphrased queries)."""
-    return spec.task.generates or spec.dataset.paraphrase
-
-
-def check_backbone_available(spec: RunSpec) -> None:
-    """Fail fast (one line) when the cell's backbone needs a package that is missing."""
-    if needs_backbone(spec):
-        from chronobench.backbones.registry import BACKBONES
-
-        BACKBONES.check_available(spec.backbone.name)
-
-
-# ---- building components -------------------------------------------------------------
-
-
-def build_reranker(spec: RerankerSpec) -> Any:
-    """The reranker object (None for ``none``)."""
-    return RERANKERS.create(spec.name, **spec.options)
-
-
-def build_store_provider(spec: RunSpec) -> Any:
-    """Post-exposure ChronoMem stores with the spec's embedder, retriever and reranker."""
-    from chronobench.systems.stores import StoreProvider
-
-    return StoreProvider(
-        embedder=spec.embedder.model,
-        cache_dir=spec.paths.cache_dir,  # persistent embedding cache beside the call cache
-        reranker=build_reranker(spec.reranker),
-        rerank_depth=int(spec.reranker.top_k),
-        **RETRIEVERS.create(spec.retriever.stage, spec.retriever),
+    backbone = _backbone(spec, choices)
+    checked = needs_backbone(spec)
+    if checked:
+        # Fail fast (one line) when the backbone needs a package that is missing.
+        backbone.entry.check_available()
+    return Components(
+        spec=spec,
+        task=task,
+        backbone=backbone,
+        backbone_checked=checked,
+        dataset=dataset,
+        retriever=retriever,
+        reranker=reranker,
+        selectors=selectors,
+        system=system,
     )
-
-
-def build_backbone(spec: RunSpec) -> Any:
-    """The spec's backbone behind the persistent call cache."""
-    from chronobench.backbones import CachedBackbone
-    from chronobench.backbones.registry import BACKBONES
-
-    b = spec.backbone
-    inner = BACKBONES.create(b.name, model=b.model, **dict(b.params))
-    return CachedBackbone(inner, Path(spec.paths.cache_dir) / "llm_cache.sqlite")
-
-
-def build_system(spec: RunSpec, ctx: Any) -> Any:
-    """The system under test, with its checked options."""
-    from chronobench.systems.registry import SYSTEMS, check_system_options
-
-    opts = check_system_options(spec.system.name, spec.system.options, where="system")
-    return SYSTEMS.create(spec.system.name, ctx, **opts)
-
-
-def build_selector(name: str, stores: Any) -> Any:
-    """An RQ1 selector over the run's stores."""
-    return SELECTORS.create(name, name, stores)
-
-
-def load_data(spec: RunSpec, backbone: Any = None) -> Any:
-    """The cell's streams and queries (built first when needed)."""
-    loader = DATASETS.create(spec.dataset.name)
-    return loader.load(spec.dataset, data_dir=Path(spec.paths.data_dir), backbone=backbone)
-
-
-def cell_runner(spec: RunSpec) -> Any:
-    """The registered cell runner of the spec's task kind."""
-    return TASKS.resolve(spec.task.kind)

@@ -10,7 +10,7 @@ from typing import Any
 from chronobench.data.schema import RollbackQuery, Stream
 from chronobench.errors import ConfigError
 from chronobench.hashing import file_sha256, sha256_text
-from chronobench.runner.spec import DatasetSpec
+from chronobench.spec import DatasetSpec
 
 
 @dataclass

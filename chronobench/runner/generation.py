@@ -11,6 +11,7 @@ from chronobench.hashing import sha256_text
 from chronobench.metrics import score_probe
 from chronobench.protocols import GenerationRequest, RollbackOutcome
 from chronobench.results.io import SampleLog
+from chronobench.results.records import ProbeRecord
 from chronobench.runner.datasets import RunData
 from chronobench.runner.rows import query_fields
 
@@ -40,24 +41,23 @@ class _Pending:
     direct: str | None
 
 
-def _row(p: _Pending, prediction: str) -> dict[str, Any]:
+def _record(p: _Pending, prediction: str) -> ProbeRecord:
     q, probe, req = p.query, p.probe, p.request
     context = list(req.context) if req is not None else []
-    return {
-        "sample_id": probe_sample_id(q.query_id, probe.probe_id),
-        "kind": "probe",
-        "probe_kind": probe.kind,
-        "category": probe.category,
+    return ProbeRecord(
+        sample_id=probe_sample_id(q.query_id, probe.probe_id),
+        probe_kind=probe.kind,
+        category=probe.category,
         **query_fields(q),
-        "selected_version": p.outcome.selected_version,
-        "candidates": [[v, round(s, 6)] for v, s in p.outcome.candidates[:5]],
-        "context": context[:_MAX_CONTEXT_IN_ROW],
-        "context_n": len(context),
-        "prompt_sha256": prompt_sha256(req) if req is not None else None,
-        "prediction": prediction,
-        "probe": probe.model_dump(mode="json"),
-        "scores": score_probe(probe, prediction),
-    }
+        selected_version=p.outcome.selected_version,
+        candidates=[(v, round(s, 6)) for v, s in p.outcome.candidates[:5]],
+        context=context[:_MAX_CONTEXT_IN_ROW],
+        context_n=len(context),
+        prompt_sha256=prompt_sha256(req) if req is not None else None,
+        prediction=prediction,
+        probe=probe.model_dump(mode="json"),
+        scores=score_probe(probe, prediction),
+    )
 
 
 def run_generation(
@@ -123,8 +123,10 @@ def run_generation(
         chunk = pending[start : start + size]
         needs = [p.request for p in chunk if p.direct is None]
         outputs = iter(backbone.generate(needs) if needs else [])
-        rows = [_row(p, p.direct if p.direct is not None else next(outputs)) for p in chunk]
-        written += log.append(rows)
+        records = [
+            _record(p, p.direct if p.direct is not None else next(outputs).text) for p in chunk
+        ]
+        written += log.append(records)
         gen_bar.update(len(chunk))
     gen_bar.close()
     return written

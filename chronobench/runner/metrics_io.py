@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chronobench.data.schema import Probe
 from chronobench.metrics import aggregate, score_probe, score_selection
+from chronobench.metrics.catalog import METRICS
 from chronobench.metrics.runlevel import dedupe_weights, run_units
+from chronobench.results.records import ProbeRecord, SampleRecord, SelectionRecord, parse_record
 
 # Breakdowns reported for every group (docs/metrics.md: by intent and by query source).
 _BREAKDOWNS = ("intent", "source")
@@ -49,15 +51,31 @@ def _selection_units(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def compute_metrics(rows: Iterable[dict[str, Any]], *, seed: int = 0) -> dict[str, Any]:
-    """Aggregate rows: selection per selector; probes overall, per kind and per category.
+def _rows(records: Iterable[SampleRecord | Mapping[str, Any]]) -> tuple[list[dict], int]:
+    """Plain rows of the scored records, and how many records failed (status error)."""
+    rows, errors = [], 0
+    for r in records:
+        row = r.to_row() if isinstance(r, SampleRecord) else dict(r)
+        if row.get("status", "ok") != "ok":
+            errors += 1
+            continue
+        rows.append(row)
+    return rows, errors
+
+
+def compute_metrics(
+    records: Iterable[SampleRecord | Mapping[str, Any]], *, seed: int = 0
+) -> dict[str, Any]:
+    """Aggregate records: selection per selector; probes overall, per kind and per category.
 
     Every interval is a cluster bootstrap over streams, and repeated probes (same
     question at the same v*) count once; see :mod:`chronobench.metrics.runlevel` for
     the query-level headline (``rc_qa``) and consistent forgetting. Each selector's
-    ``mrr_depth`` is the longest ranking it recorded: MRR is MRR@depth.
+    ``mrr_depth`` is the longest ranking it recorded: MRR is MRR@depth. Records whose
+    status is not ``ok`` are left out and counted under ``errors`` (absent when none).
+    Plain rows (dicts shaped like the records) are accepted too.
     """
-    rows = list(rows)
+    rows, errors = _rows(records)
     selection: dict[str, list[dict[str, Any]]] = defaultdict(list)
     probes: list[dict[str, Any]] = []
     for r in rows:
@@ -90,18 +108,22 @@ def compute_metrics(rows: Iterable[dict[str, Any]], *, seed: int = 0) -> dict[st
         ]
         if restored:
             out["probes"]["restored"] = _agg(restored, seed)
+    if errors:
+        out["errors"] = errors
     return out
 
 
-def rescore(rows: list[dict[str, Any]], *, k: int) -> list[dict[str, Any]]:
-    """Recompute every row's ``scores`` from what it stores (prediction, gold, ranking)."""
-    out = []
-    for r in rows:
-        r = dict(r)
-        if r["kind"] == "selection":
-            r["scores"] = score_selection([v for v, _ in r["ranked"]], r["gold_version"], k)
-        else:
-            r["scores"] = score_probe(Probe.model_validate(r["probe"]), r["prediction"])
+def rescore(records: Iterable[SampleRecord | Mapping[str, Any]], *, k: int) -> list[SampleRecord]:
+    """Recompute every record's ``scores`` from what it stores (prediction, gold,
+    ranking); records of other kinds, and failed ones, are kept as they are."""
+    out: list[SampleRecord] = []
+    for r in map(parse_record, records):
+        if r.ok and isinstance(r, SelectionRecord):
+            scores = score_selection([v for v, _ in r.ranked], r.gold_version, k)
+            r = r.model_copy(update={"scores": scores})
+        elif r.ok and isinstance(r, ProbeRecord):
+            scores = score_probe(Probe.model_validate(r.probe), r.prediction)
+            r = r.model_copy(update={"scores": scores})
         out.append(r)
     return out
 
@@ -132,18 +154,7 @@ def summary_table(run_id: str, metrics: dict[str, Any]) -> str:
             )
     probes = (metrics.get("probes") or {}).get("all")
     if probes:
-        cols = [
-            ("rc_qa", "RC-QA"),
-            ("qa_f1", "A:F1"),
-            ("future_abstain", "B:Abst"),
-            ("future_leak", "Leak"),
-            ("adversarial_acc", "Adv"),
-            ("consistent_forgetting", "ConsF"),
-            ("rouge1", "R-1"),
-            ("content_rouge1", "cR-1"),
-            ("specific_rouge1", "sR-1"),
-            ("summary_leakage", "SumLeak"),
-        ]
+        cols = [(m.name, m.short) for m in METRICS if m.short and m.section != "selection"]
         lines.append("  " + " ".join(f"{h:>8}" for _, h in cols))
         lines.append("  " + " ".join(f"{_fmt(probes.get(k)):>8}" for k, _ in cols))
         lines.append(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from chronobench.metrics import score_selection
 from chronobench.results.io import SampleLog
-from chronobench.runner.components import build_selector
+from chronobench.results.records import SelectionRecord
+from chronobench.runner.components import Components
 from chronobench.runner.datasets import RunData
 from chronobench.runner.rows import query_fields
 
@@ -19,7 +19,7 @@ def selection_sample_id(selector: str, query_id: str) -> str:
 
 def run_selection(
     data: RunData,
-    selectors: Iterable[str],
+    cell: Components,
     stores: Any,
     log: SampleLog,
     done: set[str],
@@ -33,7 +33,7 @@ def run_selection(
     by_stream = data.queries_by_stream()
     depth = max(k, 10)
     written = 0
-    selectors = list(selectors)
+    selectors = list(cell.spec.selectors)
     total = len(selectors) * len(data.queries)
     bar = tqdm(
         total=total, desc="RQ1 selection", disable=not progress, unit="query", mininterval=2.0
@@ -45,22 +45,21 @@ def run_selection(
             bar.update(len(queries) - len(todo))
             if not todo:
                 continue
-            ranked = build_selector(name, stores).search(
+            ranked = cell.build_selector(name, stores).search(
                 stream, {q.query_id: q.text for q in todo}, top_k=depth
             )
             rows = []
             for q in todo:
                 cands = ranked.get(q.query_id, [])
                 rows.append(
-                    {
-                        "sample_id": selection_sample_id(name, q.query_id),
-                        "kind": "selection",
-                        "selector": name,
+                    SelectionRecord(
+                        sample_id=selection_sample_id(name, q.query_id),
+                        selector=name,
                         **query_fields(q),
-                        "n_versions": stream.n_versions,
-                        "ranked": [[v, round(s, 6)] for v, s in cands],
-                        "scores": score_selection([v for v, _ in cands], q.target_version, k),
-                    }
+                        n_versions=stream.n_versions,
+                        ranked=[(v, round(s, 6)) for v, s in cands],
+                        scores=score_selection([v for v, _ in cands], q.target_version, k),
+                    )
                 )
             written += log.append(rows)
             bar.update(len(todo))

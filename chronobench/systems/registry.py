@@ -1,9 +1,12 @@
 """Name -> system class, imported lazily so listing systems imports nothing heavy.
 
-Each system's config options are checked before it is built: against a typed options
-model when one is registered (the built-ins: their constructors take ``**kwargs``, so a
-signature cannot catch a mistyped key), otherwise against the class's constructor
-signature (``**kwargs`` in a signature accepts nothing extra: name every option).
+Each registration carries the system's options model, its leaderboard row label and
+its table order (:class:`chronobench.registry.Entry`). Options are checked before the
+system is built: against the typed options model when one is registered (the built-ins:
+their constructors take ``**kwargs``, so a signature cannot catch a mistyped key),
+otherwise against the class's constructor signature after its first parameter, the
+:class:`~chronobench.systems.base.SystemContext` (``**kwargs`` in a signature accepts
+nothing extra: name every option).
 """
 
 from __future__ import annotations
@@ -14,7 +17,11 @@ from pydantic import BaseModel, ConfigDict, PositiveInt
 
 from chronobench.registry import Registry
 
-SYSTEMS = Registry("system")
+SYSTEMS = Registry(
+    "system",
+    hint="register one with chronobench.systems.register_system(name, 'module:Class', "
+    "label=..., order=...)",
+)
 
 
 class NoOptions(BaseModel):
@@ -38,43 +45,80 @@ class ChronoMemOptions(RetrievalOptions):
     rollback_mode: Literal["truncate", "revert"] = "truncate"
 
 
-# name -> options model (None: check the constructor signature).
-_OPTIONS: dict[str, type[BaseModel] | None] = {}
-
-
 def register_system(
-    name: str, target: str | type, *, options: type[BaseModel] | None = None
+    name: str,
+    target: str | type,
+    *,
+    options: type[BaseModel] | None = None,
+    label: str | None = None,
+    order: float | None = None,
+    source: str | None = None,
 ) -> None:
     """Register a system class (or a lazy ``"module:Class"`` path) under ``name``.
 
     ``options``: a pydantic model of the system's config options (``extra="forbid"``);
-    without it, options are checked against the constructor's signature.
+    without it, options are checked against the constructor's signature. ``label`` is
+    its leaderboard row (default: the name); ``order`` its place in tables (systems
+    without one follow the ordered ones, by name).
     """
-    SYSTEMS.register(name, target)
-    _OPTIONS[name] = options
+    SYSTEMS.register(name, target, options=options, label=label, order=order, skip=1, source=source)
 
 
-register_system(
-    "chronomem", "chronobench.systems.chronomem:ChronoMemSystem", options=ChronoMemOptions
-)
-register_system(
-    "chronomem_oracle",
-    "chronobench.systems.chronomem:ChronoMemOracleSystem",
-    options=ChronoMemOptions,
-)
-register_system(
-    "adk_chronomem", "chronobench.systems.adk:AdkChronoMemSystem", options=ChronoMemOptions
-)
-register_system("prompt_only", "baselines.prompt_only:PromptOnlySystem", options=BudgetOptions)
-register_system("full_history", "baselines.full_history:FullHistorySystem", options=BudgetOptions)
-register_system("rag_only", "baselines.rag_only:RagOnlySystem", options=RetrievalOptions)
-register_system("no_memory", "baselines.floors:NoMemorySystem", options=NoOptions)
-register_system("always_abstain", "baselines.floors:AlwaysAbstainSystem", options=NoOptions)
-# Issue 9 floors: a constant answer (option `answer`, checked against the constructor) and
-# the two content-free RQ3 outputs.
-register_system("constant_answer", "baselines.floors:ConstantAnswerSystem")
-register_system("floor_session_dates", "baselines.floors:SessionDatesFloor", options=NoOptions)
-register_system("floor_generic_words", "baselines.floors:GenericWordsFloor", options=NoOptions)
+# Table order (10, 20, ...; room between for plug-ins): the baselines, ChronoMem and its
+# variants (40-60), then the floors (70-110).
+for _i, (_name, _target, _options, _label) in enumerate(
+    (
+        ("prompt_only", "baselines.prompt_only:PromptOnlySystem", BudgetOptions, "Prompt-only"),
+        ("full_history", "baselines.full_history:FullHistorySystem", BudgetOptions, "Full-history"),
+        ("rag_only", "baselines.rag_only:RagOnlySystem", RetrievalOptions, "RAG-only"),
+        (
+            "chronomem",
+            "chronobench.systems.chronomem:ChronoMemSystem",
+            ChronoMemOptions,
+            "ChronoMem",
+        ),
+        (
+            "chronomem_oracle",
+            "chronobench.systems.chronomem:ChronoMemOracleSystem",
+            ChronoMemOptions,
+            "ChronoMem (oracle v*)",
+        ),
+        (
+            "adk_chronomem",
+            "chronobench.systems.adk:AdkChronoMemSystem",
+            ChronoMemOptions,
+            "ChronoMem via its Google ADK memory service",
+        ),
+        ("no_memory", "baselines.floors:NoMemorySystem", NoOptions, "floor: no memory"),
+        (
+            "always_abstain",
+            "baselines.floors:AlwaysAbstainSystem",
+            NoOptions,
+            "floor: always abstain",
+        ),
+        # Issue 9 floors: a constant answer (option `answer`, checked against the constructor)
+        # and the two content-free RQ3 outputs.
+        (
+            "constant_answer",
+            "baselines.floors:ConstantAnswerSystem",
+            None,
+            "floor: constant answer",
+        ),
+        (
+            "floor_session_dates",
+            "baselines.floors:SessionDatesFloor",
+            NoOptions,
+            "floor: session dates up to v*",
+        ),
+        (
+            "floor_generic_words",
+            "baselines.floors:GenericWordsFloor",
+            NoOptions,
+            "floor: names + other conversations' frequent words",
+        ),
+    )
+):
+    register_system(_name, _target, options=_options, label=_label, order=10 * (_i + 1))
 
 
 def system_names() -> list[str]:
@@ -82,23 +126,12 @@ def system_names() -> list[str]:
     return SYSTEMS.names()
 
 
-def system_options_model(name: str) -> type[BaseModel] | None:
-    """The registered options model of ``name`` (None: signature-checked)."""
-    SYSTEMS.target(name)  # raises a clear error for unknown names
-    return _OPTIONS.get(name)
-
-
 def check_system_options(name: str, options: dict[str, Any], *, where: str) -> dict[str, Any]:
     """Validate ``options`` for system ``name``; returns them with types coerced.
 
     Raises :class:`chronobench.errors.ConfigError` naming the key and ``where``.
     """
-    from chronobench.runner.options import check_call_options, check_model_options
-
-    model = system_options_model(name)
-    if model is not None:
-        return check_model_options(model, options, where=where, group="system")
-    return check_call_options(SYSTEMS.resolve(name), options, where=where, skip=1, group="system")
+    return SYSTEMS.entry(name).check_options(options, where=where)
 
 
 def create_system(name: str, ctx: Any, **kwargs: Any) -> Any:

@@ -1,16 +1,14 @@
-"""``python -m chronobench score <run-dir>...``: recompute metrics from samples.jsonl."""
+"""Re-scoring a finished run from its ``samples.jsonl`` (the ``score`` command's work)."""
 
 from __future__ import annotations
 
-import argparse
-import json
-from collections.abc import Sequence
 from pathlib import Path
 
 from chronobench.errors import ResultsError
 from chronobench.fileio import atomic_write_json, atomic_write_text
 from chronobench.hashing import file_sha256
 from chronobench.results.io import SampleLog
+from chronobench.results.records import dump_record
 from chronobench.results.schema import RESULTS_SCHEMA_VERSION, load_run
 
 
@@ -28,10 +26,10 @@ def rescore_run(run_dir: Path, *, write_samples: bool = False) -> dict:
         )
     run = load_run(run_dir)  # validates (and migrates) manifest and metrics
     k = int(run.metrics.k)
-    rows = rescore(SampleLog(samples).read(), k=k)
+    records = rescore(SampleLog(samples).read_records(), k=k)
     if write_samples:
-        atomic_write_text(samples, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-    metrics = compute_metrics(rows, seed=int(run.manifest.seed))
+        atomic_write_text(samples, "".join(dump_record(r) for r in records))
+    metrics = compute_metrics(records, seed=int(run.manifest.seed))
     atomic_write_json(
         run_dir / "metrics.json",
         {
@@ -46,22 +44,3 @@ def rescore_run(run_dir: Path, *, write_samples: bool = False) -> dict:
     )
     atomic_write_json(run_dir / "manifest.json", manifest.model_dump(mode="json"))
     return metrics
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry."""
-    from chronobench.runner.metrics_io import summary_table
-
-    parser = argparse.ArgumentParser(prog="chronobench score", description=__doc__)
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders (results/runs/<id>)")
-    parser.add_argument(
-        "--write-samples",
-        action="store_true",
-        help="also rewrite per-sample scores in samples.jsonl",
-    )
-    args = parser.parse_args(argv)
-    for run in args.runs:
-        metrics = rescore_run(run, write_samples=args.write_samples)
-        print(summary_table(run.name, metrics))
-        print(f"written: {(run / 'metrics.json').resolve()}")
-    return 0

@@ -1,7 +1,9 @@
-"""Command-line interface: ``python -m chronobench <command>``.
+"""Command-line interface: ``python -m chronobench <command>``, the top layer.
 
-Every subcommand's implementation is imported only when that subcommand runs, so
-``--help`` never pulls in torch, sentence-transformers or vllm.
+One module per command (``run``, ``build``, ``score``, ``leaderboard``, ``bench``); each
+parses its arguments and calls the library below, which never imports a command. Every
+command is imported only when it runs, so ``--help`` never pulls in torch,
+sentence-transformers or vllm.
 """
 
 from __future__ import annotations
@@ -15,17 +17,17 @@ from collections.abc import Sequence
 # name -> ("module:function", one-line help). The function receives the list of
 # remaining arguments and returns an exit code.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("chronobench.runner.cli:main", "run an experiment (Hydra overrides follow)"),
-    "build": ("data_builders.cli:main", "build version streams and rollback queries"),
+    "run": ("chronobench.commands.run:main", "run an experiment (Hydra overrides follow)"),
+    "build": ("chronobench.commands.build:main", "build version streams and rollback queries"),
     "score": (
-        "chronobench.runner.scoring_cli:main",
+        "chronobench.commands.score:main",
         "recompute metrics of a run from samples.jsonl",
     ),
     "leaderboard": (
-        "chronobench.leaderboard.cli:main",
+        "chronobench.commands.leaderboard:main",
         "aggregate runs into results/LEADERBOARD.md",
     ),
-    "bench": ("chronobench.bench.cli:main", "speed benchmarks (e.g. `bench store`)"),
+    "bench": ("chronobench.commands.bench:main", "speed benchmarks (e.g. `bench store`)"),
     "demo": ("chronobench.memory.demo:main", "one-screen demo of a natural-language undo"),
 }
 

@@ -3,6 +3,8 @@
 Two ways: a typed pydantic model (``extra="forbid"``), or the callable's own signature
 (names and annotated types). Either way a mistyped or unknown key is a
 :class:`~chronobench.errors.ConfigError` naming the group, the key and where it was set.
+A registry entry (:class:`chronobench.registry.Entry`) carries its options model, or
+none (then its target's signature is checked): :meth:`~chronobench.registry.Entry.check_options`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
 """``RunSpec``: the one typed, validated description of a cell.
 
-Built from the composed Hydra config at the start of every cell. Unknown keys are
-rejected (``extra="forbid"``) with an error that names the key and the config file it
-came from; component options (system, backbone params, reranker, dataset params) are
-checked against the registered component in :mod:`chronobench.runner.components`.
+Built from the composed Hydra config at the start of every cell. :func:`spec_from_config`
+checks the shape only: unknown keys are rejected (``extra="forbid"``) with an error that
+names the key and the config file it came from. Component options (system, backbone
+params, reranker, dataset params) belong to the registered components and are checked
+by the runner when it resolves them (:func:`chronobench.runner.components.resolve_cell`);
+this module imports no component, so the results schema and the leaderboard read specs
+without importing the runner.
 
 Its canonical hash, with the dataset manifest sha256 and the sha256 of any user query
 file, is the run id; it is written whole to ``manifest.json``; its
@@ -12,8 +15,6 @@ file, is the run id; it is written whole to ``manifest.json``; its
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -27,6 +28,7 @@ from pydantic import (
 )
 
 from chronobench.errors import ConfigError
+from chronobench.hashing import canonical_json, sha256_text
 
 SPEC_VERSION = 1
 
@@ -194,15 +196,6 @@ class RunSpec(_Strict):
         return " ".join(parts)
 
 
-def canonical_json(obj: Any) -> str:
-    """Sorted-key compact JSON: the form every hash in a run id is taken over."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def spec_sha256(spec: RunSpec) -> str:
     """sha256 of the spec's canonical identity."""
     return sha256_text(canonical_json(spec.identity()))
@@ -261,24 +254,19 @@ def _explain(err: dict[str, Any]) -> str:
 
 
 def spec_from_config(
-    cfg: Mapping[str, Any], *, choices: Mapping[str, str] | None = None, check: bool = True
+    cfg: Mapping[str, Any], *, choices: Mapping[str, str] | None = None
 ) -> RunSpec:
-    """Validate a resolved config (a plain dict) into a :class:`RunSpec`.
+    """Validate the shape of a resolved config (a plain dict) into a :class:`RunSpec`.
 
     ``choices`` (group -> option, from Hydra's runtime choices) lets errors name the
-    config file a bad key came from. With ``check`` the components are resolved and their
-    options checked too (:func:`chronobench.runner.components.check_spec`).
+    config file a bad key came from. Components are not resolved here: the runner
+    does that (:func:`chronobench.runner.components.resolve_cell`).
     """
     try:
-        spec = RunSpec.model_validate(dict(cfg))
+        return RunSpec.model_validate(dict(cfg))
     except ValidationError as exc:
         lines = []
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"])
             lines.append(f"config key {key!r}: {_explain(err)} [{_origin(err['loc'], choices)}]")
         raise ConfigError("; ".join(lines)) from None
-    if check:
-        from chronobench.runner.components import check_spec
-
-        check_spec(spec, choices=choices)
-    return spec

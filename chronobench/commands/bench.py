@@ -1,0 +1,138 @@
+"""``python -m chronobench bench``: speed benchmarks.
+
+Subcommands:
+  store          ChronoMem commit / rollback / resolve latency and bytes per write
+  rerank-eval    R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
+  nl-confidence  share of real LoCoMo rollback requests the NL confidence gate refuses
+  adk            the ADK memory service's add/search/rollback latency beside the raw store
+  main           where the main job's time goes: per cell, seconds per stage
+  vllm-overhead  the runner's vLLM backbone vs raw batched vllm.generate (needs a GPU)
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+
+def _store_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[1000, 10000],
+        help="stream lengths in writes (default: 1000 10000)",
+    )
+    parser.add_argument(
+        "--embedder",
+        choices=["hash", "minilm", "both"],
+        default="hash",
+        help="hash: fast deterministic (default); minilm: the packaged model",
+    )
+
+
+def _store(args: argparse.Namespace) -> int:
+    from chronobench.bench.store import run
+
+    if any(n < 20 for n in args.sizes):
+        raise SystemExit("--sizes: each stream needs at least 20 writes")
+    run(args.sizes, ["hash", "minilm"] if args.embedder == "both" else [args.embedder])
+    return 0
+
+
+def _nl_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--granularity",
+        nargs="+",
+        choices=["session", "turn"],
+        default=["session"],
+        help="LoCoMo stream granularities (default: session)",
+    )
+    parser.add_argument("--streams", type=int, default=None, help="first N streams only")
+
+
+def _nl_confidence(args: argparse.Namespace) -> int:
+    from chronobench.bench.nl_confidence import main
+
+    return main(args.granularity, args.streams)
+
+
+def _rerank_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--streams", type=int, default=8, help="test streams (default 8)")
+    parser.add_argument("--seed", type=int, default=100, help="first test seed (dev uses 0..)")
+
+
+def _rerank_eval(args: argparse.Namespace) -> int:
+    from chronobench.bench.rerank_eval import main
+
+    return main(args.streams, args.seed)
+
+
+def _module_arguments(module: str) -> Callable[[argparse.ArgumentParser], None]:
+    def add(parser: argparse.ArgumentParser) -> None:
+        import importlib
+
+        importlib.import_module(module).add_arguments(parser)  # stdlib-only modules
+
+    return add
+
+
+def _module_main(module: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        return int(importlib.import_module(module).main(args))
+
+    return run
+
+
+# name -> (help, add arguments, run). The heavy work is imported only when it runs.
+BENCHMARKS: dict[
+    str,
+    tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]],
+] = {
+    "store": ("ChronoMem store latency and storage", _store_arguments, _store),
+    "nl-confidence": (
+        "NL rollback refusals on LoCoMo requests",
+        _nl_arguments,
+        _nl_confidence,
+    ),
+    "adk": (
+        "ADK memory service latency vs the raw store",
+        _module_arguments("chronobench.bench.adk"),
+        _module_main("chronobench.bench.adk"),
+    ),
+    "main": (
+        "main job time per cell and stage",
+        _module_arguments("chronobench.bench.profile"),
+        _module_main("chronobench.bench.profile"),
+    ),
+    "vllm-overhead": (
+        "harness vs raw vLLM",
+        _module_arguments("chronobench.bench.vllm_overhead"),
+        _module_main("chronobench.bench.vllm_overhead"),
+    ),
+    "rerank-eval": (
+        "hybrid vs DeltaReranker on synthetic streams",
+        _rerank_arguments,
+        _rerank_eval,
+    ),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chronobench bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="name", metavar="<benchmark>", required=True)
+    for name, (help_text, add_arguments, _) in BENCHMARKS.items():
+        add_arguments(sub.add_parser(name, help=help_text))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    args = _parser().parse_args(list(argv or []))
+    return BENCHMARKS[args.name][2](args)

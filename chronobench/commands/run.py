@@ -1,0 +1,82 @@
+"""``python -m chronobench run [overrides...]``: run an experiment, then publish.
+
+The runner (:mod:`chronobench.runner.experiment`) validates every cell and runs them;
+then, unless ``leaderboard=false``, the leaderboard is rebuilt with the cells just run
+(:func:`chronobench.leaderboard.build.publish_after_run`).
+
+Plain runs compose the config with Hydra's compose API (so errors stay short); ``-m`` /
+``--multirun`` and Hydra's own flags (``--cfg``, ``--info``, ...) go through
+``hydra.main`` so sweeps and launchers (joblib, submitit) work as usual.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chronobench.paths import config_dir
+
+
+def run_and_publish(cfg: Mapping[str, Any], overrides: Sequence[str]) -> list[Path]:
+    """Run the experiment's cells, then rebuild the leaderboard with them."""
+    from chronobench.runner.experiment import run_experiment
+
+    folders = run_experiment(cfg, overrides)
+    if cfg.get("leaderboard", True) and folders:
+        from chronobench.leaderboard.build import publish_after_run
+
+        results_dir = Path(cfg["paths"]["results_dir"]).resolve()
+        publish_after_run(results_dir, {f.name for f in folders})
+    return folders
+
+
+def _hydra_task(cfg: Any) -> None:
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    from chronobench.errors import is_expected
+
+    overrides = list(HydraConfig.get().overrides.task)
+    try:
+        run_and_publish(OmegaConf.to_container(cfg, resolve=True), overrides)  # type: ignore[arg-type]
+    except Exception as exc:
+        import os
+
+        if is_expected(exc) and os.environ.get("CHRONOBENCH_DEBUG") != "1":
+            print(f"chronobench run: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+        raise
+
+
+def _uses_hydra_main(args: Sequence[str]) -> bool:
+    return any(a.startswith("-") for a in args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run an experiment; ``argv`` are Hydra overrides (and optionally Hydra flags)."""
+    from chronobench.runner.experiment import compose, with_default_experiment
+
+    args = with_default_experiment(list(sys.argv[1:] if argv is None else argv))
+    cdir = str(config_dir())
+    if _uses_hydra_main(args):
+        import hydra
+
+        app = hydra.main(config_path=cdir, config_name="config", version_base="1.3")(_hydra_task)
+        saved = sys.argv
+        sys.argv = ["chronobench run", *args]
+        try:
+            app()
+        finally:
+            sys.argv = saved
+        return 0
+    from hydra import initialize_config_dir
+
+    # Library INFO chatter (model loading) stays off the console, as under hydra.main.
+    logging.basicConfig(level=logging.WARNING)
+    with initialize_config_dir(config_dir=cdir, version_base="1.3"):
+        cfg, _ = compose(args)
+        run_and_publish(cfg, args)
+    return 0

@@ -1,0 +1,140 @@
+"""An experiment: composed Hydra config -> validated, resolved cells -> run folders.
+
+Without an ``experiment=`` override the main job (``experiment=default``) runs, whatever
+other overrides are given (``run progress=false`` is still the main job); one cell is
+asked for explicitly with ``experiment=single``. An experiment's ``suite`` is a list of
+cells (override lists composed on top of the same config); a user override that a cell
+sets differently is an error naming the cell. Every cell's spec is validated and its
+components resolved (a backbone's packages included) before the first cell starts.
+
+Publishing the leaderboard afterwards is the ``run`` command's step
+(:mod:`chronobench.commands.run`), not the runner's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chronobench.errors import ConfigError
+from chronobench.paths import config_dir
+
+
+def _key(override: str) -> str:
+    return override.lstrip("+~").split("=", 1)[0]
+
+
+def _value(override: str) -> str:
+    return override.split("=", 1)[1] if "=" in override else ""
+
+
+def compose(overrides: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The resolved config (no ``hydra`` node) and the group choices, as plain dicts.
+    Must run inside a Hydra ``initialize_config_dir`` context."""
+    from hydra import compose as hydra_compose
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf, open_dict
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        cfg = hydra_compose(
+            config_name="config", overrides=list(overrides), return_hydra_config=True
+        )
+        choices = {
+            str(k): str(v)
+            for k, v in OmegaConf.to_container(cfg.hydra.runtime.choices).items()
+            if v is not None and not str(k).startswith("hydra/")
+        }
+        with open_dict(cfg):
+            del cfg["hydra"]
+        resolved = OmegaConf.to_container(cfg, resolve=True)
+    except (HydraException, OmegaConfBaseException) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"overrides {' '.join(overrides)}: {first}") from None
+    return resolved, choices  # type: ignore[return-value]
+
+
+def _check_clashes(cells: list[list[str]], user: Sequence[str]) -> None:
+    """A user override that a suite cell sets to another value is an error."""
+    for i, cell in enumerate(cells, start=1):
+        cell_vals = {_key(o): _value(o) for o in cell}
+        for o in user:
+            k = _key(o)
+            if k in cell_vals and cell_vals[k] != _value(o):
+                raise ConfigError(
+                    f"override {o!r} disagrees with suite cell {i} [{', '.join(cell)}], which "
+                    f"sets {k}={cell_vals[k]}; drop the override, or run one cell with "
+                    f"experiment=single {' '.join(cell)} {o}"
+                )
+
+
+def expand_suite(
+    cfg: Mapping[str, Any], user_overrides: Sequence[str]
+) -> list[tuple[dict[str, Any], dict[str, str]]]:
+    """``(resolved config, group choices)`` of every cell: the user's overrides, then the
+    cell's own. Must run inside a Hydra ``initialize_config_dir`` context."""
+    cells = [[str(o) for o in cell] for cell in (cfg.get("suite") or [])]
+    user = [o for o in user_overrides if _key(o) != "experiment"]
+    base = [o for o in user_overrides if _key(o) == "experiment"]
+    if not cells:
+        return [compose([*base, *user])]
+    _check_clashes(cells, user)
+    out = []
+    for cell in cells:
+        keys = {_key(o) for o in cell}
+        resolved, choices = compose([*base, *[o for o in user if _key(o) not in keys], *cell])
+        resolved["suite"] = []
+        out.append((resolved, choices))
+    return out
+
+
+def with_default_experiment(args: Sequence[str]) -> list[str]:
+    """Prepend ``experiment=default`` unless an override names an experiment."""
+    if any(_key(a) == "experiment" for a in args if not a.startswith("-")):
+        return list(args)
+    return ["experiment=default", *args]
+
+
+def prepare_cells(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> list[Any]:
+    """Every cell of ``cfg``'s suite, validated and resolved
+    (:class:`~chronobench.runner.components.Components`), before any work."""
+    from chronobench.runner.components import resolve_cell
+    from chronobench.spec import spec_from_config
+
+    return [
+        resolve_cell(spec_from_config(c, choices=ch), choices=ch)
+        for c, ch in expand_suite(cfg, user_overrides)
+    ]
+
+
+def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> list[Path]:
+    """Validate and resolve every cell, then run them in order; returns the run folders."""
+    from chronobench.runner import cell as cell_module
+
+    cells = prepare_cells(cfg, user_overrides)
+    results_dir = Path(cells[0].spec.paths.results_dir).resolve()
+    print(f"chronobench run: {len(cells)} cell(s); results under {results_dir}", flush=True)
+    folders = []
+    t_all = time.perf_counter()
+    for i, cell in enumerate(cells, start=1):
+        print(f"[{i}/{len(cells)}] {cell.describe()}", flush=True)
+        t = time.perf_counter()
+        # Looked up at call time, so an instrumented run_cell (bench main) is the one run.
+        folder = cell_module.run_cell(cell)
+        folders.append(folder)
+        print(f"[{i}/{len(cells)}] wrote {folder} ({time.perf_counter() - t:.1f} s)", flush=True)
+    print(f"chronobench run: {len(cells)} cell(s) in {time.perf_counter() - t_all:.1f} s")
+    return folders
+
+
+def run_overrides(overrides: Sequence[str]) -> tuple[dict[str, Any], list[Path]]:
+    """Compose ``overrides`` (with the default experiment unless one is named) and run
+    the experiment; returns the composed config and the run folders."""
+    from hydra import initialize_config_dir
+
+    args = with_default_experiment(list(overrides))
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        cfg, _ = compose(args)
+        return cfg, run_experiment(cfg, args)
