@@ -18,9 +18,11 @@ from tests.conftest import REPO_ROOT
 CONFIG_DIR = REPO_ROOT / "configs"
 GROUPS = ["dataset", "system", "backbone", "retriever", "reranker", "task"]
 # Options that only make sense together (another task kind's dataset and task).
+# The repair task's own check runs too: its system is a repair method.
+_REPAIR_SYSTEM = ["~system", "+system.name=dgr"]
 COMPANIONS = {
-    ("dataset", "repair_controlled"): ["task=repair"],
-    ("task", "repair"): ["dataset=repair_controlled"],
+    ("dataset", "repair_controlled"): ["task=repair", *_REPAIR_SYSTEM],
+    ("task", "repair"): ["dataset=repair_controlled", *_REPAIR_SYSTEM],
 }
 
 
