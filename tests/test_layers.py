@@ -1,0 +1,282 @@
+"""The import graph of chronobench/, data_builders/ and baselines/ points down the layers
+and has no circle.
+
+Every ``import`` counts wherever it is written (module level, function bodies,
+``TYPE_CHECKING`` blocks): a lazy import is still a dependency. The lazy ``"module:attr"``
+targets registries name count for the layer order too (not for circles: a registry
+naming its implementations is how plug-ins are found).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+PACKAGES = ("chronobench", "data_builders", "baselines")
+
+# Bottom up. A module belongs to the longest entry that is it or one of its packages;
+# it may import its own layer and the layers below.
+LAYERS: list[tuple[str, list[str]]] = [
+    (
+        "errors, paths, text utilities, sqlite helpers, the run spec and its hashing",
+        [
+            "chronobench",  # the package's __init__ (a version string)
+            "chronobench.errors",
+            "chronobench.paths",
+            "chronobench.text",
+            "chronobench.hashing",
+            "chronobench.fileio",
+            "chronobench.sqlite_retry",
+            # The run spec; it moves to a neutral module at integration: rename it here.
+            "chronobench.runner.spec",
+        ],
+    ),
+    (
+        "memory, data (schema and I/O), metrics, results, registry, protocols",
+        [
+            "chronobench.memory",
+            "chronobench.data",
+            "chronobench.metrics",
+            "chronobench.results",
+            "chronobench.registry",
+            "chronobench.protocols",
+        ],
+    ),
+    (
+        "backbones, integrations, systems, selectors, baselines",
+        [
+            "chronobench.backbones",
+            "chronobench.integrations",
+            "chronobench.systems",
+            "chronobench.selectors",
+            "baselines",
+        ],
+    ),
+    (
+        "data builders, repair, runner",
+        ["data_builders", "chronobench.repair", "chronobench.runner"],
+    ),
+    ("leaderboard, bench", ["chronobench.leaderboard", "chronobench.bench"]),
+    ("commands and __main__", ["chronobench.commands", "chronobench.cli", "chronobench.__main__"]),
+]
+
+# Known violations in code other branches of issue 14 are moving; removed at integration.
+ALLOWED_UPWARD = {
+    # removed at integration: the run spec stops calling the component check (item 1)
+    ("chronobench.runner.spec", "chronobench.runner.components"),
+    # removed at integration: option checking moves onto the registry entries (item 2)
+    ("chronobench.systems.registry", "chronobench.runner.options"),
+    # removed at integration: the run command moves to chronobench/commands/ (item 3)
+    ("chronobench.runner.cli", "chronobench.leaderboard.build"),
+}
+ALLOWED_MODULE_CYCLES = [
+    # removed at integration: the run spec leaves runner/ and stops importing components
+    {"chronobench.runner.spec", "chronobench.runner.components"},
+]
+ALLOWED_PACKAGE_CYCLES = [
+    # removed at integration: data_builders/repair/ moves into chronobench/repair/ (item 4);
+    # it is the data_builders -> repair leg (repair -> runner -> data_builders stays)
+    {"data_builders", "chronobench.repair", "chronobench.runner"},
+]
+
+_TARGET = re.compile(r"^((?:chronobench|data_builders|baselines)(?:\.\w+)*):\w+$")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for path in sorted((REPO_ROOT / pkg).rglob("*.py")):
+            parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The module ``name`` imports: itself, else the closest package that exists."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str, path: Path) -> tuple[dict[str, int], dict[str, int]]:
+    """``({imported module: line}, {registry target module: line})`` of one file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_pkg = path.name == "__init__.py"
+    found: dict[str, int] = {}
+    targets: dict[str, int] = {}
+
+    def add(into: dict[str, int], name: str | None, line: int) -> None:
+        if name and name != module:
+            into.setdefault(name, line)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in PACKAGES:
+                    add(found, _resolve(alias.name), node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_pkg else module.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            if source.split(".")[0] not in PACKAGES:
+                continue
+            for alias in node.names:
+                full = f"{source}.{alias.name}"
+                add(found, full if full in MODULES else _resolve(source), node.lineno)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            m = _TARGET.match(node.value)
+            if m:
+                add(targets, _resolve(m.group(1)), node.lineno)
+    return found, targets
+
+
+GRAPH: dict[str, dict[str, int]] = {}
+TARGETS: dict[str, dict[str, int]] = {}
+for _m, _p in MODULES.items():
+    GRAPH[_m], TARGETS[_m] = _imports(_m, _p)
+
+
+def _unit(module: str) -> tuple[int, str] | None:
+    """``(layer number, the LAYERS entry)`` a module belongs to."""
+    best: tuple[int, str] | None = None
+    for number, (_, entries) in enumerate(LAYERS, start=1):
+        for entry in entries:
+            if (module == entry or module.startswith(entry + ".")) and (
+                best is None or len(entry) > len(best[1])
+            ):
+                best = (number, entry)
+    return best
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Strongly connected components with more than one node (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[set[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = set()
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    comp.add(top)
+                    if top == node:
+                        break
+                if len(comp) > 1:
+                    out.append(comp)
+    return out
+
+
+def _package_graph() -> dict[str, set[str]]:
+    """LAYERS entry -> the entries of the same layer its modules import."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, deps in GRAPH.items():
+        here = _unit(module)
+        for dep in deps:
+            there = _unit(dep)
+            if here and there and here[0] == there[0] and here[1] != there[1]:
+                graph[here[1]].add(there[1])
+    return dict(graph)
+
+
+def test_every_module_has_a_layer():
+    missing = sorted(m for m in MODULES if _unit(m) is None)
+    assert not missing, f"modules with no layer (add them to LAYERS): {missing}"
+
+
+def test_imports_point_down_the_layers():
+    upward = []
+    for module, deps in sorted(GRAPH.items()):
+        here = _unit(module)
+        for kind, edges in (("imports", deps), ("registers", TARGETS[module])):
+            for dep, line in sorted(edges.items()):
+                there = _unit(dep)
+                if here and there and there[0] > here[0] and (module, dep) not in ALLOWED_UPWARD:
+                    upward.append(
+                        f"{MODULES[module].relative_to(REPO_ROOT)}:{line} (layer {here[0]}) "
+                        f"{kind} {dep} (layer {there[0]}: {LAYERS[there[0] - 1][0]})"
+                    )
+    assert not upward, "imports from a lower layer to a higher one:\n" + "\n".join(upward)
+
+
+def test_no_import_circle_between_modules():
+    graph = {m: set(deps) for m, deps in GRAPH.items()}
+    bad = [sorted(c) for c in _cycles(graph) if c not in ALLOWED_MODULE_CYCLES]
+    assert not bad, f"import circles: {bad}"
+
+
+def test_no_circle_between_packages_of_a_layer():
+    """Within a layer, packages (LAYERS entries) use each other one way only (across
+    layers the order test already rules circles out)."""
+    bad = [sorted(c) for c in _cycles(_package_graph()) if c not in ALLOWED_PACKAGE_CYCLES]
+    assert not bad, f"packages that import each other: {bad}"
+
+
+def test_allowed_violations_are_still_needed():
+    """An ALLOWED entry the code no longer needs must go (so the lists only shrink)."""
+    for module, dep in ALLOWED_UPWARD:
+        assert dep in GRAPH.get(module, {}), f"ALLOWED_UPWARD ({module}, {dep}) is stale"
+    graph = {m: set(deps) for m, deps in GRAPH.items()}
+    cycles = _cycles(graph)
+    for allowed in ALLOWED_MODULE_CYCLES:
+        assert allowed in cycles, (
+            f"ALLOWED_MODULE_CYCLES {sorted(allowed)} is gone (or merged into a bigger circle)"
+        )
+    packages = _cycles(_package_graph())
+    for allowed in ALLOWED_PACKAGE_CYCLES:
+        assert allowed in packages, (
+            f"ALLOWED_PACKAGE_CYCLES {sorted(allowed)} is gone (or merged into a bigger circle)"
+        )
+
+
+def test_bottom_layer_helpers_import_nothing_above_errors():
+    """The shared helpers sit at the very bottom: they import no chronobench module but
+    the errors."""
+    for module in ("chronobench.text", "chronobench.hashing", "chronobench.fileio"):
+        assert set(GRAPH[module]) <= {"chronobench.errors"}, (module, GRAPH[module])
+
+
+def test_the_checker_sees_lazy_and_relative_imports():
+    """The walk finds imports inside functions (data_builders.user_query_file loads the
+    probes) and resolves ``from x import module`` to the module."""
+    assert "chronobench.metrics.qa" in GRAPH["data_builders.probes"]
+    assert "data_builders.user_query_file" in GRAPH["chronobench.runner.datasets"]
+    assert "chronobench.repair.run" in TARGETS["chronobench.runner.components"]
