@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from chronobench.protocols import ChatMessage, Completion, GenerationParams, GenerationRequest
 
@@ -46,3 +47,57 @@ CONVERSATION: tuple[str, ...] = (
     "[3:10 pm on 25 May, 2023] Melanie: We have three kids and two dogs.",
     "[3:10 pm on 25 May, 2023] Caroline: I moved from Sweden four years ago.",
 )
+
+
+TINY_CHAT_TEMPLATE = (
+    "{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }} {% endfor %}"
+    "{% if add_generation_prompt %}<assistant>{% endif %}"
+)
+
+
+def save_tiny_causal_lm(path: Path) -> Path:
+    """Save a 1-layer random GPT-2 with a word-level tokenizer in ``path`` (no downloads)."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    vocab = ["<pad>", "<eos>", "<unk>"] + (
+        [
+            "<system>",
+            "<user>",
+            "<assistant>",
+            "answer",
+            "from",
+            "the",
+            "memory",
+            "question",
+            "what",
+            "is",
+            "a",
+            "b",
+            "c",
+            "1",
+            "2",
+            "3",
+        ]
+    )
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(vocab)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>"
+    )
+    fast.chat_template = TINY_CHAT_TEMPLATE
+    torch.manual_seed(0)
+    config = GPT2Config(
+        vocab_size=len(vocab),
+        n_positions=128,
+        n_embd=16,
+        n_layer=1,
+        n_head=2,
+        bos_token_id=1,
+        eos_token_id=1,
+        pad_token_id=0,
+    )
+    GPT2LMHeadModel(config).save_pretrained(path)
+    fast.save_pretrained(path)
+    return path

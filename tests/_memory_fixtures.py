@@ -1,8 +1,8 @@
-"""Shared helpers for the ChronoMem tests (imported by tests/test_memory_*.py)."""
+"""Shared helpers for the ChronoMem tests (imported by tests/test_memory_*.py); the
+MiniLM embedder is the ``minilm`` fixture of conftest.py."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from chronobench.memory import ChronoMem, HashEmbedder
@@ -18,16 +18,6 @@ def add(item_id: str, text: str) -> dict[str, Any]:
 def hash_store(path: str = ":memory:", **kw: Any) -> ChronoMem:
     """A store with the fast deterministic embedder."""
     return ChronoMem(path, embedder=HashEmbedder(), **kw)
-
-
-@lru_cache(maxsize=1)
-def minilm() -> Any:
-    """The packaged MiniLM, loaded once per test session."""
-    from chronobench.memory import SentenceTransformerEmbedder
-
-    emb = SentenceTransformerEmbedder("minilm")
-    emb.encode(["warm up"])
-    return emb
 
 
 def facts_store(embedder: Any = None) -> tuple[ChronoMem, list[int]]:

@@ -1,18 +1,29 @@
-"""Shared fixtures: repository paths and the real LoCoMo file.
+"""Shared fixtures: repository paths, the real LoCoMo file, Hydra's compose API, the tiny
+built dataset, the packaged MiniLM and cells run by the runner on the tiny fixture.
 
 LoCoMo is never committed; tests read it from ``$CHRONOBENCH_LOCOMO`` or
 ``../shared/data/locomo10.json``. Locally a missing file skips those tests with the
 reason; under CI (``CI`` set) a missing file fails them, because CI must run them.
+
+Session-scoped fixtures hand out shared objects and folders: tests read them and copy
+before they change anything.
 """
 
 from __future__ import annotations
 
+import copy
 import os
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+CONFIG_DIR = REPO_ROOT / "configs"
+TINY_LOCOMO = REPO_ROOT / "tests" / "fixtures" / "locomo_tiny.json"
 
 
 def find_locomo() -> Path | None:
@@ -51,3 +62,152 @@ def smoke_cells() -> list[list[str]]:
 
     text = (REPO_ROOT / "configs" / "experiment" / "smoke.yaml").read_text()
     return list(yaml.safe_load(text)["suite"])
+
+
+def config_options(group: str) -> list[str]:
+    """The option names of a config group (``configs/<group>/*.yaml``)."""
+    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
+
+
+# ---- Hydra -----------------------------------------------------------------------------
+
+
+@contextmanager
+def hydra_context() -> Iterator[None]:
+    """Hydra's compose API on ``configs/``; inside an active context it adds nothing."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    if GlobalHydra.instance().is_initialized():
+        yield
+        return
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        yield
+
+
+@pytest.fixture(scope="module")
+def hydra_ctx() -> Iterator[None]:
+    """An initialised Hydra compose context for a test module's calls into the runner's
+    composition functions."""
+    with hydra_context():
+        yield
+
+
+_CELLS: dict[tuple[str, ...], list[tuple[dict[str, Any], dict[str, str]]]] = {}
+
+Cells = list[tuple[dict[str, Any], dict[str, str]]]
+
+
+def _compose_cells(overrides: Sequence[str]) -> Cells:
+    key = tuple(overrides)
+    if key not in _CELLS:
+        from chronobench.runner.cli import _compose, expand_suite
+
+        with hydra_context():
+            cfg, _ = _compose(list(key))
+            _CELLS[key] = expand_suite(cfg, list(key))
+    return copy.deepcopy(_CELLS[key])
+
+
+@pytest.fixture(scope="session")
+def compose_cells() -> Callable[[Sequence[str]], Cells]:
+    """``compose_cells(overrides)``: ``(resolved config, group choices)`` of every cell that
+    ``python -m chronobench run <overrides>`` runs (composed once per session; each call
+    returns fresh copies)."""
+    return _compose_cells
+
+
+# ---- the tiny fixture, built and run ----------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tiny_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Session folders of the tiny-fixture runs: results, built data, caches."""
+    base = tmp_path_factory.mktemp("tiny")
+    return {name: base / name for name in ("results", "data", "cache")}
+
+
+def _tiny_config(compose: Callable[[Sequence[str]], Cells], dirs: dict[str, Path], *extra: str):
+    ((cfg, choices),) = compose(
+        ["experiment=single", "dataset=tiny", "progress=false", "leaderboard=false", *extra]
+    )
+    cfg["paths"] = {
+        "results_dir": str(dirs["results"]),
+        "data_dir": str(dirs["data"]),
+        "cache_dir": str(dirs["cache"]),
+    }
+    return cfg, choices
+
+
+@pytest.fixture(scope="session")
+def tiny_built_dir(compose_cells, tiny_dirs) -> Path:
+    """The tiny LoCoMo fixture built exactly as ``dataset=tiny`` builds it for a run (the
+    runner's folder: cells run by :func:`tiny_run` reuse it)."""
+    from chronobench.runner.spec import spec_from_config
+
+    from chronobench.runner.datasets import load_run_data
+
+    cfg, choices = _tiny_config(compose_cells, tiny_dirs)
+    spec = spec_from_config(cfg, choices=choices)
+    return load_run_data(spec.dataset, spec.paths.data_dir).folder
+
+
+@pytest.fixture(scope="session")
+def tiny_built(tiny_built_dir: Path) -> Any:
+    """The tiny built dataset (a :class:`~chronobench.data.io.BuiltDataset`; read only)."""
+    from chronobench.data.io import load_built
+
+    return load_built(tiny_built_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_run(compose_cells, tiny_dirs, tiny_built_dir) -> Callable[..., Path]:
+    """``tiny_run(*overrides)``: the folder of a cell the runner ran on ``dataset=tiny``
+    with those overrides (run once per session; copy the folder before changing it)."""
+    from chronobench.runner.cell import run_cell
+
+    done: dict[tuple[str, ...], Path] = {}
+
+    def run(*overrides: str) -> Path:
+        if overrides not in done:
+            cfg, _ = _tiny_config(compose_cells, tiny_dirs, *overrides)
+            done[overrides] = run_cell(cfg)
+        return done[overrides]
+
+    return run
+
+
+@pytest.fixture
+def copy_run() -> Callable[[Path, Path], Path]:
+    """``copy_run(folder, results_dir)``: a copy of a run folder under ``results_dir/runs``."""
+
+    def copy_to(folder: Path, results_dir: Path) -> Path:
+        dest = Path(results_dir) / "runs" / folder.name
+        shutil.copytree(folder, dest, dirs_exist_ok=True)
+        return dest
+
+    return copy_to
+
+
+# ---- models ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Any:
+    """The packaged all-MiniLM-L6-v2 embedder, loaded once per session (the same shared
+    object ``embedder: minilm`` gives a run in this process)."""
+    from chronobench.memory import resolve_embedder
+
+    emb = resolve_embedder("minilm")
+    emb.encode(["warm up"])
+    return emb
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 1-layer random GPT-2 with a word-level tokenizer saved locally (no downloads)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from _backbones_fixtures import save_tiny_causal_lm
+
+    return save_tiny_causal_lm(tmp_path_factory.mktemp("tiny-lm"))

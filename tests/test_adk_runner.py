@@ -36,16 +36,10 @@ from chronobench.integrations.adk import (
     memory_tools,
 )
 from chronobench.integrations.adk.scripted import ScriptedMemoryAssistant
-from chronobench.memory import resolve_embedder
 
 pytestmark = pytest.mark.slow  # loads MiniLM (a few seconds on 2 cores)
 
 APP, USER = "assistant", "ann"
-
-
-@pytest.fixture(scope="module")
-def minilm():
-    return resolve_embedder("minilm")
 
 
 def _text(content: types.Content) -> str:

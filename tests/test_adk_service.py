@@ -231,6 +231,7 @@ print(json.dumps([[m.id, m.author] for m in r.memories] + [[x["version"] for x i
 """
 
 
+@pytest.mark.slow  # a second process
 def test_reopened_in_a_new_process(tmp_path):
     db = str(tmp_path / "mem.db")
     s = ChronoMemMemoryService(db, embedder="hash")

@@ -1,8 +1,10 @@
-"""system=adk_chronomem: the benchmark through the ADK service chooses what the store chooses."""
+"""system=adk_chronomem: the benchmark through the ADK service chooses what the store chooses
+(both run by the runner on the tiny fixture)."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 
 import pytest
@@ -12,60 +14,38 @@ if importlib.util.find_spec("google.adk") is None:  # CI installs the adk extra:
         raise ImportError("google-adk is not installed; .ci/run installs '.[dev,adk]'")
     pytest.skip("google-adk not installed (pip install -e '.[adk]')", allow_module_level=True)
 
-from chronobench.data.io import load_built
 from chronobench.data.schema import MemoryOp, Stream, Write
 from chronobench.systems import SystemContext, create_system
 from chronobench.systems.stores import StoreProvider
-from data_builders import build_dataset
 
 pytestmark = pytest.mark.slow  # MiniLM: version selection depends on the embedder
 
 
-@pytest.fixture(scope="module")
-def tiny(repo_root, tmp_path_factory):
-    folder = build_dataset(
-        "locomo",
-        granularity="session",
-        source=str(repo_root / "tests" / "fixtures" / "locomo_tiny.json"),
-        out_dir=tmp_path_factory.mktemp("tiny"),
-        max_queries_per_stream=6,
-        max_answerable=2,
-        max_future=2,
-    )
-    return load_built(folder)
+def _rows(folder) -> dict[str, dict]:
+    lines = (folder / "samples.jsonl").read_text().splitlines()
+    return {r["sample_id"]: r for r in map(json.loads, lines)}
 
 
-def _outcomes(name: str, built, provider: StoreProvider) -> list[tuple]:
-    system = create_system(name, SystemContext(stores=provider))
-    out = []
-    for stream in built.streams:
-        system.ingest(stream)
-        for q in [q for q in built.queries if q.stream_id == stream.stream_id]:
-            o = system.rollback(q)
-            probe = next(p for p in q.probes if p.kind != "summary")
-            req = system.prepare(q, probe)
-            out.append((q.query_id, o.selected_version, [v for v, _ in o.candidates], req.context))
-    system.close()
-    return out
-
-
-def test_adk_system_selects_like_the_store_and_reads_restored_state(tiny):
-    provider = StoreProvider(embedder="minilm")
-    adk = _outcomes("adk_chronomem", tiny, provider)
-    ref = _outcomes("chronomem", tiny, provider)
-    provider.close()
-    assert len(adk) == len(ref) > 0
-    assert [(q, v, c) for q, v, c, _ in adk] == [(q, v, c) for q, v, c, _ in ref]
-    # What QA reads comes from the restored state: nothing written after the target.
-    stream = tiny.streams[0]
-    by_id = {q.query_id: q for q in tiny.queries}
-    for qid, selected, _, context in adk:
-        q = by_id[qid]
-        if selected == q.target_version and q.stream_id == stream.stream_id:
-            future = {
-                op.text for w in stream.writes if w.version > q.target_version for op in w.ops
-            }
-            assert not future & set(context)
+def test_adk_system_selects_like_the_store_and_reads_restored_state(tiny_run, tiny_built):
+    adk = _rows(tiny_run("task=generation", "system=adk_chronomem"))
+    ref = _rows(tiny_run("task=generation", "system=chronomem"))
+    assert adk and adk.keys() == ref.keys()
+    for sid, row in adk.items():
+        assert (row["selected_version"], row["candidates"]) == (
+            ref[sid]["selected_version"],
+            ref[sid]["candidates"],
+        ), sid
+    # What a probe reads comes from the restored state: nothing written after the target
+    # (final_qa probes are asked at the last version, without rollback).
+    checked = 0
+    for row in adk.values():
+        if row["probe_kind"] == "final_qa" or row["selected_version"] != row["gold_version"]:
+            continue
+        stream = next(s for s in tiny_built.streams if s.stream_id == row["stream_id"])
+        future = {op.text for w in stream.writes if w.version > row["gold_version"] for op in w.ops}
+        assert not future & set(row["context"]), row["sample_id"]
+        checked += 1
+    assert checked
 
 
 def test_adk_system_rejects_streams_it_cannot_express():

@@ -141,6 +141,7 @@ def _cache_worker(path: str, start: int, n: int) -> int:
     return sum(o.text == f"ans:q{i}" for i, o in zip(range(start, start + n), out, strict=True))
 
 
+@pytest.mark.slow  # writer subprocesses
 def test_concurrent_writer_processes(tmp_path: Path) -> None:
     """Two processes (as in a joblib multirun) fill one cache file with overlapping keys."""
     import multiprocessing as mp

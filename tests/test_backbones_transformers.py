@@ -14,59 +14,6 @@ from _backbones_fixtures import make_request  # noqa: E402
 from chronobench.backbones.transformers_backend import TransformersBackbone  # noqa: E402
 from chronobench.protocols import GenerationParams  # noqa: E402
 
-TEMPLATE = (
-    "{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }} {% endfor %}"
-    "{% if add_generation_prompt %}<assistant>{% endif %}"
-)
-
-
-def _tiny_model(path: Path) -> Path:
-    """A 1-layer random GPT-2 with a word-level tokenizer, saved locally (no downloads)."""
-    import torch
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-
-    vocab = ["<pad>", "<eos>", "<unk>"] + (
-        [
-            "<system>",
-            "<user>",
-            "<assistant>",
-            "answer",
-            "from",
-            "the",
-            "memory",
-            "question",
-            "what",
-            "is",
-            "a",
-            "b",
-            "c",
-            "1",
-            "2",
-            "3",
-        ]
-    )
-    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(vocab)}, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>"
-    )
-    fast.chat_template = TEMPLATE
-    torch.manual_seed(0)
-    config = GPT2Config(
-        vocab_size=len(vocab),
-        n_positions=128,
-        n_embd=16,
-        n_layer=1,
-        n_head=2,
-        bos_token_id=1,
-        eos_token_id=1,
-        pad_token_id=0,
-    )
-    GPT2LMHeadModel(config).save_pretrained(path)
-    fast.save_pretrained(path)
-    return path
-
 
 def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cannot load model"):
@@ -75,9 +22,8 @@ def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
         TransformersBackbone("x", batch_size=0)
 
 
-def test_tiny_local_model_batches_in_order(tmp_path: Path) -> None:
-    path = _tiny_model(tmp_path / "tiny")
-    bb = TransformersBackbone(str(path), device="cpu", batch_size=2, local_files_only=True)
+def test_tiny_local_model_batches_in_order(tiny_lm_dir: Path) -> None:
+    bb = TransformersBackbone(str(tiny_lm_dir), device="cpu", batch_size=2, local_files_only=True)
     reqs = [
         make_request("what is a"),
         make_request("what is b c 1 2 3 a b c"),

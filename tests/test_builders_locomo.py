@@ -23,6 +23,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> dict[s
     }
 
 
+@pytest.mark.slow  # real LoCoMo: builds all three granularities
 @pytest.mark.parametrize("gran", GRANS)
 def test_targets_and_probe_evidence(built: dict[str, Path], gran: str) -> None:
     ds = load_built(built[gran])
@@ -56,12 +57,14 @@ def test_targets_and_probe_evidence(built: dict[str, Path], gran: str) -> None:
                 assert "Select the correct answer: (a)" in p.question
 
 
+@pytest.mark.slow  # real LoCoMo: builds all three granularities
 @pytest.mark.parametrize("gran", GRANS)
 def test_query_text_has_no_dates_or_ids(built: dict[str, Path], gran: str) -> None:
     for q in load_built(built[gran]).queries:
         assert not DATE_LIKE.search(q.text), q.text
 
 
+@pytest.mark.slow  # real LoCoMo: builds all three granularities
 def test_writes_carry_labels_and_intents_balance(built: dict[str, Path]) -> None:
     ds = load_built(built["turn"])
     for s in ds.streams:
@@ -73,6 +76,7 @@ def test_writes_carry_labels_and_intents_balance(built: dict[str, Path]) -> None
     assert m["source"]["sha256"] and m["dropped_anchors"]
 
 
+@pytest.mark.slow  # real LoCoMo: builds all three granularities
 def test_anchors_single_out_their_episode(built: dict[str, Path]) -> None:
     """Issue 9 item 6: every kept anchor beats every other episode's indexed text under
     BM25 by the margin, and the drops are reported in the manifest."""
@@ -96,6 +100,7 @@ def test_anchors_single_out_their_episode(built: dict[str, Path]) -> None:
         index.close()
 
 
+@pytest.mark.slow  # real LoCoMo: builds all three granularities
 def test_leakage_guard(built: dict[str, Path]) -> None:
     """Anchors come from fields that are never indexed, and never appear verbatim in any
     indexed text (ops or summaries)."""
@@ -114,6 +119,7 @@ def test_leakage_guard(built: dict[str, Path]) -> None:
             assert q.anchor and q.anchor.lower().rstrip(".") not in texts[q.stream_id]
 
 
+@pytest.mark.slow  # real LoCoMo: builds all three granularities
 def test_summary_reference_covers_committed_sessions(built: dict[str, Path]) -> None:
     ds = load_built(built["observation"])
     streams = {s.stream_id: s for s in ds.streams}
@@ -126,6 +132,7 @@ def test_summary_reference_covers_committed_sessions(built: dict[str, Path]) -> 
                     assert last <= q.target_version
 
 
+@pytest.mark.slow  # real LoCoMo: builds all three granularities
 def test_rebuild_is_byte_identical_and_reused(
     built: dict[str, Path], tmp_path: Path, locomo_path: Path
 ) -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end to end: each test runs `python -m chronobench` in a subprocess
+
 
 def _cli(args: list[str], tmp_path: Path, **env_extra: str) -> subprocess.CompletedProcess:
     env = {

@@ -126,6 +126,7 @@ def _writer(path: str, start: int, n: int) -> int:
     return cache.stats["embedded"] + cache.stats["disk_hits"]
 
 
+@pytest.mark.slow  # writer subprocesses
 def test_concurrent_writer_processes(tmp_path: Path) -> None:
     path = str(tmp_path / "emb.sqlite")
     ctx = mp.get_context("spawn")

@@ -16,56 +16,34 @@ from chronobench.errors import LeaderboardShrinkError
 from chronobench.leaderboard.build import PUBLISHED_DIR, write_leaderboard
 from tests.conftest import REPO_ROOT
 
-OLD_RUNS = REPO_ROOT / "tests" / "fixtures" / "results_v1" / "runs"
 
+@pytest.fixture
+def make_run(tiny_run, copy_run):
+    """``make_run(results, overrides, published=True)``: a finished run folder under
+    ``results/runs``, run by the runner on the tiny fixture (hash embedder: the tables,
+    not the scores, are under test), and marked publishable unless ``published=False``."""
 
-def _rows(kind: str) -> list[dict]:
-    folder = next(p for p in OLD_RUNS.iterdir() if ("__selection__" in p.name) == (kind == "sel"))
-    return [json.loads(x) for x in (folder / "samples.jsonl").read_text().splitlines()]
+    def make(results: Path, overrides: list[str], *, published: bool = True) -> Path:
+        extra = ["embedder.model=hash", *overrides]
+        if published:
+            extra.append("dataset.fixture=false")
+        return copy_run(tiny_run(*extra), results)
 
-
-def make_run(results: Path, overrides: list[str], *, published: bool = True) -> Path:
-    """A finished run folder from real (fixture) sample rows, without running a model."""
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
-    from chronobench.results.io import SampleLog
-    from chronobench.runner.cell import prepare_run_dir, write_results
-    from chronobench.runner.metrics_io import compute_metrics, rescore
-    from chronobench.spec import run_id, spec_from_config
-
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "configs"), version_base="1.3"):
-        cfg = compose(
-            config_name="config",
-            overrides=["experiment=single", "dataset=tiny", *overrides],
-        )
-    d = OmegaConf.to_container(cfg, resolve=True)
-    d["paths"]["results_dir"] = str(results)
-    d["dataset"]["fixture"] = not published
-    spec = spec_from_config(d)
-    rid = run_id(spec, "data-sha")
-    folder = prepare_run_dir(spec, rid)
-    rows = rescore(_rows("sel" if spec.task.selection else "gen"), k=5)
-    SampleLog(folder / "samples.jsonl").append(rows)
-    info = {"folder": "f", "manifest_sha256": "data-sha", "n_streams": 1, "n_queries": 6}
-    write_results(
-        folder, spec, rid, metrics=compute_metrics(rows), k=5, dataset=info, rows=rows, timings={}
-    )
-    return folder
+    return make
 
 
 def _manifest(folder: Path) -> dict:
     return json.loads((folder / "manifest.json").read_text())
 
 
-def test_fixture_runs_are_never_published(tmp_path):
+def test_fixture_runs_are_never_published(tmp_path, make_run):
     make_run(tmp_path, ["task=selection"], published=False)
     with pytest.raises(LeaderboardShrinkError, match="nothing was written"):
         write_leaderboard(tmp_path)
     assert not (tmp_path / "LEADERBOARD.md").exists()
 
 
-def test_every_row_names_its_run_and_samples_sha(tmp_path):
+def test_every_row_names_its_run_and_samples_sha(tmp_path, make_run):
     sel = make_run(tmp_path, ["task=selection"])
     gen = make_run(tmp_path, ["task=generation", "system=rag_only"])
     md = write_leaderboard(tmp_path).read_text()
@@ -82,7 +60,7 @@ def test_every_row_names_its_run_and_samples_sha(tmp_path):
         assert (pub / "manifest.json").is_file() and not (pub / "samples.jsonl").exists()
 
 
-def test_specs_that_differ_beyond_system_never_share_a_table(tmp_path):
+def test_specs_that_differ_beyond_system_never_share_a_table(tmp_path, make_run):
     make_run(tmp_path, ["task=selection"])
     make_run(tmp_path, ["task=selection", "reranker=none"])
     make_run(tmp_path, ["task=generation", "system=chronomem"])
@@ -95,7 +73,7 @@ def test_specs_that_differ_beyond_system_never_share_a_table(tmp_path):
     assert md.count("### RQ2: rollback-consistent QA") == 1
 
 
-def test_rebuild_never_shrinks_without_force(tmp_path):
+def test_rebuild_never_shrinks_without_force(tmp_path, make_run):
     a = make_run(tmp_path, ["task=selection"])
     make_run(tmp_path, ["task=generation", "system=rag_only"])
     md_path = write_leaderboard(tmp_path)
@@ -150,7 +128,7 @@ def test_committed_leaderboard_matches_the_runs_it_names(tmp_path):
     assert named == {p.name for p in published.iterdir()}
 
 
-def test_other_task_kinds_render_their_own_section(tmp_path):
+def test_other_task_kinds_render_their_own_section(tmp_path, make_run):
     from chronobench.leaderboard import build
 
     calls = []
@@ -173,7 +151,7 @@ def test_other_task_kinds_render_their_own_section(tmp_path):
     assert (tmp_path / PUBLISHED_DIR / folder.name / "manifest.json").is_file()
 
 
-def test_a_run_publishes_its_own_cells_not_stray_local_runs(tmp_path):
+def test_a_run_publishes_its_own_cells_not_stray_local_runs(tmp_path, make_run):
     from chronobench.leaderboard.build import publish_after_run
 
     mine = make_run(tmp_path, ["task=selection"])

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from chronobench.memory import ChronoMem, CrossEncoderReranker, DeltaReranker, Reranker
-from tests._memory_fixtures import APP, USER, add, facts_store, minilm
+from tests._memory_fixtures import APP, USER, add, facts_store
 
 
 @pytest.fixture(scope="module")
-def story() -> ChronoMem:
-    mem, _ = facts_store(minilm())
+def story(minilm) -> ChronoMem:
+    mem, _ = facts_store(minilm)
     return mem
 
 
@@ -28,8 +28,8 @@ def test_hybrid_and_resolve_with_minilm(story: ChronoMem) -> None:
     assert story.resolve(APP, USER, "go back to when she got the puppy")[0][0] == 5
 
 
-def test_dense_cache_invalidates_on_change() -> None:
-    mem, _ = facts_store(minilm())
+def test_dense_cache_invalidates_on_change(minilm) -> None:
+    mem, _ = facts_store(minilm)
     assert mem.resolve_dense(APP, USER, "getting a new dog", 1)[0][0] == 5
     mem.rollback_to_version(APP, USER, 4)
     assert all(v <= 4 for v, _ in mem.resolve_dense(APP, USER, "getting a new dog", 10))
@@ -51,10 +51,10 @@ class _ReverseReranker:
         return [(v, float(i)) for i, (v, _, _) in enumerate(candidates)][::-1]
 
 
-def test_reranker_plumbing_with_fake() -> None:
+def test_reranker_plumbing_with_fake(minilm) -> None:
     fake = _ReverseReranker()
     assert isinstance(fake, Reranker)
-    mem, _ = facts_store(minilm())
+    mem, _ = facts_store(minilm)
     plain = mem.resolve(APP, USER, "Lisbon", 3, intent="restore_to")
     mem.reranker = fake
     reranked = mem.resolve(APP, USER, "Lisbon", 3, intent="restore_to")
@@ -62,8 +62,8 @@ def test_reranker_plumbing_with_fake() -> None:
     assert reranked[0][0] == fake.seen[-1][0] and reranked != plain
 
 
-def test_delta_reranker_prefers_the_specific_item() -> None:
-    mem = ChronoMem(":memory:", embedder=minilm(), reranker=DeltaReranker())
+def test_delta_reranker_prefers_the_specific_item(minilm) -> None:
+    mem = ChronoMem(":memory:", embedder=minilm, reranker=DeltaReranker())
     mem.commit(
         APP,
         USER,
@@ -95,6 +95,6 @@ def test_cross_encoder_missing_model_is_a_clear_error() -> None:
         CrossEncoderReranker("")
 
 
-def test_minilm_vectors_are_normalised() -> None:
-    vecs = minilm().encode(["a", "b c"])
+def test_minilm_vectors_are_normalised(minilm) -> None:
+    vecs = minilm.encode(["a", "b c"])
     assert vecs.dtype == np.float32 and np.allclose(np.linalg.norm(vecs, axis=1), 1, atol=1e-5)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests._memory_fixtures import APP, USER, add, hash_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +33,7 @@ print("done", flush=True)
 """
 
 
+@pytest.mark.slow  # a writer subprocess races the check
 def test_check_integrity_is_clean_while_a_process_writes(tmp_path: Path) -> None:
     path = str(tmp_path / "race.db")
     with hash_store(path) as mem:

@@ -99,15 +99,37 @@ def test_resolve_uses_intent_and_can_be_forced() -> None:
 
 
 @pytest.mark.parametrize(
-    "raw",
-    ['"', "NEAR(a b)", "a AND OR NOT", "*", "-x ^y", "((", "col:val", "", "   ", "🙂" * 50],
+    ("raw", "words"),
+    [
+        ('"', None),
+        ("NEAR(a b)", "near"),
+        ("a AND OR NOT", "and"),  # only stopwords: they are kept rather than dropping all
+        ("*", None),
+        ("-x ^y", "x y"),
+        ("((", None),
+        ("col:val", "col val"),
+        ("", None),
+        ("   ", None),
+        ("🙂" * 50, None),
+        ("Ann's trip to (Oslo) AND Bergen*", "ann trip oslo bergen"),
+    ],
 )
-def test_fts_expression_is_always_valid(raw: str) -> None:
+def test_fts_expression_is_always_valid(raw: str, words: str | None) -> None:
+    """Operators are inert: the expression is None exactly when ``raw`` has no word, and
+    otherwise a valid MATCH that finds a row holding one of its words and no other row."""
     expr = fts_expression(raw)
+    if words is None:
+        assert expr is None
+        return
+    assert expr is not None
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
-    if expr is not None:
-        conn.execute("SELECT * FROM t WHERE t MATCH ?", (expr,)).fetchall()
+    conn.executemany(
+        "INSERT INTO t(rowid, body) VALUES (?, ?)",
+        [(i + 1, w) for i, w in enumerate(words.split())] + [(99, "unrelated filler text")],
+    )
+    hits = {r for (r,) in conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (expr,))}
+    assert hits == set(range(1, len(words.split()) + 1))
 
 
 # -- episode scope ------------------------------------------------------------------------

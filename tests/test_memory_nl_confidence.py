@@ -13,7 +13,7 @@ from chronobench.memory import (
     UncertainRequestError,
 )
 from chronobench.memory.nl import DENSE_FLOOR, content_tokens
-from tests._memory_fixtures import APP, USER, add, facts_store, hash_store, minilm
+from tests._memory_fixtures import APP, USER, add, facts_store, hash_store
 
 CONTENT_FREE = ["*", "(((", '"', "\x00", "🙂🙂🙂", "   ", "\t\n", "undo that", "undo it", "go back"]
 
@@ -84,8 +84,8 @@ def test_unrelated_words_without_evidence_are_refused() -> None:
 
 
 @pytest.mark.slow
-def test_minilm_paraphrase_without_shared_words_is_accepted() -> None:
-    mem, vids = facts_store(minilm())
+def test_minilm_paraphrase_without_shared_words_is_accepted(minilm) -> None:
+    mem, vids = facts_store(minilm)
     plan = mem.plan_rollback_by_nl_query(APP, USER, "undo the part about the new dog")
     assert plan.evidence["lexical"] is False and plan.evidence["cosine"] >= DENSE_FLOOR
     assert plan.target_version == vids[3]

@@ -48,6 +48,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
 
 
+@pytest.mark.slow  # subprocess crash/race loop
 def test_sigkill_during_commit_and_rollback_loop(tmp_path: Path) -> None:
     path = str(tmp_path / "crash.db")
     rng = random.Random(7)
@@ -97,6 +98,7 @@ print("worst", worst, flush=True)
 """
 
 
+@pytest.mark.slow  # subprocess crash/race loop
 def test_concurrent_processes_lose_no_commit(tmp_path: Path) -> None:
     path = str(tmp_path / "conc.db")
     hash_store(path).close()  # create the schema once, before the race

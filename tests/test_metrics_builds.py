@@ -4,33 +4,18 @@ probe categories and the final-version probes consistent forgetting needs."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chronobench.backbones.extractive import ExtractiveBackbone
-from chronobench.data.io import load_built
 from chronobench.data.schema import Probe
 from chronobench.metrics import NOT_MENTIONED_OPTION, choice_question, score_probe
 
-FIXTURE = Path(__file__).parent / "fixtures" / "locomo_tiny.json"
-
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from data_builders import build_dataset
-
-    folder = build_dataset(
-        "locomo",
-        granularity="session",
-        source=FIXTURE,
-        out_dir=tmp_path_factory.mktemp("built"),
-        max_queries_per_stream=6,
-        max_answerable=2,
-        max_future=2,
-    )
-    return load_built(folder)
+def built(tiny_built: Any) -> Any:
+    return tiny_built
 
 
 def _summaries(built: Any) -> list[Probe]:

@@ -1,4 +1,6 @@
-"""Project-level checks: README <-> CI sync, CLI help without torch, every config composes."""
+"""Project-level checks: README <-> CI sync, CLI help without torch, and every config
+composes with Hydra's compose API and instantiates (lightning-hydra-template's test):
+every option of every group and every experiment preset."""
 
 from __future__ import annotations
 
@@ -7,10 +9,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO_ROOT
+import pytest
+
+from tests.conftest import REPO_ROOT, config_options, hydra_context
 
 CONFIG_DIR = REPO_ROOT / "configs"
-GROUPS = ["dataset", "system", "backbone", "retriever", "reranker", "task", "experiment"]
+GROUPS = ["dataset", "system", "backbone", "retriever", "reranker", "task"]
+# Options that only make sense together: the repair track's dataset, task and a method
+# (its cells name a repair method, not a benchmark system; see experiment/repair.yaml).
+_REPAIR_METHOD = ["~system", "+system.name=dgr"]
+COMPANIONS = {
+    ("dataset", "repair_controlled"): ["task=repair", *_REPAIR_METHOD],
+    ("task", "repair"): ["dataset=repair_controlled", *_REPAIR_METHOD],
+}
 
 
 def _readme_commands() -> list[str]:
@@ -58,15 +69,133 @@ def test_unknown_command_is_a_clear_error(capsys):
     assert "unknown command 'frobnicate'" in capsys.readouterr().err
 
 
-def _options(group: str) -> list[str]:
-    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
-
-
 def test_config_groups_mirror_registries():
+    from chronobench.backbones import available_backbones
     from chronobench.systems import system_names
 
-    assert set(_options("system")) <= set(system_names())
-    from chronobench.backbones import available_backbones
-
-    names = {Path(p).stem.split("_")[0] for p in _options("backbone")}
+    assert set(config_options("system")) <= set(system_names())
+    names = {Path(p).stem.split("_")[0] for p in config_options("backbone")}
     assert names <= set(available_backbones())
+
+
+def _cases() -> list:
+    # Loading torch and a model's weights takes seconds, even for the tiny local model.
+    slow = {("backbone", "transformers")}
+    cases = [
+        pytest.param(
+            ["experiment=single", f"{g}={o}", *COMPANIONS.get((g, o), [])],
+            id=f"{g}={o}",
+            marks=[pytest.mark.slow] if (g, o) in slow else [],
+        )
+        for g in GROUPS
+        for o in config_options(g)
+    ]
+    return cases + [
+        pytest.param([f"experiment={e}"], id=f"experiment={e}")
+        for e in config_options("experiment")
+    ]
+
+
+def _compose_with_hydra(overrides: list[str]):
+    """The whole config, ``hydra`` node included, resolved as ``hydra.main`` resolves it."""
+    from hydra import compose
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    with hydra_context():
+        cfg = compose(config_name="config", overrides=overrides, return_hydra_config=True)
+    HydraConfig().set_config(cfg)
+    # What a plain run and a sweep resolve before any job starts (hydra.job.num and the
+    # sweep subdir exist only inside a job).
+    assert HydraConfig.get().run.dir and cfg.hydra.sweep.dir
+    OmegaConf.to_container(cfg.hydra.launcher, resolve=True)
+    return cfg
+
+
+def _instantiate(spec) -> list[str]:
+    """Build every component a cell of ``spec`` uses, the way the runner builds them (no
+    data is loaded and no model weights are read); returns the names of what was built."""
+    from chronobench.memory import ChronoMem, HashEmbedder
+    from chronobench.protocols import GenerationParams
+    from chronobench.runner import components as c
+    from chronobench.systems import SystemContext
+
+    built = [c.cell_runner(spec).__name__]
+    if spec.task.kind == "repair":
+        from chronobench.repair.methods import METHODS
+        from chronobench.repair.run import check_spec, make_backbone
+
+        check_spec(spec)
+        assert callable(METHODS[spec.system.name])
+        built += [spec.system.name, type(make_backbone(spec)).__name__]
+        return built
+    assert spec.task.kind == "benchmark", f"no instantiation rule for task.kind={spec.task.kind}"
+    built.append(type(c.DATASETS.create(spec.dataset.name)).__name__)
+    provider = c.build_store_provider(spec)  # builds the reranker
+    built.append(type(provider.store_options.get("reranker")).__name__)
+    try:
+        # The store with the retriever's and reranker's options (hash vectors: no weights).
+        ChronoMem(":memory:", embedder=HashEmbedder(), **provider.store_options).close()
+        gen = spec.backbone.generation
+        params = GenerationParams(
+            max_new_tokens=gen.max_new_tokens, temperature=gen.temperature, top_p=gen.top_p
+        )
+        system = c.build_system(spec, SystemContext(params=params, stores=provider))
+        built.append(type(system).__name__)
+        system.close()
+        built += [type(c.build_selector(n, provider)).__name__ for n in spec.selectors]
+    finally:
+        provider.close()
+    if spec.backbone.name == "vllm":
+        # Needs a GPU and the weights: without vllm the clear error is the outcome.
+        import importlib.util
+
+        from chronobench.errors import MissingDependencyError
+
+        if importlib.util.find_spec("vllm") is None:
+            with pytest.raises(MissingDependencyError, match="vllm"):
+                c.build_backbone(spec)
+        return built
+    backbone = c.build_backbone(spec)
+    built.append(type(backbone.inner if hasattr(backbone, "inner") else backbone).__name__)
+    backbone.close()
+    return built
+
+
+@pytest.mark.parametrize("overrides", _cases())
+def test_every_config_composes_and_instantiates(overrides, compose_cells, tmp_path, request):
+    """Every option of every group, and every experiment preset's every cell, composes
+    into a valid spec whose components are then built as the runner builds them."""
+    from chronobench.runner.spec import spec_from_config
+
+    cells = compose_cells(overrides)
+    assert cells
+    for resolved, choices in cells:
+        resolved["paths"] = {k: str(tmp_path / k) for k in ("results_dir", "data_dir", "cache_dir")}
+        if choices.get("backbone") == "transformers":
+            # The weights are the one part offline tests cannot have: a tiny local model.
+            resolved["backbone"]["model"] = str(request.getfixturevalue("tiny_lm_dir"))
+        spec = spec_from_config(resolved, choices=choices)
+        assert _instantiate(spec)
+
+
+# Group options are packaged under their group; only the root config, experiments
+# (``@package _global_``) and launchers can set Hydra's own keys.
+@pytest.mark.parametrize(
+    "overrides",
+    [["experiment=single"]]
+    + [[f"experiment={e}"] for e in config_options("experiment")]
+    + [["experiment=single", f"hydra/launcher={o}"] for o in config_options("hydra/launcher")],
+    ids=lambda o: o[-1],
+)
+def test_hydra_settings_resolve(overrides):
+    cfg = _compose_with_hydra(overrides)
+    launcher = next(
+        (o.split("=", 1)[1] for o in overrides if o.startswith("hydra/launcher=")), None
+    )
+    if launcher is not None:
+        from hydra.utils import get_class
+
+        pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
+        assert get_class(cfg.hydra.launcher._target_).__name__ == "SlurmLauncher"
+        assert cfg.hydra.launcher.gpus_per_node == 1

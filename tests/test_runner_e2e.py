@@ -13,6 +13,9 @@ import pytest
 
 from tests.conftest import REPO_ROOT, smoke_cells
 
+# End to end: `python -m chronobench` subprocesses run whole experiments.
+pytestmark = pytest.mark.slow
+
 
 def _run(args: list[str], env_extra: dict[str, str], cwd: Path = REPO_ROOT) -> str:
     import os

@@ -68,17 +68,12 @@ def test_bad_results_files_name_the_file(old_results, tmp_path):
         load_run(tmp_path / "nope")
 
 
-def test_manifest_holds_the_whole_spec_and_samples_sha(tmp_path):
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
+def test_manifest_holds_the_whole_spec_and_samples_sha(tmp_path, compose_cells):
     from chronobench.results.io import SampleLog
     from chronobench.runner.cell import prepare_run_dir, write_results
     from chronobench.spec import run_id, spec_from_config
 
-    with initialize_config_dir(config_dir=str(REPO_ROOT / "configs"), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["experiment=single", "dataset=tiny"])
-    d = OmegaConf.to_container(cfg, resolve=True)
+    ((d, _),) = compose_cells(["experiment=single", "dataset=tiny"])
     d["paths"]["results_dir"] = str(tmp_path / "results")
     spec = spec_from_config(d)
     rid = run_id(spec, "data-sha")

@@ -3,8 +3,9 @@ run ids cover what changes results, suites and overrides behave."""
 
 from __future__ import annotations
 
-import functools
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,8 @@ from chronobench.errors import ConfigError
 from chronobench.runner.components import resolve_cell
 from chronobench.runner.experiment import expand_suite, with_default_experiment
 from chronobench.spec import run_id, spec_from_config
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, config_options
 
-CONFIG_DIR = REPO_ROOT / "configs"
 GROUPS = ["dataset", "system", "backbone", "retriever", "reranker", "task"]
 # Options that only make sense together (another task kind's dataset and task).
 # The repair task's own check runs too: its system is a repair method.
@@ -24,14 +24,6 @@ COMPANIONS = {
     ("dataset", "repair_controlled"): ["task=repair", *_REPAIR_SYSTEM],
     ("task", "repair"): ["dataset=repair_controlled", *_REPAIR_SYSTEM],
 }
-
-
-@pytest.fixture(scope="module")
-def hydra_ctx():
-    from hydra import initialize_config_dir
-
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        yield
 
 
 def _check(cfg, choices):
@@ -47,83 +39,88 @@ def _check(cfg, choices):
     return spec
 
 
-def _options(group: str) -> list[str]:
-    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
-
-
-def _cells(overrides: list[str]):
-    return _cells_cached(tuple(overrides))
-
-
-@functools.cache
-def _cells_cached(overrides: tuple[str, ...]):
-    from chronobench.runner.experiment import compose
-
-    cfg, _ = compose(list(overrides))
-    return expand_suite(cfg, list(overrides))
+def _contains(spec_part, cfg_part, where: str) -> None:
+    """Every key of the composed config section reaches the spec with its value."""
+    for key, value in cfg_part.items():
+        assert key in spec_part, f"{where}.{key} did not reach the spec"
+        if isinstance(value, dict):
+            _contains(spec_part[key], value, f"{where}.{key}")
+        else:
+            assert spec_part[key] == value, f"{where}.{key}: {spec_part[key]!r} != {value!r}"
 
 
 @pytest.mark.parametrize("group", GROUPS)
-def test_every_option_of_every_group_validates_and_every_key_is_read(hydra_ctx, group):
+def test_every_option_of_every_group_validates_and_every_key_is_read(compose_cells, group):
     """Each file composes into a RunSpec whose components resolve and whose options are
-    all read (unknown or unread keys raise ConfigError)."""
-    options = _options(group)
+    all read (unknown or unread keys raise ConfigError); the spec carries the option's
+    own values, and no two options of a group give the same spec."""
+    options = config_options(group)
     assert options, f"configs/{group} is empty"
+    seen: dict[str, str] = {}
     for opt in options:
         extra = COMPANIONS.get((group, opt), [])
-        for cfg, choices in _cells(["experiment=single", f"{group}={opt}", *extra]):
-            spec = _check(cfg, choices)
-            assert getattr(spec, group) is not None
+        ((cfg, choices),) = compose_cells(["experiment=single", f"{group}={opt}", *extra])
+        assert choices[group] == opt
+        spec = _check(cfg, choices)
+        part = getattr(spec, group).model_dump(mode="json")
+        _contains(part, cfg[group], f"configs/{group}/{opt}.yaml: {group}")
+        blob = json.dumps(part, sort_keys=True)
+        assert blob not in seen, f"{group}={opt} gives the same spec as {group}={seen[blob]}"
+        seen[blob] = opt
 
 
-@pytest.mark.parametrize("experiment", _options("experiment"))
-def test_every_experiment_cell_validates(hydra_ctx, experiment):
-    cells = _cells([f"experiment={experiment}"])
+@pytest.mark.parametrize("experiment", config_options("experiment"))
+def test_every_experiment_cell_validates(compose_cells, experiment):
+    cells = compose_cells([f"experiment={experiment}"])
     assert cells
     for cfg, choices in cells:
         spec = _check(cfg, choices)
         assert spec.suite == []
 
 
-def test_unknown_key_names_the_key_and_the_file(hydra_ctx):
-    ((cfg, choices),) = _cells(["experiment=single", "system=rag_only", "+system.top_k_itemz=3"])
+def test_unknown_key_names_the_key_and_the_file(compose_cells):
+    ((cfg, choices),) = compose_cells(
+        ["experiment=single", "system=rag_only", "+system.top_k_itemz=3"]
+    )
     with pytest.raises(ConfigError, match=r"system\.top_k_itemz.*configs/system/rag_only\.yaml"):
         _check(cfg, choices)
-    ((cfg, choices),) = _cells(["experiment=single", "+retriever.stagee=dense"])
+    ((cfg, choices),) = compose_cells(["experiment=single", "+retriever.stagee=dense"])
     with pytest.raises(ConfigError, match=r"retriever\.stagee.*unknown key"):
         _check(cfg, choices)
-    ((cfg, choices),) = _cells(["experiment=single", "+task.params.x=1"])
+    ((cfg, choices),) = compose_cells(["experiment=single", "+task.params.x=1"])
     with pytest.raises(ConfigError, match=r"task\.params\.x.*reads no params"):
         _check(cfg, choices)
 
 
-def test_mistyped_system_and_backbone_options_are_rejected(hydra_ctx):
-    ((cfg, choices),) = _cells(["experiment=single", "system.top_k_items=many"])
+def test_mistyped_system_and_backbone_options_are_rejected(compose_cells):
+    ((cfg, choices),) = compose_cells(["experiment=single", "system.top_k_items=many"])
     with pytest.raises(ConfigError, match=r"system\.top_k_items"):
         _check(cfg, choices)
-    ((cfg, choices),) = _cells(["experiment=single", "system.rollback_mode=sideways"])
+    ((cfg, choices),) = compose_cells(["experiment=single", "system.rollback_mode=sideways"])
     with pytest.raises(ConfigError, match=r"system\.rollback_mode"):
         _check(cfg, choices)
-    ((cfg, choices),) = _cells(["experiment=single", "+backbone.params.abstain_treshold=0.2"])
+    ((cfg, choices),) = compose_cells(
+        ["experiment=single", "+backbone.params.abstain_treshold=0.2"]
+    )
     with pytest.raises(ConfigError, match=r"backbone\.abstain_treshold"):
         _check(cfg, choices)
-    ((cfg, choices),) = _cells(["experiment=single", "+dataset.params.max_querys=3"])
+    ((cfg, choices),) = compose_cells(["experiment=single", "+dataset.params.max_querys=3"])
     with pytest.raises(ConfigError, match=r"dataset\.params\.max_querys"):
         _check(cfg, choices)
 
 
-def test_mab_revision_must_be_a_commit(hydra_ctx):
-    ((cfg, choices),) = _cells(
+def test_mab_revision_must_be_a_commit(compose_cells):
+    ((cfg, choices),) = compose_cells(
         ["experiment=single", "dataset=mab_accurate_retrieval", "dataset.params.revision=main"]
     )
     with pytest.raises(ConfigError, match="not a commit sha"):
         _check(cfg, choices)
 
 
-def test_retriever_stage_reaches_the_store_and_the_run_id(hydra_ctx):
+def test_retriever_stage_reaches_the_store_and_the_run_id(compose_cells):
     ids = {}
     for opt, stage in (("bm25", "lexical"), ("dense", "dense"), ("hybrid", "hybrid")):
-        ((cfg, ch),) = _cells(["experiment=single", f"retriever={opt}", "reranker=none"])
+        ((cfg, ch),) = compose_cells(["experiment=single", f"retriever={opt}", "reranker=none"])
         spec = spec_from_config(cfg, choices=ch)
         provider = resolve_cell(spec, choices=ch).build_store_provider()
         assert provider.store_options["stage"] == stage
@@ -134,8 +131,8 @@ def test_retriever_stage_reaches_the_store_and_the_run_id(hydra_ctx):
     assert len(set(ids.values())) == 3
 
 
-def test_run_id_covers_query_file_bytes_and_ignores_paths(hydra_ctx):
-    ((cfg, ch),) = _cells(["experiment=single", "task=selection"])
+def test_run_id_covers_query_file_bytes_and_ignores_paths(compose_cells):
+    ((cfg, ch),) = compose_cells(["experiment=single", "task=selection"])
     spec = spec_from_config(cfg, choices=ch)
     a = run_id(spec, "data-sha", "q-sha-1")
     assert run_id(spec, "data-sha", "q-sha-1") == a
@@ -144,23 +141,15 @@ def test_run_id_covers_query_file_bytes_and_ignores_paths(hydra_ctx):
     moved = spec.model_copy(update={"paths": spec.paths.model_copy(update={"results_dir": "/x"})})
     assert run_id(moved, "data-sha", "q-sha-1") == a
     # A selection-only cell does not depend on the system or the backbone.
-    ((cfg2, ch2),) = _cells(["experiment=single", "task=selection", "system=rag_only"])
+    ((cfg2, ch2),) = compose_cells(["experiment=single", "task=selection", "system=rag_only"])
     assert run_id(spec_from_config(cfg2, choices=ch2), "data-sha", "q-sha-1") == a
 
 
-def test_user_query_ids_are_content_based(tmp_path):
-    from chronobench.data.io import load_built
-    from chronobench.runner.datasets import load_run_data
-    from chronobench.spec import DatasetSpec
+def test_user_query_ids_are_content_based(tmp_path, tiny_built):
     from data_builders.user_query_file import UserQueryError, load_user_queries
 
-    fixture = REPO_ROOT / "tests" / "fixtures" / "locomo_tiny.json"
-    data = load_run_data(
-        DatasetSpec(name="locomo", granularity="session", source=str(fixture), fixture=True),
-        tmp_path / "data",
-    )
-    built = load_built(data.folder)
-    sid = json.loads(fixture.read_text())[0]["sample_id"]
+    built = tiny_built
+    sid = built.streams[0].sample_id
     recs = [
         {"sample_id": sid, "query": "undo the first chat", "intent": "undo", "target_session": 1},
         {"sample_id": sid, "query": "back to the start", "target_session": 0},
@@ -178,19 +167,19 @@ def test_user_query_ids_are_content_based(tmp_path):
         load_user_queries(f, built)
 
 
-def test_main_job_stays_the_default_whatever_the_overrides(hydra_ctx):
+def test_main_job_stays_the_default_whatever_the_overrides(compose_cells):
     assert with_default_experiment([]) == ["experiment=default"]
     assert with_default_experiment(["progress=false"]) == ["experiment=default", "progress=false"]
     assert with_default_experiment(["experiment=smoke"]) == ["experiment=smoke"]
-    cells = _cells(with_default_experiment(["progress=false"]))
+    cells = compose_cells(with_default_experiment(["progress=false"]))
     assert len(cells) >= 12
     assert all(cfg["progress"] is False for cfg, _ in cells)
 
 
-def test_main_job_lists_every_hand_written_request_set(hydra_ctx):
+def test_main_job_lists_every_hand_written_request_set(compose_cells):
     files = sorted((REPO_ROOT / "data_builders" / "user_queries").glob("*.jsonl"))
     assert files
-    cells = _cells(["experiment=default"])
+    cells = compose_cells(["experiment=default"])
     listed = {
         Path(cfg["dataset"]["queries_file"]).name
         for cfg, _ in cells
@@ -199,38 +188,67 @@ def test_main_job_lists_every_hand_written_request_set(hydra_ctx):
     assert {f.name for f in files} <= listed
 
 
-def test_suite_override_clash_names_the_cell(hydra_ctx):
+def test_suite_override_clash_names_the_cell(compose_cells, hydra_ctx):
     from chronobench.runner.experiment import compose
 
     cfg, _ = compose(["experiment=smoke", "system=rag_only"])
     with pytest.raises(ConfigError, match=r"suite cell 2 .*system=chronomem"):
         expand_suite(cfg, ["experiment=smoke", "system=rag_only"])
     # An override no cell sets applies to every cell; one equal to a cell's is fine.
-    cells = _cells(["experiment=smoke", "seed=3", "dataset=tiny"])
+    cells = compose_cells(["experiment=smoke", "seed=3", "dataset=tiny"])
     assert {cfg["seed"] for cfg, _ in cells} == {3}
 
 
-def test_registries_are_lazy_and_report_unknown_names():
-    from chronobench.runner.components import DATASETS, RERANKERS, SELECTORS, TASKS
+_LAZY_CHECK = """
+import json, sys
+from chronobench.runner.components import DATASETS, RERANKERS, SELECTORS, TASKS
+names = {
+    "selectors": SELECTORS.names(), "rerankers": RERANKERS.names(),
+    "tasks": TASKS.names(), "datasets": DATASETS.names(),
+}
+heavy = (
+    "torch", "sentence_transformers", "nltk", "chronobench.memory.rerank",
+    "chronobench.runner.datasets", "chronobench.repair.run", "data_builders",
+)
+before = [m for m in heavy if m in sys.modules]
+RERANKERS.resolve("feature")  # resolving one entry imports exactly its module
+after = [m for m in heavy if m in sys.modules]
+print(json.dumps({"names": names, "before": before, "after": after}))
+"""
 
-    assert {"bm25", "dense", "hybrid", "chronomem"} <= set(SELECTORS.names())
-    assert {"none", "feature", "cross_encoder"} <= set(RERANKERS.names())
-    assert "benchmark" in TASKS.names() and "locomo" in DATASETS.names()
+
+def test_registries_are_lazy_and_report_unknown_names():
+    """Listing every registry's names imports none of their targets (nor torch or the
+    builders); resolving one imports its module."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _LAZY_CHECK], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert {"bm25", "dense", "hybrid", "chronomem"} <= set(out["names"]["selectors"])
+    assert {"none", "feature", "cross_encoder"} <= set(out["names"]["rerankers"])
+    assert "benchmark" in out["names"]["tasks"] and "locomo" in out["names"]["datasets"]
+    assert out["before"] == []
+    assert out["after"] == ["chronobench.memory.rerank"]
+    from chronobench.runner.components import RERANKERS
+
     with pytest.raises(ConfigError, match="unknown reranker 'nope'.*feature"):
         RERANKERS.resolve("nope")
 
 
-def test_missing_optional_backbone_package_fails_before_any_work(hydra_ctx):
+def test_missing_optional_backbone_package_fails_before_any_work(compose_cells):
     import importlib.util
 
     from chronobench.errors import MissingDependencyError
 
     if importlib.util.find_spec("vllm") is not None:
         pytest.skip("vllm is installed here")
-    ((cfg, ch),) = _cells(["experiment=single", "backbone=vllm_qwen25_7b", "task=generation"])
+    ((cfg, ch),) = compose_cells(
+        ["experiment=single", "backbone=vllm_qwen25_7b", "task=generation"]
+    )
     spec = spec_from_config(cfg, choices=ch)  # validates without importing vllm
     with pytest.raises(MissingDependencyError, match="needs the 'vllm' package"):
         resolve_cell(spec, choices=ch)
     # A cell that builds no backbone does not need its packages.
-    ((cfg, ch),) = _cells(["experiment=single", "backbone=vllm_qwen25_7b", "task=selection"])
+    ((cfg, ch),) = compose_cells(["experiment=single", "backbone=vllm_qwen25_7b", "task=selection"])
     assert not resolve_cell(spec_from_config(cfg, choices=ch), choices=ch).backbone_checked
