@@ -101,10 +101,10 @@ Cells = list[tuple[dict[str, Any], dict[str, str]]]
 def _compose_cells(overrides: Sequence[str]) -> Cells:
     key = tuple(overrides)
     if key not in _CELLS:
-        from chronobench.runner.cli import _compose, expand_suite
+        from chronobench.runner.experiment import compose, expand_suite
 
         with hydra_context():
-            cfg, _ = _compose(list(key))
+            cfg, _ = compose(list(key))
             _CELLS[key] = expand_suite(cfg, list(key))
     return copy.deepcopy(_CELLS[key])
 
@@ -143,9 +143,8 @@ def _tiny_config(compose: Callable[[Sequence[str]], Cells], dirs: dict[str, Path
 def tiny_built_dir(compose_cells, tiny_dirs) -> Path:
     """The tiny LoCoMo fixture built exactly as ``dataset=tiny`` builds it for a run (the
     runner's folder: cells run by :func:`tiny_run` reuse it)."""
-    from chronobench.runner.spec import spec_from_config
-
     from chronobench.runner.datasets import load_run_data
+    from chronobench.spec import spec_from_config
 
     cfg, choices = _tiny_config(compose_cells, tiny_dirs)
     spec = spec_from_config(cfg, choices=choices)

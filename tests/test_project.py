@@ -115,23 +115,33 @@ def _compose_with_hydra(overrides: list[str]):
 def _instantiate(spec) -> list[str]:
     """Build every component a cell of ``spec`` uses, the way the runner builds them (no
     data is loaded and no model weights are read); returns the names of what was built."""
+    import importlib.util
+
+    from chronobench.errors import MissingDependencyError
     from chronobench.memory import ChronoMem, HashEmbedder
     from chronobench.protocols import GenerationParams
-    from chronobench.runner import components as c
+    from chronobench.runner.components import resolve_cell
     from chronobench.systems import SystemContext
 
-    built = [c.cell_runner(spec).__name__]
+    try:
+        cell = resolve_cell(spec)
+    except MissingDependencyError as exc:
+        # A cell needing vllm without it installed: the clear error is the outcome.
+        assert spec.backbone.name == "vllm" and importlib.util.find_spec("vllm") is None, exc
+        assert "vllm" in str(exc)
+        return ["MissingDependencyError(vllm)"]
+    built = [cell.task.load().__name__]
     if spec.task.kind == "repair":
         from chronobench.repair.methods import METHODS
-        from chronobench.repair.run import check_spec, make_backbone
+        from chronobench.repair.run import make_backbone
 
-        check_spec(spec)
         assert callable(METHODS[spec.system.name])
-        built += [spec.system.name, type(make_backbone(spec)).__name__]
+        built += [spec.system.name, type(make_backbone(cell)).__name__]
         return built
     assert spec.task.kind == "benchmark", f"no instantiation rule for task.kind={spec.task.kind}"
-    built.append(type(c.DATASETS.create(spec.dataset.name)).__name__)
-    provider = c.build_store_provider(spec)  # builds the reranker
+    assert cell.dataset is not None
+    built.append(type(cell.dataset.load()()).__name__)
+    provider = cell.build_store_provider()  # builds the reranker
     built.append(type(provider.store_options.get("reranker")).__name__)
     try:
         # The store with the retriever's and reranker's options (hash vectors: no weights).
@@ -140,23 +150,19 @@ def _instantiate(spec) -> list[str]:
         params = GenerationParams(
             max_new_tokens=gen.max_new_tokens, temperature=gen.temperature, top_p=gen.top_p
         )
-        system = c.build_system(spec, SystemContext(params=params, stores=provider))
+        system = cell.build_system(SystemContext(params=params, stores=provider))
         built.append(type(system).__name__)
         system.close()
-        built += [type(c.build_selector(n, provider)).__name__ for n in spec.selectors]
+        built += [type(cell.build_selector(n, provider)).__name__ for n in cell.selectors]
     finally:
         provider.close()
     if spec.backbone.name == "vllm":
         # Needs a GPU and the weights: without vllm the clear error is the outcome.
-        import importlib.util
-
-        from chronobench.errors import MissingDependencyError
-
         if importlib.util.find_spec("vllm") is None:
             with pytest.raises(MissingDependencyError, match="vllm"):
-                c.build_backbone(spec)
+                cell.build_backbone()
         return built
-    backbone = c.build_backbone(spec)
+    backbone = cell.build_backbone()
     built.append(type(backbone.inner if hasattr(backbone, "inner") else backbone).__name__)
     backbone.close()
     return built
@@ -166,7 +172,7 @@ def _instantiate(spec) -> list[str]:
 def test_every_config_composes_and_instantiates(overrides, compose_cells, tmp_path, request):
     """Every option of every group, and every experiment preset's every cell, composes
     into a valid spec whose components are then built as the runner builds them."""
-    from chronobench.runner.spec import spec_from_config
+    from chronobench.spec import spec_from_config
 
     cells = compose_cells(overrides)
     assert cells
