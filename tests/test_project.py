@@ -185,12 +185,12 @@ def test_every_config_composes_and_instantiates(overrides, compose_cells, tmp_pa
         assert _instantiate(spec)
 
 
-# Group options are packaged under their group; only the root config, experiments
-# (``@package _global_``) and launchers can set Hydra's own keys.
+# Group options are packaged under their group; only the root config (experiment=single
+# adds nothing to it), experiments (``@package _global_``) and launchers can set Hydra's
+# own keys.
 @pytest.mark.parametrize(
     "overrides",
-    [["experiment=single"]]
-    + [[f"experiment={e}"] for e in config_options("experiment")]
+    [[f"experiment={e}"] for e in config_options("experiment")]
     + [["experiment=single", f"hydra/launcher={o}"] for o in config_options("hydra/launcher")],
     ids=lambda o: o[-1],
 )
