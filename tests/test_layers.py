@@ -26,13 +26,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "chronobench.spec",
         "chronobench.options",
     ),
-    # (2) memory, data (schema and I/O), metrics, results, registry, protocols
+    # (2) memory, data (schema and I/O), metrics, results, registry (and its plug-ins),
+    # protocols
     (
         "chronobench.memory",
         "chronobench.data",
         "chronobench.metrics",
         "chronobench.results",
         "chronobench.registry",
+        "chronobench.plugins",
         "chronobench.protocols",
     ),
     # (3) backbones, integrations, systems, selectors, baselines
