@@ -8,9 +8,14 @@ installed) reads the top-level files directly.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
+
+# Folders of user configs (os.pathsep-separated), searched after configs/.
+CONFIG_PATH_ENV = "CHRONOBENCH_CONFIG_PATH"
 
 
 def roots() -> list[Path]:
@@ -51,3 +56,27 @@ def resolve_shipped(path: str | None) -> str | None:
         if (root / p).exists():
             return str(root / p)
     return path
+
+
+def user_config_dirs(extra: Iterable[str | Path] = ()) -> list[Path]:
+    """Folders of user configs, searched after ``configs/`` (so a user file never shadows
+    a shipped one): ``extra`` (``run --config-dir``, in order), then the entries of
+    ``$CHRONOBENCH_CONFIG_PATH``. Each holds config groups as ``configs/`` does
+    (``system/<name>.yaml``, ``experiment/<name>.yaml``, ...)."""
+    from chronobench.errors import ConfigError
+
+    env = [p for p in os.environ.get(CONFIG_PATH_ENV, "").split(os.pathsep) if p.strip()]
+    out: list[Path] = []
+    for given, where in [
+        *((e, "--config-dir") for e in extra),
+        *((e, CONFIG_PATH_ENV) for e in env),
+    ]:
+        path = Path(given).expanduser().resolve()
+        if not path.is_dir():
+            raise ConfigError(
+                f"{where} {given}: not a folder; give a folder of config groups "
+                "(e.g. one holding system/<name>.yaml), see docs/plugins.md"
+            )
+        if path not in out:
+            out.append(path)
+    return out

@@ -137,18 +137,33 @@ class Entry:
 class Registry:
     """Names of one config group (``system``, ``backbone``, ...) -> :class:`Entry`.
 
-    ``hint`` ends the "unknown name" error: how to add one.
+    ``hint`` ends the "unknown name" error: how to add one. ``entry_points``: the
+    entry-point group whose plug-ins (:mod:`chronobench.plugins`) join this registry;
+    they are discovered on the first lookup (names only) and loaded when used. ``skip``:
+    the leading positional parameters the harness passes to every target (a system's
+    context), which its signature check skips.
     """
 
     def __init__(
-        self, group: str, entries: dict[str, str | Any] | None = None, *, hint: str = ""
+        self,
+        group: str,
+        entries: dict[str, str | Any] | None = None,
+        *,
+        hint: str = "",
+        entry_points: str | None = None,
+        skip: int = 0,
     ) -> None:
         self.group = group
+        self.entry_points = entry_points
+        self.skip = skip
         self.hint = hint or (
             f"register one with {group.upper()}S.register(name, 'module:attr'), as the "
             "built-ins in chronobench.runner.components are"
         )
         self._entries: dict[str, Entry] = {}
+        self._found: dict[str, Any] = {}  # name -> chronobench.plugins.Found, not loaded
+        self._discovered = entry_points is None
+        self._collision: str | None = None
         for name, target in (entries or {}).items():
             self.register(name, target)
 
@@ -161,7 +176,7 @@ class Registry:
         options: type[BaseModel] | None = None,
         label: str | None = None,
         order: float | None = None,
-        skip: int = 0,
+        skip: int | None = None,
         source: str | None = None,
         replace: bool = False,
     ) -> Any:
@@ -185,12 +200,34 @@ class Registry:
                 return obj
 
             return decorator
+        entry = self._make(
+            name,
+            target,
+            source=source or _caller(),
+            skip=skip,
+            **kwargs,  # type: ignore[arg-type]
+        )
+        self._add(entry, replace=replace)
+        return target
+
+    def _make(
+        self,
+        name: str,
+        target: str | Any,
+        *,
+        source: str,
+        skip: int | None = None,
+        requires: Iterable[tuple[str, str]] = (),
+        options: type[BaseModel] | None = None,
+        label: str | None = None,
+        order: float | None = None,
+    ) -> Entry:
         if isinstance(target, str) and ":" not in target:
             raise ValueError(
-                f"{self.group} registry: target {target!r} for {name!r} must look like "
-                "'package.module:Class' (or :function)"
+                f"{self.group} registry: target {target!r} for {name!r} (from {source}) must "
+                "look like 'package.module:Class' (or :function)"
             )
-        entry = Entry(
+        return Entry(
             group=self.group,
             name=name,
             target=target,
@@ -198,41 +235,92 @@ class Registry:
             options=options,
             label=label,
             order=order,
-            source=source or _caller(),
-            skip=skip,
+            source=source,
+            skip=self.skip if skip is None else skip,
         )
-        self._add(entry, replace=replace)
-        return target
 
     def _add(self, entry: Entry, *, replace: bool = False) -> None:
         old = self._entries.get(entry.name)
         if old is not None and not replace and _describe(old.target) != _describe(entry.target):
-            raise RegistryCollisionError(
-                f"{self.group} {entry.name!r} is registered twice: {old.describe()} and "
-                f"{entry.describe()}; rename one of them (or uninstall the plug-in you do "
-                "not want)"
-            )
+            raise RegistryCollisionError(_collision(self.group, entry.name, old, entry))
+        plugin = self._found.get(entry.name)
+        if plugin is not None and not replace and plugin.value != _describe(entry.target):
+            raise RegistryCollisionError(_collision(self.group, entry.name, plugin, entry))
+        self._found.pop(entry.name, None)
         self._entries[entry.name] = entry
+
+    # ---- plug-ins ----------------------------------------------------------------------
+    def _discover(self) -> None:
+        """Find this group's entry points (once); a name claimed twice is an error."""
+        if not self._discovered:
+            self._discovered = True
+            from chronobench.plugins import discover
+
+            for found in discover(str(self.entry_points)):
+                other = self._found.get(found.name) or self._entries.get(found.name)
+                if other is None:
+                    self._found[found.name] = found
+                    continue
+                same = getattr(other, "value", None) or _describe(getattr(other, "target", ""))
+                if same != found.value and self._collision is None:
+                    self._collision = _collision(self.group, found.name, other, found)
+        if self._collision is not None:
+            raise RegistryCollisionError(self._collision)
+
+    def _load(self, name: str) -> Entry | None:
+        """The entry of ``name``, loading its plug-in on first use."""
+        self._discover()
+        entry = self._entries.get(name)
+        found = self._found.get(name) if entry is None else None
+        if found is None:
+            return entry
+        from chronobench.plugins import PluginError
+
+        plugin = found.load()
+        try:
+            entry = self._make(
+                name,
+                plugin.target,
+                source=found.source,
+                requires=plugin.requires,
+                options=plugin.options,
+                label=plugin.label,
+                order=plugin.order,
+            )
+        except ValueError as exc:
+            raise PluginError(str(exc)) from None
+        self._found.pop(name)
+        self._entries[name] = entry
+        return entry
 
     # ---- lookup ----------------------------------------------------------------------
     def names(self) -> list[str]:
-        """Registered names, sorted."""
-        return sorted(self._entries)
+        """Registered names (plug-ins included, none imported), sorted."""
+        self._discover()
+        return sorted({*self._entries, *self._found})
 
     def entries(self) -> list[Entry]:
-        """Every entry, in table order (:meth:`Entry.sort_key`)."""
-        return sorted(self._entries.values(), key=Entry.sort_key)
+        """Every entry (plug-ins loaded), in table order (:meth:`Entry.sort_key`)."""
+        return sorted((self.entry(n) for n in self.names()), key=Entry.sort_key)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        self._discover()
+        return name in self._entries or name in self._found
 
     def entry(self, name: str) -> Entry:
         """The entry of ``name``; :class:`UnknownNameError` (listing the names) if none."""
-        found = self._entries.get(name)
+        found = self._load(name)
         if found is None:
+            how = f" ({self.hint})"
+            if self.entry_points:
+                from chronobench.plugins import DOCS
+
+                how = (
+                    f"; a plug-in adds one under the entry-point group {self.entry_points!r}, "
+                    f"see {DOCS} ({self.hint})"
+                )
             raise UnknownNameError(
-                f"unknown {self.group} {name!r}; registered: {', '.join(self.names())} "
-                f"({self.hint})"
+                f"unknown {self.group} {name!r}; registered: {', '.join(self.names())}{how}"
             )
         return found
 
@@ -259,14 +347,24 @@ class Registry:
     def label(self, name: str) -> str:
         """Row label of ``name`` (the name itself when it is not registered here, e.g. a
         published run of a plug-in that is not installed)."""
-        found = self._entries.get(name)
+        found = self._load(name)
         return found.row_label if found is not None else name
 
     def sort_key(self, name: str) -> tuple[bool, float, str]:
         """Table position of ``name`` (unregistered names sort with the unordered ones)."""
-        found = self._entries.get(name)
+        found = self._load(name)
         return found.sort_key() if found is not None else (True, 0.0, name)
 
     def ordered(self, names: Iterable[str]) -> list[str]:
         """``names`` in table order."""
         return sorted(set(names), key=self.sort_key)
+
+
+def _collision(group: str, name: str, first: Any, second: Any) -> str:
+    def who(x: Any) -> str:
+        return x.describe() if isinstance(x, Entry) else str(x.source)
+
+    return (
+        f"{group} {name!r} is registered twice: by {who(first)} and by {who(second)}; "
+        "rename one of them (or uninstall the plug-in you do not want)"
+    )

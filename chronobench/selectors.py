@@ -42,7 +42,8 @@ _KWARGS: dict[str, dict[str, Any]] = {
 
 SELECTORS = Registry(
     "selector",
-    hint="register one with chronobench.selectors.register_selector(name, 'module:factory')",
+    hint="in-process: chronobench.selectors.register_selector(name, 'module:factory')",
+    entry_points="chronobench.selectors",
 )
 
 

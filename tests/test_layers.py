@@ -43,6 +43,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "chronobench.metrics",
             "chronobench.results",
             "chronobench.registry",
+            "chronobench.plugins",  # entry-point plug-ins feeding the registries
             "chronobench.protocols",
         ],
     ),

@@ -28,7 +28,8 @@ __all__ = [
 
 BACKBONES = Registry(
     "backbone",
-    hint="register one with chronobench.backbones.register_backbone(name, 'module:Class')",
+    hint="in-process: chronobench.backbones.register_backbone(name, 'module:Class')",
+    entry_points="chronobench.backbones",
 )
 BACKBONES.register(
     "extractive",

@@ -4,6 +4,10 @@ The runner (:mod:`chronobench.runner.experiment`) validates every cell and runs 
 then, unless ``leaderboard=false``, the leaderboard is rebuilt with the cells just run
 (:func:`chronobench.leaderboard.build.publish_after_run`).
 
+``--config-dir DIR`` (repeatable) and ``$CHRONOBENCH_CONFIG_PATH`` (folders separated by
+``os.pathsep``) add folders of user or plug-in configs to the search path, after
+``configs/`` (docs/plugins.md): ``run --config-dir my_configs system=my_system``.
+
 Plain runs compose the config with Hydra's compose API (so errors stay short); ``-m`` /
 ``--multirun`` and Hydra's own flags (``--cfg``, ``--info``, ...) go through
 ``hydra.main`` so sweeps and launchers (joblib, submitit) work as usual.
@@ -39,7 +43,10 @@ def _hydra_task(cfg: Any) -> None:
 
     from chronobench.errors import is_expected
 
-    overrides = list(HydraConfig.get().overrides.task)
+    hydra_cfg = HydraConfig.get()
+    # Every cell is composed again: it needs the user config folders too.
+    search = [o for o in hydra_cfg.overrides.hydra if o.startswith("hydra.searchpath=")]
+    overrides = [*search, *hydra_cfg.overrides.task]
     try:
         run_and_publish(OmegaConf.to_container(cfg, resolve=True), overrides)  # type: ignore[arg-type]
     except Exception as exc:
@@ -55,11 +62,38 @@ def _uses_hydra_main(args: Sequence[str]) -> bool:
     return any(a.startswith("-") for a in args)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run an experiment; ``argv`` are Hydra overrides (and optionally Hydra flags)."""
-    from chronobench.runner.experiment import compose, with_default_experiment
+def split_config_dirs(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(--config-dir folders, the other arguments)``; ``--config-dir DIR`` and
+    ``--config-dir=DIR`` may repeat."""
+    from chronobench.errors import ConfigError
 
-    args = with_default_experiment(list(sys.argv[1:] if argv is None else argv))
+    dirs: list[str] = []
+    rest: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg == "--config-dir":
+            value = next(it, None)
+            if value is None or value.startswith("-"):
+                raise ConfigError("--config-dir needs a folder: run --config-dir DIR ...")
+            dirs.append(value)
+        elif arg.startswith("--config-dir="):
+            dirs.append(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+    return dirs, rest
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run an experiment; ``argv`` are Hydra overrides (and optionally Hydra flags, and
+    ``--config-dir DIR`` folders of user configs)."""
+    from chronobench.runner.experiment import (
+        compose,
+        with_config_path,
+        with_default_experiment,
+    )
+
+    dirs, given = split_config_dirs(list(sys.argv[1:] if argv is None else argv))
+    args = with_config_path(with_default_experiment(given), dirs)
     cdir = str(config_dir())
     if _uses_hydra_main(args):
         import hydra

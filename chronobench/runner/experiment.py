@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.errors import ConfigError
-from chronobench.paths import config_dir
+from chronobench.paths import config_dir, user_config_dirs
 
 
 def _key(override: str) -> str:
@@ -52,7 +52,13 @@ def compose(overrides: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
         resolved = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"overrides {' '.join(overrides)}: {first}") from None
+        if "Could not find" in first:
+            first += (
+                " (configs of your own or of a plug-in: run --config-dir DIR or "
+                "$CHRONOBENCH_CONFIG_PATH, see docs/plugins.md)"
+            )
+        shown = [o for o in overrides if _key(o) != "hydra.searchpath"]
+        raise ConfigError(f"overrides {' '.join(shown)}: {first}") from None
     return resolved, choices  # type: ignore[return-value]
 
 
@@ -88,6 +94,28 @@ def expand_suite(
         resolved["suite"] = []
         out.append((resolved, choices))
     return out
+
+
+def with_config_path(args: Sequence[str], config_dirs: Sequence[str | Path] = ()) -> list[str]:
+    """``args`` plus the Hydra search path of the user's config folders (``config_dirs``,
+    then ``$CHRONOBENCH_CONFIG_PATH``; :func:`chronobench.paths.user_config_dirs`)."""
+    dirs = user_config_dirs(config_dirs)
+    if not dirs:
+        return list(args)
+    if any(_key(a) == "hydra.searchpath" for a in args):
+        raise ConfigError(
+            "hydra.searchpath is set by --config-dir and $CHRONOBENCH_CONFIG_PATH; give the "
+            "folders there instead"
+        )
+
+    def quoted(path: Path) -> str:
+        text = f"file://{path}".replace("\\", "\\\\").replace("'", "\\'")
+        return f"'{text}'"
+
+    override = f"hydra.searchpath=[{','.join(quoted(d) for d in dirs)}]"
+    # Beside the other overrides: Hydra's own parser (multirun, --cfg) wants them together.
+    at = next((i for i, a in enumerate(args) if "=" in a and not a.startswith("-")), len(args))
+    return [*args[:at], override, *args[at:]]
 
 
 def with_default_experiment(args: Sequence[str]) -> list[str]:
@@ -129,12 +157,15 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
     return folders
 
 
-def run_overrides(overrides: Sequence[str]) -> tuple[dict[str, Any], list[Path]]:
-    """Compose ``overrides`` (with the default experiment unless one is named) and run
-    the experiment; returns the composed config and the run folders."""
+def run_overrides(
+    overrides: Sequence[str], config_dirs: Sequence[str | Path] = ()
+) -> tuple[dict[str, Any], list[Path]]:
+    """Compose ``overrides`` (with the default experiment unless one is named, and the
+    user's config folders on the search path) and run the experiment; returns the
+    composed config and the run folders."""
     from hydra import initialize_config_dir
 
-    args = with_default_experiment(list(overrides))
+    args = with_config_path(with_default_experiment(list(overrides)), config_dirs)
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         cfg, _ = compose(args)
         return cfg, run_experiment(cfg, args)

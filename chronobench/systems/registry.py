@@ -19,8 +19,10 @@ from chronobench.registry import Registry
 
 SYSTEMS = Registry(
     "system",
-    hint="register one with chronobench.systems.register_system(name, 'module:Class', "
-    "label=..., order=...)",
+    hint="in-process: chronobench.systems.register_system(name, 'module:Class', label=..., "
+    "order=...)",
+    entry_points="chronobench.systems",
+    skip=1,  # the SystemContext
 )
 
 
