@@ -93,7 +93,7 @@ def bench_size(n: int, embedder: Any, workdir: Path, trials: int = 3) -> dict[st
     path = workdir / f"store-{n}.db"
     mem = ChronoMem(path, embedder=embedder)
     if not isinstance(embedder, HashEmbedder):  # warm model + cache so we time the store
-        mem._embed_many(["warm up"])
+        mem._encoder.embed_many(["warm up"])
     m = min(n, 1000)
     t0 = time.perf_counter()
     mem.commit_many("bench", "u", writes[: n - m])
