@@ -25,7 +25,10 @@ LOCOMO_DEFAULTS: dict[str, Any] = {
     "max_answerable": 3,
     "max_future": 3,
     "jaccard_threshold": 0.5,
-    "episode_margin": 0.8,  # data_builders/uniqueness.py: runner-up episode < 80% of own
+    # data_builders/uniqueness.py: drop an anchor when one annotation record of another
+    # episode covers >= 40% of its key-term weight, or its key terms weigh < 1 in all.
+    "annotation_share": 0.4,
+    "annotation_min_weight": 1.0,
     "seed": 0,
     "strict": False,
 }

@@ -12,7 +12,8 @@ from chronobench.data.schema import SCHEMA_VERSION
 # 1.2.0: issue 9 probes (category-5 choice, final_qa, future category rules, RQ3 novel words
 # and floor texts) and the episode-uniqueness anchor filter: older builds are not reused.
 # 1.2.1: summary probes carry meta.generic_stems (specific content ROUGE-1).
-BUILDER_VERSION = "1.2.1"
+# 1.3.0: issue 15: template anchors are filtered by LoCoMo's annotations, not by BM25.
+BUILDER_VERSION = "1.3.0"
 
 FIELD_PROVENANCE: dict[str, dict[str, list[str]]] = {
     "locomo": {
@@ -23,6 +24,12 @@ FIELD_PROVENANCE: dict[str, dict[str, list[str]]] = {
         "anchors": ["event_summary.events_session_N", "qa[*].question"],
         "probes": ["qa[*] (question, answer, adversarial_answer, category, evidence)"],
         "summary_reference": ["event_summary.events_session_N (+ date)"],
+        # data_builders/uniqueness.py decides which anchors single out one episode.
+        "anchor_filter": [
+            "event_summary.events_session_N",
+            "observation.session_N_observation (text, cited dialog ids; not at observation)",
+            "qa[*].question, qa[*].evidence",
+        ],
         "never_used": ["session_summary"],
     },
     "mab": {
@@ -34,6 +41,7 @@ FIELD_PROVENANCE: dict[str, dict[str, list[str]]] = {
         ],
         "probes": ["questions", "answers", "context statement pairs (counterfactual)"],
         "summary_reference": ["answers (infbench_sum: whole-book summary)"],
+        "anchor_filter": [],
         "never_used": [],
     },
 }

@@ -41,7 +41,7 @@ def format_stats(manifest: dict[str, Any]) -> str:
         f"queries by source: {c['queries_by_source']}",
         f"queries by anchor kind: {c['queries_by_anchor_kind']}",
         f"dropped anchors ({sum(manifest['dropped_anchors'].values())}): {manifest['dropped_anchors']}",
-        _episode_line(manifest),
+        _annotation_line(manifest),
         f"skipped source items: {manifest['skipped']}",
         f"probes by kind: {c['probes_by_kind']}",
         f"probes by kind:category: {c['probes_by_kind_category']}",
@@ -53,8 +53,12 @@ def format_stats(manifest: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _episode_line(manifest: dict[str, Any]) -> str:
-    """Anchors dropped by the episode uniqueness filter (data_builders/uniqueness.py)."""
-    ep = {k: v for k, v in manifest["dropped_anchors"].items() if ":episode_" in k}
-    margin = manifest.get("parameters", {}).get("episode_margin", "-")
-    return f"episode uniqueness drops (margin {margin}): {sum(ep.values())} {ep}"
+def _annotation_line(manifest: dict[str, Any]) -> str:
+    """Anchors dropped by the annotation uniqueness filter (data_builders/uniqueness.py)."""
+    keys = (":annotation_", ":verbatim_in_index")
+    ann = {k: v for k, v in manifest["dropped_anchors"].items() if any(x in k for x in keys)}
+    p = manifest.get("parameters", {})
+    rule = (
+        f"share {p.get('annotation_share', '-')}, min weight {p.get('annotation_min_weight', '-')}"
+    )
+    return f"annotation uniqueness drops ({rule}): {sum(ann.values())} {ann}"

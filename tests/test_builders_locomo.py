@@ -77,27 +77,33 @@ def test_writes_carry_labels_and_intents_balance(built: dict[str, Path]) -> None
 
 
 @pytest.mark.slow  # real LoCoMo: builds all three granularities
-def test_anchors_single_out_their_episode(built: dict[str, Path]) -> None:
-    """Issue 9 item 6: every kept anchor beats every other episode's indexed text under
-    BM25 by the margin, and the drops are reported in the manifest."""
-    from data_builders.uniqueness import Episode, EpisodeIndex, episode_verdict
+def test_anchors_single_out_their_episode(built: dict[str, Path], locomo_path: Path) -> None:
+    """Issue 15 item 4: every kept event anchor is unique by LoCoMo's own annotations (no
+    record of another session covers its key-term weight), and the drops are reported."""
+    from data_builders.locomo.anchors import annotation_indexes
+    from data_builders.locomo.source import load_locomo
+    from data_builders.locomo.streams import build_stream
+    from data_builders.uniqueness import annotation_verdict, key_terms
 
     ds = load_built(built["session"])
-    assert any(":episode_" in k for k in ds.manifest["dropped_anchors"])
-    margin = ds.manifest["parameters"]["episode_margin"]
+    assert any(":annotation_recurs" in k for k in ds.manifest["dropped_anchors"])
+    params = ds.manifest["parameters"]
+    records = {r["sample_id"]: r for r in load_locomo(locomo_path)}
     for s in ds.streams:
-        index = EpisodeIndex(
-            [
-                Episode(f"s{w.labels['session']}", " ".join(o.text or "" for o in w.ops))
-                for w in s.writes
-            ]
-        )
+        index, _ = annotation_indexes(
+            records[s.sample_id], build_stream(records[s.sample_id], "session")
+        )["session"]
         # Event anchors: the query phrase is the event text (QA phrases are rephrased).
         for q in (q for q in ds.queries if q.stream_id == s.stream_id and q.anchor_kind == "event"):
             own = f"s{s.writes[q.anchor_version - 1].labels['session']}"
-            verdict = episode_verdict(index.scores(q.anchor.rstrip(". ")), own, margin)
+            total, share = index.rival_share(key_terms(q.anchor.rstrip(". ")), {own})
+            verdict = annotation_verdict(
+                total,
+                share,
+                max_share=params["annotation_share"],
+                min_weight=params["annotation_min_weight"],
+            )
             assert verdict is None, q.query_id
-        index.close()
 
 
 @pytest.mark.slow  # real LoCoMo: builds all three granularities

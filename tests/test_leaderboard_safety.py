@@ -161,3 +161,25 @@ def test_a_run_publishes_its_own_cells_not_stray_local_runs(tmp_path, make_run):
     assert mine.name in md.read_text() and stray.name not in md.read_text()
     # The leaderboard command takes every local run.
     assert stray.name in write_leaderboard(tmp_path).read_text()
+
+
+def test_rq1_headline_is_the_hand_written_held_out_set():
+    """Issue 15: the hand-written held-out set heads the board; templates are labelled."""
+    from chronobench.leaderboard.tables import render_markdown
+
+    def slot(mean):
+        stat = {"mean": mean, "ci_low": mean - 0.1, "ci_high": mean + 0.1, "n": 9}
+        return {"selection": {"chronomem": ({"all": {"recall_at_1": stat}}, "r")}, "systems": {}}
+
+    md = render_markdown(
+        {
+            ("locomo", "session", "built"): slot(0.9),
+            ("locomo", "session", "locomo_v3_heldout"): slot(0.5),
+            ("locomo", "turn", "locomo_v3_heldout"): slot(0.25),
+        }
+    )
+    heads = [line for line in md.splitlines() if line.startswith("## ")]
+    assert heads[0] == "## RQ1 headline: hand-written held-out requests (`locomo_v3_heldout`)"
+    assert "| ChronoMem (hybrid + rules + reranker) | 50.0 [40.0, 60.0] (n=9) | 25.0" in md
+    assert "## locomo (session granularity, template requests: a test of request reading)" in heads
+    assert render_markdown({("locomo", "session", "built"): slot(0.9)}).count("headline") == 0

@@ -16,6 +16,8 @@ RQ3_COLS = [(m.name, m.label) for m in section("rq3")]
 # Tables with one column per backbone, one per metric that has a title.
 BY_BACKBONE = [(m.name, m.title) for m in (*section("rq2"), *section("rq3")) if m.title]
 DOCS_LINK = "[docs/metrics.md](../docs/metrics.md)"
+# Issue 15: the RQ1 headline is the hand-written held-out set (data_builders/user_queries/).
+RQ1_HEADLINE = ("locomo", "locomo_v3_heldout", ("session", "turn"))
 
 
 def _selectors() -> Any:
@@ -194,6 +196,33 @@ def _systems_md(
     return lines
 
 
+def _rq1_headline(tables: dict[tuple[str, str, str], Any]) -> list[str]:
+    """R@1 of every selector on the hand-written held-out set, one column per granularity
+    (empty when no such run is published)."""
+    dataset, queries, grans = RQ1_HEADLINE
+    slots = {g: tables.get((dataset, g, queries), {}).get("selection") or {} for g in grans}
+    names = _order(sorted({n for sel in slots.values() for n in sel}), SELECTOR_ORDER)
+    if not names:
+        return []
+    rows = []
+    for name in names:
+        cells = []
+        for g in grans:
+            st = (slots[g].get(name) or ({}, ""))[0].get("all", {}).get("recall_at_1")
+            cells.append(f"{_cell(st)} (n={st['n']})" if st else "–")
+        rows.append([SELECTOR_LABEL.get(name, name), *cells])
+    return [
+        f"## RQ1 headline: hand-written held-out requests (`{queries}`)",
+        "",
+        "R@1 (x100) [95% CI] of every selector on requests written by hand over all 10",
+        "conversations (paraphrased, indirect, first-person, some naming a date), committed",
+        "before any rule change they evaluate; see data_builders/user_queries/README.md.",
+        "Template requests, below, are a test of request reading.",
+        "",
+        *_md_table(["selector", *(f"{g} granularity" for g in grans)], rows),
+    ]
+
+
 def render_markdown(tables: dict[tuple[str, str, str], Any]) -> str:
     """The whole leaderboard as Markdown."""
     lines = [
@@ -207,9 +236,14 @@ def render_markdown(tables: dict[tuple[str, str, str], Any]) -> str:
         "what a trivial policy earns: a figure a floor reaches is no evidence of memory.",
         "",
     ]
+    lines += _rq1_headline(tables)
     for dataset, gran, queries in sorted(tables, key=lambda k: (k[0], k[1], k[2] != "built", k[2])):
         slot = tables[(dataset, gran, queries)]
-        which = "" if queries == "built" else f", user-written requests `{queries}`"
+        which = (
+            ", template requests: a test of request reading"
+            if queries == "built"
+            else f", hand-written requests `{queries}`"
+        )
         lines += [f"## {dataset} ({gran} granularity{which})", ""]
         if slot["selection"]:
             lines += _selection_md(slot["selection"])

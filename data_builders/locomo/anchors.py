@@ -12,10 +12,11 @@ from typing import Any
 
 from data_builders.grammar import question_descriptor
 from data_builders.locomo.pool import session_events
+from data_builders.locomo.source import parse_evidence
 from data_builders.locomo.streams import StreamBuild
 from data_builders.probes import ProbePool
 from data_builders.queries import Anchor
-from data_builders.uniqueness import Episode, EpisodeIndex
+from data_builders.uniqueness import AnnotationIndex, session_of
 
 
 def event_anchors(rec: dict[str, Any], sb: StreamBuild) -> list[Anchor]:
@@ -78,20 +79,50 @@ def qa_anchors(
     return out, drops
 
 
-def episode_indexes(sb: StreamBuild) -> dict[str, tuple[EpisodeIndex, Callable[[Anchor], str]]]:
-    """BM25 indexes over what systems see, by anchor scope: whole sessions (for session
-    anchors, keyed ``s<n>`` like :attr:`Anchor.group`) and single writes (for message
-    anchors at turn or observation granularity, keyed ``v<version>``)."""
-    writes = sb.stream.writes
+def annotation_indexes(
+    rec: dict[str, Any], sb: StreamBuild
+) -> dict[str, tuple[AnnotationIndex, Callable[[Anchor], set[str]]]]:
+    """LoCoMo's annotations per episode, by anchor scope: whole sessions (keyed ``s<n>``
+    like :attr:`Anchor.group`) and, at turn or observation granularity, single dialogue
+    turns (keyed by dia id) for message anchors.
 
-    def text(first: int, last: int) -> str:
-        return "\n".join(op.text or "" for w in writes[first - 1 : last] for op in w.ops)
-
-    sessions = [Episode(f"s{n}", text(a, b)) for n, (a, b) in sorted(sb.spans.items())]
-    out: dict[str, tuple[EpisodeIndex, Callable[[Anchor], str]]] = {
-        "session": (EpisodeIndex(sessions), lambda a: a.group)
+    Records: ``event_summary`` lines (their session), ``observation`` records (their
+    session and cited turns) and ``qa`` questions (the sessions and turns their evidence
+    cites). At observation granularity observations are what systems index, so they are
+    left out there: the filter never judges an anchor by the indexed text.
+    """
+    gran = sb.stream.granularity
+    sessions, turns = AnnotationIndex(), AnnotationIndex()
+    for n in sorted(sb.spans):
+        sessions.records.setdefault(f"s{n}", [])
+        for ev in session_events(rec, n)[1]:
+            sessions.add([f"s{n}"], ev)
+        if gran == "observation":
+            continue
+        block = (rec.get("observation") or {}).get(f"session_{n}_observation") or {}
+        for obs in block.values():
+            for r in obs or []:
+                if isinstance(r, list) and len(r) == 2 and isinstance(r[0], str):
+                    ids, _ = parse_evidence(r[1] if isinstance(r[1], list) else [r[1]])
+                    sessions.add([f"s{n}"], r[0])
+                    turns.add(ids, r[0])
+    for qa in rec.get("qa") or []:
+        ids, _ = parse_evidence(qa.get("evidence") or [])
+        text = str(qa.get("question", ""))
+        sessions.add([f"s{k}" for i in ids if (k := session_of(i)) in sb.spans], text)
+        turns.add(ids, text)
+    # Rarity is judged among sessions for both scopes: a word in every session weighs 0.
+    sessions.weigh(sessions.records)
+    turns.weights = sessions.weights
+    out: dict[str, tuple[AnnotationIndex, Callable[[Anchor], set[str]]]] = {
+        "session": (sessions, lambda a: {a.group})
     }
-    if sb.stream.granularity != "session":
-        single = [Episode(f"v{w.version}", text(w.version, w.version)) for w in writes]
-        out["write"] = (EpisodeIndex(single), lambda a: f"v{a.anchor_version}")
+    if gran != "session":
+        writes = sb.stream.writes
+        out["write"] = (turns, lambda a: set(writes[a.anchor_version - 1].labels["dialog_ids"]))
     return out
+
+
+def indexed_text(sb: StreamBuild) -> str:
+    """Everything systems index in this stream (for the verbatim leakage guard)."""
+    return "\n".join(op.text or "" for w in sb.stream.writes for op in w.ops)

@@ -6,14 +6,19 @@ from collections import Counter
 from pathlib import Path
 
 from chronobench.data.schema import RollbackQuery
-from data_builders.locomo.anchors import episode_indexes, event_anchors, qa_anchors
+from data_builders.locomo.anchors import (
+    annotation_indexes,
+    event_anchors,
+    indexed_text,
+    qa_anchors,
+)
 from data_builders.locomo.pool import build_pool, finish_probes
 from data_builders.locomo.source import load_locomo
 from data_builders.locomo.streams import GRANULARITIES, build_stream
 from data_builders.probes import attach_probes
 from data_builders.queries import filter_anchors, make_query, select
 from data_builders.result import BuildResult
-from data_builders.uniqueness import DEFAULT_MARGIN, filter_by_episodes
+from data_builders.uniqueness import DEFAULT_MIN_WEIGHT, DEFAULT_SHARE, filter_by_annotations
 
 CAVEATS = [
     "Write.summary is None: event_summary feeds anchors and summary references, and "
@@ -37,7 +42,8 @@ def build_locomo(
     max_answerable: int = 3,
     max_future: int = 3,
     jaccard_threshold: float = 0.5,
-    episode_margin: float = DEFAULT_MARGIN,
+    annotation_share: float = DEFAULT_SHARE,
+    annotation_min_weight: float = DEFAULT_MIN_WEIGHT,
     seed: int = 0,
     strict: bool = False,
 ) -> BuildResult:
@@ -62,16 +68,16 @@ def build_locomo(
         anchors = event_anchors(rec, sb)
         qa_list, qa_drops = qa_anchors(pool, sb, granularity)
         kept, drops = filter_anchors(anchors + qa_list, threshold=jaccard_threshold)
-        indexes = episode_indexes(sb)
-        kept, ep_drops, no_lexical = filter_by_episodes(kept, indexes, margin=episode_margin)
-        for index, _ in indexes.values():
-            index.close()
+        kept, ann_drops = filter_by_annotations(
+            kept,
+            annotation_indexes(rec, sb),
+            indexed_text=indexed_text(sb),
+            share=annotation_share,
+            min_weight=annotation_min_weight,
+        )
         res.dropped_anchors.update(qa_drops)
         res.dropped_anchors.update(drops)
-        res.dropped_anchors.update(ep_drops)
-        res.extra["anchors_without_lexical_match"] = (
-            res.extra.get("anchors_without_lexical_match", 0) + no_lexical
-        )
+        res.dropped_anchors.update(ann_drops)
         stream = sb.stream
         queries: list[RollbackQuery] = []
         for anchor, intent in select(kept, stream.stream_id, max_queries_per_stream, seed):

@@ -1,0 +1,180 @@
+"""The hand-written RQ1 request sets v3: every gold target checked against LoCoMo itself.
+
+For each request of ``locomo_v3_{tuning,heldout}.jsonl`` the notes file gives the session
+it names, the dialogue turns that state the event and, for a request that names a time,
+how that time resolves against the session dates. This test rebuilds the LoCoMo streams
+at session and turn granularity with the builder's own stream function and checks that
+
+- every line loads with the user-query loader and maps to the version right after its
+  target session (the last write of that session at turn granularity);
+- the notes agree with the JSONL line by line, and the target follows from the intent
+  (restore_to: the event session; undo: the session before it);
+- the evidence turns exist and sit in the event session, before v* for restore_to and
+  after it for undo, at both granularities;
+- a time-naming request's target is exactly what its time rule gives on the session
+  dates, and its reference "now" is the last session's date;
+- the sets are large enough: >= 300 requests over all 10 conversations, >= 60 naming a
+  time, each set covering every conversation and both intents; no request repeats.
+
+Nothing here runs a selector: the gold comes from LoCoMo's annotations, not from a model.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from chronobench.data.user_queries import load_user_queries
+
+from chronobench.data.io import BuiltDataset
+from chronobench.data.schema import Stream
+
+QDIR = Path(__file__).resolve().parents[1] / "data_builders" / "user_queries"
+SETS = ("tuning", "heldout")
+GRANS = ("session", "turn")
+COLUMNS = ["line", "sample", "intent", "event", "target", "time", "now", "evidence", "style", "why"]
+_DATE = re.compile(r"(\d{1,2}) (\w+), (\d{4})$")
+
+
+def _session_date(text: str) -> dt.date:
+    """'1:56 pm on 8 May, 2023' -> date(2023, 5, 8)."""
+    m = _DATE.search(text.strip())
+    assert m, f"unparseable LoCoMo session date {text!r}"
+    return dt.datetime.strptime(" ".join(m.groups()), "%d %B %Y").date()
+
+
+def _lines(name: str) -> list[dict]:
+    path = QDIR / f"locomo_v3_{name}.jsonl"
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _notes(name: str) -> list[dict[str, str]]:
+    rows = []
+    for raw in (QDIR / f"locomo_v3_{name}.notes.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in raw.strip().strip("|").split("|")]
+        if raw.startswith("| ") and cells[0].isdigit():
+            assert len(cells) == len(COLUMNS), f"notes row {raw!r}: expected {len(COLUMNS)} cells"
+            rows.append(dict(zip(COLUMNS, cells, strict=True)))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def built(locomo_path: Path) -> dict[str, BuiltDataset]:
+    # The builder's own stream function; probes are not needed to check targets.
+    from data_builders.locomo.source import load_locomo
+    from data_builders.locomo.streams import build_stream
+
+    records = load_locomo(locomo_path)
+    return {
+        g: BuiltDataset(
+            streams=[build_stream(r, g).stream for r in records], queries=[], manifest={}
+        )
+        for g in GRANS
+    }
+
+
+def _sessions(stream: Stream) -> dict[int, tuple[list[int], dt.date, set[str]]]:
+    """session -> (its write versions, its date, its dialogue ids)."""
+    out: dict[int, tuple[list[int], dt.date, set[str]]] = {}
+    for w in stream.writes:
+        n = int(w.labels["session"])
+        vs, _, ids = out.setdefault(n, ([], _session_date(w.labels["session_date"]), set()))
+        vs.append(w.version)
+        ids.update(w.labels["dialog_ids"])
+    return out
+
+
+def test_notes_match_the_request_files() -> None:
+    for name in SETS:
+        lines, notes = _lines(name), _notes(name)
+        assert len(lines) == len(notes), f"{name}: {len(lines)} requests, {len(notes)} notes"
+        for i, (rec, note) in enumerate(zip(lines, notes, strict=True), start=1):
+            assert int(note["line"]) == i
+            assert (note["sample"], note["intent"]) == (rec["sample_id"], rec["intent"])
+            event = int(note["event"].removeprefix("S"))
+            want = event if rec["intent"] == "restore_to" else event - 1
+            assert int(note["target"]) == rec["target_session"] == want, f"{name} line {i}"
+
+
+def test_set_sizes_and_coverage() -> None:
+    every = [
+        (name, rec, note)
+        for name in SETS
+        for rec, note in zip(_lines(name), _notes(name), strict=True)
+    ]
+    assert len(every) >= 300
+    assert sum(note["time"] != "-" for _, _, note in every) >= 60
+    assert sum(note["time"] != "-" for name, _, note in every if name == "heldout") >= 60
+    convs = {f"conv-{n}" for n in (26, 30, 41, 42, 43, 44, 47, 48, 49, 50)}
+    for name in SETS:
+        recs = _lines(name)
+        assert {r["sample_id"] for r in recs} == convs, name
+        assert set(Counter(r["intent"] for r in recs)) == {"undo", "restore_to"}, name
+    texts = [(r["sample_id"], r["query"].strip()) for _, r, _ in every]
+    assert len(texts) == len(set(texts)), "a request occurs twice (within or across the sets)"
+    older = {
+        (r["sample_id"], r["query"].strip())
+        for f in QDIR.glob("*.jsonl")
+        if not f.name.startswith("locomo_v3_")
+        for r in map(json.loads, f.read_text(encoding="utf-8").splitlines())
+    }
+    assert not older & set(texts), "a v3 request repeats one of the older sets"
+
+
+@pytest.mark.parametrize("gran", GRANS)
+@pytest.mark.parametrize("name", SETS)
+def test_gold_points_at_the_named_session(
+    built: dict[str, BuiltDataset], name: str, gran: str
+) -> None:
+    data = built[gran]
+    streams = {s.sample_id: s for s in data.streams}
+    queries = load_user_queries(QDIR / f"locomo_v3_{name}.jsonl", data)
+    notes = _notes(name)
+    assert len(queries) == len(notes) and all(q.source == "user" for q in queries)
+    for q, rec, note in zip(queries, _lines(name), notes, strict=True):
+        where = f"{name} line {note['line']} ({gran})"
+        stream = streams[rec["sample_id"]]
+        sess = _sessions(stream)
+        order = sorted(sess)
+        target, event = rec["target_session"], int(note["event"].removeprefix("S"))
+        # Every request changes something: never the empty memory, never the full stream.
+        assert 0 < target < order[-1], where
+        assert q.target_version == max(sess[target][0]), where
+        assert stream.writes[q.target_version].labels["session"] == order[order.index(target) + 1]
+        if note["evidence"] != "date":
+            ids = note["evidence"].split()
+            assert set(ids) <= sess[event][2], f"{where}: evidence {ids} not in S{event}"
+            at = {i: w.version for w in stream.writes for i in w.labels["dialog_ids"]}
+            if rec["intent"] == "restore_to":
+                assert all(at[i] <= q.target_version for i in ids), where
+            else:
+                assert all(at[i] > q.target_version for i in ids), where
+        _check_time(note, sess, event, target, where)
+
+
+def _check_time(note: dict[str, str], sess: dict, event: int, target: int, where: str) -> None:
+    dates = {n: d for n, (_, d, _) in sess.items()}
+    last = max(sess)
+    if note["time"] == "-":
+        assert note["now"] == "-", where
+        return
+    assert note["now"] == f"{dates[last].isoformat()} (S{last})", f"{where}: now"
+    kind, value = note["time"].split()
+    if kind in ("before", "through"):
+        day = dt.date.fromisoformat(value)
+        kept = [
+            n for n in sorted(dates) if dates[n] < day or (kind == "through" and dates[n] == day)
+        ]
+        assert target == (kept[-1] if kept else 0), f"{where}: {note['time']}"
+        assert day <= dates[last], where
+    elif kind == "on":
+        day = dt.date.fromisoformat(value)
+        assert [n for n in dates if dates[n] == day] == [event], where
+    elif kind == "in":
+        assert dates[event].strftime("%Y-%m") == value, where
+    else:
+        pytest.fail(f"{where}: unknown time rule {note['time']!r}")
