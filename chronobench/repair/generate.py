@@ -148,6 +148,20 @@ class World:
         self.gold.append([obs, self._put(ev, f"tool:{d.target}", [(d.target, advice)])])
         return ev
 
+    def case(self, faults: list[dict[str, Any]], params: dict[str, str]) -> dict[str, Any]:
+        """The case so far, with the task's gold dependencies (each task slot rests on
+        its newest record)."""
+        gold = list(self.gold)
+        for s in [s for t in self.d.tools for s in t.slots] + [self.d.direct]:
+            if self.holder(s):
+                gold.append([self.holder(s)[0], f"claim:run:{s}"])
+        return {
+            "domain": self.domain, "fault_types": sorted({f["type"] for f in faults}),
+            "families": sorted({f["family"] for f in faults}), "events": self.events,
+            "faults": faults, "params": params, "request": self.d.request.format(**params),
+            "task_day": len(self.events) + 1, "gold_edges": gold,
+        }  # fmt: skip
+
     def noise(self, p: float = 0.5) -> None:
         """With probability ``p`` the user updates a slot no fault or follow-up relies on."""
         free = [s for s in self.d.slots if s not in self.protected]
@@ -245,16 +259,4 @@ def draft_case(
         if stress and rng.random() < 0.25:  # the user restates the slot: the fault goes inert
             w.say(slot, w.other(slot, w.value(slot), value))
     w.noise(0.3)  # a later benign write a version rollback would lose
-    for tool in w.d.tools:  # the task reads each slot from its newest record
-        for s in tool.slots:
-            if w.holder(s):
-                w.gold.append([w.holder(s)[0], f"claim:run:{s}"])
-    if w.holder(w.d.direct):
-        w.gold.append([w.holder(w.d.direct)[0], f"claim:run:{w.d.direct}"])
-    params = {k: rng.choice(v) for k, v in w.d.params.items()}
-    return {
-        "domain": domain, "fault_types": sorted({f["type"] for f in faults}),
-        "families": sorted({f["family"] for f in faults}), "events": w.events, "faults": faults,
-        "params": params, "request": w.d.request.format(**params), "task_day": len(w.events) + 1,
-        "gold_edges": w.gold,
-    }  # fmt: skip
+    return w.case(faults, {k: rng.choice(v) for k, v in w.d.params.items()})
