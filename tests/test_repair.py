@@ -380,3 +380,21 @@ def test_explain_prints_every_node():
     assert "repair plan:" in text and "diagnosed fault" in text and "rederive" in text
     with pytest.raises(ValueError, match="controlled-<n>"):
         explain("nope-1")
+
+
+def test_over_citing_backbone_does_not_hold_a_decision_in_place():
+    """multi_hop where the user's own older tier agrees with the faulty advice: a backbone
+    citing every agreeing record cites both for the second lookup's argument; the newest
+    (the advice) is re-derived, so the second lookup must re-run too."""
+    w = World(random.Random(4), "shopping")
+    for slot, value in [("budget", "600 EUR"), ("brand", "Dell"), ("delivery_city", "Porto"),
+                        ("membership", "premium"), ("payment", "PayPal"), ("delivery_window", "evening")]:  # fmt: skip
+        w.say(slot, value)
+    w.say("budget", "1500 EUR", "paste")
+    w.lookup(0)
+    w.lookup(1)
+    case = _finish(w, [{"event": "e7", "record": FAULT, "type": "poisoned", "family": "multi_hop",
+                        "slot": "budget", "value": "1500 EUR"}])  # fmt: skip
+    row = repair_case(case, "dgr", RepairPolicyBackbone(cite_all=True))
+    assert row["scores"]["recovery"] == 1.0 and row["notes"]["rerun"] == ["e8", "e9"]
+    assert row["scores"]["prov_precision"] < 1.0  # the extra citations are not gold edges

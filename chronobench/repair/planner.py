@@ -9,7 +9,9 @@ provenance the agent recorded.
    groups (support / derive / consolidate edges sharing a group label) lies wholly
    outside the faults and the candidates already found unsupported. Admissible
    evidence: a trusted input, a valid memory record, a valid claim. A claim the
-   backbone answered ``unknown`` (``default``) needs none.
+   backbone answered ``unknown`` (``default``) needs none. When the backbone cited
+   several sources for one line, the newest must be valid: the agent's rule is that the
+   most recent record wins, so an older agreeing record does not hold the decision.
 3. Plan: delete the faults; re-derive every unsupported record or claim a history
    session produced by replaying that session (its logged input, the repaired memory of
    its time); quarantine the other unsupported records (the failed task's note);
@@ -125,6 +127,12 @@ def check_support(
             if e.etype in EVIDENCE:
                 groups[e.group or e.src].append(e.src)
         ok = [g for g, srcs in sorted(groups.items()) if all(_valid(graph, s, bad) for s in srcs)]
+        cited = [g for g, srcs in groups.items() if srcs == [g]]  # one cited source each
+        if len(cited) > 1:
+            # The agent's rule is that the newest record wins: several cited records that
+            # agree do not hold a decision in place when the newest of them changes.
+            newest = max(cited, key=lambda g: graph.nodes[g].order)
+            ok = [g for g in ok if g not in cited or newest in ok]
         if ok:
             why[nid] = "independent support: " + ", ".join(groups[ok[0]])
         elif not groups and node.attrs.get("default"):

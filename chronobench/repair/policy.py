@@ -54,17 +54,24 @@ def split_prompt(req: GenerationRequest) -> tuple[list[tuple[str, str]], str]:
     return lines, question
 
 
-def latest(lines: Sequence[tuple[str, str]], slot: str, domain: str) -> tuple[str, list[str]]:
+def latest(
+    lines: Sequence[tuple[str, str]], slot: str, domain: str, cite_all: bool = False
+) -> tuple[str, list[str]]:
     """(value of the newest record stating ``slot``, [that record's ref]): the policy
-    cites the record its decision used, not every record that happens to agree."""
+    cites the record its decision used; ``cite_all`` cites every record that agrees."""
     best: tuple[int, int, str, str] | None = None
+    stated = []
     for pos, (ref, text) in enumerate(lines):
         parsed = parse_record(text)
         day = parsed[0] if parsed else 0
         for s, value in read_pairs(text, domain):
-            if s == slot and (best is None or (day, pos) >= best[:2]):
-                best = (day, pos, value, ref)
-    return (MISSING, []) if best is None else (best[2], [best[3]])
+            if s == slot:
+                stated.append((ref, value))
+                if best is None or (day, pos) >= best[:2]:
+                    best = (day, pos, value, ref)
+    if best is None:
+        return MISSING, []
+    return best[2], [r for r, v in stated if v == best[2]] if cite_all else [best[3]]
 
 
 def _line(key: str, value: str, refs: Sequence[str]) -> str:
@@ -76,8 +83,9 @@ class RepairPolicyBackbone:
 
     name = "repair_policy"
 
-    def __init__(self, model: str = "careful-reader-v2") -> None:
-        self.model = model
+    def __init__(self, model: str = "careful-reader-v2", *, cite_all: bool = False) -> None:
+        self.model = model + ("-cite-all" if cite_all else "")
+        self.cite_all = cite_all  # cite every agreeing record, not only the one used
         self.calls = 0
 
     def answer(self, req: GenerationRequest) -> str:
@@ -92,7 +100,7 @@ class RepairPolicyBackbone:
         if note:
             slot = next(s for s, names in SLOT_ALIASES.items() if names[0] == note.group(1))
             domain = domain_of([slot]) or "shopping"
-            value, refs = latest(lines, slot, domain)
+            value, refs = latest(lines, slot, domain, self.cite_all)
             if value == MISSING:
                 return "note = unknown"
             day = _DAY.search(question)
@@ -110,7 +118,7 @@ class RepairPolicyBackbone:
             if slot in said:  # a summary takes what the user says now over memory
                 out.append(_line(slot, said[slot], ["input"]))
             else:
-                value, refs = latest(lines, slot, domain)
+                value, refs = latest(lines, slot, domain, self.cite_all)
                 out.append(_line(slot, value, refs))
         return "\n".join(out)
 
