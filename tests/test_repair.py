@@ -237,6 +237,16 @@ def test_text_floor_deletes_a_coincident_benign_record():
     assert dgr["notes"]["rerun"] == ["e8"]
 
 
+def test_a_repair_that_ignores_the_diagnosis_cannot_recover(case):
+    """The mechanics without the diagnosis (none, or a benign record named) recover nothing."""
+    for diagnosed in ([], ["mem:e8:pref:brand"]):
+        c = {**case, "diagnosed": diagnosed}
+        for method in METHODS:
+            assert repair_case(c, method, RepairPolicyBackbone())["scores"]["recovery"] == 0.0, (
+                method
+            )
+
+
 def test_backbone_judge_sees_every_record():
     from chronobench.repair.agent import Shown, make_request
 

@@ -28,7 +28,6 @@ from chronobench.repair.agent import Shown, make_request, reply_text
 from chronobench.repair.context import (
     RepairContext,
     RepairOutcome,
-    all_keys,
     apply_timeline,
     delete_ops,
     fault_events,
@@ -45,7 +44,7 @@ def delete_only(ctx: RepairContext) -> RepairOutcome:
     """Remove the diagnosed faults, keep every other record, re-run the task."""
     ops, overlay = delete_ops(ctx, ctx.diagnosed)
     trace = ctx.runner.run("repair", overlay=overlay, repair_ops=ops, labels=ctx.labels)
-    return RepairOutcome(trace, all_keys(ctx.old))
+    return RepairOutcome(trace)
 
 
 def _rerun(ctx: RepairContext, version: int, after: int, reason: str) -> RepairOutcome:
@@ -57,9 +56,7 @@ def _rerun(ctx: RepairContext, version: int, after: int, reason: str) -> RepairO
     materialize(ctx.mem, ctx.case, agent, skip=skip, after=after)
     runner = type(ctx.runner)(ctx.mem, ctx.case, ctx.backbone, rec, ctx.runner.params)
     trace = runner.run("repair", labels=ctx.labels)
-    return RepairOutcome(
-        trace, all_keys(ctx.old), agent.steps, agent.calls, notes={"rolled_back_to": version}
-    )
+    return RepairOutcome(trace, agent.steps, agent.calls, notes={"rolled_back_to": version})
 
 
 class _Counting(HistoryAgent):
@@ -83,6 +80,8 @@ def version_rollback(ctx: RepairContext) -> RepairOutcome:
     """Truncate to the version before the first fault, re-run what followed without the
     faults' sessions, then the task."""
     graph = ctx.graph()
+    if not ctx.diagnosed:  # nothing to roll back past
+        return RepairOutcome(ctx.runner.run("repair", labels=ctx.labels))
     first = min(graph.nodes[n].attrs["version"] for n in ctx.diagnosed)
     parent = next(v.parent for v in ctx.mem.versions(*ctx.scope) if v.version_id == first)
     events = fault_events(graph, ctx.diagnosed)
@@ -115,9 +114,7 @@ def backbone_judged(ctx: RepairContext) -> RepairOutcome:
     trace = ctx.runner.run(
         "repair", overlay=dict.fromkeys(dropped), repair_ops=ops, labels=ctx.labels
     )
-    return RepairOutcome(
-        trace, all_keys(ctx.old), extra_calls=len(reqs), notes={"dropped": dropped}
-    )
+    return RepairOutcome(trace, extra_calls=len(reqs), notes={"dropped": dropped})
 
 
 # -- the text-heuristic floors ----------------------------------------------------------
@@ -188,7 +185,7 @@ def _sessions_reading(
     re-run session writes (read word for word) join ``slots`` from then on."""
     events = {e["event"]: e for e in ctx.case["events"]}
     bad = fault_events(graph, ctx.diagnosed)
-    first = min(graph.nodes[f].order for f in ctx.diagnosed)
+    first = min((graph.nodes[f].order for f in ctx.diagnosed), default=0)
     tainted, out = set(slots), set()
     for step in graph.of_kind("step"):
         eid = step.attrs.get("event")
@@ -226,7 +223,7 @@ def text_floor(
 
     trace, rp = apply_timeline(ctx, drop, replay, steps)
     notes = {"deleted": sorted(drop), "rerun": rp.events}
-    return RepairOutcome(trace, [], rp.steps, rp.calls, notes=notes)
+    return RepairOutcome(trace, rp.steps, rp.calls, notes=notes)
 
 
 BASELINES = {

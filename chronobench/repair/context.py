@@ -53,10 +53,9 @@ class RepairContext:
 
 @dataclass
 class RepairOutcome:
-    """The repaired trace, what was invalidated, and what the repair cost."""
+    """The repaired trace and what the repair cost (what it recomputed is in the trace)."""
 
     trace: Trace
-    invalidated: list[str]  # task claim keys the method treated as invalid
     history_steps: int = 0  # history steps re-executed
     history_calls: int = 0  # backbone calls of those steps
     extra_calls: int = 0  # backbone calls spent deciding (judging), not replaying
@@ -86,11 +85,6 @@ def fault_events(graph: ProvGraph, faults: list[str]) -> set[str]:
             if e.etype == "produce" and graph.nodes[e.src].attrs.get("event"):
                 out.add(graph.nodes[e.src].attrs["event"])
     return out
-
-
-def all_keys(old: Trace) -> list[str]:
-    """Every claim of the failed task (what a full re-run invalidates)."""
-    return sorted(old.claims)
 
 
 def delete_ops(ctx: RepairContext, nodes: list[str]) -> tuple[list[dict[str, Any]], dict]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from chronobench.repair.context import (
     RepairContext,
     RepairOutcome,
-    all_keys,
     apply_timeline,
     delete_ops,
     history_after,
@@ -38,13 +37,9 @@ def dgr(
     drop = set(plan.faults) | set(plan.quarantined)
     if selective:
         trace, rp = apply_timeline(ctx, drop, set(plan.replay_events), plan.replay_steps)
-        invalid = plan.invalidated_claims
     else:
         trace, rp = apply_timeline(ctx, drop, history_after(graph, plan.faults), None)
-        invalid = all_keys(ctx.old)
-    return RepairOutcome(
-        trace, invalid, rp.steps, rp.calls, plan=plan.to_dict(), notes={"rerun": rp.events}
-    )
+    return RepairOutcome(trace, rp.steps, rp.calls, plan=plan.to_dict(), notes={"rerun": rp.events})
 
 
 def _record_plan(rec: Recorder, plan: RepairPlan) -> None:
@@ -68,14 +63,7 @@ def no_planner(ctx: RepairContext) -> RepairOutcome:
     trace = ctx.runner.run(
         "repair", old=ctx.old, replay=replay, overlay=overlay, repair_ops=ops, labels=ctx.labels
     )
-    invalid = sorted(
-        k
-        for s in ctx.old.steps
-        if s["step_id"] in replay
-        for k in s["outputs"]
-        if k in ctx.old.claims
-    )
-    return RepairOutcome(trace, invalid)
+    return RepairOutcome(trace)
 
 
 ABLATIONS = {
