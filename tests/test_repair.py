@@ -342,6 +342,7 @@ def test_llm_style_replies_are_parsed():
     }
 
 
+@pytest.mark.slow
 def test_repair_cell_writes_a_run_folder_and_the_report(tmp_path):
     import json
 

@@ -70,6 +70,7 @@ def server() -> Iterator[ScriptedServer]:
     srv.close()
 
 
+@pytest.mark.slow
 def test_llm_backbone_runs_the_agent_and_the_judge(server, tmp_path):
     from chronobench.runner.cli import main
 

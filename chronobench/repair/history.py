@@ -116,8 +116,7 @@ def replay_timeline(
 def diff_ops(
     head: dict[str, str], items: dict[str, str], action: str
 ) -> tuple[list[dict[str, Any]], dict]:
-    """Ops (and the overlay they produce) turning S(HEAD) into ``items``; the task memo is
-    left to the methods."""
+    """Ops (and the overlay they produce) turning S(HEAD) into ``items``."""
     ops, overlay = [], {}
     for item in head:
         if item not in items:
