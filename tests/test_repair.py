@@ -1,132 +1,302 @@
-"""Repair track: planner rules on a hand-written fixture, provenance atomicity, undo,
-generator determinism and metrics (offline policy, real SQLite)."""
+"""Repair track: recorded provenance, planner rules, session replay, baselines and floors
+on a hand-built session log; generator determinism and the documented counts; the run
+cell and the report (offline policy, real SQLite)."""
 
 from __future__ import annotations
+
+import random
+import re
 
 import pytest
 
 from chronobench.memory import ChronoMem
-from chronobench.repair.agent import TaskRunner
-from chronobench.repair.cases import make_case, run_offline
-from chronobench.repair.domains import record_text
-from chronobench.repair.history import materialize
+from chronobench.repair.cases import agent_view, default_params, make_case, run_offline
+from chronobench.repair.context import run_failed
+from chronobench.repair.domains import DOMAINS
+from chronobench.repair.generate import FAMILIES, FAULT_TYPES, World
+from chronobench.repair.lexicon import (
+    SLOT_ALIASES,
+    VALUE_ALIASES,
+    find_pairs,
+    literal_repeat,
+    paraphrase,
+    slot_phrase,
+)
 from chronobench.repair.methods import METHODS
-from chronobench.repair.metrics import claim_f1, score_case
-from chronobench.repair.planner import plan_repair
+from chronobench.repair.metrics import claim_f1
+from chronobench.repair.planner import dependency_edges, plan_repair, prompt_level
 from chronobench.repair.policy import RepairPolicyBackbone
 from chronobench.repair.provenance import Recorder, load_graph
+from chronobench.repair.run import repair_case
+
+FAULT = "mem:e7:ext:budget"
 
 
-def _rec(item, day, slot, value, role="benign", source="chat"):
-    return {
-        "item": item,
-        "text": record_text(day, [(slot, value)], source),
-        "pairs": [[slot, value]],
-        "role": role,
-    }
-
-
-def _event(n, writes, **kw):
-    base = {"event": f"e{n}", "kind": "chat", "writes": writes, "input": f"user turn {n}", "trusted": True,
-            "cites": [], "stated": list(writes), "derive": [], "consolidate": [], "fault_only": False}  # fmt: skip
-    return {**base, **kw}
+def _finish(w: World, faults: list[dict]) -> dict:
+    case = w.case(faults, {"category": "laptop"})
+    case.update(case_id="fixture", set="controlled", app="repair", user="ann", attempt=0,
+                diagnosed=[f["record"] for f in faults], diagnosis="complete")  # fmt: skip
+    failed, _ = run_offline(case, clean=False)
+    gold, store = run_offline(case, clean=True)
+    case["failed"], case["gold"] = failed.to_dict(), {**gold.to_dict(), "store": store}
+    return case
 
 
 @pytest.fixture()
 def case() -> dict:
-    """Shopping: a poisoned budget (r7), a note derived from it (r8, unsupported), a brand
-    update made with the fault in context (r9, supported by the user's words)."""
-    values = [("budget", "600 EUR"), ("brand", "Dell"), ("delivery_city", "Porto"), ("membership", "plus"),
-              ("payment", "PayPal"), ("delivery_window", "evening")]  # fmt: skip
-    records = {f"r{i}": _rec(f"pref:{s}", i, s, v) for i, (s, v) in enumerate(values, start=1)}
-    records["r7"] = _rec("inj:budget", 7, "budget", "1500 EUR", "fault")
-    records["r8"] = _rec("note:budget", 8, "budget", "1500 EUR", "note", "agent note")
-    records["r9"] = _rec("pref:brand", 9, "brand", "Asus", "supported")
-    events = [_event(i, [f"r{i}"]) for i in range(1, 7)]
-    events.append(_event(7, ["r7"], kind="external", trusted=False, stated=[], fault_only=True))
-    events.append(_event(8, ["r8"], kind="note", input=None, stated=[], cites=["r7"], derive=[["r7", "r8"]],
-                         fault_only=True))  # fmt: skip
-    events.append(_event(9, ["r9"], cites=["r7"]))
-    c = {"case_id": "fixture", "set": "controlled", "domain": "shopping", "app": "repair", "user": "ann",
-         "fault_types": ["poisoned"], "records": records, "events": events,
-         "faults": [{"record": "r7", "type": "poisoned", "slot": "budget"}], "diagnosed": ["r7"],
-         "params": {"category": "laptop"}, "request": "Find me a laptop.", "task_day": 10}  # fmt: skip
-    failed, _ = run_offline(c, clean=False)
-    gold, store = run_offline(c, clean=True)
-    c["failed"], c["gold"] = failed.to_dict(), {**gold.to_dict(), "store": store}
-    return c
+    """Shopping. e7 pastes a faulty budget (1500 EUR; the user said 600 EUR); e8 the user
+    updates the brand with the fault in the prompt's recency window; e9 the agent writes a
+    reminder note paraphrasing the faulty budget; e10 an advisory lookup turns the budget
+    into a loyalty tier (premium instead of plus)."""
+    w = World(random.Random(0), "shopping")
+    for slot, value in [("budget", "600 EUR"), ("brand", "Dell"), ("delivery_city", "Porto"),
+                        ("membership", "plus"), ("payment", "PayPal"), ("delivery_window", "evening")]:  # fmt: skip
+        w.say(slot, value)
+    w.say("budget", "1500 EUR", "paste")
+    w.say("brand", "Asus")
+    w.note("budget")
+    w.lookup(0)
+    return _finish(w, [{"event": "e7", "record": FAULT, "type": "poisoned", "family": "paraphrase",
+                        "slot": "budget", "value": "1500 EUR"}])  # fmt: skip
 
 
-def _failed_state(case):
+def _failed(case: dict):
     mem = ChronoMem(":memory:", embedder="hash")
-    rec = Recorder()
-    materialize(mem, case, rec)
-    runner = TaskRunner(mem, case, RepairPolicyBackbone(), rec)
-    return mem, runner, runner.run("run")
+    runner, old = run_failed(mem, agent_view(case), RepairPolicyBackbone(), default_params())
+    return mem, runner, old
 
 
-def test_planner_rules(case):
-    mem, _, old = _failed_state(case)
+# -- the lexicon and the offline policy ---------------------------------------------------
+
+
+def test_lexicon_is_unambiguous_and_paraphrases_read_back():
+    for name, d in DOMAINS.items():
+        seen: dict[str, object] = {}
+        for slot, pool in d.slots.items():
+            for alias in SLOT_ALIASES[slot]:
+                assert seen.setdefault(alias.lower(), slot) == slot
+            for value in pool:
+                for alias in (value, *VALUE_ALIASES[value]):
+                    assert seen.setdefault(alias.lower(), ("value", value)) == ("value", value)
+        for slot, pool in d.slots.items():
+            for value in pool:
+                for salt in ("1", "2", "3"):
+                    note = paraphrase(slot, value, salt)
+                    assert find_pairs(note, name) == [(slot, value)]
+                    assert not literal_repeat(f"[day 3] note: {note} (agent note)", slot, value)
+                said = f"Please remember that my {slot_phrase(slot)} is {value}."
+                assert find_pairs(said, name) == [(slot, value)]
+
+
+def test_agent_records_provenance_from_what_it_did(case):
+    """Nothing of the generator's labels reaches the agent; its graph is near the gold one."""
+    visible = agent_view(case)
+    assert not {"faults", "gold_edges", "gold", "failed", "diagnosed"} & set(visible)
+    assert all(set(ev) <= {"event", "kind", "day", "input", "slot", "slots", "derivation", "pairs"}
+               for ev in visible["events"])  # fmt: skip
+    mem, _, old = _failed(case)
     assert "1500 EUR" in old.answer and old.answer != case["gold"]["answer"]
-    plan = plan_repair(load_graph(mem, "repair", "ann"), ["mem:r7"])
-    act = {a.node_id: a.action for a in plan.actions}
-    assert act["mem:r7"] == "delete"  # the diagnosed fault
-    assert act["mem:r8"] == "quarantine"  # derived from the fault only
-    assert act["mem:r9"] == "keep"  # reached through the fault, but the user stated it
-    assert act["mem:run:memo"] == "quarantine"  # the failed answer's note
-    # Only the budget path is replayed: shipping and payment steps are not affected.
-    assert plan.replay_steps == ["args1", "tool1", "answer"]
-    assert act["step:run:args2"] == "untouched" and act["step:run:tool3"] == "untouched"
-    assert act["step:run:memo"] == "skip"  # affected but cannot reach the answer
-    assert "claim:run:brand" in plan.unsupported or act["claim:run:brand"] == "keep"
-    assert act["claim:run:brand"] == "keep" and act["claim:run:budget"] == "invalidate"
-    assert '"replay_steps"' in plan.to_json() and "quarantine" in str(plan)
+    graph = load_graph(mem, "repair", "ann")
+    cited = {(e.src, e.dst) for e in graph.edges if e.etype == "cite"}
+    assert (FAULT, "step:e8") in cited  # the fault sat in the benign update's prompt
+    assert (FAULT, "step:e9") in cited and (FAULT, "mem:e9:note:budget") in dependency_edges(graph)
+    assert ("input:e8", "mem:e8:pref:brand") in dependency_edges(graph)  # cited [input]
+    assert (FAULT, "mem:e8:pref:brand") not in dependency_edges(graph)
+    gold = {(s, d) for s, d in case["gold_edges"] if s.startswith(("mem:", "input:"))}
+    assert dependency_edges(graph) == gold
+    prompt = dependency_edges(prompt_level(graph))
+    assert gold <= prompt and (FAULT, "mem:e8:pref:brand") in prompt
     mem.close()
 
 
-def test_dgr_recovers_and_is_undoable(case):
-    mem, runner, old = _failed_state(case)
+# -- planner and dependency-guided repair --------------------------------------------------
+
+
+def test_planner_rules(case):
+    mem, _, _ = _failed(case)
+    graph = load_graph(mem, "repair", "ann")
+    plan = plan_repair(graph, [FAULT])
+    act = {a.node_id: a.action for a in plan.actions}
+    assert act[FAULT] == "delete"
+    assert act["mem:e9:note:budget"] == "rederive" and act["mem:e10:tool:membership"] == "rederive"
+    assert act["mem:e8:pref:brand"] == "keep"  # the user's words, fault only in the prompt
+    assert act["mem:e1:pref:budget"] == "untouched"  # the fault was a new item: nothing to restore
+    assert plan.replay_events == ["e9", "e10"] and plan.quarantined == ["mem:run:memo"]
+    assert plan.replay_steps == ["args1", "tool1", "args2", "tool2", "answer"]
+    assert act["step:run:args3"] == "untouched" and act["step:run:memo"] == "skip"
+    ablated = plan_repair(graph, [FAULT], support_check=False)
+    act = {a.node_id: a.action for a in ablated.actions}
+    assert act["mem:e8:pref:brand"] == "keep"  # no support check still keeps user statements
+    assert act["claim:run:brand"] == "invalidate"  # but not a claim resting on that record
+    assert '"replay_events"' in plan.to_json() and "rederive" in str(plan)
+    mem.close()
+
+
+def test_dgr_recovers_rederives_and_is_one_undoable_commit(case):
+    mem, runner, old = _failed(case)
     before = mem.snapshot("repair", "ann")
-    ctx = {"mem": mem, "case": case, "old": old, "runner": runner, "backbone": runner.backbone, "seed": 0,
-           "method": "dgr"}  # fmt: skip
+    row = repair_case(case, "dgr", RepairPolicyBackbone())
+    s = row["scores"]
+    assert s["recovery"] == 1.0 and s["benign_preservation"] == 1.0 and s["recurrence"] == 0.0
+    assert row["notes"]["rerun"] == ["e9", "e10"]
+    assert row["replayed_steps"] == ["args1", "tool1", "args2", "tool2", "answer"]
+    # The same repair on this store: one commit, undone by a rollback to its parent.
+    from chronobench.repair.context import RepairContext
+
+    ctx = RepairContext(mem, agent_view(case), old, runner, runner.backbone, "dgr", [FAULT])
     out = METHODS["dgr"](ctx)
-    assert out.trace.answer == case["gold"]["answer"]
-    assert [s["step_id"] for s in out.trace.steps if s["executed"]] == ["args1", "tool1", "answer"]
     store = mem.snapshot("repair", "ann")
-    assert (
-        "inj:budget" not in store
-        and "note:budget" not in store
-        and store["pref:brand"].endswith("(chat)")
-    )
-    scores = score_case(case, out.trace, store, out.invalidated, out.trace.calls)
-    assert (
-        scores["recovery"] == 1.0
-        and scores["benign_preservation"] == 1.0
-        and scores["recurrence"] == 0.0
+    assert out.trace.answer == case["gold"]["answer"]
+    assert store == {
+        **case["gold"]["store"],
+        **{k: v for k, v in store.items() if k == "memo:last_choice"},
+    }
+    assert "fifteen hundred" not in store["note:budget"] and store["tool:membership"].startswith(
+        "[day 10] membership = plus"
     )
     head = mem.head("repair", "ann")
     parent = next(v.parent for v in mem.versions("repair", "ann") if v.version_id == head)
-    mem.rollback_to_version("repair", "ann", parent)  # the repair is one commit: undo it
+    mem.rollback_to_version("repair", "ann", parent)
     assert mem.snapshot("repair", "ann") == before
     mem.close()
 
 
-def test_stale_fault_restores_superseded_record(case):
-    case = {**case, "events": [e for e in case["events"] if e["event"] not in ("e7", "e8", "e9")]}
-    case["records"] = {
-        **case["records"],
-        "r7": _rec("pref:budget", 7, "budget", "300 EUR", "fault", "profile sync"),
-    }
-    case["events"].append(_event(7, ["r7"], kind="sync", input=None, stated=[], fault_only=True))
-    mem, _, _ = _failed_state(case)
-    plan = plan_repair(load_graph(mem, "repair", "ann"), ["mem:r7"])
-    act = {a.node_id: a.action for a in plan.actions}
-    assert act["mem:r1"] == "restore" and plan.overlay["pref:budget"].startswith(
-        "[day 1] budget = 600 EUR"
-    )
-    ablated = plan_repair(load_graph(mem, "repair", "ann"), ["mem:r7"], support_check=False)
-    assert {a.node_id: a.action for a in ablated.actions}["mem:r1"] == "quarantine"
+def test_rerun_session_sees_the_repaired_past_not_the_present():
+    """The user restates the budget after the note; a re-run note must still state the
+    pre-fault budget of its own day, not the later one."""
+    w = World(random.Random(1), "shopping")
+    for slot, value in [("budget", "600 EUR"), ("brand", "Dell"), ("delivery_city", "Porto"),
+                        ("membership", "plus"), ("payment", "PayPal"), ("delivery_window", "evening")]:  # fmt: skip
+        w.say(slot, value)
+    w.say("budget", "1500 EUR", "chat")  # another customer's message, stored as a chat
+    w.note("budget")
+    w.say("budget", "800 EUR")
+    case = _finish(w, [{"event": "e7", "record": "mem:e7:pref:budget", "type": "wrong_user",
+                        "family": "paraphrase", "slot": "budget", "value": "1500 EUR"}])  # fmt: skip
+    row = repair_case(case, "dgr", RepairPolicyBackbone())
+    assert row["scores"]["benign_preservation"] == 1.0 and row["notes"]["rerun"] == ["e8"]
+    assert "six hundred" in case["gold"]["store"]["note:budget"]
+
+
+def test_stale_fault_brings_the_overwritten_record_back():
+    w = World(random.Random(2), "shopping")
+    for slot, value in [("budget", "600 EUR"), ("brand", "Dell"), ("delivery_city", "Porto"),
+                        ("membership", "plus"), ("payment", "PayPal"), ("delivery_window", "evening")]:  # fmt: skip
+        w.say(slot, value)
+    w.sync("budget", "300 EUR")
+    case = _finish(w, [{"event": "e7", "record": "mem:e7:pref:budget", "type": "stale",
+                        "family": "paraphrase", "slot": "budget", "value": "300 EUR"}])  # fmt: skip
+    mem, _, _ = _failed(case)
+    plan = plan_repair(load_graph(mem, "repair", "ann"), ["mem:e7:pref:budget"])
+    assert {a.node_id: a.action for a in plan.actions}["mem:e1:pref:budget"] == "restore"
     mem.close()
+    for method in ("dgr", "text_floor", "rollback_replay"):
+        assert repair_case(case, method, RepairPolicyBackbone())["scores"]["recovery"] == 1.0
+    assert repair_case(case, "delete_only", RepairPolicyBackbone())["scores"]["recovery"] == 0.0
+
+
+# -- baselines and floors ------------------------------------------------------------------
+
+
+def test_text_floor_misses_paraphrase_and_tool_route_and_full_replay_costs_more(case):
+    rows = {m: repair_case(case, m, RepairPolicyBackbone()) for m in METHODS}
+    rec = {m: r["scores"]["recovery"] for m, r in rows.items()}
+    assert rec["text_floor"] == 0.0 and rec["delete_only"] == 0.0
+    assert "mem:e9:note:budget" not in rows["text_floor"]["notes"]["deleted"]  # not word for word
+    for m in (
+        "dgr",
+        "full_reset_replay",
+        "rollback_replay",
+        "dgr_prompt_provenance",
+        "text_taint_replay",
+    ):
+        assert rec[m] == 1.0, m
+    calls = {m: r["scores"]["backbone_calls"] for m, r in rows.items()}
+    assert calls["dgr"] < calls["rollback_replay"] < calls["full_reset_replay"]
+    assert calls["dgr"] < calls["dgr_prompt_provenance"]
+    for r in rows.values():
+        assert 0.0 <= r["scores"]["replay_ratio"] <= 1.0 and r["scores"]["faulty_removal"] == 1.0
+
+
+def test_text_floor_deletes_a_coincident_benign_record():
+    """coincidence: advice from the faulty budget, then the user picks the same budget."""
+    w = World(random.Random(3), "shopping")
+    for slot, value in [("budget", "600 EUR"), ("brand", "Dell"), ("delivery_city", "Porto"),
+                        ("membership", "plus"), ("payment", "PayPal"), ("delivery_window", "evening")]:  # fmt: skip
+        w.say(slot, value)
+    w.say("budget", "1500 EUR", "paste")
+    w.lookup(0)
+    w.say("budget", "1500 EUR")
+    case = _finish(w, [{"event": "e7", "record": FAULT, "type": "poisoned", "family": "coincidence",
+                        "slot": "budget", "value": "1500 EUR"}])  # fmt: skip
+    floor = repair_case(case, "text_floor", RepairPolicyBackbone())
+    assert "mem:e9:pref:budget" in floor["notes"]["deleted"]
+    assert floor["scores"]["recovery"] == 0.0 and floor["scores"]["benign_preservation"] < 1.0
+    dgr = repair_case(case, "dgr", RepairPolicyBackbone())
+    assert dgr["scores"]["recovery"] == 1.0 and dgr["scores"]["benign_preservation"] == 1.0
+    assert dgr["notes"]["rerun"] == ["e8"]
+
+
+def test_a_repair_that_ignores_the_diagnosis_cannot_recover(case):
+    """The mechanics without the diagnosis (none, or a benign record named) recover nothing."""
+    for diagnosed in ([], ["mem:e8:pref:brand"]):
+        c = {**case, "diagnosed": diagnosed}
+        for method in METHODS:
+            assert repair_case(c, method, RepairPolicyBackbone())["scores"]["recovery"] == 0.0, (
+                method
+            )
+
+
+def test_backbone_judge_sees_every_record():
+    from chronobench.repair.agent import Shown, make_request
+
+    lines = ["FAULT: [day 7] budget = 1500 EUR (pasted text)", "[day 1] budget = 600 EUR (chat)",
+             "CANDIDATE: [day 9] note: reminder, the spending cap is fifteen hundred euros (agent note)"]  # fmt: skip
+    shown = [Shown(f"m{i}", "", "", t) for i, t in enumerate(lines, start=1)]
+    q = "Should the CANDIDATE memory be dropped? slots: budget, brand. Reply drop or keep."
+    judge = RepairPolicyBackbone()
+    assert judge.generate([make_request("repair_judge", shown, q, default_params())]) == ["drop"]
+    shown[2] = Shown("m3", "", "", "CANDIDATE: [day 1] budget = 600 EUR (chat)")
+    assert judge.generate([make_request("repair_judge", shown, q, default_params())]) == ["keep"]
+
+
+# -- generator ----------------------------------------------------------------------------
+
+
+def test_generator_is_deterministic_and_faults_change_answers():
+    a, b = make_case(0, "controlled", 4), make_case(0, "controlled", 4)
+    assert a == b and a["failed"]["answer"] != a["gold"]["answer"]
+    assert make_case(1, "controlled", 4)["events"] != a["events"]
+    stress = make_case(0, "stress", 2)
+    assert 2 <= len(stress["faults"]) <= 4
+
+
+def test_documented_case_counts_match_the_generator(repo_root):
+    """docs/repair.md's family x fault-type table and miss rate are the generator's."""
+    doc = (repo_root / "docs" / "repair.md").read_text()
+    counts = {(f, t): 0 for f in FAMILIES for t in FAULT_TYPES}
+    for i in range(150):
+        counts[(FAMILIES[(i // 3) % 5], FAULT_TYPES[(i // 15) % 4])] += 1
+    for fam in FAMILIES:
+        row = " | ".join(str(counts[(fam, t)]) for t in FAULT_TYPES)
+        assert f"| {fam} | {row} | {sum(counts[(fam, t)] for t in FAULT_TYPES)} |" in doc
+    for i in (0, 3, 7):
+        c = make_case(0, "stress", i)
+        assert c["diagnosis"] == ("missed" if i % 4 == 3 else "complete")
+        assert len(c["diagnosed"]) == len(c["faults"]) - (i % 4 == 3)
+    missed = sum(1 for i in range(50) if i % 4 == 3)
+    assert f"{missed} of 50 cases ({100 * missed // 50}%)" in doc
+    first = make_case(0, "controlled", 0)
+    assert first["families"] == ["paraphrase"] and first["fault_types"] == ["poisoned"]
+
+
+def test_claim_f1():
+    assert claim_f1(set(), set()) == 1.0
+    assert claim_f1({"a", "b"}, {"a"}) == pytest.approx(2 / 3)
+    assert claim_f1({"c"}, {"a"}) == 0.0
+
+
+# -- store, cell, report, explain ----------------------------------------------------------
 
 
 def test_provenance_is_written_with_the_commit():
@@ -161,74 +331,47 @@ def test_provenance_is_written_with_the_commit():
     mem.close()
 
 
-def test_generator_is_deterministic_and_faults_change_answers():
-    a, b = make_case(0, "controlled", 4), make_case(0, "controlled", 4)
-    assert a == b and a["failed"]["answer"] != a["gold"]["answer"]
-    assert make_case(1, "controlled", 4)["records"] != a["records"]
-    stress = make_case(0, "stress", 2)
-    assert 2 <= len(stress["faults"]) <= 4
+def test_llm_style_replies_are_parsed():
+    from chronobench.repair.agent import parse_reply
 
-
-def test_claim_f1():
-    assert claim_f1(set(), set()) == 1.0
-    assert claim_f1({"a", "b"}, {"a"}) == pytest.approx(2 / 3)
-    assert claim_f1({"c"}, {"a"}) == 0.0
-
-
-@pytest.mark.parametrize("method", sorted(METHODS))
-def test_every_method_runs(case, method):
-    from chronobench.repair.run import repair_case
-
-    row = repair_case(case, method, RepairPolicyBackbone())
-    s = row["scores"]
-    assert set(s) >= {
-        "recovery",
-        "faulty_removal",
-        "benign_preservation",
-        "replay_ratio",
-        "recurrence",
+    reply = "Sure!\n- Budget = 600 EUR. [m2, input]\n* `brand` = Dell\nnotes: none"
+    assert parse_reply(reply, ["budget", "brand", "payment"]) == {
+        "budget": ("600 EUR", ("m2", "input")),
+        "brand": ("Dell", ()),
+        "payment": ("unknown", ()),
     }
-    assert 0.0 <= s["replay_ratio"] <= 1.0 and s["faulty_removal"] == 1.0
 
 
-def test_restore_skips_an_item_a_kept_record_now_holds(case):
-    """Stale fault over r1, then the user restates the budget (r10): r1 stays superseded."""
-    case = {**case, "events": [e for e in case["events"] if e["event"] not in ("e7", "e8", "e9")]}
-    records = dict(case["records"])
-    records["r7"] = _rec("pref:budget", 7, "budget", "300 EUR", "fault", "profile sync")
-    records["r10"] = _rec("pref:budget", 8, "budget", "450 EUR")
-    case["records"] = records
-    case["events"] += [
-        _event(7, ["r7"], kind="sync", input=None, stated=[], fault_only=True),
-        _event(10, ["r10"]),
-    ]
-    mem, _, _ = _failed_state(case)
-    plan = plan_repair(load_graph(mem, "repair", "ann"), ["mem:r7"])
-    act = {a.node_id: a.action for a in plan.actions}
-    assert act["mem:r1"] == "keep" and "pref:budget" not in plan.overlay
-    mem.close()
-
-
+@pytest.mark.slow
 def test_repair_cell_writes_a_run_folder_and_the_report(tmp_path):
     import json
 
     from chronobench.commands.run import main
     from chronobench.repair.report import render_repair_markdown
 
-    args = ["experiment=repair", "suite=[]", "leaderboard=false", "dataset.params.n_controlled=3",
-            "dataset.params.n_stress=1", f"paths.results_dir={tmp_path}/results",
+    base = ["experiment=repair", "leaderboard=false", "dataset.params.n_controlled=5",
+            "dataset.params.n_stress=2", f"paths.results_dir={tmp_path}/results",
             f"paths.data_dir={tmp_path}/data", f"paths.cache_dir={tmp_path}/cache"]  # fmt: skip
-    assert main(args) == 0
-    (run,) = (tmp_path / "results" / "runs").iterdir()
+    cells = [["dataset.granularity=controlled", f"system.name={m}"] for m in ("dgr", "text_floor")]
+    suite = "suite=[" + ",".join("[" + ",".join(f"'{x}'" for x in c) + "]" for c in cells) + "]"
+    assert main([*base, suite]) == 0
+    runs = sorted((tmp_path / "results" / "runs").iterdir())
+    assert len(runs) == 2
     for name in ("config.yaml", "manifest.json", "samples.jsonl", "metrics.json"):
-        assert (run / name).is_file()
-    rows = [json.loads(x) for x in (run / "samples.jsonl").read_text().splitlines()]
-    assert len(rows) == 3 and all(r["method"] == "dgr" and r["plan"]["actions"] for r in rows)
+        assert (runs[0] / name).is_file()
+    rows = [json.loads(x) for x in (runs[0] / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == 5 and all(r["plan"]["actions"] for r in rows if r["method"] == "dgr")
+    metrics = json.loads((runs[0] / "metrics.json").read_text())["metrics"]
+    assert metrics["per_case"]["case_id"] == [f"controlled-{i:03d}" for i in range(5)]
     md = render_repair_markdown(tmp_path / "results")
     assert (
-        "| Dependency-guided repair | 3 |" in md
-        and "GPT-4o, reported in the seed, not comparable" in md
+        "| Dependency-guided repair | 5 |" in md
+        and "| Text-heuristic floor (review's rule) | 5 |" in md
     )
+    assert re.search(
+        r"\| Text-heuristic floor \(review's rule\) \| [\d.]+ \[", md
+    )  # the margin row
+    assert "GPT-4o, reported in the seed, not comparable" in md and "by case family" in md
 
 
 def test_bad_repair_config_is_rejected(tmp_path):
@@ -241,33 +384,28 @@ def test_bad_repair_config_is_rejected(tmp_path):
             main([*base, bad])
 
 
-def test_llm_style_replies_are_parsed():
-    from chronobench.repair.policy import parse_slot_lines
-
-    reply = "Sure!\n- Budget = 600 EUR.\n* `brand` = Dell\nnotes: none"
-    assert parse_slot_lines(reply, ["budget", "brand", "payment"]) == {
-        "budget": "600 EUR",
-        "brand": "Dell",
-        "payment": "unknown",
-    }
-
-
-def test_repair_commit_records_the_plan(case):
-    mem, runner, old = _failed_state(case)
-    ctx = {"mem": mem, "case": case, "old": old, "runner": runner, "backbone": runner.backbone, "seed": 0,
-           "method": "dgr"}  # fmt: skip
-    METHODS["dgr"](ctx)
-    graph = load_graph(mem, "repair", "ann")
-    removed = {e.dst for e in graph.out_edges("step:repair:plan") if e.etype == "delete"}
-    assert removed == {"mem:r7", "mem:r8", "mem:run:memo"}
-    assert not graph.nodes["mem:r7"].attrs["active"]
-    mem.close()
-
-
 def test_explain_prints_every_node():
     from chronobench.repair.explain import explain
 
-    text = explain("controlled-0")
-    assert "repair plan:" in text and "diagnosed fault" in text and "untouched" in text
+    text = explain("controlled-14")
+    assert "repair plan:" in text and "diagnosed fault" in text and "rederive" in text
     with pytest.raises(ValueError, match="controlled-<n>"):
         explain("nope-1")
+
+
+def test_over_citing_backbone_does_not_hold_a_decision_in_place():
+    """multi_hop where the user's own older tier agrees with the faulty advice: a backbone
+    citing every agreeing record cites both for the second lookup's argument; the newest
+    (the advice) is re-derived, so the second lookup must re-run too."""
+    w = World(random.Random(4), "shopping")
+    for slot, value in [("budget", "600 EUR"), ("brand", "Dell"), ("delivery_city", "Porto"),
+                        ("membership", "premium"), ("payment", "PayPal"), ("delivery_window", "evening")]:  # fmt: skip
+        w.say(slot, value)
+    w.say("budget", "1500 EUR", "paste")
+    w.lookup(0)
+    w.lookup(1)
+    case = _finish(w, [{"event": "e7", "record": FAULT, "type": "poisoned", "family": "multi_hop",
+                        "slot": "budget", "value": "1500 EUR"}])  # fmt: skip
+    row = repair_case(case, "dgr", RepairPolicyBackbone(cite_all=True))
+    assert row["scores"]["recovery"] == 1.0 and row["notes"]["rerun"] == ["e8", "e9"]
+    assert row["scores"]["prov_precision"] < 1.0  # the extra citations are not gold edges

@@ -28,10 +28,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from chronobench.data.user_queries import load_user_queries
 
 from chronobench.data.io import BuiltDataset
 from chronobench.data.schema import Stream
+from data_builders.user_query_file import load_user_queries
 
 QDIR = Path(__file__).resolve().parents[1] / "data_builders" / "user_queries"
 SETS = ("tuning", "heldout")

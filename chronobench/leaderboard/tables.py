@@ -201,7 +201,8 @@ def _rq1_headline(tables: dict[tuple[str, str, str], Any]) -> list[str]:
     (empty when no such run is published)."""
     dataset, queries, grans = RQ1_HEADLINE
     slots = {g: tables.get((dataset, g, queries), {}).get("selection") or {} for g in grans}
-    names = _order(sorted({n for sel in slots.values() for n in sel}), SELECTOR_ORDER)
+    reg = _selectors()
+    names = reg.ordered({n for sel in slots.values() for n in sel})
     if not names:
         return []
     rows = []
@@ -210,7 +211,7 @@ def _rq1_headline(tables: dict[tuple[str, str, str], Any]) -> list[str]:
         for g in grans:
             st = (slots[g].get(name) or ({}, ""))[0].get("all", {}).get("recall_at_1")
             cells.append(f"{_cell(st)} (n={st['n']})" if st else "–")
-        rows.append([SELECTOR_LABEL.get(name, name), *cells])
+        rows.append([reg.label(name), *cells])
     return [
         f"## RQ1 headline: hand-written held-out requests (`{queries}`)",
         "",

@@ -13,37 +13,84 @@ from typing import Any
 
 from chronobench.fileio import atomic_write_json, atomic_write_text
 from chronobench.memory import ChronoMem
+from chronobench.protocols import GenerationParams
 from chronobench.repair.agent import MEMO_ITEM, TaskRunner
-from chronobench.repair.generate import DOMAIN_NAMES, FAULT_TYPES, MAX_ATTEMPTS, draft_case
+from chronobench.repair.generate import (
+    DOMAIN_NAMES,
+    FAMILIES,
+    FAULT_TYPES,
+    MAX_ATTEMPTS,
+    Redraw,
+    draft_case,
+)
 from chronobench.repair.history import materialize
 from chronobench.repair.policy import RepairPolicyBackbone
 from chronobench.repair.provenance import Recorder
+from chronobench.repair.steps import HistoryAgent
 
-BUILDER_VERSION = "repair-1"
+BUILDER_VERSION = "repair-2"
+# What a deployed agent has of a case: the session log, the task. Faults, families,
+# gold answers and gold dependencies stay with the scorer.
+VISIBLE = ("case_id", "set", "app", "user", "domain", "events", "params", "request", "task_day")
+MISS_EVERY = 4  # stress case i misses one fault when i % MISS_EVERY == MISS_EVERY - 1
+
+
+def agent_view(case: dict[str, Any]) -> dict[str, Any]:
+    """The part of ``case`` the agent and the repair methods may read."""
+    return {k: case[k] for k in VISIBLE}
+
+
+def default_params(seed: int = 0) -> GenerationParams:
+    """The track's sampling settings when none are configured (replies are a few lines)."""
+    return GenerationParams(max_new_tokens=160, seed=seed)
 
 
 def run_offline(case: dict[str, Any], *, clean: bool) -> tuple[Any, dict[str, str]]:
-    """Run the offline agent on the case's faulty (or fault-free) history; returns the
-    trace and S(HEAD) before the task's memo."""
+    """Run the offline agent on the case's faulty (or fault-free: the fault sessions
+    skipped) history; returns the task trace and S(HEAD) before the task's memo."""
+    view = agent_view(case)
+    policy = RepairPolicyBackbone()
     with ChronoMem(":memory:", embedder="hash") as mem:
         rec = Recorder()
-        materialize(mem, case, rec, clean=clean)
+        skip = {f["event"] for f in case["faults"]} if clean else set()
+        materialize(mem, view, HistoryAgent(view, policy, rec, default_params()), skip=skip)
         store = {k: v for k, v in mem.snapshot(case["app"], case["user"]).items() if k != MEMO_ITEM}
-        trace = TaskRunner(mem, case, RepairPolicyBackbone(), rec).run("run")
+        trace = TaskRunner(mem, view, policy, rec, default_params()).run("run")
     return trace, store
 
 
 def make_case(seed: int, subset: str, index: int) -> dict[str, Any]:
-    """Case ``index`` of ``subset`` ("controlled" or "stress"), deterministic in the seed."""
+    """Case ``index`` of ``subset`` ("controlled" or "stress"), deterministic in the seed.
+
+    Controlled: one fault; domain ``index % 3``, family ``(index // 3) % 5``, fault type
+    ``(index // 15) % 4``. Stress: 2-4 faults of random types and families; every
+    ``MISS_EVERY``-th case's diagnosis leaves one fault out. A draw is kept only when
+    its families' routes carry the fault (the advice of a tool family changes) and the
+    faults change the offline agent's answer; never on how a repair method does."""
     domain = DOMAIN_NAMES[index % len(DOMAIN_NAMES)]
     for attempt in range(MAX_ATTEMPTS):
         rng = random.Random(f"{seed}:{subset}:{index}:{attempt}")
         if subset == "controlled":
-            ftypes = [FAULT_TYPES[(index // len(DOMAIN_NAMES)) % len(FAULT_TYPES)]]
+            plan = [
+                (
+                    FAULT_TYPES[(index // 15) % len(FAULT_TYPES)],
+                    FAMILIES[(index // 3) % len(FAMILIES)],
+                )
+            ]
         else:
-            ftypes = [rng.choice(FAULT_TYPES) for _ in range(rng.randint(2, 4))]
-        case = draft_case(rng, domain, ftypes, stress=subset == "stress")
+            plan = [
+                (rng.choice(FAULT_TYPES), rng.choice(FAMILIES)) for _ in range(rng.randint(2, 4))
+            ]
+        try:
+            case = draft_case(rng, domain, plan, stress=subset == "stress")
+        except Redraw:
+            continue
         case.update(case_id=f"{subset}-{index:03d}", set=subset, app="repair", user=f"u{index}")
+        diagnosed = [f["record"] for f in case["faults"]]
+        missed = subset == "stress" and index % MISS_EVERY == MISS_EVERY - 1
+        if missed:
+            diagnosed.remove(rng.choice(diagnosed))
+        case["diagnosed"], case["diagnosis"] = diagnosed, "missed" if missed else "complete"
         failed, _ = run_offline(case, clean=False)
         gold, gold_store = run_offline(case, clean=True)
         if failed.answer != gold.answer:
@@ -77,8 +124,8 @@ def write_cases(folder: Path, cases: list[dict[str, Any]], params: dict[str, Any
 def _code_sha() -> str:
     """sha256 of the sources that decide a case's content, so an edit rebuilds the cases."""
     here = Path(__file__)
-    names = ("generate.py", "cases.py", "domains.py", "policy.py", "agent.py", "history.py",
-             "provenance.py")  # fmt: skip
+    names = ("generate.py", "cases.py", "domains.py", "lexicon.py", "policy.py", "agent.py",
+             "steps.py", "history.py", "provenance.py")  # fmt: skip
     files = [here.with_name(n) for n in names]
     return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
 

@@ -1,9 +1,10 @@
 """The three task domains and their deterministic tool environments.
 
 Each domain names its memory slots (with value pools), three tools (which slots and
-task parameters each one takes) and one slot the final answer reads directly. A tool
-is a pure function of its arguments, so a changed argument always changes the
-observation and every run of the same arguments returns the same text.
+task parameters each one takes), one slot the final answer reads directly, and a chain
+of two advisory tools the agent may call during the history (slot a -> slot b -> slot
+c). A tool is a pure function of its arguments, so a changed argument always changes
+the observation and every run of the same arguments returns the same text.
 """
 
 from __future__ import annotations
@@ -26,8 +27,19 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class Derivation:
+    """A history-time advisory tool: reads one slot, recommends a value for another."""
+
+    name: str
+    source: str
+    target: str
+    question: str  # what the user asks before the agent calls it
+
+
+@dataclass(frozen=True)
 class Domain:
-    """Slots (value pools), tools, the directly answered slot and task parameters."""
+    """Slots (value pools), tools, the directly answered slot, task parameters, and a
+    chain of two advisory tools (``chain[0].target == chain[1].source``)."""
 
     name: str
     slots: dict[str, tuple[str, ...]]
@@ -35,6 +47,7 @@ class Domain:
     direct: str
     params: dict[str, tuple[str, ...]]
     request: str  # the user's task request; {param} fields are filled per case
+    chain: tuple[Derivation, ...] = ()
 
 
 DOMAINS: dict[str, Domain] = {
@@ -56,6 +69,17 @@ DOMAINS: dict[str, Domain] = {
         "delivery_window",
         {"category": ("laptop", "monitor", "tablet", "headphones", "phone")},
         "Find me a {category} I would buy, and tell me how it gets to me.",
+        (
+            Derivation(
+                "advisor.tier", "budget", "membership", "Which loyalty tier suits my budget?"
+            ),
+            Derivation(
+                "scheduler.slot",
+                "membership",
+                "delivery_window",
+                "When should deliveries come, given my tier?",
+            ),
+        ),
     ),
     "travel": Domain(
         "travel",
@@ -75,6 +99,17 @@ DOMAINS: dict[str, Domain] = {
         "seat",
         {"destination": ("Rome", "Vienna", "Prague", "Athens", "Dublin", "Oslo")},
         "Plan my trip to {destination}: flight, hotel and car.",
+        (
+            Derivation(
+                "hubs.carrier",
+                "home_airport",
+                "airline",
+                "Which airline flies best from my airport?",
+            ),
+            Derivation(
+                "seats.advise", "airline", "seat", "Which seat should I book with that airline?"
+            ),
+        ),
     ),
     "customer_support": Domain(
         "customer_support",
@@ -94,6 +129,17 @@ DOMAINS: dict[str, Domain] = {
         "contact_channel",
         {"issue": ("refund", "late delivery", "broken item", "billing error")},
         "I need help with a {issue}. What are my options?",
+        (
+            Derivation(
+                "routing.locale", "region", "language", "Which support language fits my region?"
+            ),
+            Derivation(
+                "routing.channel",
+                "language",
+                "contact_channel",
+                "How should support contact me in that language?",
+            ),
+        ),
     ),
 }
 
@@ -111,6 +157,15 @@ def run_tool(tool: Tool, args: dict[str, str]) -> str:
     code = int(hashlib.sha256(blob.encode()).hexdigest()[:6], 16) % 9000 + 1000
     shown = ", ".join(f"{k} {args.get(k, '')}" for k in keys)
     return f"{tool.noun} #{code} for {shown}"
+
+
+def run_derivation(d: Derivation, value: str, pool: tuple[str, ...]) -> str:
+    """The advisory tool's recommendation for ``value``: a fixed function of its argument
+    into the target slot's pool (``unknown`` in, ``unknown`` out)."""
+    if value == MISSING:
+        return MISSING
+    h = int(hashlib.sha256(f"{d.name}|{value}".encode()).hexdigest()[:8], 16)
+    return pool[h % len(pool)]
 
 
 # -- memory record text ------------------------------------------------------------------

@@ -13,26 +13,25 @@ from collections.abc import Sequence
 def explain(case_id: str, *, seed: int = 0, as_json: bool = False) -> str:
     """The plan for ``case_id`` ("controlled-N" or "stress-N") on the offline agent."""
     from chronobench.memory import ChronoMem
-    from chronobench.repair.agent import TaskRunner
-    from chronobench.repair.cases import make_case
-    from chronobench.repair.history import materialize
+    from chronobench.repair.cases import agent_view, default_params, make_case
+    from chronobench.repair.context import resolve_faults, run_failed
     from chronobench.repair.planner import plan_repair
     from chronobench.repair.policy import RepairPolicyBackbone
-    from chronobench.repair.provenance import Recorder, load_graph
+    from chronobench.repair.provenance import load_graph
 
     subset, _, index = case_id.partition("-")
     if subset not in ("controlled", "stress") or not index.isdigit():
         raise ValueError(f"case id {case_id!r}: expected controlled-<n> or stress-<n>")
     case = make_case(seed, subset, int(index))
     with ChronoMem(":memory:", embedder="hash") as mem:
-        rec = Recorder()
-        materialize(mem, case, rec)
-        TaskRunner(mem, case, RepairPolicyBackbone(), rec, seed).run("run")
-        nodes = [f"mem:{rid}" for rid in case["diagnosed"]]
-        plan = plan_repair(load_graph(mem, case["app"], case["user"]), nodes)
+        run_failed(mem, agent_view(case), RepairPolicyBackbone(), default_params(seed))
+        graph = load_graph(mem, case["app"], case["user"])
+        plan = plan_repair(graph, resolve_faults(graph, case["diagnosed"]))
     if as_json:
         return plan.to_json()
-    faults = ", ".join(f"{f['record']} ({f['type']}, {f['slot']})" for f in case["faults"])
+    faults = ", ".join(
+        f"{f['record']} ({f['type']}, {f['family']}, {f['slot']})" for f in case["faults"]
+    )
     head = [f"case {case_id}: {case['domain']}; faults {faults}; diagnosed {case['diagnosed']}",
             f"failed answer: {case['failed']['answer']}", f"gold answer:   {case['gold']['answer']}"]  # fmt: skip
     return "\n".join([*head, str(plan)])

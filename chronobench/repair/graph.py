@@ -99,6 +99,10 @@ class ProvGraph:
         """Nodes of ``kind`` in time order."""
         return sorted((n for n in self.nodes.values() if n.kind == kind), key=lambda n: n.order)
 
+    def of_order(self) -> list[Node]:
+        """Every node in time order."""
+        return sorted(self.nodes.values(), key=lambda n: n.order)
+
     def ancestors(self, targets: set[str], etypes: frozenset[str] = PROPAGATION) -> set[str]:
         """Every node with a path of ``etypes`` edges into ``targets`` (targets included)."""
         seen, stack = set(targets), list(targets)

@@ -1,65 +1,129 @@
-"""Turning a case's history into a ChronoMem scope with provenance, one commit per event.
+"""A case's history, run by the agent into a ChronoMem scope, and re-run after a repair.
 
-A case's ``events`` are the sessions before the task: who said what (an input node,
-trusted or not), which records the agent had in context (cite edges), which records it
-wrote (produce edges; an item that already held a record gets an update from the step
-and a supersede edge from the new record to the old one), which records a new one was
-derived from or consolidates, and which records the input stated outright (support).
-``clean=True`` builds the fault-free history: events that exist only because of a fault
-are skipped and cites of faults dropped (the gold run).
+:func:`materialize` executes the sessions in order (one ChronoMem commit each, with the
+provenance the agent recorded). :func:`replay_timeline` is the repair's executor: it
+walks the stored writing steps in time order over an in-memory state, drops the ops of
+removed records, re-executes the chosen sessions on the state as it stands at their
+time (so a re-run note sees the repaired past, not the present), and reuses every
+other step's recorded ops. Dropping a record that overwrote another brings the older
+text back, because the overwrite is never applied.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
-from chronobench.repair.provenance import Recorder, commit_with_provenance
+from chronobench.repair.agent import View, view_of
+from chronobench.repair.graph import ProvGraph
+from chronobench.repair.provenance import commit_with_provenance
+from chronobench.repair.steps import HistoryAgent
 
 
 def materialize(
-    mem: Any, case: dict[str, Any], recorder: Recorder, *, clean: bool = False
+    mem: Any,
+    case: dict[str, Any],
+    agent: HistoryAgent,
+    *,
+    skip: Iterable[str] = (),
+    after: int = -1,
 ) -> dict[str, int]:
-    """Commit the case's history into ``mem``; returns ``{record_id: version_id}``."""
-    app, user, records = case["app"], case["user"], case["records"]
-    faulty = {f["record"] for f in case["faults"]}
-    holder: dict[str, str] = {}  # item -> record id holding it now
+    """Run the sessions of ``case`` (except ``skip``; only those with index > ``after``)
+    into ``mem``, one commit per session that wrote something; returns ``{event: version}``."""
+    app, user = case["app"], case["user"]
+    skipped = set(skip)
+    view = view_of(mem, app, user)
     written: dict[str, int] = {}
-    for ev in case["events"]:
-        if clean and ev.get("fault_only"):
+    for n, ev in enumerate(case["events"]):
+        if n <= after or ev["event"] in skipped:
             continue
-        eid = ev["event"]
-        if ev.get("input"):
-            recorder.node(f"input:{eid}", "input", text=ev["input"], trusted=bool(ev["trusted"]))
-        step = recorder.node(
-            f"step:{eid}", "step", trace="history", call="backbone", role=ev["kind"]
-        )
-        if ev.get("input"):
-            recorder.edge(f"input:{eid}", step, "initiate")
-        for rid in ev.get("cites", []):
-            if f"mem:{rid}" in recorder.known and not (clean and rid in faulty):
-                recorder.edge(f"mem:{rid}", step, "cite")
-        ops = []
-        for rid in ev["writes"]:
-            rec = records[rid]
-            node = recorder.node(f"mem:{rid}", "memory", item=rec["item"], text=rec["text"])
-            recorder.edge(step, node, "produce")
-            old = holder.get(rec["item"])
-            if old is not None:
-                recorder.edge(step, f"mem:{old}", "update")
-                recorder.edge(node, f"mem:{old}", "supersede")
-            if rid in ev.get("stated", []) and ev.get("input"):
-                recorder.edge(f"input:{eid}", node, "support", group="stated")
-            ops.append(
-                {"op": "update" if old else "add", "item_id": rec["item"], "text": rec["text"]}
-            )
-            holder[rec["item"]] = rid
-        for etype in ("derive", "consolidate"):
-            for src, dst in ev.get(etype, []):
-                if f"mem:{src}" in recorder.known:
-                    recorder.edge(f"mem:{src}", f"mem:{dst}", etype, group=etype)
-        vid = commit_with_provenance(
-            mem, app, user, ops, recorder, source=ev["kind"], reason=f"history {eid}",
-            labels={"event": eid},
+        res = agent.execute(ev, view)
+        if not res.ops:
+            continue  # its provenance rides along with the next commit
+        ops = [{"op": "delete", "item_id": i} if t is None else {"op": "update", "item_id": i, "text": t}
+               for i, t in res.ops]  # fmt: skip
+        written[ev["event"]] = commit_with_provenance(
+            mem, app, user, ops, agent.rec, source=ev["kind"], reason=f"history {ev['event']}",
+            labels={"event": ev["event"]},
         )  # fmt: skip
-        written.update({rid: vid for rid in ev["writes"]})
     return written
+
+
+def history_steps(graph: ProvGraph) -> list[Any]:
+    """Step nodes of the history sessions, in time order."""
+    return [n for n in graph.of_kind("step") if n.attrs.get("trace") == "history"]
+
+
+@dataclass
+class Replayed:
+    """The repaired state and what producing it cost."""
+
+    items: dict[str, str]
+    nodes: dict[tuple[str, str], str] = field(default_factory=dict)
+    steps: int = 0
+    calls: int = 0
+    events: list[str] = field(default_factory=list)
+
+
+def replay_timeline(
+    graph: ProvGraph,
+    case: dict[str, Any],
+    agent: HistoryAgent,
+    *,
+    drop: set[str],
+    replay: set[str],
+    tag: str = "repair",
+) -> Replayed:
+    """The state after re-walking every writing step (history sessions and the task memo)
+    with the records in ``drop`` removed and the sessions in ``replay`` re-executed."""
+    events = {e["event"]: e for e in case["events"]}
+    out = Replayed({})
+    view = View(out.items, out.nodes)
+    done: set[str] = set()
+    for step in (
+        n for n in graph.of_kind("step") if "ops" in n.attrs or n.attrs.get("event") in replay
+    ):
+        eid = step.attrs.get("event")
+        if eid in replay:
+            if eid not in done:
+                done.add(eid)
+                res = agent.execute(events[eid], view, tag)
+                out.steps += res.steps
+                out.calls += res.calls
+                out.events.append(eid)
+            continue
+        if "ops" not in step.attrs:
+            continue
+        made = {(graph.nodes[e.dst].attrs["item"], graph.nodes[e.dst].attrs["text"]): e.dst
+                for e in graph.out_edges(step.node_id) if e.etype == "produce" and graph.nodes[e.dst].kind == "memory"}  # fmt: skip
+        lost = any(node in drop for node in made.values())
+        for item, text in step.attrs["ops"]:
+            if text is None:
+                if not lost:  # a merge whose summary is dropped leaves its originals
+                    view.items.pop(item, None)
+                continue
+            node = made.get((item, text))
+            if node in drop:
+                continue
+            view.items.pop(item, None)
+            view.items[item] = text
+            if node:
+                view.nodes[(item, text)] = node
+    return out
+
+
+def diff_ops(
+    head: dict[str, str], items: dict[str, str], action: str
+) -> tuple[list[dict[str, Any]], dict]:
+    """Ops (and the overlay they produce) turning S(HEAD) into ``items``."""
+    ops, overlay = [], {}
+    for item in head:
+        if item not in items:
+            ops.append({"op": "delete", "item_id": item, "meta": {"action": action}})
+            overlay[item] = None
+    for item, text in items.items():
+        if head.get(item) != text:
+            ops.append({"op": "update", "item_id": item, "text": text, "meta": {"action": action}})
+            overlay[item] = text
+    return ops, overlay

@@ -1,28 +1,32 @@
-"""Tracing, independent-support checking and the deterministic repair planner.
+"""Tracing, independent-support checking and the deterministic repair planner, on the
+provenance the agent recorded.
 
 1. Trace: every node reachable from a diagnosed fault along propagation edges is an
-   affected candidate (an over-approximation).
+   affected candidate (an over-approximation: a record merely shown in a prompt
+   reaches everything that step produced). A record an affected step overwrote is a
+   candidate too (it may come back), but tracing does not continue from it.
 2. Support check, in time order: a candidate stays valid when one of its evidence
    groups (support / derive / consolidate edges sharing a group label) lies wholly
-   outside the faulty set and the candidates already found unsupported; admissible
-   evidence is a trusted input, a valid memory record, or a valid claim (a successful
-   tool observation or an unaffected validated claim). A claim the policy produced from
-   an empty memory (``default``) needs no evidence.
-3. Plan: delete the faults; quarantine unsupported memories; restore a supported record
-   whose every superseder is removed; invalidate unsupported claims; replay the task
-   steps that produced an invalidated claim and can still reach the final answer, plus
-   the answer-relevant steps that consume their outputs (execution closure). Every
-   node gets an action and a reason.
+   outside the faults and the candidates already found unsupported. Admissible
+   evidence: a trusted input, a valid memory record, a valid claim. A claim the
+   backbone answered ``unknown`` (``default``) needs none. When the backbone cited
+   several sources for one line, the newest must be valid: the agent's rule is that the
+   most recent record wins, so an older agreeing record does not hold the decision.
+3. Plan: delete the faults; re-derive every unsupported record or claim a history
+   session produced by replaying that session (its logged input, the repaired memory of
+   its time); quarantine the other unsupported records (the failed task's note);
+   invalidate unsupported task claims; replay the task steps that produced or consume
+   an unsupported node and can still reach the final answer.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from chronobench.repair.graph import EVIDENCE, PROPAGATION, ProvGraph
+from chronobench.repair.graph import EVIDENCE, PROPAGATION, Edge, ProvGraph
 
 
 @dataclass(frozen=True)
@@ -37,16 +41,16 @@ class NodeAction:
 
 @dataclass
 class RepairPlan:
-    """An inspectable repair plan: printable (``str``) and JSON (``to_dict``)."""
+    """An inspectable repair plan: printable (``str``) and JSON (``to_json``)."""
 
     faults: list[str]
     affected: list[str]
     unsupported: list[str]
-    actions: list[NodeAction]
+    quarantined: list[str]
+    replay_events: list[str]  # history sessions to re-execute, time order
     replay_steps: list[str]  # task step ids (e.g. "args1"), trace order
-    store_ops: list[dict[str, Any]] = field(default_factory=list)
-    overlay: dict[str, str | None] = field(default_factory=dict)
-    invalidated_claims: list[str] = field(default_factory=list)  # claim keys
+    invalidated_claims: list[str]  # task claim keys
+    actions: list[NodeAction]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form."""
@@ -59,7 +63,8 @@ class RepairPlan:
     def __str__(self) -> str:
         lines = [
             f"repair plan: {len(self.faults)} fault(s), {len(self.affected)} affected, "
-            f"{len(self.unsupported)} unsupported, replay {self.replay_steps or 'nothing'}"
+            f"{len(self.unsupported)} unsupported; re-run sessions {self.replay_events or 'none'}, "
+            f"replay task steps {self.replay_steps or 'none'}"
         ]
         width = max((len(a.node_id) for a in self.actions), default=10)
         for a in self.actions:
@@ -67,46 +72,74 @@ class RepairPlan:
         return "\n".join(lines)
 
 
+# A record an affected step overwrote (update) or an affected record replaced (supersede)
+# is a candidate for coming back, but its own content is not affected: tracing stops there.
+_TERMINAL = frozenset({"update", "supersede"})
+
+
 def trace_affected(graph: ProvGraph, faults: set[str]) -> dict[str, str]:
     """Affected candidates -> the node they were first reached from (BFS, for reasons)."""
     parent: dict[str, str] = {}
     queue = sorted(faults)
+    expanded = set(faults)
     while queue:
         nxt = []
         for nid in queue:
             for e in graph.out_edges(nid):
-                if e.etype in PROPAGATION and e.dst not in faults and e.dst not in parent:
-                    parent[e.dst] = f"{nid} ({e.etype})"
+                if e.etype not in PROPAGATION or e.dst in faults:
+                    continue
+                parent.setdefault(e.dst, f"{nid} ({e.etype})")
+                if e.etype not in _TERMINAL and e.dst not in expanded:
+                    expanded.add(e.dst)
                     nxt.append(e.dst)
         queue = sorted(nxt)
     return parent
 
 
+def stated_by_user(graph: ProvGraph, node_id: str) -> bool:
+    """Whether the backbone took the record from a trusted input alone (the user's words)."""
+    return any(
+        e.etype == "support" and e.group == e.src and graph.nodes[e.src].kind == "input"
+        and graph.nodes[e.src].attrs.get("trusted")
+        for e in graph.in_edges(node_id)
+    )  # fmt: skip
+
+
 def check_support(
     graph: ProvGraph, faults: set[str], affected: set[str], *, enabled: bool = True
 ) -> tuple[set[str], dict[str, str]]:
-    """(unsupported candidates, reason per candidate); ``enabled=False`` is the ablation
-    that treats every candidate as unsupported."""
+    """(unsupported candidates, reason per candidate). ``enabled=False`` is the ablation:
+    every candidate is unsupported except records the user stated outright."""
     bad, why = set(faults), {}
     for node in sorted((graph.nodes[n] for n in affected), key=lambda n: n.order):
+        nid = node.node_id
         if node.kind == "step":
             continue
         if not enabled:
-            bad.add(node.node_id)
-            why[node.node_id] = "support check disabled"
+            if node.kind == "memory" and stated_by_user(graph, nid):
+                why[nid] = "the user's own statement (kept without a support check)"
+            else:
+                bad.add(nid)
+                why[nid] = "support check disabled"
             continue
         groups: dict[str, list[str]] = defaultdict(list)
-        for e in graph.in_edges(node.node_id):
+        for e in graph.in_edges(nid):
             if e.etype in EVIDENCE:
                 groups[e.group or e.src].append(e.src)
         ok = [g for g, srcs in sorted(groups.items()) if all(_valid(graph, s, bad) for s in srcs)]
+        cited = [g for g, srcs in groups.items() if srcs == [g]]  # one cited source each
+        if len(cited) > 1:
+            # The agent's rule is that the newest record wins: several cited records that
+            # agree do not hold a decision in place when the newest of them changes.
+            newest = max(cited, key=lambda g: graph.nodes[g].order)
+            ok = [g for g in ok if g not in cited or newest in ok]
         if ok:
-            why[node.node_id] = "independent support: " + ", ".join(groups[ok[0]])
+            why[nid] = "independent support: " + ", ".join(groups[ok[0]])
         elif not groups and node.attrs.get("default"):
-            why[node.node_id] = "policy default (no memory read), needs no evidence"
+            why[nid] = "answered unknown (no memory read), needs no evidence"
         else:
-            bad.add(node.node_id)
-            why[node.node_id] = "no evidence group outside the faulty/affected sets"
+            bad.add(nid)
+            why[nid] = "no evidence group outside the faulty/affected sets"
     return bad - faults, why
 
 
@@ -117,10 +150,15 @@ def _valid(graph: ProvGraph, src: str, bad: set[str]) -> bool:
     return src not in bad
 
 
+def producer(graph: ProvGraph, node_id: str) -> str | None:
+    """The step that produced ``node_id`` (None for inputs)."""
+    return next((e.src for e in graph.in_edges(node_id) if e.etype == "produce"), None)
+
+
 def plan_repair(
     graph: ProvGraph, fault_nodes: list[str], *, run_tag: str = "run", support_check: bool = True
 ) -> RepairPlan:
-    """The deterministic plan for repairing the task trace ``run_tag`` (see module doc)."""
+    """The deterministic plan for repairing the history and the task trace ``run_tag``."""
     missing = [f for f in fault_nodes if f not in graph.nodes]
     if missing:
         raise KeyError(f"diagnosed faults not in the provenance graph: {missing}")
@@ -128,87 +166,118 @@ def plan_repair(
     via = trace_affected(graph, faults)
     affected = set(via)
     unsupported, why = check_support(graph, faults, affected, enabled=support_check)
-    removed = faults | {n for n in unsupported if graph.nodes[n].kind == "memory"}
+    fault_events = {graph.nodes[p].attrs.get("event") for f in faults if (p := producer(graph, f))}
+    replay_events: dict[str, int] = {}
+    quarantined = set()
+    for nid in unsupported:
+        step = producer(graph, nid)
+        event = graph.nodes[step].attrs.get("event") if step else None
+        if step and graph.nodes[step].attrs.get("trace") == "history" and event not in fault_events:
+            replay_events[event] = min(replay_events.get(event, 1 << 30), graph.nodes[step].order)
+        elif graph.nodes[nid].kind == "memory":
+            quarantined.add(nid)
     answer = f"claim:{run_tag}:answer"
     relevant = graph.ancestors({answer}) if answer in graph.nodes else set()
     prefix = f"step:{run_tag}:"
     replay = set()
-    for nid in sorted(affected):
-        node = graph.nodes[nid]
-        if node.kind == "step" and nid.startswith(prefix) and nid in relevant:
+    for nid in affected:
+        if graph.nodes[nid].kind == "step" and nid.startswith(prefix) and nid in relevant:
             outs = [e.dst for e in graph.out_edges(nid) if e.etype == "produce"]
             consumes = [e.src for e in graph.in_edges(nid) if e.etype == "cite"]
-            if any(o in unsupported for o in outs) or any(c in unsupported for c in consumes):
+            if any(n in unsupported for n in outs + consumes):
                 replay.add(nid)
-    actions, overlay, ops = [], {}, []
-    for node in sorted(graph.nodes.values(), key=lambda n: n.order):
-        act, reason = _decide(
-            graph, node, faults, affected, unsupported, removed, via, why, replay, relevant, prefix
-        )
-        actions.append(NodeAction(node.node_id, node.kind, act, reason))
-        item = node.attrs.get("item")
-        if act in ("delete", "quarantine") and node.attrs.get("active"):
-            overlay.setdefault(item, None)
-            ops.append(
-                {"op": "delete", "item_id": item, "meta": {"action": act, "node": node.node_id}}
-            )
-        elif act == "restore":
-            overlay[item] = node.attrs["text"]
-            ops.append({"op": "update", "item_id": item, "text": node.attrs["text"],
-                        "meta": {"action": act, "node": node.node_id}})  # fmt: skip
-    ops = _merge_ops(ops)
-    steps = sorted(replay, key=lambda n: graph.nodes[n].order)
-    claims = sorted(graph.nodes[n].attrs["key"] for n in unsupported if graph.nodes[n].kind == "claim" and n.startswith(f"claim:{run_tag}:"))  # fmt: skip
+    ctx = (
+        faults,
+        affected,
+        unsupported,
+        quarantined,
+        set(replay_events),
+        via,
+        why,
+        replay,
+        relevant,
+        prefix,
+    )
+    actions = [NodeAction(n.node_id, n.kind, *_decide(graph, n, *ctx)) for n in graph.of_order()]
+    claims = sorted(graph.nodes[n].attrs["key"] for n in unsupported
+                    if graph.nodes[n].kind == "claim" and n.startswith(f"claim:{run_tag}:"))  # fmt: skip
     return RepairPlan(
         faults=sorted(faults), affected=sorted(affected), unsupported=sorted(unsupported),
-        actions=actions, replay_steps=[graph.nodes[s].attrs["sid"] for s in steps],
-        store_ops=ops, overlay=overlay, invalidated_claims=claims,
+        quarantined=sorted(quarantined), replay_events=sorted(replay_events, key=replay_events.get),
+        replay_steps=[graph.nodes[s].attrs["sid"] for s in sorted(replay, key=lambda n: graph.nodes[n].order)],
+        invalidated_claims=claims, actions=actions,
     )  # fmt: skip
 
 
-def _merge_ops(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One op per item: a restore of an item wins over the delete of its faulty holder."""
-    by_item: dict[str, dict[str, Any]] = {}
-    for op in ops:
-        if op["item_id"] not in by_item or op["op"] == "update":
-            by_item[op["item_id"]] = op
-    return list(by_item.values())
-
-
 def _decide(
-    graph, node, faults, affected, unsupported, removed, via, why, replay, relevant, prefix
+    graph,
+    node,
+    faults,
+    affected,
+    unsupported,
+    quarantined,
+    events,
+    via,
+    why,
+    replay,
+    relevant,
+    prefix,
 ):  # noqa: ANN001, PLR0911, PLR0913
     nid, kind = node.node_id, node.kind
     if nid in faults:
         return "delete", "diagnosed fault"
+    if kind == "step" and node.attrs.get("event") in events:
+        return "replay", "session re-executed on the repaired memory of its time"
     if nid not in affected:
         return "untouched", "not reachable from a diagnosed fault"
     reached = f"reached from {via[nid]}"
-    if kind == "memory":
-        if nid in unsupported:
-            return "quarantine", f"{reached}; {why[nid]}"
-        if node.attrs.get("active"):
-            return "keep", f"{reached}; {why[nid]}"
-        superseders = [e.src for e in graph.in_edges(nid) if e.etype == "supersede"]
-        item = node.attrs.get("item")
-        holder = [
-            m.node_id
-            for m in graph.of_kind("memory")
-            if m.attrs.get("active") and m.attrs.get("item") == item
-        ]
-        if holder and holder[0] not in removed:
-            return "keep", f"{reached}; inactive, its item now holds {holder[0]} (kept)"
-        if superseders and all(s in removed for s in superseders):
-            return "restore", f"{reached}; every superseder removed; {why[nid]}"
-        return "keep", f"{reached}; inactive, superseded by a kept record"
-    if kind == "claim":
-        if nid in unsupported:
-            return "invalidate", f"{reached}; {why[nid]}"
+    if nid in quarantined:
+        return "quarantine", f"{reached}; {why[nid]}"
+    if nid in unsupported:
+        step = producer(graph, nid)
+        if step and graph.nodes[step].attrs.get("event") in events:
+            return "rederive", f"{reached}; {why[nid]}; its session is re-run"
+        return "invalidate", f"{reached}; {why[nid]}"
+    if kind == "memory" and not node.attrs.get("active"):
+        gone = faults | quarantined | unsupported
+        sup = [e.src for e in graph.in_edges(nid) if e.etype == "supersede"]
+        if sup and all(s in gone for s in sup):
+            return "restore", f"{reached}; every record that overwrote it is removed"
+        return "keep", f"{reached}; inactive, overwritten by a kept record"
+    if kind in ("memory", "claim"):
         return "keep", f"{reached}; {why[nid]}"
-    if kind == "step" and nid.startswith(prefix):
+    if nid.startswith(prefix):
         if nid in replay:
-            return "replay", f"{reached}; answer-relevant and has an invalidated input or output"
+            return "replay", f"{reached}; answer-relevant and has an unsupported input or output"
         if nid not in relevant:
-            return "skip", f"{reached}; cannot reach the final answer, outputs invalidated only"
+            return "skip", f"{reached}; cannot reach the final answer"
         return "reuse", f"{reached}; every input and output independently supported"
-    return "none", f"{reached}; past step, its outputs are handled above"
+    return "none", f"{reached}; its outputs are handled above"
+
+
+def prompt_level(graph: ProvGraph) -> ProvGraph:
+    """The graph an agent whose backbone never cites would record: every evidence edge
+    from a record or an input is replaced by the whole prompt of the producing step
+    (every record it showed and its input) as one jointly needed group."""
+    out = ProvGraph()
+    for n in graph.of_order():
+        out.add_node(n)
+    rewired = set()
+    for e in graph.edges:
+        if e.etype in EVIDENCE and graph.nodes[e.src].kind in ("memory", "input"):
+            rewired.add(e.dst)
+        else:
+            out.add_edge(e)
+    for dst in sorted(rewired, key=lambda n: graph.nodes[n].order):
+        step = producer(graph, dst)
+        srcs = [e.src for e in graph.in_edges(step) if e.etype in ("cite", "initiate")
+                and graph.nodes[e.src].kind in ("memory", "input")] if step else []  # fmt: skip
+        for src in dict.fromkeys(srcs):
+            out.add_edge(Edge(src, dst, "support", "prompt"))
+    return out
+
+
+def dependency_edges(graph: ProvGraph) -> set[tuple[str, str]]:
+    """(source, node) pairs: which record or input each record or claim rests on."""
+    return {(e.src, e.dst) for e in graph.edges
+            if e.etype in EVIDENCE and graph.nodes[e.src].kind in ("memory", "input")}  # fmt: skip

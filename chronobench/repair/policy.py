@@ -1,14 +1,18 @@
 """The offline backbone of the repair track: a deterministic policy behind the Backbone
-protocol, and the parser the agent applies to any backbone's reply.
+protocol that reads only the prompt's text, as an LLM would.
 
-Policy (what a careful agent does with memory): for every slot it is asked about, it
-reads every record in its context that mentions the slot and takes the value of the
-most recent one (highest day; on a tie the later line). A slot nothing mentions is
-``unknown``. It never invents a value, so its answers change exactly when the memory it
-reads changes: a fault that is newer than the benign record of its slot wins. As a
-judge (``repair_judge`` requests) it drops a candidate that is a diagnosed fault or
-repeats a (slot, value) pair of one; as a note writer (``repair_memo``) it stores the
-answer it is shown.
+Reading (what a careful agent does with memory): for every slot it is asked about, it
+reads the records that state the slot (``slot = value`` or, through the lexicon, free
+text such as a paraphrased note) and takes the value of the most recent one (highest
+day; on a tie the later line); ``unknown`` when none does. It cites the record its
+decision used (an older record that happens to agree is not cited). It never invents a
+value.
+
+Per prompt kind: store the facts a new message states (cited ``[input]``); write a
+note about a slot in other words; merge slots into a summary (the new message wins
+over memory); pick tool arguments / the answered slot; write the ``last_choice`` note;
+and, as the judge of the backbone-judged baseline, drop a candidate that is a
+diagnosed fault or states what a fault says and no other record does.
 """
 
 from __future__ import annotations
@@ -17,40 +21,61 @@ import re
 from collections.abc import Sequence
 
 from chronobench.protocols import Completion, GenerationRequest
-from chronobench.repair.domains import MISSING, parse_record
+from chronobench.repair.domains import DOMAINS, MISSING, parse_record
+from chronobench.repair.lexicon import SLOT_ALIASES, find_pairs, paraphrase, read_pairs
 
 _SLOTS = re.compile(r"slots: ([^.?\n]+)")
+_LINE = re.compile(r"^\[(m\d+)\] (.*)$")
+_DAY = re.compile(r"Today is day (\d+)")
+_NOTE = re.compile(r"reminder note about the user's (.+?) in your own words")
+_MESSAGE = re.compile(r"^New message \([^)]*\): (.*)$", re.MULTILINE)
 
 
 def asked_slots(question: str) -> list[str]:
-    """The slot names a ``repair_args`` question asks for."""
+    """The slot names a question lists after ``slots:``."""
     m = _SLOTS.search(question)
     return [s.strip() for s in m.group(1).split(",") if s.strip()] if m else []
 
 
-def parse_slot_lines(reply: str, slots: Sequence[str]) -> dict[str, str]:
-    """``slot = value`` lines of a reply; slots not answered are ``unknown``."""
-    got: dict[str, str] = {}
-    for line in reply.splitlines():
-        slot, sep, value = line.strip().strip("-* ").partition("=")
-        slot = slot.strip().strip("`").lower()
-        if sep and slot in slots and slot not in got:
-            got[slot] = value.strip().strip("`. ") or MISSING
-    return {s: got.get(s, MISSING) for s in slots}
+def domain_of(slots: Sequence[str]) -> str | None:
+    """The domain whose slots include every one of ``slots``."""
+    return next((n for n, d in DOMAINS.items() if slots and set(slots) <= set(d.slots)), None)
 
 
-def latest_values(lines: Sequence[str], slots: Sequence[str]) -> dict[str, str]:
-    """The careful-agent reading: per slot, the value of the newest record mentioning it."""
-    best: dict[str, tuple[int, int, str]] = {}
-    for pos, line in enumerate(lines):
-        parsed = parse_record(line)
-        if parsed is None:
-            continue
-        day, pairs = parsed
-        for slot, value in pairs:
-            if slot in slots and (slot not in best or (day, pos) >= best[slot][:2]):
-                best[slot] = (day, pos, value)
-    return {s: best[s][2] if s in best else MISSING for s in slots}
+def split_prompt(req: GenerationRequest) -> tuple[list[tuple[str, str]], str]:
+    """([(ref, memory text)], question) from the request's last user message."""
+    body = next(m.content for m in reversed(req.messages) if m.role == "user")
+    head, _, question = body.partition("\n\n")
+    lines = []
+    for line in head.splitlines()[1:]:
+        m = _LINE.match(line)
+        if m:
+            lines.append((m.group(1), m.group(2)))
+    return lines, question
+
+
+def latest(
+    lines: Sequence[tuple[str, str]], slot: str, domain: str, cite_all: bool = False
+) -> tuple[str, list[str]]:
+    """(value of the newest record stating ``slot``, [that record's ref]): the policy
+    cites the record its decision used; ``cite_all`` cites every record that agrees."""
+    best: tuple[int, int, str, str] | None = None
+    stated = []
+    for pos, (ref, text) in enumerate(lines):
+        parsed = parse_record(text)
+        day = parsed[0] if parsed else 0
+        for s, value in read_pairs(text, domain):
+            if s == slot:
+                stated.append((ref, value))
+                if best is None or (day, pos) >= best[:2]:
+                    best = (day, pos, value, ref)
+    if best is None:
+        return MISSING, []
+    return best[2], [r for r, v in stated if v == best[2]] if cite_all else [best[3]]
+
+
+def _line(key: str, value: str, refs: Sequence[str]) -> str:
+    return f"{key} = {value}" + (f" [{', '.join(refs)}]" if refs and value != MISSING else "")
 
 
 class RepairPolicyBackbone:
@@ -58,26 +83,54 @@ class RepairPolicyBackbone:
 
     name = "repair_policy"
 
-    def __init__(self, model: str = "careful-reader-v1") -> None:
-        self.model = model
+    def __init__(self, model: str = "careful-reader-v2", *, cite_all: bool = False) -> None:
+        self.model = model + ("-cite-all" if cite_all else "")
+        self.cite_all = cite_all  # cite every agreeing record, not only the one used
         self.calls = 0
 
-    def _one(self, req: GenerationRequest) -> str:
-        if req.task == "repair_judge":
-            faults = [c[len("FAULT: ") :] for c in req.context if c.startswith("FAULT: ")]
-            cand = next(
-                (c[len("CANDIDATE: ") :] for c in req.context if c.startswith("CANDIDATE: ")), ""
-            )
-            bad = {p for f in faults for p in (parse_record(f) or (0, []))[1]}
-            pairs = set((parse_record(cand) or (0, []))[1])
-            return "drop" if cand in faults or pairs & bad else "keep"
-        if req.task == "repair_memo":
-            return f"last_choice = {req.context[0] if req.context else MISSING}"
-        slots = asked_slots(req.question)
-        values = latest_values(req.context, slots)
-        return "\n".join(f"{s} = {values[s]}" for s in slots)
+    def answer(self, req: GenerationRequest) -> str:
+        """The reply to one request, from its message text alone."""
+        lines, question = split_prompt(req)
+        slots = asked_slots(question)
+        if "Should the CANDIDATE memory be dropped" in question:
+            return self._judge(lines, domain_of(slots) or "shopping")
+        if "Write one memory note, 'last_choice" in question:
+            return f"last_choice = {lines[0][1] if lines else MISSING}"
+        note = _NOTE.search(question)
+        if note:
+            slot = next(s for s, names in SLOT_ALIASES.items() if names[0] == note.group(1))
+            domain = domain_of([slot]) or "shopping"
+            value, refs = latest(lines, slot, domain, self.cite_all)
+            if value == MISSING:
+                return "note = unknown"
+            day = _DAY.search(question)
+            return _line("note", paraphrase(slot, value, day.group(1) if day else ""), refs)
+        domain = domain_of(slots)
+        if domain is None:
+            return "none"
+        message = _MESSAGE.search(question)
+        said = dict(find_pairs(message.group(1), domain)) if message else {}
+        if "Which facts about the user should be stored" in question:
+            out = [_line(s, v, ["input"]) for s, v in said.items() if s in slots]
+            return "\n".join(out) or "none"
+        out = []
+        for slot in slots:
+            if slot in said:  # a summary takes what the user says now over memory
+                out.append(_line(slot, said[slot], ["input"]))
+            else:
+                value, refs = latest(lines, slot, domain, self.cite_all)
+                out.append(_line(slot, value, refs))
+        return "\n".join(out)
+
+    def _judge(self, lines: Sequence[tuple[str, str]], domain: str) -> str:
+        faults = [t[len("FAULT: ") :] for _, t in lines if t.startswith("FAULT: ")]
+        others = [t for _, t in lines if not t.startswith(("FAULT: ", "CANDIDATE: "))]
+        cand = next((t[len("CANDIDATE: ") :] for _, t in lines if t.startswith("CANDIDATE: ")), "")
+        vouched = {p for t in others if t != cand for p in read_pairs(t, domain)}
+        bad = {p for f in faults for p in read_pairs(f, domain)} - vouched
+        return "drop" if cand in faults or set(read_pairs(cand, domain)) & bad else "keep"
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        """Answer each request in order."""
+        """Answer each request in order (no token usage: nothing is tokenised)."""
         self.calls += len(requests)
-        return [Completion(self._one(r)) for r in requests]
+        return [Completion(self.answer(r)) for r in requests]

@@ -52,6 +52,11 @@ class Recorder:
         self.known.add(node_id)
         return node_id
 
+    def set_attrs(self, node_id: str, **attrs: Any) -> None:
+        """Add fields to a node that waits for the next commit."""
+        n = self._nodes[node_id]
+        self._nodes[node_id] = Node(n.node_id, n.kind, n.order, {**n.attrs, **attrs})
+
     def edge(self, src: str, dst: str, etype: str, group: str = "") -> None:
         """Queue an edge between two recorded nodes."""
         for end in (src, dst):

@@ -1,10 +1,11 @@
-"""The repair section of the leaderboard: ``render_repair_markdown(results_dir)``.
+"""The repair section of the leaderboard: ``repair_section(source) -> (markdown, run ids)``.
 
-Tables shaped like the repair seed's (recovery, removal, preservation, replay ratio,
-backbone calls, recurrence; claim invalidation F1 on the stress set), one row per
-method, from every finished repair run folder under ``results_dir/runs``. The seed's
-own figures appear as reference rows, labelled as such: they come from GPT-4o on the
-seed's data and are not comparable with these rows.
+From every finished repair run folder: the controlled set's methods (fair baselines
+and the text-heuristic floors), dependency-guided repair's margin over each of them
+(paired bootstrap over cases), recovery per case family, the ablations, the stress
+set with complete and with missed diagnoses, and the recorded provenance's edge
+precision / recall against the generator's gold dependencies. One seed figure is shown
+as a labelled reference row; it is not comparable (GPT-4o on the seed's data).
 
 ``python -m chronobench.repair.report [results_dir]`` prints the section.
 """
@@ -17,30 +18,37 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from chronobench.metrics.bootstrap import summarise
 from chronobench.repair.methods import LABELS
 
 REFERENCE = "GPT-4o, reported in the seed, not comparable"
-_MAIN = ("dgr", "delete_only", "full_reset_replay", "rollback_replay", "backbone_judged")
-_ABLATIONS = ("dgr", "dgr_no_planner", "dgr_no_support_check", "dgr_no_selective_replay")
-_COLS = (
-    ("recovery", "Recovery %", 100),
-    ("faulty_removal", "Faulty removal %", 100),
-    ("benign_preservation", "Benign preservation %", 100),
-    ("replay_ratio", "Replay ratio %", 100),
-    ("backbone_calls", "Backbone calls", 1),
-    ("recurrence", "Recurrence %", 100),
-    ("claim_f1", "Claim inval. F1", 1),
+_BASELINES = ("full_reset_replay", "rollback_replay", "delete_only", "backbone_judged",
+              "text_floor", "text_floor_replay", "text_taint_replay")  # fmt: skip
+_ABLATIONS = (
+    "dgr_no_planner",
+    "dgr_no_support_check",
+    "dgr_no_selective_replay",
+    "dgr_prompt_provenance",
 )
-# The seed's reported figures (None: not reported there).
+_COLS = (
+    ("recovery", "Recovery %", 100, True),
+    ("faulty_removal", "Faulty removal %", 100, False),
+    ("benign_preservation", "Benign preservation %", 100, False),
+    ("replay_ratio", "Replay ratio %", 100, False),
+    ("backbone_calls", "Backbone calls", 1, True),
+    ("recurrence", "Recurrence %", 100, False),
+    ("claim_f1", "Claim recompute F1", 1, False),
+)
 _SEED_MAIN = (85.3, 100.0, 100.0, 12.3, 5.70, 26.6, None)
-_SEED_ABLATIONS = {
-    "dgr_no_planner": (71.3, None, None, None, None, 43.0, None),
-    "dgr_no_support_check": (88.0, None, 98.6, None, None, None, None),
-    "dgr_no_selective_replay": (84.0, None, None, 75.5, 24.01, None, None),
-}
 _SEED_STRESS = (68.0, None, None, None, None, None, 0.669)
-_SEED_DOMAIN = {"customer_support": 94.3, "shopping": 72.9}
-_SEED_FAULT = {"summary_drift": (95.0, None), "wrong_user": (70.6, None), "stale": (94.1, 78.1)}
+_FAMILIES = ("paraphrase", "coincidence", "tool_argument", "consolidation", "multi_hop")
+# (metric, higher is better) of the margin table
+_MARGINS = (
+    ("recovery", True),
+    ("benign_preservation", True),
+    ("backbone_calls", False),
+    ("replay_ratio", False),
+)
 
 
 def _folders(source: str | Path | Iterable[Any]) -> list[Path]:
@@ -76,42 +84,148 @@ def load_repair_runs(
     return found
 
 
+def _fmt(value: float | None, scale: float) -> str:
+    if value is None:
+        return "-"
+    return f"{value * scale:.1f}" if scale == 100 else f"{value * scale:.2f}"
+
+
 def _cell(stat: dict[str, Any] | None, scale: float, ci: bool = False) -> str:
     if not stat or stat.get("mean") is None:
         return "-"
-    fmt = "{:.1f}" if scale == 100 else "{:.2f}"
-    text = fmt.format(stat["mean"] * scale)
+    text = _fmt(stat["mean"], scale)
     if ci:
-        text += f" [{fmt.format(stat['ci_low'] * scale)}, {fmt.format(stat['ci_high'] * scale)}]"
+        text += f" [{_fmt(stat['ci_low'], scale)}, {_fmt(stat['ci_high'], scale)}]"
     return text
 
 
-def _ref(values: tuple) -> list[str]:
-    return ["-" if v is None else (f"{v:.1f}" if i != 6 and i != 4 else f"{v:.2f}" if i == 4 else f"{v:.3f}")
-            for i, v in enumerate(values)]  # fmt: skip
+def _label(method: str) -> str:
+    return LABELS.get(method, method).strip()
 
 
 def _table(
-    runs: dict,
-    subset: str,
-    methods: tuple[str, ...],
-    refs: list[tuple[str, tuple]],
-    ref_n: int = 150,
+    runs: dict, subset: str, methods: Iterable[str], refs: list[tuple[str, tuple]] = ()
 ) -> list[str]:
-    head = "| Method | n | " + " | ".join(c[1] for c in _COLS) + " |"
-    out = [head, "|" + "---|" * (len(_COLS) + 2)]
+    out = [
+        "| Method | n | " + " | ".join(c[1] for c in _COLS) + " |",
+        "|" + "---|" * (len(_COLS) + 2),
+    ]
     for m in methods:
         block = runs.get((subset, m))
-        if block is None:
-            continue
-        stats = block["all"]
-        cells = [_cell(stats[k], s, ci=k == "recovery") for k, _, s in _COLS]
-        out.append(
-            f"| {LABELS[m].strip()} | {stats['recovery']['n']} | " + " | ".join(cells) + " |"
-        )
+        if block:
+            stats = block["all"]
+            cells = [_cell(stats.get(k), s, ci) for k, _, s, ci in _COLS]
+            out.append(f"| {_label(m)} | {stats['recovery']['n']} | " + " | ".join(cells) + " |")
     for label, values in refs:
-        out.append(f"| *{label}* | {ref_n} | " + " | ".join(_ref(values)) + " |")
+        vals = ["-" if v is None else f"{v:.3f}" if i == 6 else f"{v:.2f}" if i == 4 else f"{v:.1f}"
+                for i, v in enumerate(values)]  # fmt: skip
+        out.append(f"| *{label}* | - | " + " | ".join(vals) + " |")
     return out
+
+
+def margin(
+    a: dict[str, Any], b: dict[str, Any], metric: str, seed: int = 0
+) -> dict[str, Any] | None:
+    """Mean of ``a - b`` per case with a 95% bootstrap interval over cases (paired), from
+    two runs' ``per_case`` blocks; None when the runs did not score the same cases."""
+    pa, pb = a.get("per_case"), b.get("per_case")
+    if not pa or not pb or pa["case_id"] != pb["case_id"] or metric not in pa:
+        return None
+    return summarise([x - y for x, y in zip(pa[metric], pb[metric], strict=True)], seed=seed)
+
+
+def _margins(runs: dict, subset: str) -> list[str]:
+    dgr = runs.get((subset, "dgr"))
+    if not dgr:
+        return []
+    head = ["| DGR minus | Recovery pts [95% CI] | Intervals separated | Preservation pts | Backbone calls | Replay ratio pts |",
+            "|---|---|---|---|---|---|"]  # fmt: skip
+    rows = []
+    for m in (*_BASELINES, *_ABLATIONS):
+        other = runs.get((subset, m))
+        if not other:
+            continue
+        cells = []
+        for metric, _ in _MARGINS:
+            d = margin(dgr, other, metric)
+            scale = 1 if metric == "backbone_calls" else 100
+            cells.append("-" if d is None else _cell(d, scale, ci=True))
+        lo, hi = dgr["all"]["recovery"]["ci_low"], other["all"]["recovery"]["ci_high"]
+        sep = "yes" if lo is not None and hi is not None and lo > hi else "no"
+        rows.append(f"| {_label(m)} | {cells[0]} | {sep} | {cells[1]} | {cells[2]} | {cells[3]} |")
+    return head + rows if rows else []
+
+
+def _by_group(
+    runs: dict, subset: str, group: str, names: Iterable[str], methods: Iterable[str]
+) -> list[str]:
+    names = list(names)
+    out = ["| Method | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+    for m in methods:
+        block = runs.get((subset, m))
+        if block:
+            cells = []
+            for g in names:
+                stats = block.get(group, {}).get(g)
+                cells.append(
+                    f"{_cell(stats['recovery'], 100, True)} (n={stats['recovery']['n']})"
+                    if stats
+                    else "-"
+                )
+            out.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
+    return out
+
+
+def _provenance(runs: dict) -> list[str]:
+    out = ["| Set | Recorded (citations) precision | recall | Prompt contents only precision | recall |",
+           "|---|---|---|---|---|"]  # fmt: skip
+    for subset in ("controlled", "stress"):
+        block = runs.get((subset, "dgr"))
+        if block and "prov_precision" in block["all"]:
+            s = block["all"]
+            cells = [
+                _cell(s[k], 100, True)
+                for k in ("prov_precision", "prov_recall", "prompt_precision", "prompt_recall")
+            ]
+            out.append(f"| {subset} | " + " | ".join(cells) + " |")
+    return out if len(out) > 2 else []
+
+
+def _sections(runs: dict[tuple[str, str], dict[str, Any]], label: str) -> list[str]:
+    main = ("dgr", *_BASELINES)
+    lines = [
+        f"Backbone: {label}.",
+        "",
+        "### Controlled set: methods, baselines and text-heuristic floors",
+        "",
+    ]
+    lines += _table(
+        runs, "controlled", main, [(f"Dependency-guided repair, {REFERENCE}", _SEED_MAIN)]
+    )
+    margins = _margins(runs, "controlled")
+    if margins:
+        lines += ["", "### Controlled set: dependency-guided repair's margin over each method", "",
+                  "Paired differences per case (DGR minus the method), mean [95% bootstrap CI over cases]; "
+                  "'separated': DGR's recovery interval lies wholly above the method's.", "", *margins]  # fmt: skip
+    lines += ["", "### Controlled set: recovery by case family", ""]
+    lines += _by_group(runs, "controlled", "by_family", _FAMILIES, (*main, *_ABLATIONS))
+    lines += ["", "### Controlled set: ablations", ""]
+    lines += _table(runs, "controlled", ("dgr", *_ABLATIONS))
+    lines += ["", "### Stress set (2-4 faults per case)", ""]
+    lines += _table(
+        runs,
+        "stress",
+        (*main, *_ABLATIONS),
+        [(f"Dependency-guided repair, {REFERENCE}", _SEED_STRESS)],
+    )
+    lines += ["", "### Stress set: diagnosis and repair apart", "",
+              "Recovery with every fault diagnosed, and with one fault missed by the detector.", ""]  # fmt: skip
+    lines += _by_group(runs, "stress", "by_diagnosis", ("complete", "missed"), (*main, *_ABLATIONS))
+    prov = _provenance(runs)
+    if prov:
+        lines += ["", "### Recorded provenance against the generator's gold dependencies", "",
+                  "Edge precision / recall of (record or input -> record or claim) dependencies, per case.", "", *prov]  # fmt: skip
+    return lines + [""]
 
 
 def repair_section(source: str | Path | Iterable[Any]) -> tuple[str, set[str]]:
@@ -120,10 +234,10 @@ def repair_section(source: str | Path | Iterable[Any]) -> tuple[str, set[str]]:
     found = load_repair_runs(source)
     if not found:
         return "", set()
-    lines = ["## Repair track (dependency-guided repair, issue 11)", "",
+    lines = ["## Repair track (dependency-guided repair, issues 11 and 18)", "",
              "Defined in docs/repair.md. The offline backbone is the track's deterministic policy; "
-             "95% bootstrap CI over cases on recovery. Rows in *italics* are the seed's GPT-4o "
-             "figures: a reference, not comparable (other data, other agent, an LLM backbone).", ""]  # fmt: skip
+             "intervals are 95% bootstrap CIs over cases. The row in *italics* is the seed's GPT-4o "
+             "figure: a reference, not comparable (other data, other agent, an LLM backbone).", ""]  # fmt: skip
     for label in sorted({k[0] for k in found}, key=lambda x: (x != "offline policy", x)):
         runs = {(sub, m): v["metrics"] for (b, sub, m), v in found.items() if b == label}
         lines += _sections(runs, label)
@@ -135,45 +249,6 @@ def repair_section(source: str | Path | Iterable[Any]) -> tuple[str, set[str]]:
 def render_repair_markdown(source: str | Path | Iterable[Any]) -> str:
     """The markdown section for the repair runs of ``source`` ('' when none)."""
     return repair_section(source)[0]
-
-
-def _sections(runs: dict[tuple[str, str], dict[str, Any]], label: str) -> list[str]:
-    lines = [f"Backbone: {label}.", ""]
-    lines += ["### Controlled set: methods", ""]
-    lines += _table(
-        runs, "controlled", _MAIN, [(f"Dependency-guided repair, {REFERENCE}", _SEED_MAIN)]
-    )
-    lines += ["", "### Controlled set: ablations", ""]
-    refs = [(f"{LABELS[m].strip()}, {REFERENCE}", v) for m, v in _SEED_ABLATIONS.items()]
-    lines += _table(runs, "controlled", _ABLATIONS, refs)
-    lines += ["", "### Stress set (2-4 faults per case)", ""]
-    lines += _table(
-        runs,
-        "stress",
-        _MAIN + _ABLATIONS[1:],
-        [(f"Dependency-guided repair, {REFERENCE}", _SEED_STRESS)],
-        50,
-    )
-    dgr = runs.get(("controlled", "dgr"))
-    if dgr:
-        lines += [
-            "",
-            "### Dependency-guided repair on the controlled set, by domain and fault type",
-            "",
-        ]
-        lines += ["| Group | n | Recovery % | Recurrence % | Replay ratio % | Seed recovery % (GPT-4o, not comparable) |",
-                  "|---|---|---|---|---|---|"]  # fmt: skip
-        for kind, seed in (("by_domain", _SEED_DOMAIN), ("by_fault_type", _SEED_FAULT)):
-            for group, stats in dgr[kind].items():
-                ref = seed.get(group)
-                ref_text = (
-                    "-" if ref is None else f"{ref[0] if isinstance(ref, tuple) else ref:.1f}"
-                )
-                if isinstance(ref, tuple) and ref[1] is not None:
-                    ref_text += f" (recurrence {ref[1]:.1f})"
-                lines.append(f"| {group} | {stats['recovery']['n']} | {_cell(stats['recovery'], 100, True)} | "
-                             f"{_cell(stats['recurrence'], 100)} | {_cell(stats['replay_ratio'], 100)} | {ref_text} |")  # fmt: skip
-    return lines + [""]
 
 
 def main(argv: list[str] | None = None) -> int:

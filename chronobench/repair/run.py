@@ -82,40 +82,55 @@ def generation_params(spec: Any) -> Any:
 def repair_case(
     case: dict[str, Any], method: str, backbone: Any, params: Any = 0
 ) -> dict[str, Any]:
-    """Rebuild the failed state of ``case``, repair it with ``method``; returns the sample row."""
+    """Run the agent on the case's faulty history and task (the failed run), repair it with
+    ``method``, and score the result; returns the sample row. The agent and the method see
+    only :func:`~chronobench.repair.cases.agent_view` of the case and the diagnosis."""
     from chronobench.memory import ChronoMem
-    from chronobench.repair.agent import MEMO_ITEM, TaskRunner
-    from chronobench.repair.history import materialize
-    from chronobench.repair.metrics import score_case
-    from chronobench.repair.provenance import Recorder
+    from chronobench.repair.agent import MEMO_ITEM
+    from chronobench.repair.cases import agent_view, default_params
+    from chronobench.repair.context import RepairContext, resolve_faults, run_failed
+    from chronobench.repair.history import history_steps
+    from chronobench.repair.metrics import edge_scores, gold_dependencies, recomputed, score_case
+    from chronobench.repair.planner import dependency_edges, prompt_level
+    from chronobench.repair.provenance import load_graph
 
+    visible = agent_view(case)
+    params = default_params(params) if isinstance(params, int) else params
+    app, user = case["app"], case["user"]
     with ChronoMem(":memory:", embedder="hash") as mem:
-        rec = Recorder()
-        materialize(mem, case, rec)
-        runner = TaskRunner(mem, case, backbone, rec, params)
-        old = runner.run("run")
-        ctx = {"mem": mem, "case": case, "old": old, "runner": runner, "backbone": backbone,
-               "seed": runner.params.seed, "method": method}  # fmt: skip
-        out = METHODS[method](ctx)
-        store = {k: v for k, v in mem.snapshot(case["app"], case["user"]).items() if k != MEMO_ITEM}
-        scores = score_case(
-            case, out.trace, store, out.invalidated, out.trace.calls + out.extra_calls
+        runner, old = run_failed(mem, visible, backbone, params)
+        graph = load_graph(mem, app, user)
+        gold = gold_dependencies(case)
+        prov = dict(
+            zip(
+                ("prov_precision", "prov_recall"),
+                edge_scores(dependency_edges(graph), gold),
+                strict=True,
+            )
         )
-    # With an LLM backbone the failed run is this run's, not the builder's offline one.
-    failed = {**case, "failed": {**case["failed"], "claims": old.claims, "answer": old.answer}}
+        prompt = edge_scores(dependency_edges(prompt_level(graph)), gold)
+        prov.update(prompt_precision=prompt[0], prompt_recall=prompt[1])
+        failed_store = {k: v for k, v in mem.snapshot(app, user).items() if k != MEMO_ITEM}
+        diagnosed = resolve_faults(graph, case["diagnosed"])
+        total = len(history_steps(graph)) + len(old.steps)
+        ctx = RepairContext(mem, visible, old, runner, backbone, method, diagnosed)
+        out = METHODS[method](ctx)
+        head = mem.snapshot(app, user)
+        # With an LLM backbone the failed run is this run's, not the builder's offline one.
+        failed = {"claims": old.claims, "answer": old.answer}
+        scores = score_case(case, out, head, failed=failed, failed_store=failed_store,
+                            fault_texts=[graph.nodes[n].attrs["text"] for n in diagnosed],
+                            total_steps=total, provenance=prov)  # fmt: skip
     if old.answer == case["gold"]["answer"]:
         scores["failed_run_correct"] = 1.0  # the backbone did not fail: the case is moot
-    else:
-        scores = score_case(
-            failed, out.trace, store, out.invalidated, out.trace.calls + out.extra_calls
-        )
     return {
         "sample_id": case["case_id"], "kind": "repair", "case_id": case["case_id"], "set": case["set"],
-        "domain": case["domain"], "fault_types": case["fault_types"], "n_faults": len(case["faults"]),
-        "n_diagnosed": len(case["diagnosed"]), "method": method, "answer": out.trace.answer,
-        "failed_answer": old.answer, "gold_answer": case["gold"]["answer"],
+        "domain": case["domain"], "fault_types": case["fault_types"], "families": case["families"],
+        "n_faults": len(case["faults"]), "n_diagnosed": len(case["diagnosed"]), "diagnosis": case["diagnosis"],
+        "method": method, "answer": out.trace.answer, "failed_answer": old.answer,
+        "gold_answer": case["gold"]["answer"], "steps_total": total,
         "replayed_steps": [s["step_id"] for s in out.trace.steps if s["executed"]],
-        "invalidated_claims": out.invalidated, "notes": out.notes, "plan": out.plan, "scores": scores,
+        "invalidated_claims": sorted(recomputed(out.trace, old.claims)), "notes": out.notes, "plan": out.plan, "scores": scores,
     }  # fmt: skip
 
 

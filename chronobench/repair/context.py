@@ -1,0 +1,139 @@
+"""What every repair method is given, what it returns, and the steps they share.
+
+A method gets the failed state (the store after the agent ran the history and the
+task, with the provenance it recorded), the failed task trace, the logged session
+inputs and the diagnosed fault records; it returns a :class:`RepairOutcome`. Every
+method ends with a final answer regenerated through the backbone, so recovery is
+comparable; what differs is what is removed, what is re-run, and what that costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chronobench.repair.agent import TaskRunner, Trace
+from chronobench.repair.graph import ProvGraph
+from chronobench.repair.history import Replayed, diff_ops, materialize, replay_timeline
+from chronobench.repair.provenance import Recorder, load_graph
+from chronobench.repair.steps import HistoryAgent
+
+
+@dataclass
+class RepairContext:
+    """The failed state a method repairs (``case`` holds only what the agent may see)."""
+
+    mem: Any
+    case: dict[str, Any]
+    old: Trace
+    runner: TaskRunner
+    backbone: Any
+    method: str
+    diagnosed: list[str]  # memory node ids of the diagnosed faults
+
+    @property
+    def scope(self) -> tuple[str, str]:
+        """(app, user)."""
+        return self.case["app"], self.case["user"]
+
+    def graph(self) -> ProvGraph:
+        """The stored provenance graph now."""
+        return load_graph(self.mem, *self.scope)
+
+    def agent(self) -> HistoryAgent:
+        """A history agent writing into the task runner's recorder."""
+        return HistoryAgent(self.case, self.backbone, self.runner.rec, self.runner.params)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Commit labels of the repair."""
+        return {"repair": self.method}
+
+
+@dataclass
+class RepairOutcome:
+    """The repaired trace and what the repair cost (what it recomputed is in the trace)."""
+
+    trace: Trace
+    history_steps: int = 0  # history steps re-executed
+    history_calls: int = 0  # backbone calls of those steps
+    extra_calls: int = 0  # backbone calls spent deciding (judging), not replaying
+    plan: dict[str, Any] | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+def resolve_faults(graph: ProvGraph, diagnosed: list[str]) -> list[str]:
+    """The diagnosed record nodes; a name the graph lacks (an LLM agent stored the
+    session differently) stands for every record that session produced."""
+    out = []
+    for nid in diagnosed:
+        if nid in graph.nodes:
+            out.append(nid)
+            continue
+        event = nid.split(":")[1] if nid.count(":") >= 2 else ""
+        out += [e.dst for s in graph.of_kind("step") if s.attrs.get("event") == event
+                for e in graph.out_edges(s.node_id) if e.etype == "produce" and graph.nodes[e.dst].kind == "memory"]  # fmt: skip
+    return sorted(set(out))
+
+
+def fault_events(graph: ProvGraph, faults: list[str]) -> set[str]:
+    """The sessions that wrote the fault records."""
+    out = set()
+    for f in faults:
+        for e in graph.in_edges(f):
+            if e.etype == "produce" and graph.nodes[e.src].attrs.get("event"):
+                out.add(graph.nodes[e.src].attrs["event"])
+    return out
+
+
+def delete_ops(ctx: RepairContext, nodes: list[str]) -> tuple[list[dict[str, Any]], dict]:
+    """Ops and overlay deleting each record that S(HEAD) still holds (nothing is restored)."""
+    graph = ctx.graph()
+    head = ctx.mem.snapshot(*ctx.scope)
+    ops, overlay = [], {}
+    for n in nodes:
+        item, text = graph.nodes[n].attrs["item"], graph.nodes[n].attrs["text"]
+        if head.get(item) == text and item not in overlay:
+            overlay[item] = None
+            ops.append({"op": "delete", "item_id": item, "meta": {"action": "delete"}})
+    return ops, overlay
+
+
+def apply_timeline(
+    ctx: RepairContext,
+    drop: set[str],
+    replay: set[str],
+    steps: list[str] | Callable[[dict], list[str]] | None,
+) -> tuple[Trace, Replayed]:
+    """Re-walk the history with ``drop`` removed and ``replay`` re-executed, commit the
+    resulting state, and replay the task steps ``steps`` (all of them when None; a
+    callable gets the overlay of changed items); the store changes and the replays'
+    provenance are one commit."""
+    replayed = replay_timeline(ctx.graph(), ctx.case, ctx.agent(), drop=drop, replay=replay)
+    ops, overlay = diff_ops(ctx.mem.snapshot(*ctx.scope), replayed.items, ctx.method)
+    if callable(steps):
+        steps = steps(overlay)
+    kw = {"overlay": overlay, "repair_ops": ops, "labels": ctx.labels, "nodes": replayed.nodes}
+    if steps is None:
+        return ctx.runner.run("repair", **kw), replayed
+    return ctx.runner.run("repair", old=ctx.old, replay=set(steps), **kw), replayed
+
+
+def history_after(graph: ProvGraph, faults: list[str]) -> set[str]:
+    """Every session from the first fault's on, except the faults' own."""
+    bad = fault_events(graph, faults)
+    first = min((graph.nodes[f].order for f in faults), default=0)
+    return {s.attrs["event"] for s in graph.of_kind("step")
+            if s.attrs.get("trace") == "history" and s.order >= first and s.attrs.get("event") not in bad}  # fmt: skip
+
+
+def run_failed(
+    mem: Any, visible: dict[str, Any], backbone: Any, params: Any
+) -> tuple[TaskRunner, Trace]:
+    """Run the agent on the case's history and task into ``mem`` (the failed run);
+    returns the task runner (its recorder continues the graph) and the failed trace."""
+    rec = Recorder()
+    materialize(mem, visible, HistoryAgent(visible, backbone, rec, params))
+    runner = TaskRunner(mem, visible, backbone, rec, params)
+    return runner, runner.run("run")
