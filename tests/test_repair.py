@@ -255,9 +255,13 @@ def test_backbone_judge_sees_every_record():
     shown = [Shown(f"m{i}", "", "", t) for i, t in enumerate(lines, start=1)]
     q = "Should the CANDIDATE memory be dropped? slots: budget, brand. Reply drop or keep."
     judge = RepairPolicyBackbone()
-    assert judge.generate([make_request("repair_judge", shown, q, default_params())]) == ["drop"]
+    assert [
+        c.text for c in judge.generate([make_request("repair_judge", shown, q, default_params())])
+    ] == ["drop"]
     shown[2] = Shown("m3", "", "", "CANDIDATE: [day 1] budget = 600 EUR (chat)")
-    assert judge.generate([make_request("repair_judge", shown, q, default_params())]) == ["keep"]
+    assert [
+        c.text for c in judge.generate([make_request("repair_judge", shown, q, default_params())])
+    ] == ["keep"]
 
 
 # -- generator ----------------------------------------------------------------------------

@@ -72,7 +72,7 @@ def server() -> Iterator[ScriptedServer]:
 
 @pytest.mark.slow
 def test_llm_backbone_runs_the_agent_and_the_judge(server, tmp_path):
-    from chronobench.runner.cli import main
+    from chronobench.commands.run import main
 
     cells = [
         ["dataset.granularity=controlled", f"system.name={m}"] for m in ("dgr", "backbone_judged")
