@@ -164,19 +164,27 @@ class Registry:
         skip: int = 0,
         source: str | None = None,
         replace: bool = False,
+        meta: Mapping[str, Any] | None = None,
     ) -> Any:
         """Register ``target`` (an object or ``"module:attr"``) as ``name``.
 
         Without ``target`` this returns a decorator that registers the decorated object.
         Registering a name again with the same target updates its entry; with another
         target it raises :class:`RegistryCollisionError` naming both sources, unless
-        ``replace``.
+        ``replace``. ``meta``: flags a group reads from its entries (e.g. a system's
+        ``oracle``).
         """
         if not isinstance(name, str) or not name:
             raise ValueError(
                 f"{self.group} registry: name must be a non-empty string, got {name!r}"
             )
-        kwargs = {"requires": requires, "options": options, "label": label, "order": order}
+        kwargs = {
+            "requires": requires,
+            "options": options,
+            "label": label,
+            "order": order,
+            "meta": meta,
+        }
         if target is None:
             src = source or _caller()
 
@@ -200,6 +208,7 @@ class Registry:
             order=order,
             source=source or _caller(),
             skip=skip,
+            meta=dict(meta or {}),
         )
         self._add(entry, replace=replace)
         return target

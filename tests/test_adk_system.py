@@ -14,6 +14,7 @@ if importlib.util.find_spec("google.adk") is None:  # CI installs the adk extra:
 
 from chronobench.data.io import load_built
 from chronobench.data.schema import MemoryOp, Stream, Write
+from chronobench.protocols import Question, public_writes
 from chronobench.systems import SystemContext, create_system
 from chronobench.systems.stores import StoreProvider
 from data_builders import build_dataset
@@ -39,12 +40,15 @@ def _outcomes(name: str, built, provider: StoreProvider) -> list[tuple]:
     system = create_system(name, SystemContext(stores=provider))
     out = []
     for stream in built.streams:
-        system.ingest(stream)
+        system.ingest(public_writes(stream))
         for q in [q for q in built.queries if q.stream_id == stream.stream_id]:
-            o = system.rollback(q)
+            session = system.open_session()
+            o = session.rollback(q.text)
             probe = next(p for p in q.probes if p.kind != "summary")
-            req = system.prepare(q, probe)
-            out.append((q.query_id, o.selected_version, [v for v, _ in o.candidates], req.context))
+            (reply,) = session.ask([Question("q1", probe.question)])
+            session.close()
+            ctx = reply.request.context
+            out.append((q.query_id, o.selected_version, [v for v, _ in o.candidates], ctx))
     system.close()
     return out
 
@@ -81,7 +85,7 @@ def test_adk_system_rejects_streams_it_cannot_express():
     )
     system = create_system("adk_chronomem", SystemContext(stores=StoreProvider(embedder="hash")))
     with pytest.raises(ValueError, match="write 2 op 0 is 'update'"):
-        system.ingest(stream)
+        system.ingest(public_writes(stream))
     system.close()
 
 

@@ -3,94 +3,48 @@
 Every trivial policy (no memory, always abstain, a constant answer) must score below a
 real system on the RQ2 headline, and both content-free RQ3 outputs (session dates,
 generic words) below the oracle system on ROUGE-1 and content ROUGE-1. The systems run
-as the runner runs them (ingest, roll back, answer directly or through the extractive
-backbone), on the real store with the packaged MiniLM embedder.
+through the runner's generation loop (the sealed protocol: public writes, request text,
+question texts; the oracles through the oracle channel), on the real store with the
+packaged MiniLM embedder.
 """
 
 from __future__ import annotations
 
-import importlib
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chronobench.data.io import load_built
-from chronobench.protocols import GenerationParams
 from chronobench.runner.metrics_io import compute_metrics
-from chronobench.systems.base import SystemContext
+from chronobench.systems import is_oracle
+from tests._protocol_fixtures import build_tiny, make_system, run_system
 
-FIXTURE = Path(__file__).parent / "fixtures" / "locomo_tiny.json"
-
-SYSTEMS = {
-    "chronomem": "chronobench.systems.chronomem:ChronoMemSystem",
-    "chronomem_oracle": "chronobench.systems.chronomem:ChronoMemOracleSystem",
-    "no_memory": "baselines.floors:NoMemorySystem",
-    "always_abstain": "baselines.floors:AlwaysAbstainSystem",
-    "constant_answer": "baselines.floors:ConstantAnswerSystem",
-    "floor_session_dates": "baselines.floors:SessionDatesFloor",
-    "floor_generic_words": "baselines.floors:GenericWordsFloor",
-}
+SYSTEMS = (
+    "chronomem",
+    "chronomem_oracle",
+    "no_memory",
+    "always_abstain",
+    "constant_answer",
+    "floor_session_dates",
+    "floor_generic_words",
+)
 QA_FLOORS = ("no_memory", "always_abstain", "constant_answer")
 RQ3_FLOORS = ("floor_session_dates", "floor_generic_words")
-
-
-def _rows(built: Any, name: str, stores: Any) -> list[dict[str, Any]]:
-    from chronobench.backbones.extractive import ExtractiveBackbone
-    from chronobench.metrics import score_probe
-
-    module, _, attr = SYSTEMS[name].partition(":")
-    cls = getattr(importlib.import_module(module), attr)
-    system = cls(SystemContext(params=GenerationParams(), stores=stores))
-    backbone = ExtractiveBackbone()
-    rows: list[dict[str, Any]] = []
-    for stream in built.streams:
-        system.ingest(stream)
-        for q in [q for q in built.queries if q.stream_id == stream.stream_id]:
-            outcome = system.rollback(q)
-            for probe in q.probes:
-                pred = system.answer_directly(q, probe)
-                if pred is None:
-                    pred = backbone.generate([system.prepare(q, probe)])[0].text
-                rows.append(
-                    {
-                        "kind": "probe",
-                        "query_id": q.query_id,
-                        "stream_id": q.stream_id,
-                        "gold_version": q.target_version,
-                        "selected_version": outcome.selected_version,
-                        "intent": q.intent,
-                        "source": q.source,
-                        "probe_kind": probe.kind,
-                        "category": probe.category,
-                        "probe": probe.model_dump(mode="json"),
-                        "scores": score_probe(probe, pred),
-                    }
-                )
-    system.close()
-    return rows
 
 
 @pytest.fixture(scope="module")
 def metrics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     from chronobench.systems.stores import StoreProvider
-    from data_builders import build_dataset
 
-    folder = build_dataset(
-        "locomo",
-        granularity="session",
-        source=FIXTURE,
-        out_dir=tmp_path_factory.mktemp("built"),
-        max_queries_per_stream=6,
-        max_answerable=2,
-        max_future=2,
-    )
-    built = load_built(folder)
+    built = build_tiny(tmp_path_factory.mktemp("built"))
+    logs = tmp_path_factory.mktemp("logs")
     stores = StoreProvider(embedder="minilm")
     try:
-        return {
-            name: compute_metrics(_rows(built, name, stores))["probes"]["all"] for name in SYSTEMS
-        }
+        out = {}
+        for name in SYSTEMS:
+            system = make_system(name, stores)
+            rows = run_system(built, system, logs / f"{name}.jsonl", oracle=is_oracle(name))
+            out[name] = compute_metrics(rows)["probes"]["all"]
+        return out
     finally:
         stores.close()
 

@@ -2,6 +2,8 @@
 
 Each method gets the failed state (the store after the failed run, with provenance),
 the failed trace and the diagnosed fault ids, and returns a :class:`RepairOutcome`.
+It reads the case only through :func:`method_case` (the task and the diagnosis): the
+gold run, the fault list and the records' roles stay with the scorer.
 Every method ends with a final answer (regenerated through the backbone), so recovery
 is comparable; what differs is what is removed from memory and what is re-run.
 """
@@ -27,6 +29,24 @@ class RepairOutcome:
     extra_calls: int = 0  # backbone calls spent deciding (judging), not replaying
     plan: dict[str, Any] | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+
+
+# What a repair method, and the agent it reruns, may read of a case.
+METHOD_CASE_KEYS = (
+    "case_id",
+    "app",
+    "user",
+    "domain",
+    "request",
+    "params",
+    "task_day",
+    "diagnosed",
+)
+
+
+def method_case(case: dict[str, Any]) -> dict[str, Any]:
+    """The case as a repair method sees it: the task and the diagnosed fault ids only."""
+    return {k: case[k] for k in METHOD_CASE_KEYS}
 
 
 def _fault_nodes(case: dict[str, Any]) -> list[str]:
@@ -193,4 +213,4 @@ LABELS = {
     "backbone_judged": "Backbone-judged repair + rerun",
 }
 STEPS_PER_TASK = {d: len(workflow(d)) for d in ("shopping", "travel", "customer_support")}
-__all__ = ["LABELS", "METHODS", "MEMO_ITEM", "RepairOutcome"]
+__all__ = ["LABELS", "METHODS", "METHOD_CASE_KEYS", "MEMO_ITEM", "RepairOutcome", "method_case"]

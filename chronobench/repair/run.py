@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.errors import ConfigError
-from chronobench.repair.methods import METHODS
+from chronobench.repair.methods import METHODS, method_case
 
 SUBSETS = ("controlled", "stress")
 _DATASET_PARAMS = {"n_controlled": 150, "n_stress": 50}
@@ -91,10 +91,12 @@ def repair_case(
 
     with ChronoMem(":memory:", embedder="hash") as mem:
         rec = Recorder()
-        materialize(mem, case, rec)
-        runner = TaskRunner(mem, case, backbone, rec, params)
+        materialize(mem, case, rec)  # the harness builds the failed state from the whole case
+        # The agent and the method see the task and the diagnosis only, never the gold.
+        public = method_case(case)
+        runner = TaskRunner(mem, public, backbone, rec, params)
         old = runner.run("run")
-        ctx = {"mem": mem, "case": case, "old": old, "runner": runner, "backbone": backbone,
+        ctx = {"mem": mem, "case": public, "old": old, "runner": runner, "backbone": backbone,
                "seed": runner.params.seed, "method": method}  # fmt: skip
         out = METHODS[method](ctx)
         store = {k: v for k, v in mem.snapshot(case["app"], case["user"]).items() if k != MEMO_ITEM}
