@@ -49,7 +49,9 @@ def test_every_selector_is_registered_with_a_label_and_an_order() -> None:
     assert SELECTORS.ordered(selector_names())[-1] == "chronomem"
 
 
-def test_rules_apply_intent_on_top_of_a_stage(setup: tuple[tuple[StreamWrite, ...], StoreProvider]) -> None:
+def test_rules_apply_intent_on_top_of_a_stage(
+    setup: tuple[tuple[StreamWrite, ...], StoreProvider],
+) -> None:
     undo = "Forget everything since the conversation where Ann started pottery classes"
     restore = "Go back to right after the conversation where Ann started pottery classes"
     assert _top(setup, "bm25", undo) == 2  # retrieval alone finds the described commit
