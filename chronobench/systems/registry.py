@@ -8,6 +8,7 @@ signature (``**kwargs`` in a signature accepts nothing extra: name every option)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PositiveInt
@@ -43,14 +44,20 @@ _OPTIONS: dict[str, type[BaseModel] | None] = {}
 
 
 def register_system(
-    name: str, target: str | type, *, options: type[BaseModel] | None = None
+    name: str,
+    target: str | type,
+    *,
+    options: type[BaseModel] | None = None,
+    requires: Iterable[tuple[str, str]] = (),
 ) -> None:
     """Register a system class (or a lazy ``"module:Class"`` path) under ``name``.
 
     ``options``: a pydantic model of the system's config options (``extra="forbid"``);
     without it, options are checked against the constructor's signature.
+    ``requires``: ``[(module, pip hint), ...]`` checked (without importing) before the
+    system is built, so a missing optional package fails in a second.
     """
-    SYSTEMS.register(name, target)
+    SYSTEMS.register(name, target, requires=requires)
     _OPTIONS[name] = options
 
 
@@ -75,6 +82,17 @@ register_system("always_abstain", "baselines.floors:AlwaysAbstainSystem", option
 register_system("constant_answer", "baselines.floors:ConstantAnswerSystem")
 register_system("floor_session_dates", "baselines.floors:SessionDatesFloor", options=NoOptions)
 register_system("floor_generic_words", "baselines.floors:GenericWordsFloor", options=NoOptions)
+
+
+def _register_peers() -> None:
+    # Issue 16: the memory systems agent builders use (optional extras), one table in
+    # chronobench.systems.peers; imports no peer package.
+    from chronobench.systems.peers import register_peer_systems
+
+    register_peer_systems(register_system)
+
+
+_register_peers()
 
 
 def system_names() -> list[str]:

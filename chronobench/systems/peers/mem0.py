@@ -18,6 +18,7 @@ history rows (``detail["history_rows"]``), and deleted texts stay in the history
 
 from __future__ import annotations
 
+import logging
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -47,6 +48,9 @@ def _import_mem0(home: Path) -> Any:
     os.environ.setdefault("MEM0_DIR", str(home))
     import mem0
 
+    # Its "spaCy / fastembed not installed" notices repeat on every Memory(); BM25 and
+    # lemmas are optional there, and their absence is recorded in docs/peers.md.
+    logging.getLogger("mem0").setLevel(logging.ERROR)
     return mem0
 
 
