@@ -5,6 +5,7 @@ Subcommands:
   rerank-eval    R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
   nl-confidence  share of real LoCoMo rollback requests the NL confidence gate refuses
   adk            the ADK memory service's add/search/rollback latency beside the raw store
+  peers          memory systems people use: restore fidelity on LoCoMo, bytes and latency
   main           where the main job's time goes: per cell, seconds per stage
   vllm-overhead  the runner's vLLM backbone vs raw batched vllm.generate (needs a GPU)
 """
@@ -48,8 +49,13 @@ def _parser() -> argparse.ArgumentParser:
     from chronobench.bench.adk import add_arguments as adk_arguments  # stdlib-only import
 
     adk_arguments(sub.add_parser("adk", help="ADK memory service latency vs the raw store"))
-    from chronobench.bench import profile, vllm_overhead  # stdlib-only imports
+    from chronobench.bench import (  # stdlib-only imports
+        peers,  # stdlib-only import
+        profile,
+        vllm_overhead,
+    )
 
+    peers.add_arguments(sub.add_parser("peers", help="peer memory systems: restore fidelity"))
     profile.add_arguments(sub.add_parser("main", help="main job time per cell and stage"))
     vllm_overhead.add_arguments(sub.add_parser("vllm-overhead", help="harness vs raw vLLM"))
     ev = sub.add_parser("rerank-eval", help="hybrid vs DeltaReranker on synthetic streams")
@@ -77,6 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chronobench.bench.adk import main as adk_main
 
         return adk_main(args)
+    if args.name == "peers":
+        from chronobench.bench.peers import main as peers_main
+
+        return peers_main(args)
     if args.name in ("main", "vllm-overhead"):
         from chronobench.bench import profile, vllm_overhead
 
