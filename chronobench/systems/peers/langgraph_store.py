@@ -78,6 +78,9 @@ class LangGraphStorePeer:
                     NAMESPACE,
                     item_id,
                     {"text": text, VERSION_KEY: write.version, "timestamp": write.timestamp},
+                    # Per put: SqliteStore 3.1 ignores index={"fields": ...} (it reads
+                    # "text_fields") and would embed the whole JSON value, version included.
+                    index=["text"],
                 )
                 for item_id, text in write.items
             ]
