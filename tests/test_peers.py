@@ -203,6 +203,7 @@ def test_every_peer_has_a_config_and_registration_imports_no_peer_package():
         assert (REPO_ROOT / "configs" / "system" / f"{name}.yaml").is_file(), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["openai_agents_session"])
 def test_peer_runs_through_the_runner(name, tmp_path):
     _need(name)
