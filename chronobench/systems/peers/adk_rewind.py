@@ -69,6 +69,7 @@ class AdkRewindPeer:
         self.service = SqliteSessionService(str(self.workdir / "sessions.db"))
         self.runner = Runner(app_name=APP, agent=_Idle(name="memory"), session_service=self.service)
         self.index = DenseIndex(embedding)
+        self._live: Any = None
         if self._session() is None:
             self._run(self.service.create_session(app_name=APP, user_id=USER, session_id=SESSION))
         self._last_version = max((m.version or 0 for m in self.state()), default=0)
@@ -83,7 +84,11 @@ class AdkRewindPeer:
         from google.adk.events import Event, EventActions
         from google.genai import types
 
-        session = self._session()
+        # The live session object, as a Runner holds it between turns (re-reading the
+        # session per write would make exposure quadratic in the events).
+        if self._live is None:
+            self._live = self._session()
+        session = self._live
         for item_id, text in write.items:
             value = json.dumps({"text": text, "version": write.version})
             event = Event(
@@ -117,6 +122,7 @@ class AdkRewindPeer:
             )
         )
         self._last_version = version
+        self._live = None
         return RollbackInfo(
             True,
             "Runner.rewind_async before the next write's invocation (session state only)",
