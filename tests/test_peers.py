@@ -5,6 +5,7 @@ installed is skipped with the pip command (CI installs ``.[dev]``, which pulls t
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -228,3 +229,89 @@ def test_peer_runs_through_the_runner(name, tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     runs = list(Path(tmp_path / "results" / "runs").iterdir())
     assert len(runs) == 1 and (runs[0] / "metrics.json").is_file()
+
+
+# -- the memory-systems track (task=peers) and its leaderboard section --------------------
+
+
+def _peers_cell(name: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = {
+        **os.environ,
+        "CHRONOBENCH_RESULTS": str(tmp_path / "results"),
+        "CHRONOBENCH_DATA": str(tmp_path / "data"),
+        "CHRONOBENCH_CACHE": str(tmp_path / "cache"),
+    }
+    args = ["run", "experiment=single", "dataset=tiny", "task=peers", "~system"]
+    args += [f"+system.name={name}", "leaderboard=false", "progress=false", "embedder.model=hash"]
+    return subprocess.run(
+        [sys.executable, "-m", "chronobench", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        timeout=600,
+    )
+
+
+def test_peers_track_measures_both_targets_and_renders_the_section(tmp_path):
+    _need("langgraph_store")
+    for name in ("chronomem", "langgraph_store"):
+        proc = _peers_cell(name, tmp_path)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    from chronobench.leaderboard.build import collect_runs, render
+
+    runs = collect_runs(tmp_path / "results", local=True, published=False)
+    assert sorted(r.system for r in runs) == ["chronomem", "langgraph_store"]
+    store = next(r for r in runs if r.system == "langgraph_store").metrics
+    assert store["peer"]["rollback"]["native"] is False
+    assert store["peer"]["own_target"]["n"] > 0 and store["peer"]["fidelity"]["rollbacks"] > 0
+    assert store["probes"]["all"]["rc_qa"]["n"] > 0
+    # Volatile figures stay out of metrics.json (reruns compare it byte for byte).
+    assert "rollback_ms" not in json.dumps(store)
+    from chronobench.leaderboard.peers import peers_section
+
+    md, ids = peers_section(runs)
+    assert "## Memory systems" in md and len(ids) == 2
+    rows = [line for line in md.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[1].startswith("| ChronoMem") and "**emulated**" in rows[2]
+    # Fixture runs never reach the published leaderboard.
+    assert "Memory systems" not in render(runs)[0]
+
+
+def test_peers_track_rejects_what_it_would_not_read(tmp_path):
+    from chronobench.errors import ConfigError
+    from chronobench.runner.peers import check_spec
+    from chronobench.spec import RunSpec
+
+    base = {
+        "dataset": {"name": "locomo", "granularity": "session"},
+        "system": {"name": "chronomem"},
+        "backbone": {"name": "extractive", "model": "extractive"},
+        "task": {"kind": "peers", "qa": True, "params": {"targets": 2}},
+    }
+    spec = RunSpec.model_validate(base)
+    check_spec(spec)
+    for bad, match in (
+        ({"system": {"name": "nope"}}, "system.name"),
+        ({"system": {"name": "chronomem", "top_k_items": 3}}, "system options"),
+        ({"task": {"kind": "peers", "params": {"limit": 1}}}, "task.params.limit"),
+        ({"backbone": {"name": "vllm", "model": "x"}}, "one reader"),
+    ):
+        with pytest.raises(ConfigError, match=match):
+            check_spec(RunSpec.model_validate({**base, **bad}))
+
+
+def test_peers_preset_runs_every_peer_and_chronomem():
+    from hydra import initialize_config_dir
+
+    from chronobench.paths import config_dir
+    from chronobench.runner.experiment import compose, expand_suite
+
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        cfg, _ = compose(["experiment=peers"])
+        cells = expand_suite(cfg, ["experiment=peers"])
+    names = [c["system"]["name"] for c, _ in cells]
+    assert names == ["chronomem", *PEERS]
+    assert all(c["task"]["kind"] == "peers" and c["dataset"]["name"] == "locomo" for c, _ in cells)

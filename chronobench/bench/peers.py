@@ -60,7 +60,7 @@ def _peer_names(requested: list[str] | None) -> tuple[list[str], dict[str, str]]
 
 def _locomo(streams_limit: int | None) -> Any:
     from chronobench.runner.datasets import load_run_data
-    from chronobench.runner.spec import DatasetSpec
+    from chronobench.spec import DatasetSpec
 
     spec = DatasetSpec(
         name="locomo",
