@@ -3,16 +3,43 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any
 
-from chronobench.data.schema import Probe, RollbackQuery, Stream
-from chronobench.protocols import GenerationRequest, RollbackOutcome
+from chronobench.protocols import GenerationRequest, Question, Reply, RollbackOutcome, StreamWrite
 from chronobench.systems.base import SystemContext, pack_recent
-from chronobench.systems.prompts import qa_request, rollback_instruction, summary_request
+from chronobench.systems.prompts import (
+    is_summary_request,
+    qa_request,
+    rollback_instruction,
+    summary_request,
+)
+
+
+class RequestSession:
+    """A session of a system that keeps its memory as it is: ``rollback`` only
+    remembers the request text, and every question is answered by the system's
+    ``reply(question, request)`` (``request`` None: no rollback in this session)."""
+
+    def __init__(self, system: NonRestoringSystem) -> None:
+        self.system = system
+        self.request: str | None = None
+
+    def rollback(self, request: str) -> RollbackOutcome:
+        """No state change: these systems cannot restore a version."""
+        self.request = request
+        return RollbackOutcome(selected_version=None)
+
+    def ask(self, questions: Sequence[Question]) -> list[Reply]:
+        """The system's reply to each question."""
+        return [self.system.reply(q, self.request) for q in questions]
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 class NonRestoringSystem:
-    """Keeps the post-exposure memory; subclasses decide what memory a prompt shows."""
+    """Keeps the post-exposure memory; subclasses decide what each reply holds."""
 
     name = "non_restoring"
 
@@ -20,19 +47,19 @@ class NonRestoringSystem:
         self.ctx = ctx
         self.budget = int(kwargs.get("context_budget_tokens", 2000))
         self.summary_budget = int(kwargs.get("summary_budget_tokens", self.budget))
-        self.stream: Stream | None = None
+        self.writes: Sequence[StreamWrite] = ()
 
-    def ingest(self, stream: Stream) -> None:
-        """Exposure: remember the stream."""
-        self.stream = stream
+    def ingest(self, writes: Sequence[StreamWrite]) -> None:
+        """Exposure: remember the writes."""
+        self.writes = writes
 
-    def rollback(self, query: RollbackQuery) -> RollbackOutcome:
-        """No state change: these baselines cannot restore a version."""
-        return RollbackOutcome(selected_version=None)
+    def open_session(self) -> RequestSession:
+        """A session over the unchanged memory."""
+        return RequestSession(self)
 
-    def answer_directly(self, query: RollbackQuery, probe: Probe) -> str | None:
-        """Always goes through the backbone."""
-        return None
+    def reply(self, question: Question, request: str | None) -> Reply:
+        """The reply to ``question`` (``request``: the session's rollback request text)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement reply()")
 
     def close(self) -> None:
         """Nothing to release."""
@@ -46,13 +73,14 @@ class InstructedSystem(NonRestoringSystem, ABC):
     def memory_texts(self) -> list[str]:
         """The texts this baseline may show, oldest first."""
 
-    def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
-        """Memory view + the rollback instruction + the probe."""
-        assert self.stream is not None
-        # final_qa is asked at the stream's last version, without any rollback request.
-        instruction = None if probe.kind == "final_qa" else rollback_instruction(query.text)
-        if probe.kind == "summary":
+    def reply(self, question: Question, request: str | None) -> Reply:
+        """Memory view + the rollback instruction (when the session has one) + the question."""
+        return Reply(question.question_id, request=self._prompt(question.text, request))
+
+    def _prompt(self, text: str, request: str | None) -> GenerationRequest:
+        instruction = rollback_instruction(request) if request is not None else None
+        if is_summary_request(text):
             items = pack_recent(self.memory_texts(), self.summary_budget)
-            return summary_request(probe.question, items, self.ctx.params, instruction=instruction)
+            return summary_request(text, items, self.ctx.params, instruction=instruction)
         items = pack_recent(self.memory_texts(), self.budget)
-        return qa_request(probe.question, items, self.ctx.params, instruction=instruction)
+        return qa_request(text, items, self.ctx.params, instruction=instruction)

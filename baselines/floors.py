@@ -1,15 +1,21 @@
 """Floors reported in every table, so that a score a trivial policy can earn is visible:
-no memory, always abstain, a constant answer, and two content-free RQ3 outputs."""
+no memory, always abstain, a constant answer, and two content-free RQ3 outputs that
+need the oracle channel. The request-blind restore floors and the verbatim-text RQ3
+floors are in :mod:`baselines.restore_floors`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from baselines._common import NonRestoringSystem
-from chronobench.data.schema import Probe, RollbackQuery
-from chronobench.protocols import GenerationRequest
+from baselines._common import NonRestoringSystem, RequestSession
+from chronobench.protocols import OracleTarget, Question, Reply
 from chronobench.systems.base import SystemContext
-from chronobench.systems.prompts import ABSTAIN_REPLY, qa_request, summary_request
+from chronobench.systems.prompts import (
+    ABSTAIN_REPLY,
+    is_summary_request,
+    qa_request,
+    summary_request,
+)
 
 
 class NoMemorySystem(NonRestoringSystem):
@@ -17,29 +23,24 @@ class NoMemorySystem(NonRestoringSystem):
 
     name = "no_memory"
 
-    def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
+    def reply(self, question: Question, request: str | None) -> Reply:
         """A prompt with an empty memory."""
-        if probe.kind == "summary":
-            return summary_request(probe.question, [], self.ctx.params)
-        return qa_request(probe.question, [], self.ctx.params)
+        build = summary_request if is_summary_request(question.text) else qa_request
+        return Reply(question.question_id, request=build(question.text, [], self.ctx.params))
 
 
 class AlwaysAbstainSystem(NonRestoringSystem):
-    """Answers every probe with the abstention reply, without a backbone call."""
+    """Answers every question with the abstention reply, without a backbone call."""
 
     name = "always_abstain"
 
-    def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
-        """The empty-memory prompt (the runner never sends it: answer_directly answers)."""
-        return qa_request(probe.question, [], self.ctx.params)
-
-    def answer_directly(self, query: RollbackQuery, probe: Probe) -> str | None:
+    def reply(self, question: Question, request: str | None) -> Reply:
         """The abstention reply."""
-        return ABSTAIN_REPLY
+        return Reply(question.question_id, answer=ABSTAIN_REPLY)
 
 
 class ConstantAnswerSystem(NonRestoringSystem):
-    """Gives the same answer to every probe (default "2023", the most frequent year in
+    """Gives the same answer to every question (default "2023", the most frequent year in
     LoCoMo's answers): what guessing alone earns, and how much "leakage" a guess makes."""
 
     name = "constant_answer"
@@ -50,38 +51,57 @@ class ConstantAnswerSystem(NonRestoringSystem):
             raise ValueError(f"system.answer={answer!r}: give a non-empty constant answer")
         self.answer = answer
 
-    def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
-        """The empty-memory prompt (never sent: answer_directly answers)."""
-        return qa_request(probe.question, [], self.ctx.params)
+    def reply(self, question: Question, request: str | None) -> Reply:
+        """The constant, whatever the question."""
+        return Reply(question.question_id, answer=self.answer)
 
-    def answer_directly(self, query: RollbackQuery, probe: Probe) -> str | None:
-        """The constant, whatever the probe."""
-        return self.answer
+
+class FloorTextSession(RequestSession):
+    """A session that knows the floor text of its query's summary question (or none)."""
+
+    def __init__(self, system: FloorTextSystem, text: str | None) -> None:
+        super().__init__(system)
+        self.text = text
+
+    def ask(self, questions: Any) -> list[Reply]:
+        """The floor text for a summary request, the abstain reply otherwise."""
+        out = []
+        for q in questions:
+            if not is_summary_request(q.text):
+                out.append(Reply(q.question_id, answer=ABSTAIN_REPLY))
+            elif self.text is None:
+                floor = getattr(self.system, "floor", "")
+                raise ValueError(
+                    f"system {self.system.name}: asked for a summary, but the oracle channel "
+                    f"held no floor text {floor!r} for this query (OracleTarget.floor_texts; "
+                    "rebuild the dataset with this version of chronobench)"
+                )
+            else:
+                out.append(Reply(q.question_id, answer=self.text))
+        return out
 
 
 class FloorTextSystem(NonRestoringSystem):
-    """RQ3 floor: answers "summarise" with a content-free text the builder prepared for
-    the probe (``probe.meta["floor_texts"][floor]``; it needs other conversations, which
-    a system never sees), and abstains on questions."""
+    """RQ3 floor: answers a summary request with a content-free text the builder prepared
+    for the query (``OracleTarget.floor_texts[floor]``: it needs v* or other
+    conversations, so it comes through the oracle channel; registered ``oracle=True``)
+    and abstains on questions."""
 
     name = "floor_text"
     floor = ""
 
-    def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
-        """The empty-memory prompt (never sent: answer_directly answers)."""
-        return qa_request(probe.question, [], self.ctx.params)
+    def reply(self, question: Question, request: str | None) -> Reply:
+        """Never called: the sessions answer (see :class:`FloorTextSession`)."""
+        raise NotImplementedError
 
-    def answer_directly(self, query: RollbackQuery, probe: Probe) -> str | None:
-        """The prepared floor text for summary probes, the abstain reply otherwise."""
-        if probe.kind != "summary":
-            return ABSTAIN_REPLY
-        texts = probe.meta.get("floor_texts") or {}
-        if self.floor not in texts:
-            raise ValueError(
-                f"probe {probe.probe_id}: no floor text {self.floor!r} in meta.floor_texts "
-                f"(has {sorted(texts)}); rebuild the dataset with this version of chronobench"
-            )
-        return str(texts[self.floor])
+    def open_session(self) -> FloorTextSession:
+        """A session without the floor text (it abstains on every question)."""
+        return FloorTextSession(self, None)
+
+    def open_oracle_session(self, target: OracleTarget) -> FloorTextSession:
+        """A session holding the floor text of the target's summary question."""
+        text = target.floor_texts.get(self.floor)
+        return FloorTextSession(self, None if text is None else str(text))
 
 
 class SessionDatesFloor(FloorTextSystem):

@@ -14,5 +14,4 @@ class FullHistorySystem(InstructedSystem):
 
     def memory_texts(self) -> list[str]:
         """Every text ever written, in stream order."""
-        assert self.stream is not None
-        return all_written_texts(self.stream)
+        return all_written_texts(self.writes)

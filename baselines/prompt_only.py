@@ -14,5 +14,4 @@ class PromptOnlySystem(InstructedSystem):
 
     def memory_texts(self) -> list[str]:
         """Items alive after the last write, least recently written first."""
-        assert self.stream is not None
-        return [text for _, text in final_state(self.stream)]
+        return [text for _, text in final_state(self.writes)]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from baselines._common import NonRestoringSystem
-from chronobench.data.schema import Probe, RollbackQuery, Stream
-from chronobench.protocols import GenerationRequest
+from chronobench.protocols import Question, Reply, StreamWrite
 from chronobench.systems.base import APP, SystemContext, pack_ranked
-from chronobench.systems.prompts import qa_request, summary_request
+from chronobench.systems.prompts import is_summary_request, qa_request, summary_request
 
 
 class RagOnlySystem(NonRestoringSystem):
@@ -22,19 +22,21 @@ class RagOnlySystem(NonRestoringSystem):
         self.top_k = top_k_items
         self._ingested: Any = None
 
-    def ingest(self, stream: Stream) -> None:
+    def ingest(self, writes: Sequence[StreamWrite]) -> None:
         """Exposure: the shared post-exposure store of the stream."""
-        super().ingest(stream)
-        self._ingested = self.ctx.stores.get(stream)
+        super().ingest(writes)
+        self._ingested = self.ctx.stores.get(writes)
 
-    def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
-        """Retrieve with the request and the question together, then prompt."""
+    def reply(self, question: Question, request: str | None) -> Reply:
+        """Retrieve with the request and the question together (the question alone in a
+        session without a rollback request), then prompt."""
         ing = self._ingested
-        # final_qa is asked without a rollback request: the question alone.
-        text = probe.question if probe.kind == "final_qa" else f"{query.text} {probe.question}"
+        text = question.text if request is None else f"{request} {question.text}"
         hits = ing.store.search(APP, ing.user, text, k=self.top_k)
-        budget = self.summary_budget if probe.kind == "summary" else self.budget
-        items = pack_ranked([h.text for h in hits], budget)
-        if probe.kind == "summary":
-            return summary_request(probe.question, items, self.ctx.params)
-        return qa_request(probe.question, items, self.ctx.params)
+        if is_summary_request(question.text):
+            items = pack_ranked([h.text for h in hits], self.summary_budget)
+            req = summary_request(question.text, items, self.ctx.params)
+        else:
+            items = pack_ranked([h.text for h in hits], self.budget)
+            req = qa_request(question.text, items, self.ctx.params)
+        return Reply(question.question_id, request=req)

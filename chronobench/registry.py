@@ -179,19 +179,27 @@ class Registry:
         skip: int | None = None,
         source: str | None = None,
         replace: bool = False,
+        meta: Mapping[str, Any] | None = None,
     ) -> Any:
         """Register ``target`` (an object or ``"module:attr"``) as ``name``.
 
         Without ``target`` this returns a decorator that registers the decorated object.
         Registering a name again with the same target updates its entry; with another
         target it raises :class:`RegistryCollisionError` naming both sources, unless
-        ``replace``.
+        ``replace``. ``meta``: flags a group reads from its entries (e.g. a system's
+        ``oracle``).
         """
         if not isinstance(name, str) or not name:
             raise ValueError(
                 f"{self.group} registry: name must be a non-empty string, got {name!r}"
             )
-        kwargs = {"requires": requires, "options": options, "label": label, "order": order}
+        kwargs = {
+            "requires": requires,
+            "options": options,
+            "label": label,
+            "order": order,
+            "meta": meta,
+        }
         if target is None:
             src = source or _caller()
 
@@ -221,6 +229,7 @@ class Registry:
         options: type[BaseModel] | None = None,
         label: str | None = None,
         order: float | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> Entry:
         if isinstance(target, str) and ":" not in target:
             raise ValueError(
@@ -237,6 +246,7 @@ class Registry:
             order=order,
             source=source,
             skip=self.skip if skip is None else skip,
+            meta=dict(meta or {}),
         )
 
     def _add(self, entry: Entry, *, replace: bool = False) -> None:

@@ -1,8 +1,9 @@
 """Version selectors for RQ1, each one stage of the ChronoMem store's resolve pipeline.
 
-BEIR-shaped contract (:class:`chronobench.protocols.Selector`): ``search(stream,
-{query_id: text}, top_k) -> {query_id: [(version, score), ...]}`` with versions on the
-stream's own timeline (0 = empty store). Stages:
+BEIR-shaped contract (:class:`chronobench.protocols.Selector`): ``search(writes,
+{request_id: text}, top_k) -> {request_id: [(write_id, score), ...]}`` over the stream's
+public writes (what a system sees) with opaque request ids; versions are write ids on
+the stream's own timeline (0 = empty store). Stages:
 
 - ``bm25``: SQLite FTS5 bm25() over commit descriptors;
 - ``dense``: cosine over descriptor embeddings;
@@ -19,9 +20,10 @@ stream's own timeline (0 = empty store). Stages:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from chronobench.data.schema import Stream
+from chronobench.protocols import StreamWrite
 from chronobench.registry import Registry
 from chronobench.systems.base import APP
 
@@ -93,10 +95,10 @@ class StoreSelector:
         self.stores = stores
 
     def search(
-        self, stream: Stream, queries: dict[str, str], top_k: int
+        self, writes: Sequence[StreamWrite], queries: dict[str, str], top_k: int
     ) -> dict[str, list[tuple[int, float]]]:
-        """Rank the stream's versions for every query."""
-        ing = self.stores.get(stream)
+        """Rank the stream's versions for every request."""
+        ing = self.stores.get(writes)
         method = getattr(ing.store, _STAGES[self.name])
         out: dict[str, list[tuple[int, float]]] = {}
         for qid, text in queries.items():

@@ -201,12 +201,19 @@ def spec_sha256(spec: RunSpec) -> str:
     return sha256_text(canonical_json(spec.identity()))
 
 
+# The system protocol runs are made under (chronobench.protocols documents it). 1: systems
+# received the whole RollbackQuery, gold included; 2: the sealed protocol (public writes,
+# request text, question texts; the gold target only through the oracle channel).
+PROTOCOL_VERSION = 2
+
+
 def run_id(spec: RunSpec, dataset_sha256: str, queries_sha256: str | None = None) -> str:
     """``<dataset>-<granularity>[+<query file>]__<system>__<backbone>__<task>__<hash>``.
 
     Stable, so rerunning the same cell on the same data resumes it; the hash covers the
-    spec's identity, the dataset manifest and the user query file's bytes, so an edited
-    query file or a rebuilt dataset never resumes stale samples.
+    spec's identity, the dataset manifest, the user query file's bytes and the system
+    protocol, so an edited query file, a rebuilt dataset or a run of an older protocol
+    never resumes stale samples.
     """
     from pathlib import Path
 
@@ -227,6 +234,7 @@ def run_id(spec: RunSpec, dataset_sha256: str, queries_sha256: str | None = None
             "spec": spec_sha256(spec),
             "dataset_manifest_sha256": dataset_sha256,
             "queries_sha256": queries_sha256,
+            "protocol": PROTOCOL_VERSION,
         }
     )
     parts += [spec.task.tag, sha256_text(blob)[:10]]

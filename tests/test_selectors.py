@@ -6,6 +6,7 @@ import pytest
 
 from chronobench.data.schema import MemoryOp, Stream, Write
 from chronobench.memory import HashEmbedder
+from chronobench.protocols import StreamWrite, public_writes
 from chronobench.selectors import SELECTORS, StoreSelector, selector_names
 from chronobench.systems.stores import StoreProvider
 
@@ -18,7 +19,7 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def setup() -> tuple[Stream, StoreProvider]:
+def setup() -> tuple[tuple[StreamWrite, ...], StoreProvider]:
     writes = [
         Write(version=j, ops=[MemoryOp(op="add", item_id=f"m{j}", text=t)], labels={"session": j})
         for j, t in enumerate(TEXTS, start=1)
@@ -27,11 +28,11 @@ def setup() -> tuple[Stream, StoreProvider]:
         stream_id="t/s", dataset="t", granularity="session", sample_id="s", writes=writes
     )
     provider = StoreProvider(embedder=HashEmbedder())
-    yield stream, provider
+    yield public_writes(stream), provider
     provider.close()
 
 
-def _top(setup: tuple[Stream, StoreProvider], name: str, text: str) -> int:
+def _top(setup: tuple[tuple[StreamWrite, ...], StoreProvider], name: str, text: str) -> int:
     stream, provider = setup
     ranked = StoreSelector(name, provider).search(stream, {"q": text}, top_k=5)["q"]
     return ranked[0][0]
@@ -48,7 +49,9 @@ def test_every_selector_is_registered_with_a_label_and_an_order() -> None:
     assert SELECTORS.ordered(selector_names())[-1] == "chronomem"
 
 
-def test_rules_apply_intent_on_top_of_a_stage(setup: tuple[Stream, StoreProvider]) -> None:
+def test_rules_apply_intent_on_top_of_a_stage(
+    setup: tuple[tuple[StreamWrite, ...], StoreProvider],
+) -> None:
     undo = "Forget everything since the conversation where Ann started pottery classes"
     restore = "Go back to right after the conversation where Ann started pottery classes"
     assert _top(setup, "bm25", undo) == 2  # retrieval alone finds the described commit
@@ -61,6 +64,6 @@ def test_rules_apply_intent_on_top_of_a_stage(setup: tuple[Stream, StoreProvider
     assert _top(setup, "dense_rules", undo) == found[0][0] - 1
 
 
-def test_unknown_selector_is_refused(setup: tuple[Stream, StoreProvider]) -> None:
+def test_unknown_selector_is_refused(setup: tuple[tuple[StreamWrite, ...], StoreProvider]) -> None:
     with pytest.raises(KeyError, match="unknown selector"):
         StoreSelector("bm25_plus", setup[1])

@@ -202,6 +202,7 @@ def rq1(data_dir: str = "data/built") -> dict[str, Any]:
     MiniLM, hybrid fusion, the offline reranker); a refused request is a miss.
     """
     from chronobench.memory import ChronoMemError, DeltaReranker
+    from chronobench.protocols import public_writes
     from chronobench.systems import SystemContext, create_system
     from chronobench.systems.stores import StoreProvider
 
@@ -220,16 +221,20 @@ def rq1(data_dir: str = "data/built") -> dict[str, Any]:
     t0 = time.perf_counter()
     for stream in built.streams:
         queries = by_stream.get(stream.stream_id, [])
+        writes = public_writes(stream)
         for system in systems.values():
-            system.ingest(stream)
+            system.ingest(writes)
         for q in queries:
             n += 1
             chosen = {}
             for name, system in systems.items():
+                session = system.open_session()
                 try:
-                    chosen[name] = system.rollback(q).selected_version
+                    chosen[name] = session.rollback(q.text).selected_version
                 except ChronoMemError:
                     chosen[name] = None
+                finally:
+                    session.close()
                 refused[name] += chosen[name] is None
                 hits[name] += chosen[name] == q.target_version
             agree += chosen["adk_chronomem"] == chosen["chronomem"]

@@ -46,6 +46,7 @@ def _queries(granularity: str) -> tuple[Any, list[tuple[str, Any]]]:
 def evaluate(granularity: str, limit_streams: int | None = None) -> dict[str, Any]:
     """Plan every request of one granularity; returns per-source counts."""
     from chronobench.memory import DeltaReranker, UncertainRequestError
+    from chronobench.protocols import public_writes
     from chronobench.systems.base import APP
     from chronobench.systems.stores import StoreProvider
 
@@ -62,7 +63,7 @@ def evaluate(granularity: str, limit_streams: int | None = None) -> dict[str, An
             f"  [{granularity}] stream {n}/{len(by_stream)} {sid}: {len(items)} requests",
             flush=True,
         )
-        ing = provider.get(streams[sid])
+        ing = provider.get(public_writes(streams[sid]))
         for source, q in items:
             gold = ing.vid_of.get(q.target_version)
             row: dict[str, Any] = {"source": source}

@@ -14,6 +14,11 @@
   ``results/runs/*``, so it can only gain or update rows; a rebuild that would name fewer
   runs than the file it replaces is refused without ``force``, which rebuilds from local
   runs only.
+- Only runs of the current system protocol (:data:`chronobench.spec.PROTOCOL_VERSION`)
+  reach the tables. Published runs of an older protocol move to
+  ``results/archive/protocol-<n>/<run-id>/`` and are rendered, apart, in
+  ``results/ARCHIVE.md``; they never share a table with current rows (``score`` still
+  reads them).
 
 Rebuilding from the same runs gives byte-identical files: no timestamps, sorted output.
 """
@@ -32,8 +37,11 @@ from chronobench.fileio import atomic_write_text, dump_json
 from chronobench.hashing import canonical_json, sha256_text
 from chronobench.registry import Registry
 from chronobench.results.schema import CONFIG_FILE, MANIFEST_FILE, METRICS_FILE, load_run
+from chronobench.spec import PROTOCOL_VERSION
 
 PUBLISHED_DIR = "published"
+ARCHIVE_DIR = "archive"
+ARCHIVE_FILE = "ARCHIVE.md"
 _RUN_ID_RE = re.compile(r"`([A-Za-z0-9_.+\-]+__[0-9a-f]{10})`")
 
 
@@ -55,6 +63,12 @@ class RunRecord:
     samples_sha256: str | None
     metrics: dict[str, Any]
     published: bool
+    protocol: int = 1
+
+    @property
+    def current(self) -> bool:
+        """Published under the current system protocol: a row of the leaderboard."""
+        return self.published and self.protocol == PROTOCOL_VERSION
 
     @property
     def backbone_label(self) -> str:
@@ -101,6 +115,7 @@ def _record(folder: Path) -> RunRecord:
         metrics=run.metrics.metrics,
         # Runs of an older results schema were made by older code: never published.
         published=run.manifest.published and not run.migrated,
+        protocol=run.manifest.protocol,
     )
 
 
@@ -156,14 +171,17 @@ def _flatten(obj: Any, prefix: str = "") -> dict[str, str]:
     return {prefix.rstrip("."): canonical_json(obj)}
 
 
-def build_tables(runs: list[RunRecord]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """``{(dataset, granularity, query set[ + variant]): slot}``; a slot holds
+def build_tables(
+    runs: list[RunRecord], *, protocol: int = PROTOCOL_VERSION
+) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """``{(dataset, granularity, query set[ + variant]): slot}`` of the published runs of
+    one system ``protocol`` (default: the current one); a slot holds
     ``selection`` ``{name: (groups, run_id)}``, ``systems`` ``{(system, backbone): (groups,
     run_ids)}``, ``backbones`` ``{column label: table position}`` and ``provenance``
     ``{run_id: samples sha256}``."""
     by_key: dict[str, list[RunRecord]] = {}
     for r in runs:
-        if r.published:
+        if r.published and r.protocol == protocol:
             by_key.setdefault(r.table_key, []).append(r)
     triples = {k: (v[0].dataset, v[0].granularity, v[0].queries) for k, v in by_key.items()}
     shared = Counter(triples.values())
@@ -213,20 +231,33 @@ def _provenance_md(provenance: dict[str, str | None]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(runs: list[RunRecord]) -> tuple[str, str, set[str]]:
-    """Markdown, CSV and the run ids they name."""
+def render(
+    runs: list[RunRecord], *, protocol: int = PROTOCOL_VERSION, title: str | None = None
+) -> tuple[str, str, set[str]]:
+    """Markdown, CSV and the run ids they name, from the published runs of ``protocol``
+    (``title`` replaces the Markdown's first line: the archive's)."""
     from chronobench.leaderboard.tables import render_csv, render_markdown
 
     bench = [r for r in runs if r.task_kind == "benchmark"]
-    tables = build_tables(bench)
+    tables = build_tables(bench, protocol=protocol)
     md = render_markdown(tables).rstrip("\n") + "\n\n"
+    head, rest = md.split("\n", 1)
+    if title is None:
+        title = (
+            f"{head}\n\nEvery row was made under system protocol {protocol} "
+            "([docs/protocol.md](../docs/protocol.md)): a system sees the stream's writes, the "
+            "rollback request text and the question texts, nothing of the gold. Runs published "
+            "under an older protocol are kept apart in [ARCHIVE.md](ARCHIVE.md)."
+        )
+    md = title.rstrip("\n") + "\n" + rest
     ids = {rid for slot in tables.values() for rid in slot["provenance"]}
     provenance = {rid: sha for slot in tables.values() for rid, sha in slot["provenance"].items()}
+    ours = [r for r in runs if r.published and r.protocol == protocol]
     # Other task kinds render their own section (a kind without one is not published).
-    for kind in sorted({r.task_kind for r in runs if r.published} - {"benchmark"}):
+    for kind in sorted({r.task_kind for r in ours} - {"benchmark"}):
         if kind not in SECTIONS:
             continue
-        mine = [r for r in runs if r.task_kind == kind and r.published]
+        mine = [r for r in ours if r.task_kind == kind]
         section, named = SECTIONS.create(kind, mine)
         if section:
             md += section.rstrip("\n") + "\n\n"
@@ -268,7 +299,10 @@ def write_leaderboard(
     runs = collect_runs(results_dir, local=True, published=not force, only=only)
     md, csv_text, ids = render(runs)
     md_path = results_dir / "LEADERBOARD.md"
-    before = named_run_ids(md_path)
+    # Published runs of an older protocol leave the board for the archive: they do not
+    # count as rows the rebuild would lose.
+    old = [r for r in collect_runs(results_dir, local=False, warn=False) if _archivable(r)]
+    before = named_run_ids(md_path) - {r.run_id for r in old}
     if not ids and not force:
         raise LeaderboardShrinkError(
             f"no finished published runs under {results_dir / 'runs'} or "
@@ -283,10 +317,62 @@ def write_leaderboard(
             "the main job (`python -m chronobench run`) first, or pass --force to replace "
             "the file with the local runs only"
         )
+    _archive(results_dir, old)
     atomic_write_text(md_path, md)
     atomic_write_text(results_dir / "LEADERBOARD.csv", csv_text)
     _sync_published(results_dir, runs, ids)
     return md_path
+
+
+def _archivable(r: RunRecord) -> bool:
+    return r.published and r.protocol != PROTOCOL_VERSION
+
+
+def archived_runs(results_dir: Path) -> list[RunRecord]:
+    """The runs under ``results_dir/archive/protocol-*/`` (older system protocols)."""
+    out: list[RunRecord] = []
+    for folder in sorted((Path(results_dir) / ARCHIVE_DIR).glob("protocol-*/*")):
+        if (folder / MANIFEST_FILE).is_file() and (folder / METRICS_FILE).is_file():
+            try:
+                out.append(_record(folder))
+            except ResultsError as exc:
+                print(f"leaderboard: skipping archived {folder}: {exc}")
+    return sorted(out, key=lambda r: (r.finished_at, r.run_id))
+
+
+_ARCHIVE_NOTE = (
+    "Runs published under system protocol {p}, kept for reference and re-scorable with\n"
+    "`python -m chronobench score`, never mixed with the rows of [LEADERBOARD.md](LEADERBOARD.md).\n"
+    "{why}\n"
+)
+_PROTOCOL_WHY = {
+    1: "Under protocol 1 a system received the whole rollback query, gold target, probe kinds,\n"
+    "answers and references included; these figures are not comparable with protocol 2's.",
+}
+
+
+def _archive(results_dir: Path, moving: list[RunRecord]) -> None:
+    """Copy ``moving`` (published runs of older protocols) into the archive and rewrite
+    ``ARCHIVE.md`` from every archived run (``_sync_published`` then drops them from
+    ``published/``)."""
+    for r in moving:
+        dest = results_dir / ARCHIVE_DIR / f"protocol-{r.protocol}" / r.run_id
+        for name in (MANIFEST_FILE, METRICS_FILE, CONFIG_FILE):
+            src = r.folder / name
+            if src.is_file():
+                atomic_write_text(dest / name, src.read_text(encoding="utf-8"))
+    runs = archived_runs(results_dir)
+    if not runs:
+        return
+    parts = []
+    for p in sorted({r.protocol for r in runs}):
+        why = _PROTOCOL_WHY.get(p, "")
+        title = f"# chronobench archive: system protocol {p}\n\n" + _ARCHIVE_NOTE.format(
+            p=p, why=why
+        )
+        md, _, _ = render(runs, protocol=p, title=title)
+        parts.append(md.rstrip("\n") + "\n")
+    atomic_write_text(results_dir / ARCHIVE_FILE, "\n".join(parts))
 
 
 def _sync_published(results_dir: Path, runs: list[RunRecord], ids: set[str]) -> None:

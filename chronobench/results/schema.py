@@ -51,6 +51,9 @@ class SamplesInfo(_Model):
 class Manifest(_Model):
     schema_version: Literal["2.0"] = RESULTS_SCHEMA_VERSION
     run_id: str
+    # The system protocol the run was made under (chronobench.protocols.PROTOCOL_VERSION);
+    # manifests written before it was recorded are protocol 1 (systems saw the gold).
+    protocol: int = 1
     spec: dict[str, Any]  # the whole RunSpec (validated by load_run)
     spec_sha256: str
     # A flat summary of the spec for people and notebooks (dataset, granularity, system,

@@ -11,6 +11,7 @@ from typing import Any
 
 from chronobench.fileio import atomic_write_json, atomic_write_text
 from chronobench.hashing import file_sha256
+from chronobench.protocols import PROTOCOL_VERSION
 from chronobench.results.io import SampleLog
 from chronobench.results.provenance import git_revision, library_versions
 from chronobench.results.records import SampleRecord
@@ -71,7 +72,7 @@ def run_benchmark_cell(cell: Components) -> Path:
     """The benchmark task: RQ1 selection and/or RQ2/RQ3 generation on one dataset."""
     from chronobench.protocols import GenerationParams
     from chronobench.runner.metrics_io import compute_metrics, summary_table
-    from chronobench.systems import SystemContext
+    from chronobench.systems import SystemContext, is_oracle
 
     spec = cell.spec
     t0 = time.perf_counter()
@@ -116,6 +117,8 @@ def run_benchmark_cell(cell: Components) -> Path:
                 kinds=kinds,
                 chunk_size=int(spec.backbone.chunk_size),
                 progress=spec.progress,
+                oracle=is_oracle(spec.system.name),
+                seed=int(spec.seed),
             )
             backbone_stats = dict(getattr(backbone, "stats", {}) or {})
             timings["generation_s"] = round(time.perf_counter() - t, 3)
@@ -175,6 +178,7 @@ def write_results(
     )
     manifest = Manifest(
         run_id=rid,
+        protocol=PROTOCOL_VERSION,
         spec=spec.model_dump(mode="json"),
         spec_sha256=spec_sha256(spec),
         cell=cell_summary(spec),

@@ -1,4 +1,9 @@
-"""RQ2/RQ3: expose the system to each stream, roll back, answer the probes, score."""
+"""RQ2/RQ3: expose the system to each stream, roll back, answer the probes, score.
+
+The system sees only what :mod:`chronobench.runner.sealed` hands it (public writes,
+request text, question texts); the gold stays here and is joined with the system's
+answers when each sample row is scored.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,12 @@ from typing import Any
 from chronobench.data.schema import Probe, RollbackQuery
 from chronobench.hashing import sha256_text
 from chronobench.metrics import score_probe
-from chronobench.protocols import GenerationRequest, RollbackOutcome
+from chronobench.protocols import GenerationRequest, RollbackOutcome, public_writes
 from chronobench.results.io import SampleLog
 from chronobench.results.records import ProbeRecord
 from chronobench.runner.datasets import RunData
 from chronobench.runner.rows import query_fields
+from chronobench.runner.sealed import ask_query
 
 # How much of the shown memory a sample row keeps (the prompt hash pins the rest).
 _MAX_CONTEXT_IN_ROW = 20
@@ -70,9 +76,13 @@ def run_generation(
     kinds: set[str],
     chunk_size: int,
     progress: bool,
+    oracle: bool = False,
+    seed: int = 0,
 ) -> int:
     """Answer every wanted probe not yet in ``done``; returns rows written.
 
+    ``oracle``: the system is registered as an oracle and gets each query's target
+    through the oracle channel; ``seed`` orders each session's questions.
     Prompts are prepared for all queries first and sent to the backbone in chunks of
     ``chunk_size`` (0 = one call for the whole run, what vLLM batches best); each chunk's
     rows are appended as soon as it is scored so a killed run loses at most one chunk.
@@ -99,17 +109,15 @@ def run_generation(
         bar.update(len(by_stream.get(stream.stream_id, [])) - len(todo))
         if not todo:
             continue
-        system.ingest(stream)
+        system.ingest(public_writes(stream))
         for q in todo:
-            outcome = system.rollback(q)
-            for probe in q.probes:
-                if probe.kind not in kinds:
-                    continue
-                if probe_sample_id(q.query_id, probe.probe_id) in done:
-                    continue
-                direct = system.answer_directly(q, probe)
-                req = None if direct is not None else system.prepare(q, probe)
-                pending.append(_Pending(q, probe, outcome, req, direct))
+            wanted = [
+                p
+                for p in q.probes
+                if p.kind in kinds and probe_sample_id(q.query_id, p.probe_id) not in done
+            ]
+            outcome, answered = ask_query(system, q, wanted, oracle=oracle, seed=seed)
+            pending += [_Pending(q, p, outcome, r.request, r.answer) for p, r in answered]
             bar.update(1)
     bar.close()
     system.close()

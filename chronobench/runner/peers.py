@@ -21,7 +21,6 @@ write are machine- and file-layout-dependent, so they go to the manifest's ``tim
 
 from __future__ import annotations
 
-import shutil
 import statistics
 import time
 from pathlib import Path
@@ -90,12 +89,17 @@ def _system_class(name: str) -> type:
 
 
 class _Measured:
-    """Wraps a :class:`PeerSystem`: after each stream's exposure, the own-target R@1 over
-    all of the stream's requests and the oracle-target fidelity rollbacks."""
+    """Wraps a :class:`PeerSystem` for the runner's generation loop: after each stream's
+    exposure, the own-target R@1 over all of the stream's requests (their text only) and
+    the oracle-target rollbacks (through the oracle channel), measured on the session's
+    peer against the gold state at v*."""
 
-    def __init__(self, system: Any, all_queries: dict[str, list[Any]], targets: int) -> None:
+    def __init__(
+        self, system: Any, streams: list[Any], all_queries: dict[str, list[Any]], targets: int
+    ) -> None:
         self.system = system
         self.name = system.name
+        self._streams = iter(streams)  # the streams run_generation ingests, in its order
         self.all_queries = all_queries
         self.targets = targets
         self.hits = 0
@@ -106,40 +110,34 @@ class _Measured:
         self.native: bool | None = None
         self.method = ""
 
-    def ingest(self, stream: Any) -> None:
+    def ingest(self, writes: Any) -> None:
         from chronobench.metrics.fidelity import measure, spread
+        from chronobench.protocols import OracleTarget
         from chronobench.systems.peers.base import folder_files, peer_writes
         from chronobench.systems.peers.targeting import own_target
 
+        stream = next(self._streams)
         sysm = self.system
-        sysm.ingest(stream)
-        writes = peer_writes(stream)
-        self.bytes_per_write.append(sysm._base.storage_bytes() / max(len(writes), 1))
+        sysm.ingest(writes)
+        pw = peer_writes(stream)  # the gold side (the scorer's copy of the stream)
+        self.bytes_per_write.append(sysm._base.storage_bytes() / max(len(pw), 1))
         queries = self.all_queries.get(stream.stream_id, [])
         for q in queries:
             self.requests += 1
             self.hits += int(own_target(sysm._base, q.text).version == q.target_version)
-        wanted = sorted({q.target_version for q in queries if q.target_version < len(writes)})
+        wanted = sorted({q.target_version for q in queries if q.target_version < len(pw)})
+        by_target = {q.target_version: q for q in reversed(queries)}
         for v in spread(wanted, self.targets):
-            folder = sysm._root / "oracle"
-            shutil.copytree(sysm._base_dir, folder)
-            peer = sysm._open(folder)
+            session = sysm.open_oracle_session(OracleTarget(target_version=v))
             t0 = time.perf_counter()
-            info = peer.rollback_to(v)
+            outcome = session.rollback(by_target[v].text)
             self.rollback_s.append(time.perf_counter() - t0)
-            self.native, self.method = info.native, info.method
-            self.fidelity.append(measure(peer, writes, v, files=folder_files(folder)))
-            peer.close()
-            shutil.rmtree(folder)
+            self.native, self.method = outcome.meta.get("native"), outcome.meta.get("method", "")
+            self.fidelity.append(measure(session.peer, pw, v, files=folder_files(session._folder)))
+            session.close()
 
-    def rollback(self, query: Any) -> Any:
-        return self.system.rollback(query)
-
-    def prepare(self, query: Any, probe: Any) -> Any:
-        return self.system.prepare(query, probe)
-
-    def answer_directly(self, query: Any, probe: Any) -> str | None:
-        return self.system.answer_directly(query, probe)
+    def open_session(self) -> Any:
+        return self.system.open_session()
 
     def close(self) -> None:
         self.system.close()
@@ -196,8 +194,9 @@ def run_peers_cell(cell: Any) -> Path:
     # Only for its embedder: the run's MiniLM with the persistent text -> vector cache.
     stores = StoreProvider(embedder=spec.embedder.model, cache_dir=spec.paths.cache_dir)
     ctx = SystemContext(params=params, stores=stores)
+    streams = [s for s in data.streams if any(q.stream_id == s.stream_id for q in data.queries)]
     measured = _Measured(
-        _system_class(spec.system.name)(ctx, target="own"), all_queries, int(p["targets"])
+        _system_class(spec.system.name)(ctx), streams, all_queries, int(p["targets"])
     )
     t1 = time.perf_counter()
     try:
@@ -210,6 +209,7 @@ def run_peers_cell(cell: Any) -> Path:
             kinds=_generation_kinds(spec),
             chunk_size=int(spec.backbone.chunk_size),
             progress=spec.progress,
+            seed=int(spec.seed),
         )
     finally:
         stores.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chronobench.metrics import score_selection
+from chronobench.protocols import public_writes
 from chronobench.results.io import SampleLog
 from chronobench.results.records import SelectionRecord
 from chronobench.runner.components import Components
@@ -40,17 +41,22 @@ def run_selection(
     )
     for stream in data.streams:
         queries = by_stream.get(stream.stream_id, [])
+        writes = None
         for name in selectors:
             todo = [q for q in queries if selection_sample_id(name, q.query_id) not in done]
             bar.update(len(queries) - len(todo))
             if not todo:
                 continue
+            writes = writes or public_writes(stream)
+            # A selector sees the public writes and the request texts under opaque ids
+            # (query ids name the anchor's session).
+            opaque = {f"r{i}": q for i, q in enumerate(todo, start=1)}
             ranked = cell.build_selector(name, stores).search(
-                stream, {q.query_id: q.text for q in todo}, top_k=depth
+                writes, {rid: q.text for rid, q in opaque.items()}, top_k=depth
             )
             rows = []
-            for q in todo:
-                cands = ranked.get(q.query_id, [])
+            for rid, q in opaque.items():
+                cands = ranked.get(rid, [])
                 rows.append(
                     SelectionRecord(
                         sample_id=selection_sample_id(name, q.query_id),

@@ -6,8 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chronobench.data.schema import Stream
-from chronobench.protocols import GenerationParams
+from chronobench.protocols import GenerationParams, StreamWrite
 from chronobench.systems.prompts import estimate_tokens
 
 # ChronoMem scopes every stream under one app; the stream id is the user.
@@ -27,11 +26,11 @@ class SystemContext:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def final_state(stream: Stream) -> list[tuple[str, str]]:
+def final_state(writes: Sequence[StreamWrite]) -> list[tuple[str, str]]:
     """The items alive after the last write, as ``(item_id, text)`` in order of last change."""
     alive: dict[str, str] = {}
-    for write in stream.writes:
-        for op in write.ops:
+    for write in writes:
+        for op in write.changes:
             if op.op in ("delete", "redact") or op.text is None:
                 alive.pop(op.item_id, None)
             else:
@@ -41,9 +40,18 @@ def final_state(stream: Stream) -> list[tuple[str, str]]:
     return list(alive.items())
 
 
-def all_written_texts(stream: Stream) -> list[str]:
+def all_written_texts(writes: Sequence[StreamWrite]) -> list[str]:
     """Every text ever written, in stream order (what a full transcript holds)."""
-    return [op.text for w in stream.writes for op in w.ops if op.text]
+    return [op.text for w in writes for op in w.changes if op.text]
+
+
+def item_order(writes: Sequence[StreamWrite]) -> dict[str, tuple[int, int]]:
+    """Each item's first place on the timeline, so a restored snapshot reads in order."""
+    order: dict[str, tuple[int, int]] = {}
+    for w in writes:
+        for i, op in enumerate(w.changes):
+            order.setdefault(op.item_id, (w.write_id, i))
+    return order
 
 
 def pack_recent(texts: Sequence[str], budget_tokens: int) -> list[str]:

@@ -1,21 +1,74 @@
-"""ChronoMem as a system under test: resolve -> roll back -> read S(HEAD) -> answer."""
+"""ChronoMem as a system under test: resolve -> roll back -> read S(HEAD) -> answer.
+
+:class:`ChronoMemSystem` restores the version the request text resolves to;
+subclasses choose the version otherwise (the oracle: the gold target through the
+oracle channel; the request-blind floors in ``baselines.restore_floors``) and read the
+restored state exactly as ChronoMem does, so their rows differ only in the version.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from chronobench.data.schema import Probe, RollbackQuery, Stream
 from chronobench.memory.types import UncertainRequestError
-from chronobench.protocols import GenerationRequest, RollbackOutcome
+from chronobench.protocols import (
+    GenerationRequest,
+    OracleTarget,
+    Question,
+    Reply,
+    RollbackOutcome,
+    StreamWrite,
+)
 from chronobench.systems.base import (
     APP,
     RestoringReaderOptions,
     SystemContext,
+    item_order,
     pack_ranked,
     pack_spread,
 )
-from chronobench.systems.prompts import qa_request, summary_request
+from chronobench.systems.prompts import is_summary_request, qa_request, summary_request
 from chronobench.systems.stores import IngestedStream
+
+
+class ChronoMemSession:
+    """One session over a stream's post-exposure store: ``rollback`` restores a version
+    on a copy (how the version is chosen is the system's ``restore``); questions read
+    the copy, or the post-exposure store when nothing was rolled back."""
+
+    def __init__(self, system: ChronoMemSystem, restore: Any) -> None:
+        self.system = system
+        self._restore = restore
+        self._work: Any = None
+
+    def rollback(self, request: str) -> RollbackOutcome:
+        """Restore the version ``request`` leads to, on a copy of the store."""
+        if self._work is not None:
+            raise RuntimeError("a session rolls back once; open a new session for the next")
+        self._work = self.system.ingested.store.clone()
+        return self._restore(self._work, request)
+
+    def ask(self, questions: Sequence[Question]) -> list[Reply]:
+        """One prompt per question, built from the session's state only."""
+        return [Reply(q.question_id, request=self._prompt(q.text)) for q in questions]
+
+    def _prompt(self, text: str) -> GenerationRequest:
+        sys_, ing = self.system, self.system.ingested
+        store = self._work if self._work is not None else ing.store
+        if is_summary_request(text):
+            snap = store.snapshot(APP, ing.user)
+            ordered = sorted(snap.items(), key=lambda kv: sys_.order.get(kv[0], (1 << 30, 0)))
+            items = pack_spread([t for _, t in ordered], sys_.summary_budget)
+            return summary_request(text, items, sys_.ctx.params)
+        hits = store.search(APP, ing.user, text, k=sys_.top_k)
+        return qa_request(text, pack_ranked([h.text for h in hits], sys_.budget), sys_.ctx.params)
+
+    def close(self) -> None:
+        """Release the working copy (the cached post-exposure store stays)."""
+        if self._work is not None:
+            self._work.close()
+            self._work = None
 
 
 class ChronoMemSystem(RestoringReaderOptions):
@@ -40,33 +93,34 @@ class ChronoMemSystem(RestoringReaderOptions):
             summary_budget_tokens=summary_budget_tokens,
         )
         self._ingested: IngestedStream | None = None
-        self._work: Any = None
-        self._order: dict[str, tuple[int, int]] = {}
+        self.order: dict[str, tuple[int, int]] = {}
 
-    def ingest(self, stream: Stream) -> None:
-        """Exposure: every write of the stream is committed (once per run, then cloned)."""
-        self._ingested = self.ctx.stores.get(stream)
-        # Item order on the timeline, so a restored snapshot reads chronologically.
-        self._order = {}
-        for w in stream.writes:
-            for i, op in enumerate(w.ops):
-                self._order.setdefault(op.item_id, (w.version, i))
-
-    def _fresh_copy(self) -> Any:
+    @property
+    def ingested(self) -> IngestedStream:
+        """The post-exposure store of the current stream."""
         if self._ingested is None:
-            raise RuntimeError("ingest() must be called before rollback()")
-        if self._work is not None:
-            self._work.close()
-        self._work = self._ingested.store.clone()
-        return self._work
+            raise RuntimeError("ingest() must be called before a session is opened")
+        return self._ingested
 
-    def rollback(self, query: RollbackQuery) -> RollbackOutcome:
-        """Resolve the request to a version and restore it on a copy of the store."""
-        work = self._fresh_copy()
-        ing = self._ingested
-        assert ing is not None
+    @property
+    def n_writes(self) -> int:
+        """The stream's length (its last write id)."""
+        return max(self.ingested.vid_of)
+
+    def ingest(self, writes: Sequence[StreamWrite]) -> None:
+        """Exposure: every write is committed (once per run, then cloned per session)."""
+        self._ingested = self.ctx.stores.get(writes)
+        self.order = item_order(writes)
+
+    def open_session(self) -> ChronoMemSession:
+        """A session whose rollback resolves the request text."""
+        return ChronoMemSession(self, self.resolve)
+
+    def resolve(self, work: Any, request: str) -> RollbackOutcome:
+        """Resolve the request to a version and restore it on ``work``."""
+        ing = self.ingested
         try:
-            result = work.rollback_to_version_by_nl_query(APP, ing.user, query.text, mode=self.mode)
+            result = work.rollback_to_version_by_nl_query(APP, ing.user, request, mode=self.mode)
         except UncertainRequestError as exc:  # not confident: no rollback, recorded as such
             return RollbackOutcome(selected_version=None, meta={"refused": str(exc)[:300]})
         return RollbackOutcome(
@@ -75,45 +129,38 @@ class ChronoMemSystem(RestoringReaderOptions):
             meta={"intent": result.intent, "confidence": result.confidence},
         )
 
-    def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
-        """The prompt for one probe, built from the restored state only."""
-        ing = self._ingested
-        assert ing is not None and self._work is not None
-        if probe.kind == "summary":
-            snap = self._work.snapshot(APP, ing.user)
-            ordered = sorted(snap.items(), key=lambda kv: self._order.get(kv[0], (1 << 30, 0)))
-            items = pack_spread([text for _, text in ordered], self.summary_budget)
-            return summary_request(probe.question, items, self.ctx.params)
-        # final_qa is asked at the stream's last version: the post-exposure store, no rollback.
-        store = ing.store if probe.kind == "final_qa" else self._work
-        hits = store.search(APP, ing.user, probe.question, k=self.top_k)
-        items = pack_ranked([h.text for h in hits], self.budget)
-        return qa_request(probe.question, items, self.ctx.params)
-
-    def answer_directly(self, query: RollbackQuery, probe: Probe) -> str | None:
-        """Always goes through the backbone."""
-        return None
+    def restore_to(self, work: Any, j: int, meta: dict[str, Any]) -> RollbackOutcome:
+        """Restore write id ``j`` on ``work`` whatever the request says."""
+        ing = self.ingested
+        work.rollback_to_version(APP, ing.user, ing.vid_of[j], mode=self.mode)
+        return RollbackOutcome(selected_version=j, candidates=[(j, 1.0)], meta=meta)
 
     def close(self) -> None:
-        """Release the working copy (the cached post-exposure store stays)."""
-        if self._work is not None:
-            self._work.close()
-            self._work = None
+        """Nothing to release (the run's store provider owns the stores)."""
+        self._ingested = None
 
 
 class ChronoMemOracleSystem(ChronoMemSystem):
-    """Rolls back to the gold v*: the upper bound that isolates restoration correctness."""
+    """Rolls back to the gold v*, received through the oracle channel: the upper bound
+    that isolates restoration correctness (registered with ``oracle=True``)."""
 
     name = "chronomem_oracle"
 
-    def rollback(self, query: RollbackQuery) -> RollbackOutcome:
-        """Restore the gold target version, ignoring the request text."""
-        work = self._fresh_copy()
-        ing = self._ingested
-        assert ing is not None
-        work.rollback_to_version(APP, ing.user, ing.vid_of[query.target_version], mode=self.mode)
-        return RollbackOutcome(
-            selected_version=query.target_version,
-            candidates=[(query.target_version, 1.0)],
-            meta={"oracle": True},
+    def open_session(self) -> ChronoMemSession:
+        """A session at HEAD; its rollback is refused (the oracle's rollback session
+        comes from :meth:`open_oracle_session`)."""
+
+        def refuse(work: Any, request: str) -> RollbackOutcome:
+            raise RuntimeError(
+                "chronomem_oracle restores only the target it receives through "
+                "open_oracle_session(OracleTarget(...))"
+            )
+
+        return ChronoMemSession(self, refuse)
+
+    def open_oracle_session(self, target: OracleTarget) -> ChronoMemSession:
+        """A session whose rollback restores ``target.target_version``, ignoring the text."""
+        v_star = int(target.target_version)
+        return ChronoMemSession(
+            self, lambda work, request: self.restore_to(work, v_star, {"oracle": True})
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from chronobench.protocols import ChatMessage, GenerationParams, GenerationRequest
@@ -17,6 +18,20 @@ _SYSTEM_SUMMARY = (
     "You are an assistant with long-term memory. Summarise the events in the memory "
     "shown, in chronological order, in a short paragraph."
 )
+
+
+# A summary request, as people word one ("Summarise what has happened so far.", "Please
+# give me a summary of ...", "Sum up ..."): what an agent reads to pick its task.
+_SUMMARY_REQUEST = re.compile(
+    r"^\W*(?:please\s+|can you\s+|could you\s+)?"
+    r"(?:summari[sz]e|sum up|recap|(?:give|write)(?: me)? an? (?:short |brief )?summary)\b",
+    re.IGNORECASE,
+)
+
+
+def is_summary_request(text: str) -> bool:
+    """Whether a question asks for a summary (the systems' task routing reads only this)."""
+    return bool(_SUMMARY_REQUEST.search(text))
 
 
 def rollback_instruction(request: str) -> str:

@@ -47,6 +47,12 @@ class ChronoMemOptions(RetrievalOptions):
     rollback_mode: Literal["truncate", "revert"] = "truncate"
 
 
+class LeadingWordsOptions(NoOptions):
+    """The verbatim-text RQ3 floors: how many leading words make the "summary"."""
+
+    n_words: PositiveInt = 150
+
+
 def register_system(
     name: str,
     target: str | type,
@@ -54,6 +60,7 @@ def register_system(
     options: type[BaseModel] | None = None,
     label: str | None = None,
     order: float | None = None,
+    oracle: bool = False,
     source: str | None = None,
 ) -> None:
     """Register a system class (or a lazy ``"module:Class"`` path) under ``name``.
@@ -61,13 +68,30 @@ def register_system(
     ``options``: a pydantic model of the system's config options (``extra="forbid"``);
     without it, options are checked against the constructor's signature. ``label`` is
     its leaderboard row (default: the name); ``order`` its place in tables (systems
-    without one follow the ordered ones, by name).
+    without one follow the ordered ones, by name). ``oracle``: the system receives each
+    query's gold target through :class:`chronobench.protocols.OracleTarget` (its class
+    implements :class:`chronobench.protocols.OracleSystem`); no other system ever does.
     """
-    SYSTEMS.register(name, target, options=options, label=label, order=order, skip=1, source=source)
+    SYSTEMS.register(
+        name,
+        target,
+        options=options,
+        label=label,
+        order=order,
+        skip=1,
+        source=source,
+        meta={"oracle": bool(oracle)},
+    )
+
+
+def is_oracle(name: str) -> bool:
+    """Whether system ``name`` is registered as an oracle (gets the oracle channel)."""
+    return bool(SYSTEMS.entry(name).meta.get("oracle"))
 
 
 # Table order (10, 20, ...; room between for plug-ins): the baselines, ChronoMem and its
-# variants (40-60), then the floors (70-110).
+# variants (40-60), then the floors (70-). Oracles are marked by the set below.
+_ORACLES = {"chronomem_oracle", "floor_session_dates", "floor_generic_words"}
 for _i, (_name, _target, _options, _label) in enumerate(
     (
         ("prompt_only", "baselines.prompt_only:PromptOnlySystem", BudgetOptions, "Prompt-only"),
@@ -118,9 +142,59 @@ for _i, (_name, _target, _options, _label) in enumerate(
             NoOptions,
             "floor: names + other conversations' frequent words",
         ),
+        # Issue 15: request-blind floors (never read the rollback request).
+        (
+            "floor_restore_60",
+            "baselines.restore_floors:Fraction60Floor",
+            ChronoMemOptions,
+            "floor: restore 60% of the stream",
+        ),
+        (
+            "floor_restore_75",
+            "baselines.restore_floors:Fraction75Floor",
+            ChronoMemOptions,
+            "floor: restore 75% of the stream",
+        ),
+        (
+            "floor_restore_90",
+            "baselines.restore_floors:Fraction90Floor",
+            ChronoMemOptions,
+            "floor: restore 90% of the stream",
+        ),
+        (
+            "floor_restore_random",
+            "baselines.restore_floors:RandomVersionFloor",
+            ChronoMemOptions,
+            "floor: restore a random version",
+        ),
+        (
+            "floor_restore_v1",
+            "baselines.restore_floors:VersionOneFloor",
+            ChronoMemOptions,
+            "floor: restore version 1",
+        ),
+        (
+            "floor_session1_words",
+            "baselines.restore_floors:Session1WordsFloor",
+            LeadingWordsOptions,
+            "floor: first N words of session 1",
+        ),
+        (
+            "floor_stream_words",
+            "baselines.restore_floors:StreamWordsFloor",
+            LeadingWordsOptions,
+            "floor: first N words of the stream",
+        ),
     )
 ):
-    register_system(_name, _target, options=_options, label=_label, order=10 * (_i + 1))
+    register_system(
+        _name,
+        _target,
+        options=_options,
+        label=_label,
+        order=10 * (_i + 1),
+        oracle=_name in _ORACLES,
+    )
 
 
 def system_names() -> list[str]:

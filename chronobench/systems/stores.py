@@ -2,20 +2,51 @@
 
 Exposure (ingesting every write) is the expensive step; a rollback query must start
 from the full post-exposure state, so each query works on a clone and leaves the
-cached original untouched.
+cached original untouched. Stores are built from the public writes
+(:class:`chronobench.protocols.StreamWrite`) and cached by their content, so systems and
+selectors that see the same writes share one store.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chronobench.data.schema import Stream
+from chronobench.hashing import canonical_json, sha256_text
+from chronobench.protocols import StreamWrite
 from chronobench.systems.base import APP
 
 # Beside the backbone call cache (llm_cache.sqlite) in paths.cache_dir.
 EMBEDDING_CACHE_FILE = "embeddings.sqlite"
+
+
+def writes_digest(writes: Sequence[StreamWrite]) -> str:
+    """sha256 of a stream's public writes (the store cache's key)."""
+    return sha256_text(
+        canonical_json(
+            [
+                [
+                    w.write_id,
+                    w.timestamp,
+                    [[c.op, c.item_id, c.text, c.author] for c in w.changes],
+                    _plain(w.labels),
+                    w.summary,
+                ]
+                for w in writes
+            ]
+        )
+    )
+
+
+def _plain(value: Any) -> Any:
+    """Labels as plain JSON values (read-only mappings and tuples back to dicts and lists)."""
+    if hasattr(value, "items"):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 @dataclass
@@ -23,13 +54,15 @@ class IngestedStream:
     """A store holding one stream's full history, and the version-id maps."""
 
     store: Any  # chronobench.memory.ChronoMem
-    stream: Stream
-    vid_of: dict[int, Any]  # stream version j (0 = empty root) -> store version id
-    j_of: dict[Any, int]  # store version id -> stream version j
+    writes: Sequence[StreamWrite]
+    digest: str
+    vid_of: dict[int, Any]  # write id j (0 = empty root) -> store version id
+    j_of: dict[Any, int]  # store version id -> write id j
 
     @property
     def user(self) -> str:
-        return self.stream.stream_id
+        """The store scope's user (one stream per store: named by its content)."""
+        return f"stream-{self.digest[:12]}"
 
 
 class StoreProvider:
@@ -71,37 +104,50 @@ class StoreProvider:
 
         return ChronoMem(path, embedder=self.embedder, **self.store_options)
 
-    def get(self, stream: Stream) -> IngestedStream:
-        """The post-exposure store of ``stream`` (built on first use, then cached)."""
-        hit = self._cache.get(stream.stream_id)
-        if hit is not None and hit.stream is stream:
+    def get(self, writes: Sequence[StreamWrite]) -> IngestedStream:
+        """The post-exposure store of a stream's public ``writes`` (built on first use,
+        then cached)."""
+        for hit in self._cache.values():
+            if hit.writes is writes:
+                return hit
+        digest = writes_digest(writes)
+        hit = self._cache.get(digest)
+        if hit is not None:
             return hit
-        ingested = self._ingest(stream)
+        ingested = self._ingest(writes, digest)
         if len(self._cache) >= self.max_cached:
             oldest = next(iter(self._cache))
             self._cache.pop(oldest).store.close()
-        self._cache[stream.stream_id] = ingested
+        self._cache[digest] = ingested
         return ingested
 
-    def _ingest(self, stream: Stream) -> IngestedStream:
+    def _ingest(self, writes: Sequence[StreamWrite], digest: str) -> IngestedStream:
         store = self.new_store()
-        user = stream.stream_id
+        ing = IngestedStream(store=store, writes=writes, digest=digest, vid_of={}, j_of={})
         commits = [
             {
-                "ops": list(w.ops),
-                "source": w.source,
-                "reason": w.reason,
-                "labels": dict(w.labels),
+                "ops": [
+                    {
+                        "op": c.op,
+                        "item_id": c.item_id,
+                        "text": c.text,
+                        "meta": {"speaker": c.author} if c.author else {},
+                    }
+                    for c in w.changes
+                ],
+                "source": "dataset",
+                "reason": "ingest",
+                "labels": _plain(w.labels),
                 "summary": w.summary,
-                "valid_time": w.valid_time,
+                "valid_time": w.timestamp,
             }
-            for w in stream.writes
+            for w in writes
         ]
-        vids = store.commit_many(APP, user, commits)
-        root = store.versions(APP, user)[0].version_id
-        vid_of = {0: root, **{j: vid for j, vid in enumerate(vids, start=1)}}
-        j_of = {vid: j for j, vid in vid_of.items()}
-        return IngestedStream(store=store, stream=stream, vid_of=vid_of, j_of=j_of)
+        vids = store.commit_many(APP, ing.user, commits)
+        root = store.versions(APP, ing.user)[0].version_id
+        ing.vid_of = {0: root, **{w.write_id: vid for w, vid in zip(writes, vids, strict=True)}}
+        ing.j_of = {vid: j for j, vid in ing.vid_of.items()}
+        return ing
 
     def close(self) -> None:
         """Close every cached store."""

@@ -87,12 +87,16 @@ class PeerMemory(Protocol):
     def close(self) -> None: ...
 
 
-def peer_writes(stream: Stream) -> list[PeerWrite]:
-    """The stream's writes as peers receive them (add-only: a write adds its texts).
+def peer_writes(stream: Stream | Sequence[Any]) -> list[PeerWrite]:
+    """A stream's writes as peers receive them (add-only: a write adds its texts).
 
-    Streams with updates or deletes are rejected: the peers' add paths are what is
-    compared, and the sealed protocol hands systems texts, not edit operations.
+    ``stream``: a :class:`Stream` (the benches) or its public writes
+    (:class:`chronobench.protocols.StreamWrite`, what the sealed protocol hands a
+    system at ingest). Streams with updates or deletes are rejected: the peers' add
+    paths are what is compared.
     """
+    if not isinstance(stream, Stream):
+        return [_from_public(w) for w in stream]
     out = []
     for w in stream.writes:
         items = []
@@ -174,3 +178,21 @@ class DenseIndex:
 def as_memories(rows: Iterable[tuple[str | None, str, int | None]]) -> list[Memory]:
     """``(item id, text, version)`` rows as :class:`Memory` records."""
     return [Memory(item_id, text, version) for item_id, text, version in rows]
+
+
+def _from_public(w: Any) -> PeerWrite:
+    items = []
+    for k, c in enumerate(w.changes):
+        if c.op != "add" or not c.text:
+            raise ValueError(
+                f"peer systems take add-only streams; write {w.write_id} change {k} is "
+                f"{c.op!r} (use a LoCoMo stream)"
+            )
+        items.append((c.item_id, c.text))
+    stamp = w.timestamp or w.labels.get("session_date")
+    return PeerWrite(
+        write_id=f"write#{w.write_id}",
+        version=w.write_id,
+        timestamp=str(stamp) if stamp is not None else None,
+        items=tuple(items),
+    )

@@ -2,9 +2,9 @@
 
 It finds the write whose text shares the most words with the request, then keeps the
 memory as it was right after that write ("go back to ...") or right before it ("undo
-...", "forget ..."). It reads only what a deployed agent would: the request's text,
-never the benchmark's gold (``query.target_version``, ``query.anchor``, the probes'
-answers).
+...", "forget ..."). Under chronobench's sealed protocol (docs/protocol.md) it is handed
+only what a deployed agent would have: the stream's writes, the request text and the
+question texts.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from chronobench.data.schema import Probe, RollbackQuery, Stream, Write
-from chronobench.protocols import GenerationRequest, RollbackOutcome
-from chronobench.systems.prompts import qa_request, summary_request
+from chronobench.protocols import Question, Reply, RollbackOutcome, StreamWrite
+from chronobench.systems.prompts import is_summary_request, qa_request, summary_request
 
 _WORD = re.compile(r"[a-z0-9']+")
 _UNDO = {"undo", "forget", "remove", "delete", "erase", "drop", "revert", "discard"}
@@ -26,15 +25,54 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower())) - _STOP
 
 
-def _state(writes: Sequence[Write]) -> list[str]:
+def _state(writes: Sequence[StreamWrite]) -> list[str]:
     """The memory texts alive after ``writes``, oldest first."""
     alive: dict[str, str] = {}
     for write in writes:
-        for op in write.ops:
-            alive.pop(op.item_id, None)
-            if op.op not in ("delete", "redact") and op.text is not None:
-                alive[op.item_id] = op.text
+        for change in write.changes:
+            alive.pop(change.item_id, None)
+            if change.op not in ("delete", "redact") and change.text is not None:
+                alive[change.item_id] = change.text
     return list(alive.values())
+
+
+class KeywordUndoSession:
+    """One rollback query: ``rollback(request)`` at most once, then ``ask(questions)``."""
+
+    def __init__(self, system: KeywordUndoSystem) -> None:
+        self.system = system
+        self.kept = _state(system.writes)  # no rollback: the stream's last version
+
+    def rollback(self, request: str) -> RollbackOutcome:
+        """Restore the version the request's words point at (0 = empty memory)."""
+        writes = self.system.writes
+        if not writes:
+            self.kept = []
+            return RollbackOutcome(selected_version=0)
+        asked = _words(request)
+        overlap = [len(asked & _words(w.text)) for w in writes]
+        best = max(range(len(writes)), key=lambda i: (overlap[i], i))  # ties: the later write
+        version = best + 1 - (1 if asked & _UNDO else 0)
+        self.kept = _state(writes[:version])
+        return RollbackOutcome(selected_version=version, candidates=[(best + 1, overlap[best])])
+
+    def ask(self, questions: Sequence[Question]) -> list[Reply]:
+        """One prompt per question over the kept memory (the system decides from the
+        text whether it is asked for a summary)."""
+        items = self.kept[-self.system.window :]
+        params = self.system.ctx.params
+        return [
+            Reply(
+                q.question_id,
+                request=summary_request(q.text, items, params)
+                if is_summary_request(q.text)
+                else qa_request(q.text, items, params),
+            )
+            for q in questions
+        ]
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 class KeywordUndoSystem:
@@ -45,40 +83,16 @@ class KeywordUndoSystem:
     def __init__(self, ctx: Any, window: int = 20) -> None:
         self.ctx = ctx  # chronobench.systems.SystemContext: sampling params, shared stores
         self.window = window
-        self.stream: Stream | None = None
-        self.kept: list[str] = []
+        self.writes: Sequence[StreamWrite] = ()
 
-    def ingest(self, stream: Stream) -> None:
-        """Exposure: every write of the stream (versions 1..n)."""
-        self.stream = stream
+    def ingest(self, writes: Sequence[StreamWrite]) -> None:
+        """Exposure: every write of the stream (write ids 1..n)."""
+        self.writes = writes
 
-    def rollback(self, query: RollbackQuery) -> RollbackOutcome:
-        """Restore the version the request's words point at (0 = empty memory)."""
-        assert self.stream is not None
-        asked = _words(query.text)
-        writes = self.stream.writes
-        overlap = [len(asked & _words(" ".join(op.text or "" for op in w.ops))) for w in writes]
-        if not writes:
-            self.kept = []
-            return RollbackOutcome(selected_version=0)
-        best = max(range(len(writes)), key=lambda i: (overlap[i], i))  # ties: the later write
-        version = best + 1 - (1 if asked & _UNDO else 0)
-        self.kept = _state(writes[:version])
-        return RollbackOutcome(selected_version=version, candidates=[(best + 1, overlap[best])])
-
-    def prepare(self, query: RollbackQuery, probe: Probe) -> GenerationRequest:
-        """The prompt for one probe: the kept memory (the whole memory for final_qa,
-        which is asked at the stream's last version)."""
-        assert self.stream is not None
-        items = _state(self.stream.writes) if probe.kind == "final_qa" else self.kept
-        items = items[-self.window :]
-        if probe.kind == "summary":
-            return summary_request(probe.question, items, self.ctx.params)
-        return qa_request(probe.question, items, self.ctx.params)
-
-    def answer_directly(self, query: RollbackQuery, probe: Probe) -> str | None:
-        """Every answer goes through the backbone."""
-        return None
+    def open_session(self) -> KeywordUndoSession:
+        """A session per rollback query (and one, never rolled back, for questions about
+        the stream's last version)."""
+        return KeywordUndoSession(self)
 
     def close(self) -> None:
         """Nothing to release."""

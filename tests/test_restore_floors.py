@@ -1,0 +1,160 @@
+"""The request-blind floors (issue 15) do what their rows say, and never read the request.
+
+Restore floors: the version they restore is the same whatever the request says (the
+random one: a seeded draw, stable per request), and they read the restored state as
+ChronoMem does. Verbatim-text RQ3 floors: the first N words of session 1 / of the whole
+stream for a summary request, the abstain reply for every other question. Task routing
+reads the question text only: the builders' summary question routes to a summary, no
+LoCoMo question does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from chronobench.data.schema import MemoryOp, Stream, Write
+from chronobench.protocols import Question, public_writes
+from chronobench.systems.prompts import ABSTAIN_REPLY, is_summary_request
+from chronobench.systems.stores import StoreProvider
+from tests._protocol_fixtures import make_system
+
+N = 20
+REQUESTS = (
+    "Go back to right after the conversation where Ann adopted the puppy",
+    "Forget everything since last Tuesday",
+    "undo the last three sessions please",
+)
+
+
+def _stream() -> Stream:
+    writes = [
+        Write(
+            version=j,
+            ops=[
+                MemoryOp(
+                    op="add",
+                    item_id=f"m{j}",
+                    text=f"[day {j}] Ann: event number {j} happened, word{j} alpha beta",
+                    meta={"speaker": "Ann"},
+                )
+            ],
+            labels={"session": (j + 1) // 2, "session_date": f"day {j}"},
+            valid_time=f"day {j}",
+        )
+        for j in range(1, N + 1)
+    ]
+    return Stream(stream_id="t/s", dataset="t", granularity="x", sample_id="s", writes=writes)
+
+
+@pytest.fixture(scope="module")
+def stores() -> Any:
+    provider = StoreProvider(embedder="hash")
+    yield provider
+    provider.close()
+
+
+def _restored(name: str, stores: Any, request: str) -> tuple[int | None, list[str]]:
+    system = make_system(name, stores)
+    system.ingest(public_writes(_stream()))
+    session = system.open_session()
+    outcome = session.rollback(request)
+    (reply,) = session.ask([Question("q1", "Summarise what has happened so far.")])
+    session.close()
+    system.close()
+    return outcome.selected_version, list(reply.request.context)
+
+
+@pytest.mark.parametrize(
+    "name,version",
+    [
+        ("floor_restore_60", 12),
+        ("floor_restore_75", 15),
+        ("floor_restore_90", 18),
+        ("floor_restore_v1", 1),
+    ],
+)
+def test_fixed_restore_floors_restore_their_version_whatever_the_request(
+    name: str, version: int, stores: Any
+) -> None:
+    for request in REQUESTS:
+        selected, context = _restored(name, stores, request)
+        assert selected == version
+        # The summary reads the restored state only: writes 1..version, in order.
+        assert [int(t.split()[1].rstrip("]")) for t in context] == list(range(1, version + 1))
+
+
+def test_random_floor_is_seeded_and_restores_an_earlier_version(stores: Any) -> None:
+    drawn = {r: _restored("floor_restore_random", stores, r)[0] for r in REQUESTS}
+    assert drawn == {r: _restored("floor_restore_random", stores, r)[0] for r in REQUESTS}
+    assert all(1 <= v <= N - 1 for v in drawn.values())
+    many = {
+        _restored("floor_restore_random", stores, f"request {i}")[0] for i in range(12)
+    }  # hashing the text only spreads the draws
+    assert len(many) > 3
+
+
+def test_restore_floors_read_as_chronomem_reads_at_the_same_version(stores: Any) -> None:
+    """Same store, retriever and budgets: at one version, the same prompt as the oracle."""
+    from chronobench.protocols import OracleTarget
+
+    question = Question("q1", "What happened at event number 3?")
+    floor = make_system("floor_restore_75", stores)
+    oracle = make_system("chronomem_oracle", stores)
+    writes = public_writes(_stream())
+    floor.ingest(writes)
+    oracle.ingest(writes)
+    a = floor.open_session()
+    a.rollback("anything")
+    b = oracle.open_oracle_session(OracleTarget(target_version=15))
+    b.rollback("anything")
+    assert a.ask([question])[0].request == b.ask([question])[0].request
+    a.close()
+    b.close()
+
+
+@pytest.mark.parametrize("n_words", [5, 150])
+def test_text_floors_answer_summaries_with_leading_words_and_abstain_otherwise(
+    n_words: int, stores: Any
+) -> None:
+    writes = public_writes(_stream())
+    session1 = " ".join(c.text or "" for w in writes[:2] for c in w.changes).split()
+    everything = " ".join(c.text or "" for w in writes for c in w.changes).split()
+    for name, words in (("floor_session1_words", session1), ("floor_stream_words", everything)):
+        system = make_system(name, stores, n_words=n_words)
+        system.ingest(writes)
+        session = system.open_session()
+        assert session.rollback(REQUESTS[0]).selected_version is None
+        summary, qa = session.ask(
+            [Question("q1", "Summarise what has happened so far."), Question("q2", "Who is Ann?")]
+        )
+        assert summary.answer == " ".join(words[:n_words])
+        assert qa.answer == ABSTAIN_REPLY
+
+
+def test_text_floor_option_is_checked() -> None:
+    from chronobench.errors import ConfigError
+    from chronobench.systems.registry import check_system_options
+
+    assert check_system_options("floor_stream_words", {"n_words": 80}, where="t") == {"n_words": 80}
+    with pytest.raises(ConfigError):
+        check_system_options("floor_stream_words", {"n_words": 0}, where="t")
+    with pytest.raises(ConfigError):
+        check_system_options("floor_session1_words", {"words": 10}, where="t")
+
+
+def test_summary_routing_reads_the_text() -> None:
+    from data_builders.probes import SUMMARY_QUESTION
+
+    assert is_summary_request(SUMMARY_QUESTION)
+    assert is_summary_request("Please summarize what we talked about")
+    assert not is_summary_request("What did Caroline summarise in her talk?")
+
+
+def test_no_locomo_question_routes_to_a_summary(locomo_path: Any) -> None:
+    data = json.loads(locomo_path.read_text())
+    questions = [qa["question"] for rec in data for qa in rec["qa"] if qa.get("question")]
+    assert len(questions) > 1000
+    assert not [q for q in questions if is_summary_request(q)]
