@@ -9,6 +9,7 @@ here (they vary between reruns): see the run manifests' ``timings`` and docs/pee
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 
@@ -77,9 +78,7 @@ def peers_section(runs: list[Any]) -> tuple[str, list[str]]:
         "n",
     ]
     streams = {newest[n].metrics.get("peer", {}).get("streams") for n in newest}
-    lines = [
-        "## Memory systems (LoCoMo session granularity, one reader)",
-        "",
+    intro = (
         "The memory systems agent builders use, through their adapters "
         "(chronobench/systems/peers/, docs/peers.md), beside ChronoMem under the same "
         f"interface, on the first {', '.join(str(s) for s in sorted(streams, key=str))} "
@@ -93,7 +92,12 @@ def peers_section(runs: list[Any]) -> tuple[str, list[str]]:
         "items its search still returns; on disk = probed discarded texts still in its "
         "files; n = rollbacks. An **emulated** rollback is the adapter's, not the "
         "system's. Rollback latency and bytes per write (1k and 10k writes) vary between "
-        "runs and are not in this file: `python -m chronobench bench peers` and docs/peers.md.",
+        "runs and are not in this file: `python -m chronobench bench peers` and docs/peers.md."
+    )
+    lines = [
+        "## Memory systems (LoCoMo session granularity, one reader)",
+        "",
+        *textwrap.wrap(intro, width=88, break_on_hyphens=False),
         "",
     ]
     table = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
