@@ -15,6 +15,7 @@ if importlib.util.find_spec("google.adk") is None:  # CI installs the adk extra:
     pytest.skip("google-adk not installed (pip install -e '.[adk]')", allow_module_level=True)
 
 from chronobench.data.schema import MemoryOp, Stream, Write
+from chronobench.protocols import public_writes
 from chronobench.systems import SystemContext, create_system
 from chronobench.systems.stores import StoreProvider
 
@@ -61,7 +62,7 @@ def test_adk_system_rejects_streams_it_cannot_express():
     )
     system = create_system("adk_chronomem", SystemContext(stores=StoreProvider(embedder="hash")))
     with pytest.raises(ValueError, match="write 2 op 0 is 'update'"):
-        system.ingest(stream)
+        system.ingest(public_writes(stream))
     system.close()
 
 

@@ -97,6 +97,11 @@ def test_unknown_name_names_the_entry_point_group_and_the_docs(installed):
         reg.entry("nope")
     assert f"entry-point group '{GROUP}'" in str(err.value)
     assert "docs/plugins.md" in str(err.value)
+
+
+def test_unknown_system_names_the_entry_point_group_and_the_docs():
+    # Not under `installed`: the global registry would remember the fake entry points
+    # (the peers are chronobench's own entry points) for the rest of the session.
     from chronobench.systems.registry import SYSTEMS
 
     with pytest.raises(UnknownNameError, match=r"'chronobench\.systems'.*docs/plugins\.md"):

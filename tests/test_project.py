@@ -21,6 +21,8 @@ _REPAIR_METHOD = ["~system", "+system.name=dgr"]
 COMPANIONS = {
     ("dataset", "repair_controlled"): ["task=repair", *_REPAIR_METHOD],
     ("task", "repair"): ["dataset=repair_controlled", *_REPAIR_METHOD],
+    # The memory-systems track names its system only (experiment/peers.yaml).
+    ("task", "peers"): ["~system", "+system.name=chronomem"],
 }
 
 
@@ -137,6 +139,11 @@ def _instantiate(spec) -> list[str]:
 
         assert callable(METHODS[spec.system.name])
         built += [spec.system.name, type(make_backbone(cell)).__name__]
+        return built
+    if spec.task.kind == "peers":
+        from chronobench.runner.peers import _system_class
+
+        built.append(_system_class(spec.system.name).__name__)
         return built
     assert spec.task.kind == "benchmark", f"no instantiation rule for task.kind={spec.task.kind}"
     assert cell.dataset is not None

@@ -5,6 +5,7 @@ Subcommands:
   rerank-eval    R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
   nl-confidence  share of real LoCoMo rollback requests the NL confidence gate refuses
   adk            the ADK memory service's add/search/rollback latency beside the raw store
+  peers          memory systems people use: restore fidelity on LoCoMo, bytes and latency
   main           where the main job's time goes: per cell, seconds per stage
   vllm-overhead  the runner's vLLM backbone vs raw batched vllm.generate (needs a GPU)
 """
@@ -101,6 +102,11 @@ BENCHMARKS: dict[
         "ADK memory service latency vs the raw store",
         _module_arguments("chronobench.bench.adk"),
         _module_main("chronobench.bench.adk"),
+    ),
+    "peers": (
+        "peer memory systems: restore fidelity, bytes, latency",
+        _module_arguments("chronobench.bench.peers"),
+        _module_main("chronobench.bench.peers"),
     ),
     "main": (
         "main job time per cell and stage",

@@ -269,7 +269,13 @@ def render(
 
 # Task kinds other than the benchmark: kind -> "module:function" taking that kind's
 # published RunRecords and returning (markdown section, run ids it names).
-SECTIONS = Registry("leaderboard section", {"repair": "chronobench.repair.report:repair_section"})
+SECTIONS = Registry(
+    "leaderboard section",
+    {
+        "repair": "chronobench.repair.report:repair_section",
+        "peers": "chronobench.leaderboard.peers:peers_section",  # issue 16: memory systems
+    },
+)
 
 
 def named_run_ids(md_path: Path) -> set[str]:

@@ -60,6 +60,8 @@ TASKS = Registry(
         "benchmark": "chronobench.runner.cell:run_benchmark_cell",
         # Issue 11's repair track (resolved only when task.kind=repair).
         "repair": "chronobench.repair.run:run_repair_cell",
+        # Issue 16's memory-systems track (peer adapters and ChronoMem, one interface).
+        "peers": "chronobench.runner.peers:run_peers_cell",
     },
 )
 

@@ -1,0 +1,258 @@
+"""The memory-systems track's cell runner (``task=peers``, issue 16; docs/peers.md).
+
+One cell is one memory system (``system.name``: a peer of
+:data:`chronobench.systems.peers.PEERS`, or ``chronomem`` under the same interface) on
+LoCoMo streams. Each stream is written into the system once; then, from copies of that
+post-exposure folder:
+
+- **own targeting**: every rollback request of the stream is searched with the system's
+  own search (:func:`~chronobench.systems.peers.targeting.own_target`): R@1 against v*;
+  the first ``rq2_queries_per_stream`` requests (all when null) are also rolled back the
+  system's own way and answered by the run's reader (RQ2/RQ3 probes, the same rows and
+  scoring as the benchmark task's);
+- **oracle target**: ``targets`` distinct v* per stream (evenly spread) are rolled back
+  the system's own way and its state is compared with the gold state at v*
+  (:mod:`chronobench.metrics.fidelity`).
+
+``metrics.json`` holds only what reruns reproduce; rollback latency and bytes on disk per
+write are machine- and file-layout-dependent, so they go to the manifest's ``timings``
+(``bench peers`` has the 1k/10k-write scale figures). A cell always runs from scratch.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from chronobench.errors import ConfigError
+
+_TASK_PARAMS = {"streams": None, "targets": 2, "rq2_queries_per_stream": None}
+READER = "extractive"
+
+
+def _names() -> list[str]:
+    from chronobench.systems.peers import PEERS
+
+    return ["chronomem", *PEERS]
+
+
+def _params(spec: Any) -> dict[str, Any]:
+    return {**_TASK_PARAMS, **spec.task.params}
+
+
+def check_spec(spec: Any) -> None:
+    """Reject a peers cell whose dataset, system, reader or options this runner would not read."""
+    from chronobench.systems.peers import missing_modules
+
+    d = spec.dataset
+    if d.name != "locomo":
+        raise ConfigError(
+            f"task.kind=peers runs on LoCoMo (dataset=locomo_session), got {d.name!r}"
+        )
+    if spec.system.name not in _names():
+        raise ConfigError(
+            f"system.name={spec.system.name!r}: the peers track runs {', '.join(_names())}"
+        )
+    if spec.system.options:
+        raise ConfigError(
+            f"system options {sorted(spec.system.options)}: the peers track sets them itself "
+            "(own targeting, then the oracle v*); set system.name only"
+        )
+    if spec.backbone.name != READER:
+        raise ConfigError(
+            f"backbone={spec.backbone.name!r}: the memory-systems table compares systems through "
+            f"one reader, backbone={READER}"
+        )
+    for key, value in spec.task.params.items():
+        if key not in _TASK_PARAMS:
+            raise ConfigError(
+                f"task.params.{key}: unknown; the peers task reads {sorted(_TASK_PARAMS)}"
+            )
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ConfigError(f"task.params.{key}={value!r}: expected a positive integer or null")
+    if spec.system.name != "chronomem" and missing_modules(spec.system.name):
+        from chronobench.errors import MissingDependencyError
+        from chronobench.systems.peers import install_hint
+
+        raise MissingDependencyError(
+            f"system {spec.system.name!r} needs {', '.join(missing_modules(spec.system.name))}: "
+            f"{install_hint(spec.system.name)}"
+        )
+
+
+def _system_class(name: str) -> type:
+    from chronobench.systems.peers.system import PeerSystem
+
+    return type(f"PeerSystem[{name}]", (PeerSystem,), {"peer": name, "name": name})
+
+
+class _Measured:
+    """Wraps a :class:`PeerSystem` for the runner's generation loop: after each stream's
+    exposure, the own-target R@1 over all of the stream's requests (their text only) and
+    the oracle-target rollbacks (through the oracle channel), measured on the session's
+    peer against the gold state at v*."""
+
+    def __init__(
+        self, system: Any, streams: list[Any], all_queries: dict[str, list[Any]], targets: int
+    ) -> None:
+        self.system = system
+        self.name = system.name
+        self._streams = iter(streams)  # the streams run_generation ingests, in its order
+        self.all_queries = all_queries
+        self.targets = targets
+        self.hits = 0
+        self.requests = 0
+        self.fidelity: list[Any] = []
+        self.rollback_s: list[float] = []
+        self.bytes_per_write: list[float] = []
+        self.native: bool | None = None
+        self.method = ""
+
+    def ingest(self, writes: Any) -> None:
+        from chronobench.metrics.fidelity import measure, spread
+        from chronobench.protocols import OracleTarget
+        from chronobench.systems.peers.base import folder_files, peer_writes
+        from chronobench.systems.peers.targeting import own_target
+
+        stream = next(self._streams)
+        sysm = self.system
+        sysm.ingest(writes)
+        pw = peer_writes(stream)  # the gold side (the scorer's copy of the stream)
+        self.bytes_per_write.append(sysm._base.storage_bytes() / max(len(pw), 1))
+        queries = self.all_queries.get(stream.stream_id, [])
+        for q in queries:
+            self.requests += 1
+            self.hits += int(own_target(sysm._base, q.text).version == q.target_version)
+        wanted = sorted({q.target_version for q in queries if q.target_version < len(pw)})
+        by_target = {q.target_version: q for q in reversed(queries)}
+        for v in spread(wanted, self.targets):
+            session = sysm.open_oracle_session(OracleTarget(target_version=v))
+            t0 = time.perf_counter()
+            outcome = session.rollback(by_target[v].text)
+            self.rollback_s.append(time.perf_counter() - t0)
+            self.native, self.method = outcome.meta.get("native"), outcome.meta.get("method", "")
+            self.fidelity.append(measure(session.peer, pw, v, files=folder_files(session._folder)))
+            session.close()
+
+    def open_session(self) -> Any:
+        return self.system.open_session()
+
+    def close(self) -> None:
+        self.system.close()
+
+
+def run_peers_cell(cell: Any) -> Path:
+    """Run one memory system's cell (from scratch); returns its run folder."""
+    from chronobench.metrics.fidelity import summarize
+    from chronobench.protocols import GenerationParams
+    from chronobench.results.io import SampleLog
+    from chronobench.runner.cell import (
+        _generation_kinds,
+        data_info,
+        prepare_run_dir,
+        write_results,
+    )
+    from chronobench.runner.datasets import load_run_data
+    from chronobench.runner.generation import run_generation
+    from chronobench.runner.metrics_io import compute_metrics
+    from chronobench.spec import run_id
+    from chronobench.systems import SystemContext
+    from chronobench.systems.stores import StoreProvider
+
+    spec = cell.spec
+    p = _params(spec)
+    t0 = time.perf_counter()
+    backbone = cell.build_backbone()
+    # This track owns its dataset (resolve_cell leaves non-benchmark datasets to it).
+    data = load_run_data(spec.dataset, Path(spec.paths.data_dir))
+    if p["streams"]:
+        keep = {s.stream_id for s in data.streams[: int(p["streams"])]}
+        data.streams = [s for s in data.streams if s.stream_id in keep]
+        data.queries = [q for q in data.queries if q.stream_id in keep]
+    all_queries = data.queries_by_stream()
+    if p["rq2_queries_per_stream"]:
+        per: dict[str, int] = {}
+        kept = []
+        for q in data.queries:
+            per[q.stream_id] = per.get(q.stream_id, 0) + 1
+            if per[q.stream_id] <= int(p["rq2_queries_per_stream"]):
+                kept.append(q)
+        data.queries = kept
+    rid = run_id(spec, data.manifest_sha256, data.queries_sha256)
+    run_dir = prepare_run_dir(spec, rid)
+    (run_dir / "samples.jsonl").unlink(missing_ok=True)  # never resumes: see the docstring
+    log = SampleLog(run_dir / "samples.jsonl")
+    gen = spec.backbone.generation
+    params = GenerationParams(
+        max_new_tokens=gen.max_new_tokens,
+        temperature=gen.temperature,
+        top_p=gen.top_p,
+        seed=int(spec.seed),
+    )
+    # Only for its embedder: the run's MiniLM with the persistent text -> vector cache.
+    stores = StoreProvider(embedder=spec.embedder.model, cache_dir=spec.paths.cache_dir)
+    ctx = SystemContext(params=params, stores=stores)
+    streams = [s for s in data.streams if any(q.stream_id == s.stream_id for q in data.queries)]
+    measured = _Measured(
+        _system_class(spec.system.name)(ctx), streams, all_queries, int(p["targets"])
+    )
+    t1 = time.perf_counter()
+    try:
+        run_generation(
+            data,
+            measured,
+            backbone,
+            log,
+            set(),
+            kinds=_generation_kinds(spec),
+            chunk_size=int(spec.backbone.chunk_size),
+            progress=spec.progress,
+            seed=int(spec.seed),
+        )
+    finally:
+        stores.close()
+    records = log.read_records()
+    metrics = compute_metrics(records, seed=int(spec.seed))
+    fid = summarize(measured.fidelity)
+    metrics["peer"] = {
+        "rollback": {"native": measured.native, "method": measured.method},
+        "own_target": {
+            "recall_at_1": measured.hits / max(measured.requests, 1),
+            "n": measured.requests,
+        },
+        "fidelity": {k: round(v, 6) for k, v in fid.items()},
+        "streams": len(data.streams),
+        "rq2_queries": len(data.queries),
+    }
+    timings = {
+        "load_data_s": round(t1 - t0, 3),
+        "total_s": round(time.perf_counter() - t0, 3),
+        # Volatile (machine load, file layout): never in metrics.json or the leaderboard.
+        "rollback_ms_median": round(1000 * statistics.median(measured.rollback_s), 3)
+        if measured.rollback_s
+        else -1.0,
+        "bytes_per_write": round(statistics.mean(measured.bytes_per_write), 1)
+        if measured.bytes_per_write
+        else -1.0,
+    }
+    write_results(
+        run_dir,
+        spec,
+        rid,
+        metrics=metrics,
+        k=int(spec.task.k),
+        dataset=data_info(data),
+        rows=records,
+        timings=timings,
+        backbone_stats=dict(getattr(backbone, "stats", {}) or {}),
+    )
+    rq2 = (metrics.get("probes") or {}).get("all", {}).get("rc_qa", {}).get("mean")
+    print(
+        f"  {spec.system.name}: own R@1 {100 * metrics['peer']['own_target']['recall_at_1']:.1f} "
+        f"(n={measured.requests}), RC-QA {rq2 if rq2 is None else round(100 * rq2, 1)} "
+        f"(n={len(data.queries)}), exact {fid.get('exact', float('nan')):.1f} "
+        f"({len(measured.fidelity)} rollbacks), rollback {timings['rollback_ms_median']:.0f} ms"
+    )
+    return run_dir
