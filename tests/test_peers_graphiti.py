@@ -109,3 +109,47 @@ def test_scripted_llm_refuses_prompts_it_has_no_rule_for(peer):
     peer.llm.current = None
     with pytest.raises(RuntimeError, match="outside add"):
         peer._run(peer.llm._generate_response([], ExtractedEntities))
+
+
+def test_remove_episode_rebuilds_a_surviving_entitys_summary(embedding, tmp_path):
+    # graphiti #1837: a deleted fact stayed in a surviving entity's summary. In 0.31.2
+    # remove_episode re-summarizes every surviving entity from its remaining episodes
+    # (one LLM call each); the scripted LLM writes no summary, so the deleted facts go,
+    # unless that call fails.
+    peer = create_peer("graphiti", tmp_path / "g", embedding, shared_entity="Ann")
+    try:
+        for w in WRITES:
+            peer.add(w)
+        rows, _, _ = peer._run(
+            peer.driver.execute_query("MATCH (n:Entity) RETURN n.name AS name, n.summary AS s")
+        )
+        assert [r["name"] for r in rows] == ["Ann"]  # resolved to one entity, no LLM dedupe
+        # Graphiti appends each new fact to the summary (a self-edge's fact twice).
+        assert "Bergen marathon" in rows[0]["s"]
+
+        calls = []
+        original = peer.llm._generate_response
+
+        async def failing(messages, response_model=None, *args, **kwargs):
+            raise RuntimeError("LLM outage")
+
+        async def counting(messages, response_model=None, *args, **kwargs):
+            calls.append(getattr(response_model, "__name__", None))
+            return await original(messages, response_model, *args, **kwargs)
+
+        # A rebuild that fails is logged, not raised: the episode is gone, its fact stays
+        # in the summary (what #1837 reported).
+        peer.llm._generate_response = failing
+        peer.rollback_to(2)
+        assert compare_state(peer.state(), gold_state(WRITES, 2)) == (0, 0, 0)
+        rows, _, _ = peer._run(peer.driver.execute_query("MATCH (n:Entity) RETURN n.summary AS s"))
+        assert "Bergen marathon" in rows[0]["s"]
+
+        peer.llm._generate_response = counting
+        peer.rollback_to(1)
+        assert calls == ["SummarizedEntities"] * 2  # one rebuild per removed episode
+        rows, _, _ = peer._run(peer.driver.execute_query("MATCH (n:Entity) RETURN n.summary AS s"))
+        assert [r["s"] for r in rows] == [""]
+        assert compare_state(peer.state(), gold_state(WRITES, 1)) == (0, 0, 0)
+    finally:
+        peer.close()

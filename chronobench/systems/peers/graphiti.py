@@ -10,9 +10,9 @@ of a later write, newest first: graphiti's own undo.
 
 Scripted, because nothing may call an LLM: the LLM slot holds :class:`ScriptedLLM`,
 which answers graphiti's structured prompts by fixed rules from the item being added
-(one entity per item, named by its item id; one fact per item, the item's text, as a
-self-edge of that entity; no duplicates, no contradictions, no timestamps, no summary
-updates); any other prompt raises. So the graph's content is the stream's text, and what
+(one entity per item, named by its item id, or one ``shared_entity`` for all; one fact
+per item, the item's text, as a self-edge of that entity; no duplicates, no
+contradictions, no timestamps, no summary written); any other prompt raises. So the graph's content is the stream's text, and what
 is measured is graphiti's storage, search and undo, not an extractor's quality. The
 embedder is the shared local embedding behind graphiti's ``EmbedderClient``; the
 cross-encoder slot is a pass-through (the default search recipe never reranks with it).
@@ -92,7 +92,7 @@ def _reference_time(stamp: str | None, version: int) -> datetime:
     return _EPOCH + timedelta(minutes=version)
 
 
-def _clients(g: dict[str, Any], embedding: Any) -> tuple[Any, Any, Any]:
+def _clients(g: dict[str, Any], embedding: Any, shared_entity: str | None) -> tuple[Any, Any, Any]:
     """The scripted LLM, the local embedder and the pass-through cross-encoder."""
 
     class ScriptedLLM(g["LLMClient"]):  # type: ignore[misc, valid-type]
@@ -103,7 +103,7 @@ def _clients(g: dict[str, Any], embedding: Any) -> tuple[Any, Any, Any]:
         def _entity(self) -> str:
             if self.current is None:
                 raise RuntimeError("graphiti peer: LLM called outside add()")
-            return f"memory {self.current[0]}"
+            return shared_entity or f"memory {self.current[0]}"
 
         async def _generate_response(
             self, messages: Any, response_model: Any = None, *args: Any, **kwargs: Any
@@ -132,6 +132,8 @@ def _clients(g: dict[str, Any], embedding: Any) -> tuple[Any, Any, Any]:
             if name == "EdgeTimestamps":
                 return {"valid_at": None, "invalid_at": None}
             if name == "SummarizedEntities":
+                # Also asked by remove_episode, to rebuild a surviving entity's summary
+                # from its remaining episodes: no rule writes one, so it ends up empty.
                 return {"summaries": []}
             raise RuntimeError(f"graphiti peer: unscripted LLM prompt (response model {name})")
 
@@ -157,7 +159,11 @@ class GraphitiPeer:
     native_rollback = True
     native_search = True
 
-    def __init__(self, workdir: str | Path, embedding: Any) -> None:
+    def __init__(
+        self, workdir: str | Path, embedding: Any, *, shared_entity: str | None = None
+    ) -> None:
+        """``shared_entity``: every item's fact is about this one entity (else one entity
+        per item), so entities outlive the episodes that are removed."""
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._g = _import_graphiti()
@@ -168,7 +174,7 @@ class GraphitiPeer:
             # in docs/peers.md rather than repeated on every open.
             warnings.simplefilter("ignore", DeprecationWarning)
             self.driver = self._g["KuzuDriver"](db=str(self.workdir / GRAPH_FILE))
-        self.llm, embedder, reranker = _clients(self._g, embedding)
+        self.llm, embedder, reranker = _clients(self._g, embedding, shared_entity)
         self.graphiti = self._g["Graphiti"](
             graph_driver=self.driver, llm_client=self.llm, embedder=embedder, cross_encoder=reranker
         )
