@@ -253,6 +253,10 @@ class GraphitiPeer:
         )
 
     def storage_bytes(self) -> int:
+        """Bytes on disk after a Kuzu ``CHECKPOINT``: until one, recent writes are only in
+        memory and the WAL, and the database file grows at the checkpoint (by a lot:
+        Kuzu allocates pages per table and index), so an unflushed figure understates."""
+        self._run(self.driver.execute_query("CHECKPOINT;"))
         return folder_bytes(self.workdir)
 
     def close(self) -> None:
