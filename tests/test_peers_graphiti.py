@@ -153,3 +153,5 @@ def test_remove_episode_rebuilds_a_surviving_entitys_summary(embedding, tmp_path
         assert compare_state(peer.state(), gold_state(WRITES, 1)) == (0, 0, 0)
     finally:
         peer.close()
+    with pytest.raises(ValueError, match="shared_entity='Ann'"):
+        create_peer("graphiti", tmp_path / "g", embedding)

@@ -167,8 +167,14 @@ class GraphitiPeer:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._g = _import_graphiti()
-        self._loop = asyncio.new_event_loop()
         self.notes = Bookkeeping(self.workdir)
+        recorded = self.notes.data.setdefault("shared_entity", shared_entity)
+        if recorded != shared_entity:
+            raise ValueError(
+                f"graphiti peer: {self.workdir} was built with shared_entity={recorded!r}, "
+                f"reopened with {shared_entity!r}; pass the same option"
+            )
+        self._loop = asyncio.new_event_loop()
         with warnings.catch_warnings():
             # "The Kuzu backend is deprecated" (upstream Kuzu is unmaintained); recorded
             # in docs/peers.md rather than repeated on every open.
