@@ -205,7 +205,7 @@ def test_every_peer_has_a_config_and_registration_imports_no_peer_package():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["openai_agents_session"])
+@pytest.mark.parametrize("name", ["openai_agents_session", "graphiti"])
 def test_peer_runs_through_the_runner(name, tmp_path):
     _need(name)
     import os

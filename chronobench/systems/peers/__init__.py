@@ -68,6 +68,12 @@ PEERS: dict[str, PeerSpec] = {
         options={"state_scope": "user"},
         label="Google ADK rewind, memories in user: state",
     ),
+    "graphiti": PeerSpec(
+        "chronobench.systems.peers.graphiti:GraphitiPeer",
+        "peers-graphiti",
+        ("graphiti_core", "kuzu"),
+        label="Graphiti (Kuzu, scripted LLM)",
+    ),
 }
 
 # ChronoMem under the same interface: a row of the fidelity table, not a system to register
