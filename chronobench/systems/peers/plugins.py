@@ -34,5 +34,6 @@ mem0 = _plugin("mem0", 2)
 openai_agents_session = _plugin("openai_agents_session", 3)
 adk_rewind = _plugin("adk_rewind", 4)
 adk_rewind_user_state = _plugin("adk_rewind_user_state", 5)
+graphiti = _plugin("graphiti", 6)
 
 __all__ = [*PEERS]
