@@ -51,3 +51,22 @@ def resolve_shipped(path: str | None) -> str | None:
         if (root / p).exists():
             return str(root / p)
     return path
+
+
+def portable(path: str | None) -> str | None:
+    """``path`` as a published file may record it: unchanged when relative; relative to
+    the checkout (or the wheel's shipped copy) when under it; else its file name only (an
+    absolute path names one machine's folders; the file's content is covered by its
+    sha256 wherever it matters)."""
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        return p.as_posix()
+    resolved = p.resolve()
+    for root in roots():
+        try:
+            return resolved.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            continue
+    return p.name
