@@ -80,3 +80,22 @@ def user_config_dirs(extra: Iterable[str | Path] = ()) -> list[Path]:
         if path not in out:
             out.append(path)
     return out
+
+
+def portable(path: str | None) -> str | None:
+    """``path`` as a published file may record it: unchanged when relative; relative to
+    the checkout (or the wheel's shipped copy) when under it; else its file name only (an
+    absolute path names one machine's folders; the file's content is covered by its
+    sha256 wherever it matters)."""
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        return p.as_posix()
+    resolved = p.resolve()
+    for root in roots():
+        try:
+            return resolved.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            continue
+    return p.name

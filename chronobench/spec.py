@@ -32,6 +32,11 @@ from chronobench.hashing import canonical_json, sha256_text
 
 SPEC_VERSION = 1
 
+#: RunSpec fields that say where and how a cell runs, not what it computes: left out of
+#: the run id and of everything a run folder records (paths are machine-specific; the
+#: flags change nothing a cell computes).
+RUNTIME_FIELDS = ("paths", "progress", "overwrite", "leaderboard", "publish", "suite")
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -135,11 +140,25 @@ class RunSpec(_Strict):
     task: TaskSpec
     embedder: EmbedderSpec = Field(default_factory=EmbedderSpec)
     paths: PathsSpec = Field(default_factory=PathsSpec)
-    # Where and how verbosely to run: never part of the run id.
+    # Where and how verbosely to run, and whether to publish: never part of the run id,
+    # never written to a run's manifest or config.yaml (RUNTIME_FIELDS).
     progress: bool = True
     overwrite: bool = False
     leaderboard: bool = True
+    # Whether this run may write committed files (results/LEADERBOARD.*, results/published/):
+    # the main job and the named experiment presets set it; experiment=single does not.
+    publish: bool = False
     suite: list[list[str]] = Field(default_factory=list)
+
+    def recorded(self) -> dict[str, Any]:
+        """The spec as a run folder records it (``manifest.json``, ``config.yaml``): every
+        field but :data:`RUNTIME_FIELDS`, so no absolute path and no run-time flag."""
+        from chronobench.paths import portable
+
+        out = self.model_dump(mode="json", exclude=set(RUNTIME_FIELDS))
+        for key in ("source", "queries_file"):
+            out["dataset"][key] = portable(out["dataset"][key])
+        return out
 
     # ---- identity -------------------------------------------------------------------
     def identity(self) -> dict[str, Any]:

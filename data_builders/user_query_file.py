@@ -93,14 +93,16 @@ def _content_id(rec: dict[str, Any], intent: str, v_star: int) -> str:
     return sha256_text(blob)[:12]
 
 
-def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list[RollbackQuery]:
-    """Validate ``path`` against a built dataset and return its queries (source="user")."""
+def read_query_lines(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]:
+    """The requests of a query file as ``(line number, object)``, shape-checked without
+    a dataset: valid JSON objects, known fields, a non-empty ``sample_id`` and ``query``,
+    a known ``intent``, exactly one target, a non-negative integer. A file with no
+    request is an error too. Raises :class:`UserQueryError` naming file, line and field.
+    """
     path = Path(path)
     if not path.is_file():
         raise UserQueryError(f"{path}: file not found")
-    by_sample = {s.sample_id: s for s in built.streams}
-    out: list[RollbackQuery] = []
-    seen: dict[str, int] = {}
+    out: list[tuple[int, dict[str, Any]]] = []
     for line, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not raw.strip():
             continue
@@ -118,15 +120,39 @@ def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list
         for key in ("sample_id", "query"):
             if not isinstance(rec.get(key), str) or not rec[key].strip():
                 raise _err(path, line, key, "required non-empty string")
+        intent = rec.get("intent", "restore_to")
+        if intent not in INTENTS:
+            raise _err(path, line, "intent", f"{intent!r}; use one of {INTENTS}")
+        targets = [k for k in ("target_session", "target_version") if k in rec]
+        if len(targets) != 1:
+            raise _err(
+                path, line, "target_session", "give exactly one of target_session or target_version"
+            )
+        _int_field(rec, targets[0], path, line)
+        out.append((line, rec))
+    if not out:
+        raise UserQueryError(
+            f"{path}: no queries (the file is empty or holds only blank lines); write one "
+            'JSON object per line, e.g. {"sample_id": "conv-26", "query": "forget '
+            'everything since the camping trip", "intent": "undo", "target_session": 4}'
+        )
+    return out
+
+
+def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list[RollbackQuery]:
+    """Validate ``path`` against a built dataset and return its queries (source="user")."""
+    path = Path(path)
+    by_sample = {s.sample_id: s for s in built.streams}
+    out: list[RollbackQuery] = []
+    seen: dict[str, int] = {}
+    for line, rec in read_query_lines(path):
         stream = by_sample.get(rec["sample_id"])
         if stream is None:
             known = ", ".join(sorted(by_sample)[:5])
             raise _err(
                 path, line, "sample_id", f"{rec['sample_id']!r} not in this dataset (e.g. {known})"
             )
-        intent = rec.get("intent", "restore_to")
-        if intent not in INTENTS:
-            raise _err(path, line, "intent", f"{intent!r}; use one of {INTENTS}")
+        intent = rec.get("intent", "restore_to")  # checked by read_query_lines
         v_star = _target(rec, stream, path, line)
         # Content-based id: editing a line gives the request a new id (its old samples are
         # never resumed), and reordering lines changes nothing.

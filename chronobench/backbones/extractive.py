@@ -110,12 +110,16 @@ class ExtractiveBackbone:
 
     @property
     def cache_config(self) -> dict[str, Any]:
-        """Settings that change outputs; part of the cache key."""
+        """Settings that change outputs; part of the cache key. ``code`` fingerprints the
+        reader's source: the call cache keeps answers across runs, so without it an edit
+        to the heuristics (and no bump of ``model``) would serve the old code's answers,
+        and a run's samples would depend on what the cache held."""
         return {
             "abstain_threshold": self.abstain_threshold,
             "type_bonus": self.type_bonus,
             "max_answer_words": self.max_answer_words,
             "max_summary_sentences": self.max_summary_sentences,
+            "code": code_fingerprint(),
         }
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
@@ -150,7 +154,7 @@ class ExtractiveBackbone:
         qtype = _question_type(question)
         best: tuple[float, float, int] | None = None
         for i, (sent, ts) in enumerate(zip(sentences, sent_terms, strict=True)):
-            coverage = sum(idf[t] for t in q_terms & ts) / total
+            coverage = _coverage(idf, q_terms & ts, total)
             rank = coverage + (self.type_bonus if self._has_type(sent, qtype) else 0.0)
             if best is None or (rank, coverage, i) >= best:
                 best = (rank, coverage, i)
@@ -181,7 +185,7 @@ class ExtractiveBackbone:
         people = [n.lower() for n in _names(question, set())]
         need = math.ceil(len(o_terms) / 2)
         for sent, ts in zip(sentences, sent_terms, strict=True):
-            coverage = sum(idf[t] for t in q_terms & ts) / total
+            coverage = _coverage(idf, q_terms & ts, total)
             if coverage < self.abstain_threshold or len(o_terms & ts) < need:
                 continue
             where = f"{sent.header} {sent.text}".lower()
@@ -259,7 +263,40 @@ class ExtractiveBackbone:
 def _idf(q_terms: set[str], n: int, df: Counter[str]) -> tuple[dict[str, float], float]:
     """BM25 idf of each question term over ``n`` sentences, and their sum."""
     idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
-    return idf, sum(idf.values())
+    # fsum: a set's order follows the process's string hash seed, and a plain float sum
+    # in another order can differ in the last bit, enough to flip a tie or a threshold.
+    return idf, math.fsum(idf.values())
+
+
+def _coverage(idf: dict[str, float], matched: frozenset[str] | set[str], total: float) -> float:
+    """Share of the question's idf mass that ``matched`` covers (order-independent sum:
+    two sentences covering the same terms tie exactly, whatever their sets' order)."""
+    return math.fsum(idf[t] for t in matched) / total
+
+
+#: Modules whose source decides the reader's answers (see ExtractiveBackbone.cache_config).
+_CODE_MODULES = (
+    "chronobench.backbones.extractive",
+    "chronobench.backbones._spans",
+    "chronobench.text",
+    "chronobench.metrics.text",
+)
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """Short sha256 of the source of :data:`_CODE_MODULES` (the reader's code version)."""
+    import hashlib
+    import importlib
+    from pathlib import Path
+
+    digest = hashlib.sha256()
+    for name in _CODE_MODULES:
+        file = getattr(importlib.import_module(name), "__file__", None)
+        digest.update(name.encode())
+        if file:
+            digest.update(Path(file).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 @lru_cache(maxsize=16)

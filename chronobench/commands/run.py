@@ -1,8 +1,13 @@
 """``python -m chronobench run [overrides...]``: run an experiment, then publish.
 
-The runner (:mod:`chronobench.runner.experiment`) validates every cell and runs them;
-then, unless ``leaderboard=false``, the leaderboard is rebuilt with the cells just run
-(:func:`chronobench.leaderboard.build.publish_after_run`).
+The runner (:mod:`chronobench.runner.experiment`) validates every cell and runs them.
+Then, when the run publishes (:func:`publishes`) and ``leaderboard`` is not false, the
+leaderboard is rebuilt with the cells just run
+(:func:`chronobench.leaderboard.build.publish_after_run`). Publishing is the only step
+that writes committed files (``results/LEADERBOARD.*``, ``results/published/``): the main
+job and the named experiment presets publish (their config sets ``publish: true``);
+``experiment=single``, ``smoke``, ``debug`` and any ad-hoc run write only their run
+folders unless ``publish=true`` is given.
 
 ``--config-dir DIR`` (repeatable) and ``$CHRONOBENCH_CONFIG_PATH`` (folders separated by
 ``os.pathsep``) add folders of user or plug-in configs to the search path, after
@@ -24,16 +29,31 @@ from typing import Any
 from chronobench.paths import config_dir
 
 
+def publishes(cfg: Mapping[str, Any]) -> bool:
+    """Whether a run of the composed config ``cfg`` writes committed files: its
+    ``publish`` key (true in the main job and the named presets, false otherwise)."""
+    return bool(cfg.get("publish", False))
+
+
 def run_and_publish(cfg: Mapping[str, Any], overrides: Sequence[str]) -> list[Path]:
-    """Run the experiment's cells, then rebuild the leaderboard with them."""
+    """Run the experiment's cells, then, if the run publishes, rebuild the leaderboard
+    with them."""
     from chronobench.runner.experiment import run_experiment
 
     folders = run_experiment(cfg, overrides)
-    if cfg.get("leaderboard", True) and folders:
-        from chronobench.leaderboard.build import publish_after_run
+    if not folders or not cfg.get("leaderboard", True):
+        return folders
+    if not publishes(cfg):
+        print(
+            "not published: only the main job and the named experiment presets write "
+            "results/LEADERBOARD.* and results/published/ (add publish=true to publish "
+            "these runs)"
+        )
+        return folders
+    from chronobench.leaderboard.build import publish_after_run
 
-        results_dir = Path(cfg["paths"]["results_dir"]).resolve()
-        publish_after_run(results_dir, {f.name for f in folders})
+    results_dir = Path(cfg["paths"]["results_dir"]).resolve()
+    publish_after_run(results_dir, {f.name for f in folders})
     return folders
 
 

@@ -8,8 +8,12 @@
 - Each table cell takes the newest finished run of that cell (ties: run id); every run
   used is listed with its samples' sha256.
 - The small files of every run the leaderboard names (``manifest.json``,
-  ``metrics.json``, ``config.yaml``) are kept under ``results/published/<run-id>/``, which
-  is committed: the leaderboard rebuilds byte-identically from them alone.
+  ``metrics.json``, ``config.yaml``, and ``volatile.json``, which it copies only when the
+  others change) are kept under ``results/published/<run-id>/``, which is committed: the
+  leaderboard rebuilds byte-identically from them alone. No file it writes holds a
+  volatile field (:data:`~chronobench.results.schema.VOLATILE_FIELDS`), and a rebuild
+  that changes nothing rewrites nothing, so rerunning the same code never edits a
+  committed file.
 - By default the leaderboard is rebuilt from the published runs plus the local
   ``results/runs/*``, so it can only gain or update rows; a rebuild that would name fewer
   runs than the file it replaces is refused without ``force``, which rebuilds from local
@@ -36,7 +40,13 @@ from chronobench.errors import LeaderboardShrinkError, ResultsError
 from chronobench.fileio import atomic_write_text, dump_json
 from chronobench.hashing import canonical_json, sha256_text
 from chronobench.registry import Registry
-from chronobench.results.schema import CONFIG_FILE, MANIFEST_FILE, METRICS_FILE, load_run
+from chronobench.results.schema import (
+    CONFIG_FILE,
+    MANIFEST_FILE,
+    METRICS_FILE,
+    VOLATILE_FILE,
+    load_run,
+)
 from chronobench.spec import PROTOCOL_VERSION
 
 PUBLISHED_DIR = "published"
@@ -110,7 +120,7 @@ def _record(folder: Path) -> RunRecord:
         system=spec.system.name if spec.task.generates else None,
         backbone=spec.backbone.name if spec.task.generates else None,
         model=spec.backbone.model if spec.task.generates else None,
-        finished_at=run.manifest.finished_at,
+        finished_at=run.finished_at,  # volatile: orders runs, never shown
         samples_sha256=run.manifest.samples.sha256,
         metrics=run.metrics.metrics,
         # Runs of an older results schema were made by older code: never published.
@@ -318,8 +328,8 @@ def write_leaderboard(
             "the file with the local runs only"
         )
     _archive(results_dir, old)
-    atomic_write_text(md_path, md)
-    atomic_write_text(results_dir / "LEADERBOARD.csv", csv_text)
+    _write_if_different(md_path, md)
+    _write_if_different(results_dir / "LEADERBOARD.csv", csv_text)
     _sync_published(results_dir, runs, ids)
     return md_path
 
@@ -375,7 +385,19 @@ def _archive(results_dir: Path, moving: list[RunRecord]) -> None:
     atomic_write_text(results_dir / ARCHIVE_FILE, "\n".join(parts))
 
 
+#: What ``results/published/<run-id>/`` keeps of a run beside its ``volatile.json``: the
+#: identity files, byte-stable across reruns of the same code (samples stay local).
+PUBLISHED_FILES = (MANIFEST_FILE, METRICS_FILE, CONFIG_FILE)
+
+
 def _sync_published(results_dir: Path, runs: list[RunRecord], ids: set[str]) -> None:
+    """Copy the named runs' small files into ``published/`` and drop superseded ones.
+
+    A file whose bytes are already there is not rewritten, and ``volatile.json`` (when,
+    by which commit, how fast) is copied only with a change to the identity files (or
+    when there is none yet): rerunning the same code leaves every committed file as it
+    was, and the published volatile file names the run that first made these results.
+    """
     pub = results_dir / PUBLISHED_DIR
     for r in runs:
         if r.run_id not in ids:
@@ -383,14 +405,33 @@ def _sync_published(results_dir: Path, runs: list[RunRecord], ids: set[str]) -> 
         dest = pub / r.run_id
         if dest.resolve() == r.folder.resolve():
             continue
-        for name in (MANIFEST_FILE, METRICS_FILE, CONFIG_FILE):
+        changed = False
+        for name in PUBLISHED_FILES:
             src = r.folder / name
             if src.is_file():
-                atomic_write_text(dest / name, src.read_text(encoding="utf-8"))
+                changed |= _copy_if_different(src, dest / name)
+        src = r.folder / VOLATILE_FILE
+        if src.is_file() and (changed or not (dest / VOLATILE_FILE).is_file()):
+            _copy_if_different(src, dest / VOLATILE_FILE)
     if pub.is_dir():
         for folder in pub.iterdir():
             if folder.is_dir() and folder.name not in ids:
                 shutil.rmtree(folder)  # superseded by a newer run of the same table cell
+
+
+def _write_if_different(path: Path, text: str) -> None:
+    # An unchanged committed file is left alone (not even its mtime moves).
+    if not (path.is_file() and path.read_text(encoding="utf-8") == text):
+        atomic_write_text(path, text)
+
+
+def _copy_if_different(src: Path, dest: Path) -> bool:
+    """Write ``src``'s text to ``dest`` unless it already holds it; True when written."""
+    text = src.read_text(encoding="utf-8")
+    if dest.is_file() and dest.read_text(encoding="utf-8") == text:
+        return False
+    atomic_write_text(dest, text)
+    return True
 
 
 def publish_after_run(results_dir: Path, run_ids: set[str] | None = None) -> Path | None:

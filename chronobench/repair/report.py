@@ -20,6 +20,7 @@ from typing import Any
 
 from chronobench.metrics.bootstrap import summarise
 from chronobench.repair.methods import LABELS
+from chronobench.results.schema import finished_at
 
 REFERENCE = "GPT-4o, reported in the seed, not comparable"
 _BASELINES = ("full_reset_replay", "rollback_replay", "delete_only", "backbone_judged",
@@ -78,7 +79,7 @@ def load_repair_runs(
         b = spec["backbone"]
         label = "offline policy" if b["name"] == "extractive" else f"{b['name']} {b['model']}"
         key = (label, spec["dataset"]["granularity"], spec["system"]["name"])
-        done = man.get("finished_at", "")
+        done = finished_at(folder)  # volatile.json (schema 2.0: the manifest)
         if key not in found or done >= found[key]["finished_at"]:
             found[key] = {"run_id": man["run_id"], "metrics": metrics, "finished_at": done}
     return found

@@ -1,8 +1,18 @@
-"""The results schema: what a run folder's ``manifest.json`` and ``metrics.json`` hold.
+"""The results schema: what a run folder's ``manifest.json``, ``volatile.json`` and
+``metrics.json`` hold.
+
+Identity and volatility are kept apart. ``manifest.json`` holds what the run computed
+(spec, data and query-file sha256, seed, sample counts and sha256): rerunning the same
+cell with the same code gives it byte for byte, so a committed copy never changes on a
+rerun. ``volatile.json`` holds :data:`VOLATILE_FIELDS`, what changes on every rerun
+(code commit, timestamps, timings, cache hit counts, library versions); the leaderboard
+shows none of it. Neither holds an absolute path or a run-time flag
+(:data:`chronobench.spec.RUNTIME_FIELDS`).
 
 Versioned and validated on read: a file that does not match says which file and what
-to do. Schema 1.0 folders (before the typed RunSpec) still load: their spec is rebuilt
-from ``config.yaml`` and their samples' sha256 computed from ``samples.jsonl``.
+to do. Schema 2.0 folders (volatile fields inside the manifest) and 1.0 folders (before
+the typed RunSpec: spec rebuilt from ``config.yaml``, samples' sha256 computed from
+``samples.jsonl``) still load.
 """
 
 from __future__ import annotations
@@ -18,13 +28,36 @@ from chronobench.errors import ConfigError, ResultsError
 from chronobench.hashing import file_sha256
 from chronobench.spec import RunSpec, spec_from_config, spec_sha256
 
-RESULTS_SCHEMA_VERSION = "2.0"
-READABLE_VERSIONS = ("1.0", "2.0")
+RESULTS_SCHEMA_VERSION = "2.1"
+READABLE_VERSIONS = ("1.0", "2.0", "2.1")
+_Version = Literal["2.1"]  # older files are read into this shape (load_run)
 
 MANIFEST_FILE = "manifest.json"
 METRICS_FILE = "metrics.json"
 SAMPLES_FILE = "samples.jsonl"
 CONFIG_FILE = "config.yaml"
+VOLATILE_FILE = "volatile.json"
+
+#: The volatile fields of a run: what differs between two runs of the same cell with the
+#: same code on the same data. They live in ``volatile.json`` only (the one list: the
+#: README and the reproducibility test read it), never in ``manifest.json``, and the
+#: leaderboard shows none of them.
+#:
+#: - ``finished_at``: when the run finished (UTC);
+#: - ``git``: the code's commit and whether the tree was dirty;
+#: - ``libraries``: installed versions of the libraries that can change a score, and Python's;
+#: - ``timings``: seconds per stage;
+#: - ``backbone_calls``: backbone calls, call-cache hits and misses, tokens sent (they
+#:   depend on what the call cache already held);
+#: - ``embedding_cache``: texts found in the embedding cache (memory, disk) or embedded.
+VOLATILE_FIELDS = (
+    "finished_at",
+    "git",
+    "libraries",
+    "timings",
+    "backbone_calls",
+    "embedding_cache",
+)
 
 
 class _Model(BaseModel):
@@ -49,31 +82,43 @@ class SamplesInfo(_Model):
 
 
 class Manifest(_Model):
-    schema_version: Literal["2.0"] = RESULTS_SCHEMA_VERSION
+    """``manifest.json``: the run's identity (byte-stable across reruns of the same code)."""
+
+    schema_version: _Version = RESULTS_SCHEMA_VERSION
     run_id: str
     # The system protocol the run was made under (chronobench.protocols.PROTOCOL_VERSION);
     # manifests written before it was recorded are protocol 1 (systems saw the gold).
     protocol: int = 1
-    spec: dict[str, Any]  # the whole RunSpec (validated by load_run)
+    # The RunSpec without its run-time fields (RunSpec.recorded; validated by load_run).
+    spec: dict[str, Any]
     spec_sha256: str
     # A flat summary of the spec for people and notebooks (dataset, granularity, system,
     # backbone, model, task, selectors, queries); the spec is authoritative.
     cell: dict[str, Any] = Field(default_factory=dict)
+    # Whether the run may appear on the leaderboard (not a fixture or a debugging cut).
     published: bool
-    finished_at: str
-    git: dict[str, Any]
-    libraries: dict[str, Any]
     seed: int
     dataset: DatasetInfo
     samples: SamplesInfo
-    timings: dict[str, float] = Field(default_factory=dict)
-    backbone_calls: dict[str, Any] = Field(default_factory=dict)
     # Set when the file was rewritten from an older schema (its samples are older code's).
     migrated_from: str | None = None
 
 
+class Volatile(_Model):
+    """``volatile.json``: the run's :data:`VOLATILE_FIELDS`."""
+
+    schema_version: _Version = RESULTS_SCHEMA_VERSION
+    run_id: str
+    finished_at: str = ""
+    git: dict[str, Any] = Field(default_factory=dict)
+    libraries: dict[str, Any] = Field(default_factory=dict)
+    timings: dict[str, float] = Field(default_factory=dict)
+    backbone_calls: dict[str, Any] = Field(default_factory=dict)
+    embedding_cache: dict[str, Any] = Field(default_factory=dict)
+
+
 class MetricsFile(_Model):
-    schema_version: Literal["2.0"] = RESULTS_SCHEMA_VERSION
+    schema_version: _Version = RESULTS_SCHEMA_VERSION
     run_id: str
     k: int
     metrics: dict[str, Any]
@@ -122,10 +167,17 @@ class LoadedRun:
     spec: RunSpec
     # Read from an older results schema (kept loadable and re-scorable, never published).
     migrated: bool = False
+    # volatile.json (or, for a schema 2.0 folder, the volatile fields of its manifest).
+    volatile: Volatile | None = None
 
     @property
     def run_id(self) -> str:
         return self.manifest.run_id
+
+    @property
+    def finished_at(self) -> str:
+        """When the run finished (volatile; "" when unknown)."""
+        return self.volatile.finished_at if self.volatile is not None else ""
 
 
 def _spec_from(data: dict[str, Any], path: Path) -> RunSpec:
@@ -158,7 +210,7 @@ def _migrate_v1(folder: Path, man: dict[str, Any], met: dict[str, Any]) -> tuple
     counts = man.get("counts") or {}
     ds = man.get("dataset") or {}
     new_man = {
-        "schema_version": RESULTS_SCHEMA_VERSION,
+        "schema_version": "2.0",  # the 2.0 shape; load_run splits its volatile fields
         "run_id": man["run_id"],
         "spec": spec.model_dump(mode="json"),
         "spec_sha256": spec_sha256(spec),
@@ -186,12 +238,12 @@ def _migrate_v1(folder: Path, man: dict[str, Any], met: dict[str, Any]) -> tuple
         "backbone_calls": man.get("backbone_calls") or {},
         "migrated_from": "1.0",
     }
-    new_met = {**met, "schema_version": RESULTS_SCHEMA_VERSION}
+    new_met = {**met, "schema_version": "2.0"}
     return new_man, new_met
 
 
 def load_run(folder: Path) -> LoadedRun:
-    """Read and validate a run folder (schema 1.0 or 2.0)."""
+    """Read and validate a run folder (schema 1.0, 2.0 or 2.1)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ResultsError(
@@ -202,13 +254,45 @@ def load_run(folder: Path) -> LoadedRun:
     man, met = _read_json(man_path), _read_json(met_path)
     if man["schema_version"] == "1.0":
         man, met = _migrate_v1(folder, man, met)
+    vol_path = folder / VOLATILE_FILE
+    if man["schema_version"] == "2.0":
+        # Schema 2.0 kept the volatile fields in the manifest: read into the 2.1 shape.
+        legacy = {k: man.pop(k) for k in VOLATILE_FIELDS if k in man}
+        man["schema_version"] = met["schema_version"] = RESULTS_SCHEMA_VERSION
+        vol: dict[str, Any] | None = {
+            **legacy,
+            "schema_version": RESULTS_SCHEMA_VERSION,
+            "run_id": man["run_id"],
+        }
+    else:
+        vol = _read_json(vol_path) if vol_path.is_file() else None
     manifest = _validate(Manifest, man, man_path)
     metrics = _validate(MetricsFile, met, met_path)
+    volatile = _validate(Volatile, vol, vol_path) if vol is not None else None
     spec = _spec_from(manifest.spec, man_path)
     migrated = manifest.migrated_from is not None
     return LoadedRun(
-        folder=folder, manifest=manifest, metrics=metrics, spec=spec, migrated=migrated
+        folder=folder,
+        manifest=manifest,
+        metrics=metrics,
+        spec=spec,
+        migrated=migrated,
+        volatile=volatile,
     )
+
+
+def finished_at(folder: Path) -> str:
+    """When the run in ``folder`` finished, from its volatile fields ("" when unknown);
+    for readers that do not load the whole run."""
+    folder = Path(folder)
+    for path in (folder / VOLATILE_FILE, folder / MANIFEST_FILE):
+        try:
+            value = json.loads(path.read_text(encoding="utf-8")).get("finished_at")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if value:
+            return str(value)
+    return ""
 
 
 def read_metrics_k(folder: Path, default: int = 5) -> int:

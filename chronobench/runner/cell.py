@@ -15,7 +15,12 @@ from chronobench.protocols import PROTOCOL_VERSION
 from chronobench.results.io import SampleLog
 from chronobench.results.provenance import git_revision, library_versions
 from chronobench.results.records import SampleRecord
-from chronobench.results.schema import RESULTS_SCHEMA_VERSION, Manifest
+from chronobench.results.schema import (
+    RESULTS_SCHEMA_VERSION,
+    VOLATILE_FILE,
+    Manifest,
+    Volatile,
+)
 from chronobench.runner.components import Components, needs_backbone, resolve_cell
 from chronobench.spec import RunSpec, run_id, spec_from_config, spec_sha256
 
@@ -63,7 +68,9 @@ def prepare_run_dir(spec: RunSpec, rid: str, config: dict[str, Any] | None = Non
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     _warn_if_code_changed(run_dir)
-    body = config if config is not None else spec.model_dump(mode="json")
+    # The recorded spec: no paths and no run-time flags, so the file is the same
+    # wherever and however the cell runs.
+    body = config if config is not None else spec.recorded()
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(body, sort_keys=True))
     return run_dir
 
@@ -86,6 +93,7 @@ def run_benchmark_cell(cell: Components) -> Path:
     done = log.done_ids()
     k = int(spec.task.k)
     stores = cell.build_store_provider()
+    embed_before = _embedding_stats(stores)
     backbone_stats: dict[str, Any] = {}
     timings: dict[str, float] = {"load_data_s": round(t_data - t0, 3)}
     try:
@@ -123,6 +131,7 @@ def run_benchmark_cell(cell: Components) -> Path:
             backbone_stats = dict(getattr(backbone, "stats", {}) or {})
             timings["generation_s"] = round(time.perf_counter() - t, 3)
     finally:
+        embedding_stats = _stats_delta(embed_before, _embedding_stats(stores))
         stores.close()
 
     records = log.read_records()
@@ -138,13 +147,42 @@ def run_benchmark_cell(cell: Components) -> Path:
         rows=records,
         timings=timings,
         backbone_stats=backbone_stats,
+        embedding_stats=embedding_stats,
     )
     print(summary_table(rid, metrics))
     return run_dir
 
 
+def _embedding_stats(stores: Any) -> dict[str, int]:
+    """The embedding cache's counters (process-wide) when the stores have an embedder."""
+    embedder = getattr(stores, "_embedder", None)  # never built just to be read
+    if embedder is None:
+        return {}
+    from chronobench.memory.embedders import shared_cache
+
+    stats = shared_cache(embedder).stats
+    return {k: int(stats.get(k, 0)) for k in ("hits", "disk_hits", "embedded")}
+
+
+def _stats_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: after[k] - before.get(k, 0) for k in after}
+
+
+def data_folder(folder: str | Path, data_dir: str | Path) -> str:
+    """A built dataset's folder as a manifest records it: relative to ``data_dir``
+    (``7da95f06/locomo/session``), never an absolute path."""
+    path, root = Path(folder).resolve(), Path(data_dir).resolve()
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        from chronobench.paths import portable
+
+        return portable(str(folder)) or ""
+
+
 def data_info(data: Any) -> dict[str, Any]:
-    """The ``dataset`` block of a manifest from a loaded RunData."""
+    """The ``dataset`` block of a manifest from a loaded RunData (``folder`` as given;
+    :func:`write_results` makes it relative to the run's data folder)."""
     return {
         "folder": str(data.folder),
         "manifest_sha256": data.manifest_sha256,
@@ -166,8 +204,11 @@ def write_results(
     rows: Sequence[SampleRecord | Mapping[str, Any]],
     timings: dict[str, float],
     backbone_stats: dict[str, Any] | None = None,
+    embedding_stats: dict[str, Any] | None = None,
 ) -> None:
-    """Write ``metrics.json`` then ``manifest.json`` (atomically, schema-validated).
+    """Write ``metrics.json``, ``volatile.json``, then ``manifest.json`` (atomically,
+    schema-validated): the manifest holds the run's identity only, the volatile file
+    :data:`~chronobench.results.schema.VOLATILE_FIELDS`.
 
     Other task kinds' cell runners call this too, so every run folder has one shape.
     """
@@ -176,26 +217,31 @@ def write_results(
         run_dir / "metrics.json",
         {"schema_version": RESULTS_SCHEMA_VERSION, "run_id": rid, "k": k, "metrics": metrics},
     )
-    manifest = Manifest(
+    volatile = Volatile(
         run_id=rid,
-        protocol=PROTOCOL_VERSION,
-        spec=spec.model_dump(mode="json"),
-        spec_sha256=spec_sha256(spec),
-        cell=cell_summary(spec),
-        published=spec.published,
         finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         git=git_revision(),
         libraries=library_versions(),
+        timings=timings,
+        backbone_calls=dict(backbone_stats or {}),
+        embedding_cache=dict(embedding_stats or {}),
+    )
+    atomic_write_json(run_dir / VOLATILE_FILE, volatile.model_dump(mode="json"))
+    manifest = Manifest(
+        run_id=rid,
+        protocol=PROTOCOL_VERSION,
+        spec=spec.recorded(),
+        spec_sha256=spec_sha256(spec),
+        cell=cell_summary(spec),
+        published=spec.published,
         seed=spec.seed,
-        dataset=dataset,
+        dataset={**dataset, "folder": data_folder(dataset["folder"], spec.paths.data_dir)},
         samples={
             "sha256": file_sha256(samples) if samples.is_file() else None,
             "n": len(rows),
             "selection": sum(1 for r in rows if _kind(r) == "selection"),
             "probes": sum(1 for r in rows if _kind(r) == "probe"),
         },
-        timings=timings,
-        backbone_calls=dict(backbone_stats or {}),
     )
     atomic_write_json(run_dir / "manifest.json", manifest.model_dump(mode="json"))
 
@@ -221,14 +267,17 @@ def cell_summary(spec: RunSpec) -> dict[str, Any]:
 
 def _warn_if_code_changed(run_dir: Path) -> None:
     """Resuming across a code change mixes samples from two versions: say so."""
-    old = run_dir / "manifest.json"
-    if not old.exists():
-        return
     import json
 
-    try:
-        before = json.loads(old.read_text()).get("git", {}).get("commit")
-    except ValueError:
+    before = None
+    for old in (run_dir / VOLATILE_FILE, run_dir / "manifest.json"):  # 2.0: in the manifest
+        try:
+            before = (json.loads(old.read_text()).get("git") or {}).get("commit")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if before:
+            break
+    if not before:
         return
     now = git_revision().get("commit")
     if before and now and before != now:

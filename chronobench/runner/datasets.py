@@ -93,11 +93,24 @@ class BuiltDatasetLoader:
                 "config key 'dataset.granularity': MAB granularity must equal "
                 f"dataset.params.split ({dspec.params.get('split')!r}) [{where}]"
             )
-        if dspec.queries_file and not Path(resolve_source(dspec.queries_file) or "").is_file():
-            raise ConfigError(
-                f"dataset.queries_file={dspec.queries_file!r}: file not found "
-                f"(looked in {Path.cwd()} and the chronobench checkout); give a JSONL path"
-            )
+        if dspec.queries_file:
+            qpath = Path(resolve_source(dspec.queries_file) or "")
+            if not qpath.is_file():
+                raise ConfigError(
+                    f"dataset.queries_file={dspec.queries_file!r}: file not found "
+                    f"(looked in {Path.cwd()} and the chronobench checkout); give a JSONL path"
+                )
+            from data_builders.user_query_file import read_query_lines
+
+            # Shape only (no built data needed): an empty or malformed file fails at once.
+            read_query_lines(qpath)
+
+    def validate(self, dspec: DatasetSpec, *, data_dir: Path) -> None:
+        """Check a user query file against the built dataset (built first when needed):
+        sample ids, sessions, versions. The runner calls it for every cell of a suite
+        before the first cell runs; a bad line raises UserQueryError (exit 2)."""
+        if dspec.queries_file and not dspec.paraphrase:
+            load_run_data(dspec, data_dir)
 
     def load(self, dspec: DatasetSpec, *, data_dir: Path, backbone: Any = None) -> RunData:
         """Build (or reuse) the dataset and load it."""

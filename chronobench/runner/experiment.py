@@ -137,11 +137,31 @@ def prepare_cells(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> list
     ]
 
 
+def validate_query_files(cells: Sequence[Any]) -> None:
+    """Check every user query file of the suite against its built dataset, before any
+    cell runs (resolving the cells already checked each file's shape; this checks its
+    sample ids and targets, building the dataset first when needed)."""
+    seen: set[str] = set()
+    for cell in cells:
+        dspec = cell.spec.dataset
+        if not dspec.queries_file or cell.dataset is None:
+            continue
+        key = f"{dspec.model_dump_json()}|{cell.spec.paths.data_dir}"
+        if key in seen:
+            continue
+        seen.add(key)
+        validate = getattr(cell.dataset.load()(), "validate", None)
+        if validate is not None:
+            validate(dspec, data_dir=Path(cell.spec.paths.data_dir))
+
+
 def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> list[Path]:
-    """Validate and resolve every cell, then run them in order; returns the run folders."""
+    """Validate and resolve every cell (and every user query file against its data),
+    then run them in order; returns the run folders."""
     from chronobench.runner import cell as cell_module
 
     cells = prepare_cells(cfg, user_overrides)
+    validate_query_files(cells)
     results_dir = Path(cells[0].spec.paths.results_dir).resolve()
     print(f"chronobench run: {len(cells)} cell(s); results under {results_dir}", flush=True)
     folders = []

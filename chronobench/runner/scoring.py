@@ -9,7 +9,7 @@ from chronobench.fileio import atomic_write_json, atomic_write_text
 from chronobench.hashing import file_sha256
 from chronobench.results.io import SampleLog
 from chronobench.results.records import dump_record
-from chronobench.results.schema import RESULTS_SCHEMA_VERSION, load_run
+from chronobench.results.schema import RESULTS_SCHEMA_VERSION, VOLATILE_FILE, load_run
 
 
 def rescore_run(run_dir: Path, *, write_samples: bool = False) -> dict:
@@ -42,5 +42,8 @@ def rescore_run(run_dir: Path, *, write_samples: bool = False) -> dict:
     manifest = run.manifest.model_copy(
         update={"samples": run.manifest.samples.model_copy(update={"sha256": file_sha256(samples)})}
     )
+    if run.volatile is not None and not (run_dir / VOLATILE_FILE).is_file():
+        # An older schema kept these in the manifest, which is now rewritten without them.
+        atomic_write_json(run_dir / VOLATILE_FILE, run.volatile.model_dump(mode="json"))
     atomic_write_json(run_dir / "manifest.json", manifest.model_dump(mode="json"))
     return metrics
