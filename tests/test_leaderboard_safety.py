@@ -214,7 +214,7 @@ def _as_protocol_1(folder: Path, dest_root: Path) -> Path:
     return dest
 
 
-def test_old_protocol_runs_move_to_the_archive_and_never_mix_with_new_rows(tmp_path):
+def test_old_protocol_runs_move_to_the_archive_and_never_mix_with_new_rows(tmp_path, make_run):
     from chronobench.leaderboard.build import ARCHIVE_DIR, ARCHIVE_FILE, archived_runs
     from chronobench.results.schema import load_run
     from chronobench.spec import PROTOCOL_VERSION

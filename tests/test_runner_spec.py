@@ -23,6 +23,8 @@ _REPAIR_SYSTEM = ["~system", "+system.name=dgr"]
 COMPANIONS = {
     ("dataset", "repair_controlled"): ["task=repair", *_REPAIR_SYSTEM],
     ("task", "repair"): ["dataset=repair_controlled", *_REPAIR_SYSTEM],
+    # The memory-systems track names its system only (experiment/peers.yaml).
+    ("task", "peers"): ["~system", "+system.name=chronomem"],
 }
 
 
