@@ -252,10 +252,24 @@ def describe_request(
                 (sc.scope_id, *[v for v, _ in head]),
             ).fetchall()
         )
-    reranked = rt.reranker.rerank(cq, [(v, desc.get(v, ""), s) for v, s in head])
+    cands = [(v, desc.get(v, ""), s) for v, s in head]
+    if lex is not None and _takes_lexical(rt.reranker):
+        reranked = rt.reranker.rerank(cq, cands, lexical=dict(lex))
+    else:
+        reranked = rt.reranker.rerank(cq, cands)
     seen = {v for v, _ in reranked}
     ranked = (list(reranked) + [(v, s) for v, s in fused if v not in seen])[:k]
     return found._replace(ranked=ranked)
+
+
+def _takes_lexical(reranker: Any) -> bool:
+    """Whether ``reranker.rerank`` accepts the lexical stage's scores (``lexical=``)."""
+    import inspect
+
+    try:
+        return "lexical" in inspect.signature(reranker.rerank).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def restore_targets(
