@@ -84,7 +84,10 @@ def dense(dm: _DenseMatrix, qvec: np.ndarray, k: int) -> list[tuple[int, float]]
     """Top-``k`` versions by max cosine between the query and a descriptor window."""
     if dm.vids.size == 0 or k <= 0:
         return []
-    sims = dm.matrix @ qvec.astype(np.float32).ravel()
+    # einsum, not ``@``: a matrix-vector product through a multi-threaded BLAS costs
+    # ~40 ms of thread start-up on a loaded 2-core machine whatever the size (measured:
+    # 13k x 64 in 39 ms with ``@``, 1 ms with einsum); the scores agree to ~4e-6.
+    sims = np.einsum("ij,j->i", dm.matrix, qvec.astype(np.float32).ravel())
     best = np.maximum.reduceat(sims, dm.starts)
     k = min(k, best.size)
     top = np.argpartition(-best, k - 1)[:k]
