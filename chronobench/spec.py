@@ -60,6 +60,10 @@ class DatasetSpec(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     paraphrase: bool = False
     queries_file: str | None = None
+    # Turn-granularity gold of a hand-written query file with a notes file: "session"
+    # (v* = the end of the named session) or "evidence" (an event-naming request cuts at
+    # its evidence turns; see data_builders/user_queries/README.md).
+    turn_gold: Literal["session", "evidence"] = "session"
     limit_streams: PositiveInt | None = None
     limit_queries: PositiveInt | None = None
     # A test fixture (e.g. tests/fixtures/locomo_tiny.json): its runs are never published.
@@ -166,6 +170,8 @@ class RunSpec(_Strict):
         (the dataset's content is covered by its manifest sha256, a query file's by its
         own sha256, both added by :func:`run_id`)."""
         dataset = self.dataset.model_dump(mode="json", exclude={"source", "queries_file"})
+        if dataset.get("turn_gold") == "session":  # the default: run ids stay as they were
+            dataset.pop("turn_gold")
         ident: dict[str, Any] = {
             "spec_version": SPEC_VERSION,
             "dataset": dataset,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,46 @@ def _content_id(rec: dict[str, Any], intent: str, v_star: int) -> str:
     return sha256_text(blob)[:12]
 
 
+# A request that names a whole conversation ("the chat where ...") cuts at the session's
+# edge under either turn gold; one that names an event cuts at its evidence turns.
+NAMES_CONVERSATION = re.compile(
+    r"\b(?:conversations?|convos?|chats?|talks?|sessions?|discussions?)\b", re.IGNORECASE
+)
+
+
+def notes_evidence(path: Path) -> list[list[str] | None]:
+    """Per line of a query file, the evidence turn ids of its notes file
+    (``<stem>.notes.md``, column *evidence*; None for a request that names only a date)."""
+    notes = path.with_name(path.stem + ".notes.md")
+    if not notes.is_file():
+        raise UserQueryError(
+            f"{path}: dataset.turn_gold=evidence needs the notes file {notes.name} beside it "
+            "(a table with an 'evidence' column); use dataset.turn_gold=session"
+        )
+    header: list[str] | None = None
+    out: list[list[str] | None] = []
+    for raw in notes.read_text(encoding="utf-8").splitlines():
+        if not raw.startswith("|"):
+            continue
+        cells = [c.strip() for c in raw.strip().strip("|").split("|")]
+        if header is None and "evidence" in cells:
+            header = cells
+        elif header is not None and cells and cells[0].isdigit():
+            ev = cells[header.index("evidence")]
+            out.append(None if ev in ("date", "-", "") else ev.split())
+    return out
+
+
+def evidence_version(stream: Stream, turns: list[str], intent: str) -> int | None:
+    """The turn-granularity v* an event-naming request's evidence gives: ``restore_to``
+    keeps through the last evidence turn, ``undo`` restores to just before the first."""
+    where = {d: w.version for w in stream.writes for d in w.labels.get("dialog_ids", [])}
+    vs = [where[t] for t in turns if t in where]
+    if not vs:
+        return None
+    return max(vs) if intent == "restore_to" else min(vs) - 1
+
+
 def read_query_lines(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]:
     """The requests of a query file as ``(line number, object)``, shape-checked without
     a dataset: valid JSON objects, known fields, a non-empty ``sample_id`` and ``query``,
@@ -139,13 +180,23 @@ def read_query_lines(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, 
     return out
 
 
-def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list[RollbackQuery]:
-    """Validate ``path`` against a built dataset and return its queries (source="user")."""
+def load_user_queries(
+    path: str | os.PathLike[str], built: BuiltDataset, *, turn_gold: str = "session"
+) -> list[RollbackQuery]:
+    """Validate ``path`` against a built dataset and return its queries (source="user").
+
+    ``turn_gold="evidence"``: at turn granularity, a request whose notes give evidence
+    turns and that does not name a whole conversation gets v* from its evidence turns
+    (:func:`evidence_version`); every other request keeps the session boundary."""
     path = Path(path)
+    if turn_gold not in ("session", "evidence"):
+        raise UserQueryError(f"turn_gold={turn_gold!r}: use 'session' or 'evidence'")
+    lines = read_query_lines(path)
+    evidence = notes_evidence(path) if turn_gold == "evidence" else None
     by_sample = {s.sample_id: s for s in built.streams}
     out: list[RollbackQuery] = []
     seen: dict[str, int] = {}
-    for line, rec in read_query_lines(path):
+    for n_line, (line, rec) in enumerate(lines, start=1):
         stream = by_sample.get(rec["sample_id"])
         if stream is None:
             known = ", ".join(sorted(by_sample)[:5])
@@ -154,6 +205,15 @@ def load_user_queries(path: str | os.PathLike[str], built: BuiltDataset) -> list
             )
         intent = rec.get("intent", "restore_to")  # checked by read_query_lines
         v_star = _target(rec, stream, path, line)
+        if evidence is not None and stream.granularity == "turn":
+            if n_line > len(evidence):
+                raise _err(path, line, None, "no row for this line in the notes file")
+            ev = evidence[n_line - 1]
+            if ev and not NAMES_CONVERSATION.search(rec["query"]):
+                v_ev = evidence_version(stream, ev, intent)
+                if v_ev is None:
+                    raise _err(path, line, None, f"notes evidence {ev} not in the stream")
+                v_star = v_ev
         # Content-based id: editing a line gives the request a new id (its old samples are
         # never resumed), and reordering lines changes nothing.
         qid = f"{stream.stream_id}/user/{_content_id(rec, intent, v_star)}"

@@ -31,7 +31,7 @@ import pytest
 
 from chronobench.data.io import BuiltDataset
 from chronobench.data.schema import Stream
-from data_builders.user_query_file import load_user_queries
+from data_builders.user_query_file import NAMES_CONVERSATION, load_user_queries
 
 QDIR = Path(__file__).resolve().parents[1] / "data_builders" / "user_queries"
 SETS = ("tuning", "heldout")
@@ -178,3 +178,32 @@ def _check_time(note: dict[str, str], sess: dict, event: int, target: int, where
         assert dates[event].strftime("%Y-%m") == value, where
     else:
         pytest.fail(f"{where}: unknown time rule {note['time']!r}")
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_evidence_turn_gold(built: dict[str, BuiltDataset], name: str) -> None:
+    """dataset.turn_gold=evidence: event-naming requests cut at their evidence turns
+    (restore_to keeps through the last, undo lands before the first); requests that name
+    a conversation or only a date keep the session boundary; session granularity and
+    the default are unchanged."""
+    path = QDIR / f"locomo_v3_{name}.jsonl"
+    old = load_user_queries(path, built["turn"])
+    new = load_user_queries(path, built["turn"], turn_gold="evidence")
+    streams = {s.sample_id: s for s in built["turn"].streams}
+    moved = 0
+    for q_old, q_new, rec, note in zip(old, new, _lines(name), _notes(name), strict=True):
+        if note["evidence"] == "date" or NAMES_CONVERSATION.search(rec["query"]):
+            assert q_new.target_version == q_old.target_version
+            continue
+        at = {
+            i: w.version for w in streams[rec["sample_id"]].writes for i in w.labels["dialog_ids"]
+        }
+        vs = [at[i] for i in note["evidence"].split()]
+        want = max(vs) if rec["intent"] == "restore_to" else min(vs) - 1
+        assert q_new.target_version == want
+        moved += q_new.target_version != q_old.target_version
+    assert moved > 0
+    sess = load_user_queries(path, built["session"], turn_gold="evidence")
+    assert [q.target_version for q in sess] == [
+        q.target_version for q in load_user_queries(path, built["session"])
+    ]

@@ -108,12 +108,17 @@ def report(result: dict[str, Any]) -> None:
     acc = [r for r in real if not r["refused"]]
     if acc:
         lex = [r for r in acc if r.get("lexical")]
-        dense_only = [r for r in acc if not r.get("lexical")]
+        # A date-bounded plan ("since 1 July") has the date as its evidence, not a match.
+        timed = [r for r in acc if "time" in r]
+        dense_only = [r for r in acc if not r.get("lexical") and "time" not in r]
         print(
             f"real requests: {len(acc)}/{len(real)} accepted, {len(lex)} with lexical "
             f"evidence; median confidence {statistics.median(r['conf'] for r in acc):.2f}; "
             f"ties refused {sum('ambiguous' in r.get('why', '') for r in real)}"
         )
+        if timed:
+            hit = sum(r["hit"] for r in timed)
+            print(f"date-bounded accepted: {len(timed)} (R@1 {100 * hit / len(timed):.1f}%)")
         if dense_only:
             cos = sorted(r["cosine"] for r in dense_only)
             hit = sum(r["hit"] for r in dense_only)

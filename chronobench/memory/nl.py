@@ -37,6 +37,7 @@ import numpy as np
 
 from chronobench.memory import query as q
 from chronobench.memory import resolve as rs
+from chronobench.memory import timeref as tr
 from chronobench.memory.backend import Backend
 from chronobench.memory.reads import seq_of
 from chronobench.memory.sql import visible
@@ -87,16 +88,18 @@ def plan_rollback(
     (see the module docstring for the rule).
     """
     toks = content_tokens(query)
-    if not toks:
+    if not toks and tr.read(query) is None:
         raise UncertainRequestError(
             f"request {query[:80]!r} names no content (only symbols or request words "
             "such as 'undo that'); say what to undo, e.g. 'undo the move to Lisbon', or "
             "call rollback_to_version(app, user, version_id); nothing was changed"
         )
     intent = intent or q.detect_intent(query)
-    found = rs.describe_request(db, sc, query, k + 2, rt)
+    got = rs.resolve_request(db, sc, query, k + 2, intent, rt)
+    if got.time_target is not None:
+        return _time_plan(db, sc, query, intent, k, mode, got, toks)
+    found, targets = got.found, got.targets
     described = found.ranked
-    targets = rs.restore_targets(db, sc, described, intent, query, rt.episode_label)
     if not described or not targets.ranked:
         raise UncertainRequestError(f"no version matches {query[:80]!r}; nothing was changed")
     matched, (target, top) = described[0][0], targets.ranked[0]
@@ -151,6 +154,36 @@ def plan_rollback(
         candidates=[(int(v), float(s)) for v, s in ranked[:k]],
         mode=mode,
         evidence=shown,
+    )
+
+
+def _time_plan(
+    db: Backend,
+    sc: Scope,
+    query: str,
+    intent: str,
+    k: int,
+    mode: RollbackMode,
+    got: rs.Resolved,
+    toks: list[str],
+) -> RollbackPlan:
+    """The plan of a request whose named time bounds the history ("since 1 July"): the
+    target comes from the writes' timestamps, so the evidence is the date itself."""
+    target = int(got.time_target)  # type: ignore[arg-type]
+    ranked = got.targets.ranked
+    runner = (int(ranked[1][0]), float(ranked[1][1])) if len(ranked) > 1 else None
+    assert got.time is not None
+    return RollbackPlan(
+        query=query,
+        intent=intent,
+        matched_version=target,
+        target_version=target,
+        confidence=1.0,
+        runner_up=runner,
+        discarded_versions=_discarded(db, sc, target),
+        candidates=[(int(v), float(s)) for v, s in ranked[:k]],
+        mode=mode,
+        evidence={"time": got.time.span, "time_kind": got.time.kind, "content_words": toks[:12]},
     )
 
 

@@ -288,8 +288,10 @@ class ChronoMem:
         The retrieval ``stage`` (default: the store's ``stage``; "lexical", "dense" or
         "hybrid") and the reranker, if any, find the commits the request describes;
         the intent (detected, or forced with ``intent``) maps an ``undo`` to each
-        commit's parent and keeps ``restore_to`` targets as is. ``rerank=False``
-        skips the reranker (an ablation).
+        commit's parent and keeps ``restore_to`` targets as is. A request that names a
+        time is read against the writes' ``valid_time`` (see
+        :mod:`chronobench.memory.timeref`). ``rerank=False`` skips the reranker (an
+        ablation).
         """
         val.text(query, "query", empty=True)
         val.integer(k, "k", minimum=0)
@@ -300,9 +302,8 @@ class ChronoMem:
         intent = intent or q.detect_intent(query)
         stage = None if stage is None else val.stage(stage, "stage")
         rt = self._retrieval()
-        found = rs.describe_request(self._db, sc, query, k + 1, rt, rerank=rerank, stage=stage)
-        targets = rs.restore_targets(self._db, sc, found.ranked, intent, query, rt.episode_label)
-        return targets.ranked[:k]
+        got = rs.resolve_request(self._db, sc, query, k + 1, intent, rt, rerank=rerank, stage=stage)
+        return got.targets.ranked[:k]
 
     # -- rollback ---------------------------------------------------------------------------
 

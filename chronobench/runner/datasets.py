@@ -149,7 +149,7 @@ def load_run_data(
         qpath = Path(resolve_source(dspec.queries_file) or dspec.queries_file)
         queries_sha256 = file_sha256(qpath) if qpath.is_file() else None
         # User-written requests replace the built ones and are scored the same way.
-        queries = load_user_queries(qpath, built)
+        queries = load_user_queries(qpath, built, turn_gold=dspec.turn_gold)
     if dspec.limit_streams:
         keep = {s.stream_id for s in streams[: int(dspec.limit_streams)]}
         streams = [s for s in streams if s.stream_id in keep]
