@@ -51,3 +51,35 @@ def smoke_cells() -> list[list[str]]:
 
     text = (REPO_ROOT / "configs" / "experiment" / "smoke.yaml").read_text()
     return list(yaml.safe_load(text)["suite"])
+
+
+# ---- PostgreSQL (see tests/pg_server.py) ------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The session's PostgreSQL server ($CHRONOBENCH_PG_URL, else a throwaway cluster)."""
+    from tests.pg_server import Server
+
+    server = Server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """URL of a fresh, empty database for this test (dropped afterwards)."""
+    from tests.pg_server import fresh_database
+
+    with fresh_database(pg_server.admin_url()) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def pg_cluster():
+    """A private throwaway cluster for tests that restart it or read its data files."""
+    from tests.pg_server import private_cluster
+
+    cluster = private_cluster()
+    yield cluster
+    cluster.stop()
