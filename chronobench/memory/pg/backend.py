@@ -1,0 +1,498 @@
+"""The PostgreSQL backend of ChronoMem (``ChronoMem("postgresql://user@host:port/db")``).
+
+Implements :class:`chronobench.memory.backend.Backend` on one psycopg 3 connection per
+store (autocommit; writes in explicit transactions). Schema: :mod:`.schema`; lexical
+index and scoring: :mod:`.lexical` (FTS5's BM25 from stored term statistics);
+descriptor vectors are ``float4[]`` rows scored in the client, like SQLite's blobs.
+
+Concurrency (many processes, many hosts):
+
+- a write transaction is READ COMMITTED and locks its scope's ``scopes`` row
+  (:meth:`PostgresBackend.lock_scope`, ``SELECT ... FOR UPDATE``) before it reads
+  HEAD, so writers of one (app, user) scope run one after the other and writers of
+  other scopes never wait for them; a lock wait gives up after ``busy_timeout_ms``
+  (``lock_timeout``), as SQLite's busy timeout does;
+- every change commits atomically: a reader sees a whole commit or rollback or none;
+  :meth:`PostgresBackend.read_snapshot` is one REPEATABLE READ snapshot;
+- a lost connection raises :class:`~.conn.StoreConnectionError` and the next call
+  reconnects; a commit that returned is durable (``synchronous_commit`` as the server
+  has it; the default, ``on``, survives a server crash).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from chronobench.memory import sql as _sql
+from chronobench.memory.pg import lexical as lex
+from chronobench.memory.pg import schema as ddl
+from chronobench.memory.pg.conn import PgConn, StoreConnectionError, _register_numpy, describe_url
+
+
+def visible(conn: Any, scope_id: int, col: str) -> str:
+    """:func:`chronobench.memory.sql.visible` as a boolean (PostgreSQL has no ``WHERE 1``)."""
+    cond = _sql.visible(conn, scope_id, col)
+    return "TRUE" if cond == "1" else cond.replace(", 1)", ", TRUE)")
+
+
+def alive(conn: Any, scope_id: int, alias: str = "s") -> str:
+    """:func:`chronobench.memory.sql.alive` as a boolean."""
+    return _sql.alive(conn, scope_id, alias).replace(", 1)", ", TRUE)")
+
+
+DEFAULT_SCHEMA = "chronomem"
+CLONE_PREFIX = "chronomem_clone_"
+FLOAT4_ARRAY_OID = 1021  # pg_type oid of float4[] (fixed in every PostgreSQL)
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_url(path: str) -> bool:
+    """Whether a store location names a PostgreSQL server."""
+    return path.startswith(URL_SCHEMES)
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError(
+            "ChronoMem on PostgreSQL needs psycopg 3: pip install 'chronobench[postgres]'"
+        ) from exc
+    return psycopg
+
+
+def _float4_loader(psycopg: Any) -> Any:
+    """A binary loader of ``float4[]`` into a float32 numpy vector (1-D, no NULLs)."""
+    from psycopg.adapt import Loader
+
+    class Float4ArrayLoader(Loader):
+        format = psycopg.pq.Format.BINARY
+
+        def load(self, data: Any) -> np.ndarray:
+            buf = bytes(data)
+            ndim = int.from_bytes(buf[0:4], "big")
+            if ndim == 0:
+                return np.zeros(0, dtype=np.float32)
+            # header: ndim, has-null flag, element oid, then (size, lower bound) per dim;
+            # each element: int32 length, 4 bytes big-endian float.
+            body = np.frombuffer(buf, dtype=[("n", ">i4"), ("v", ">f4")], offset=12 + 8 * ndim)
+            return body["v"].astype(np.float32)
+
+    return Float4ArrayLoader
+
+
+def _quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class PostgresBackend:
+    """One schema of one PostgreSQL database holding ChronoMem stores."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        busy_timeout_ms: int = 60_000,
+        schema: str | None = None,
+        ephemeral: bool = False,
+    ) -> None:
+        self.path = url
+        self.url = url
+        self.where = describe_url(url)
+        self.busy_timeout_ms = int(busy_timeout_ms)
+        self.lock = threading.RLock()
+        self.schema = schema
+        self.ephemeral = ephemeral  # a clone's schema, dropped on close
+        self._pid = os.getpid()
+        self._closed = False
+        self._conn: PgConn | None = None
+        self._conn = self._connect()
+        self._bootstrap()
+
+    # -- connection and transactions ---------------------------------------------------------
+
+    def _connect(self) -> PgConn:
+        psycopg = _psycopg()
+        try:
+            raw = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=30, application_name="chronomem"
+            )
+        except psycopg.OperationalError as exc:
+            raise StoreConnectionError(
+                f"cannot connect to PostgreSQL at {self.where}: {str(exc).strip()[:300]}; "
+                "check the URL (postgresql://user@host:port/db) and that the server runs"
+            ) from exc
+        _register_numpy(raw.adapters)
+        raw.adapters.register_loader(FLOAT4_ARRAY_OID, _float4_loader(psycopg))
+        if self.schema is None:
+            self.schema = self._schema_from_url(raw)
+        raw.execute(f"SET lock_timeout = {self.busy_timeout_ms}")
+        raw.execute("SELECT set_config('search_path', %s, false)", (_quote_ident(self.schema),))
+        return PgConn(raw, self.where)
+
+    def _schema_from_url(self, raw: Any) -> str:
+        """The URL's own search_path, when it sets one, else ``chronomem``."""
+        if "search_path" not in self.url:
+            return DEFAULT_SCHEMA
+        first = raw.execute("SHOW search_path").fetchone()[0].split(",")[0].strip()
+        if first == '"$user"':
+            first = raw.info.user
+        return first.strip('"') or DEFAULT_SCHEMA
+
+    def _bootstrap(self) -> None:
+        """Create the schema and tables (once, serialised between processes)."""
+        conn = self.conn
+        with self.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", ("chronomem:" + self.schema,))
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote_ident(self.schema)}")
+            exists = conn.execute(
+                "SELECT 1 FROM pg_tables WHERE schemaname = ? AND tablename = 'meta'",
+                (self.schema,),
+            ).fetchone()
+            if not exists:
+                conn.execute(ddl.DDL)
+                for stmt in ddl.no_statistics_sql():
+                    conn.execute(stmt)
+                conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema', ?)", (ddl.SCHEMA_VERSION,)
+                )
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None or row[0] != ddl.SCHEMA_VERSION:
+            self.close()
+            raise RuntimeError(
+                f"{self.where} schema {self.schema}: ChronoMem store schema "
+                f"{row[0] if row else 'unknown'} is not the supported {ddl.SCHEMA_VERSION}; "
+                "use another schema (?options=-csearch_path%3Dname) or re-ingest"
+            )
+
+    @property
+    def conn(self) -> PgConn:
+        """The open connection; reconnects after a lost one (raises once closed)."""
+        if self._closed or self._conn is None:
+            raise RuntimeError("this ChronoMem store is closed")
+        if self._pid != os.getpid():  # a forked child never shares its parent's socket
+            self._pid, self._conn = os.getpid(), None
+            self._conn = self._connect()
+        elif self._conn.broken() and not self._conn.in_txn:
+            self._conn = self._connect()
+        return self._conn
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[PgConn]:
+        """``BEGIN`` (READ COMMITTED) ... ``COMMIT``; rolled back on any exception.
+        Writers lock their scope with :meth:`lock_scope` inside it."""
+        with self.lock:
+            conn = self.conn
+            conn.execute("BEGIN")
+            conn.in_txn = True
+            try:
+                yield conn
+            except BaseException:
+                conn.in_txn = False
+                if not conn.broken():
+                    with contextlib.suppress(Exception):
+                        conn.raw.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("COMMIT")
+            finally:
+                conn.in_txn = False
+
+    def lock_scope(self, scope_id: int) -> None:
+        """Inside :meth:`transaction`: wait for, then hold, the scope's write lock."""
+        self.conn.execute("SELECT 1 FROM scopes WHERE scope_id = ? FOR UPDATE", (int(scope_id),))
+
+    @contextlib.contextmanager
+    def read_snapshot(self) -> Iterator[PgConn]:
+        """One REPEATABLE READ, read-only transaction: every read sees one state."""
+        with self.lock:
+            conn = self.conn
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                yield conn
+            finally:
+                if not conn.broken():
+                    conn.execute("COMMIT")
+
+    def copy(self, path: str) -> PostgresBackend:
+        """An independent copy: ``":memory:"`` makes a temporary schema in the same
+        database (dropped when the copy closes); a PostgreSQL URL copies into that
+        database (whose ChronoMem schema must be empty)."""
+        if path in (":memory:", "", None):
+            name = CLONE_PREFIX + uuid.uuid4().hex[:12]
+            with self.lock:
+                conn = self.conn
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                conn.in_txn = True
+                try:
+                    self._copy_into_schema(conn, name)
+                except BaseException:
+                    conn.in_txn = False
+                    with contextlib.suppress(Exception):
+                        conn.raw.execute("ROLLBACK")
+                    raise
+                conn.in_txn = False
+                conn.execute("COMMIT")
+            return PostgresBackend(
+                self.url, busy_timeout_ms=self.busy_timeout_ms, schema=name, ephemeral=True
+            )
+        if not is_url(path):
+            raise ValueError(
+                f"clone target {path!r}: a PostgreSQL store clones into PostgreSQL; pass a "
+                "postgresql:// URL, or ':memory:' for a temporary copy on the same server"
+            )
+        other = PostgresBackend(path, busy_timeout_ms=self.busy_timeout_ms)
+        try:
+            self._copy_to(other)
+        except BaseException:
+            other.close()
+            raise
+        return other
+
+    def _tables(self, conn: PgConn, schema: str) -> list[str]:
+        rows = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = ? ORDER BY tablename", (schema,)
+        ).fetchall()
+        return [r[0] for r in rows if r[0] not in ("meta", "embeddings")]
+
+    def _copy_into_schema(self, conn: PgConn, name: str) -> None:
+        src, dst = _quote_ident(self.schema), _quote_ident(name)
+        tables = self._tables(conn, self.schema)
+        conn.execute(f"CREATE SCHEMA {dst}")
+        conn.execute(f"SET LOCAL search_path TO {dst}")
+        conn.execute(ddl.DDL)
+        conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (ddl.SCHEMA_VERSION,))
+        for t in tables:
+            if t not in ddl.TABLES:  # extension tables (e.g. the repair track's provenance)
+                conn.execute(f"CREATE TABLE {dst}.{t} (LIKE {src}.{t} INCLUDING ALL)")
+            conn.execute(f"INSERT INTO {dst}.{t} SELECT * FROM {src}.{t}")
+        _reset_identities(conn, name)
+
+    def _copy_to(self, other: PostgresBackend) -> None:
+        if other.conn.execute("SELECT 1 FROM scopes LIMIT 1").fetchone():
+            raise FileExistsError(
+                f"clone target {other.where} schema {other.schema} already holds a store"
+            )
+        with self.read_snapshot() as src, other.transaction() as dst:
+            for t in self._tables(src, self.schema):
+                if t not in ddl.TABLES:
+                    cols = src.execute(
+                        "SELECT string_agg(quote_ident(column_name) || ' ' || "
+                        "format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum) FROM "
+                        "information_schema.columns c JOIN pg_attribute a ON a.attrelid = "
+                        "(quote_ident(c.table_schema) || '.' || quote_ident(c.table_name))"
+                        "::regclass AND a.attname = c.column_name WHERE c.table_schema = ? "
+                        "AND c.table_name = ?",
+                        (self.schema, t),
+                    ).fetchone()[0]
+                    dst.execute(f"CREATE TABLE IF NOT EXISTS {t} ({cols})")
+                with (
+                    src.raw.cursor().copy(f"COPY {t} TO STDOUT (FORMAT binary)") as out,
+                    dst.raw.cursor().copy(f"COPY {t} FROM STDIN (FORMAT binary)") as into,
+                ):
+                    for block in out:
+                        into.write(block)
+            _reset_identities(dst, other.schema)
+
+    def close(self) -> None:
+        """Close the connection (idempotent); a temporary clone's schema is dropped."""
+        with self.lock:
+            if self._closed:
+                return
+            self._closed = True
+            conn, self._conn = self._conn, None
+            if conn is None:
+                return
+            if self.ephemeral and not conn.broken():
+                with contextlib.suppress(Exception):
+                    conn.raw.execute(f"DROP SCHEMA IF EXISTS {_quote_ident(self.schema)} CASCADE")
+            conn.close()
+
+    # -- dialect bits ------------------------------------------------------------------------
+
+    def contains(self, column: str) -> str:
+        """``strpos(column, ?) > 0``."""
+        return f"strpos({column}, ?) > 0"
+
+    def json_text(self, column: str, key: str) -> tuple[str, str]:
+        """The JSON text of the value under ``key`` (NULL when absent or JSON null)."""
+        return f"NULLIF((({column})::json -> ?)::text, 'null')", key
+
+    # -- erasure -----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def secure_delete(self) -> Iterator[None]:
+        """Nothing to switch on: PostgreSQL never overwrites freed tuples in place;
+        :meth:`purge` rewrites the tables instead."""
+        yield
+
+    def purge(self) -> bool:
+        """``VACUUM FULL`` every ChronoMem table of the schema: each table, its TOAST
+        table and its indexes are rewritten into new files without the deleted rows,
+        and the old files are unlinked. Returns False when a lock wait timed out
+        (another session held a table); a later purge completes it."""
+        psycopg = _psycopg()
+        with self.lock:
+            conn = self.conn
+            ok = True
+            for t in self._tables(conn, self.schema) + ["embeddings"]:
+                try:
+                    conn.execute(f"VACUUM (FULL, ANALYZE) {_quote_ident(self.schema)}.{t}")
+                except psycopg.errors.LockNotAvailable:
+                    ok = False
+            return ok
+
+    # -- lexical search ----------------------------------------------------------------------
+
+    def index_item(self, scope_id: int, span_id: int, text: str) -> None:
+        """Add a span's text to the item index."""
+        lex.index(self.conn, lex.ITEMS, scope_id, [(span_id, text)])
+
+    def unindex_items(self, span_ids: Iterable[int]) -> None:
+        """Remove spans from the item index."""
+        lex.unindex(self.conn, lex.ITEMS, span_ids)
+
+    def match_items(self, scope_id: int, terms: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """Live spans by BM25 (the index also holds closed and discarded spans)."""
+        if k <= 0:
+            return []
+        return lex.bm25(
+            self.conn, lex.ITEMS, scope_id, terms,
+            owner="JOIN spans s ON s.span_id = h.doc",
+            where=alive(self.conn, scope_id, "s"), key="h.doc", tiebreak="h.doc", limit=k,
+        )  # fmt: skip
+
+    def index_descriptor(self, scope_id: int, vrow: int, body: str) -> None:
+        """Add a version's lexical descriptor to the descriptor index."""
+        lex.index(self.conn, lex.DESCRIPTORS, scope_id, [(vrow, body)])
+
+    def unindex_descriptors(self, vrows: Iterable[int]) -> None:
+        """Remove versions from the descriptor index."""
+        lex.unindex(self.conn, lex.DESCRIPTORS, vrows)
+
+    def match_descriptors(
+        self, scope_id: int, terms: Sequence[str], k: int
+    ) -> list[tuple[int, float]]:
+        """Visible versions by BM25, ties in seq order."""
+        if k <= 0:
+            return []
+        return lex.bm25(
+            self.conn, lex.DESCRIPTORS, scope_id, terms,
+            owner="JOIN versions v ON v.vrow = h.doc",
+            where=visible(self.conn, scope_id, "v.seq"), key="v.version_id", tiebreak="v.seq",
+            limit=k,
+        )  # fmt: skip
+
+    def descriptor_scores(
+        self, scope_id: int, terms: Sequence[str], version_ids: Iterable[int]
+    ) -> dict[int, float | None]:
+        """The BM25 score of each version (None: no term matches)."""
+        vids = [int(v) for v in version_ids]
+        out: dict[int, float | None] = dict.fromkeys(vids)
+        if not vids:
+            return out
+        got = lex.bm25(
+            self.conn, lex.DESCRIPTORS, scope_id, terms,
+            owner="JOIN versions v ON v.vrow = h.doc", where="v.version_id = ANY(?)",
+            args=[vids], key="v.version_id", tiebreak="v.seq",
+        )  # fmt: skip
+        out.update(dict(got))
+        return out
+
+    def descriptor_body(self, vrow: int) -> str | None:
+        """The indexed lexical descriptor of a version row."""
+        got = self.conn.execute("SELECT body FROM desc_docs WHERE doc = ?", (vrow,)).fetchone()
+        return got[0] if got else None
+
+    def descriptors_containing(self, scope_id: int, needle: str) -> list[tuple[int, str]]:
+        """``[(vrow, body)]`` of the scope's indexed descriptors containing ``needle``."""
+        return [
+            (int(d), b)
+            for d, b in self.conn.execute(
+                "SELECT doc, body FROM desc_docs WHERE scope_id = ? AND strpos(body, ?) > 0",
+                (scope_id, needle),
+            ).fetchall()
+        ]
+
+    def indexed_items(self, scope_id: int) -> set[int]:
+        """Span ids in the scope's item index."""
+        rows = self.conn.execute("SELECT doc FROM item_docs WHERE scope_id = ?", (scope_id,))
+        return {int(r[0]) for r in rows.fetchall()}
+
+    def indexed_descriptors(self, scope_id: int) -> set[int]:
+        """Version rows in the scope's descriptor index."""
+        rows = self.conn.execute("SELECT doc FROM desc_docs WHERE scope_id = ?", (scope_id,))
+        return {int(r[0]) for r in rows.fetchall()}
+
+    # -- vector storage ----------------------------------------------------------------------
+
+    def put_vectors(self, vrow: int, vectors: Sequence[np.ndarray] | np.ndarray) -> None:
+        """One ``desc_vecs`` row (``float4[]``) per window."""
+        self.conn.executemany(
+            "INSERT INTO desc_vecs (vrow, chunk, vec) VALUES (?, ?, ?::float4[])",
+            [
+                (vrow, i, np.asarray(v, dtype=np.float32).astype(np.float64).tolist())
+                for i, v in enumerate(vectors)
+            ],
+        )
+
+    def delete_vectors(self, vrows: Iterable[int]) -> None:
+        """Delete versions' vectors."""
+        ids = [int(v) for v in vrows]
+        if ids:
+            self.conn.execute("DELETE FROM desc_vecs WHERE vrow = ANY(?)", (ids,))
+
+    def scope_vectors(self, scope_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """Visible versions' window vectors, in seq then window order."""
+        sql = (
+            "SELECT v.version_id, d.vec FROM versions v JOIN desc_vecs d ON d.vrow = v.vrow "
+            f"WHERE v.scope_id = %s AND {visible(self.conn, scope_id, 'v.seq')} "
+            "ORDER BY v.seq, d.chunk"
+        )
+        with self.conn.raw.cursor(binary=True) as cur:
+            rows = cur.execute(sql, (scope_id,)).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.float32)
+        owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        return owners, np.stack([r[1] for r in rows]).astype(np.float32, copy=False)
+
+    def vector_owners(self, scope_id: int) -> set[int]:
+        """Version rows of the scope that have vectors."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT d.vrow FROM desc_vecs d JOIN versions v ON v.vrow = d.vrow "
+            "WHERE v.scope_id = ?",
+            (scope_id,),
+        )
+        return {int(r[0]) for r in rows.fetchall()}
+
+    def orphan_vectors(self) -> int:
+        """How many stored vectors belong to no version."""
+        return int(
+            self.conn.execute(
+                "SELECT count(*) FROM desc_vecs d WHERE NOT EXISTS "
+                "(SELECT 1 FROM versions v WHERE v.vrow = d.vrow)"
+            ).fetchone()[0]
+        )
+
+
+def _reset_identities(conn: PgConn, schema: str) -> None:
+    """Move every identity sequence of ``schema`` past the copied rows."""
+    rows = conn.execute(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ? "
+        "AND is_identity = 'YES'",
+        (schema,),
+    ).fetchall()
+    for table, col in rows:
+        qualified = f"{_quote_ident(schema)}.{_quote_ident(table)}"
+        conn.execute(
+            f"SELECT setval(pg_get_serial_sequence(?, ?), coalesce(max({_quote_ident(col)}), 0) "
+            f"+ 1, false) FROM {qualified}",
+            (qualified, col),
+        )

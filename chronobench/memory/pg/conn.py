@@ -1,0 +1,119 @@
+"""A psycopg 3 connection that speaks the store's SQL (qmark placeholders) and fails clearly.
+
+The store's function modules write SQL with ``?`` placeholders (the subset SQLite and
+PostgreSQL share, see :mod:`chronobench.memory.backend`); :func:`translate` turns them
+into psycopg's ``%s`` once per statement text. numpy scalars are adapted as numbers.
+
+A lost connection (server restart, network, ``pg_terminate_backend``) surfaces as
+  :class:`StoreConnectionError`, a :class:`~chronobench.memory.ChronoMemError` that says
+whether the interrupted write may have been applied; the next call reconnects.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from chronobench.memory.types import ChronoMemError
+
+
+class StoreConnectionError(ChronoMemError, ConnectionError):
+    """The PostgreSQL server cannot be reached, or the connection to it broke (the
+    store reconnects on its next call)."""
+
+
+_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|%")
+
+
+@functools.lru_cache(maxsize=4096)
+def translate(sql: str) -> str:
+    """``?`` -> ``%s`` and ``%`` -> ``%%`` outside quoted literals and identifiers."""
+
+    def repl(m: re.Match[str]) -> str:
+        tok = m.group(0)
+        return "%s" if tok == "?" else "%%" if tok == "%" else tok
+
+    return _TOKEN.sub(repl, sql)
+
+
+def _register_numpy(adapters: Any) -> None:
+    from psycopg.types.bool import BoolDumper
+    from psycopg.types.numeric import FloatDumper, Int8Dumper
+
+    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32):
+        adapters.register_dumper(t, Int8Dumper)
+    for t in (np.float16, np.float32, np.float64):
+        adapters.register_dumper(t, FloatDumper)
+    adapters.register_dumper(np.bool_, BoolDumper)
+
+
+def describe_url(url: str) -> str:
+    """``host:port/db`` of a URL, without credentials (for error messages)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        info = conninfo_to_dict(url)
+    except Exception:  # noqa: BLE001 - a message helper must not raise
+        return "the server"
+    return f"{info.get('host', 'localhost')}:{info.get('port', 5432)}/{info.get('dbname', '')}"
+
+
+class PgConn:
+    """The store's view of one psycopg connection (autocommit; explicit BEGIN/COMMIT)."""
+
+    def __init__(self, raw: Any, where: str) -> None:
+        self.raw = raw
+        self.where = where
+        self.in_txn = False
+
+    def _lost(self, exc: Exception, *, writing: bool) -> StoreConnectionError:
+        may = (
+            " The write was not applied unless the connection broke during COMMIT; read "
+            "head() after reconnecting to tell."
+            if writing
+            else ""
+        )
+        return StoreConnectionError(
+            f"lost the connection to PostgreSQL at {self.where} ({str(exc).strip()[:200]}).{may}"
+            " The store reconnects on its next call."
+        )
+
+    def broken(self) -> bool:
+        """Whether the connection can no longer be used."""
+        return bool(self.raw.closed or self.raw.broken)
+
+    def execute(self, sql: str, params: Sequence[Any] | None = ()) -> Any:
+        """Run one statement; returns the psycopg cursor (fetchone/fetchall/iteration)."""
+        import psycopg
+
+        try:
+            if not params:  # no placeholders: the text runs as written (may hold several)
+                return self.raw.execute(sql)
+            return self.raw.execute(translate(sql), tuple(params))
+        except psycopg.OperationalError as exc:
+            if self.broken():
+                raise self._lost(exc, writing=self.in_txn) from exc
+            raise
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
+        """Run one statement per row (pipelined by psycopg)."""
+        import psycopg
+
+        rows = [tuple(r) for r in rows]
+        if not rows:
+            return None
+        try:
+            with self.raw.cursor() as cur:
+                cur.executemany(translate(sql), rows)
+                return cur
+        except psycopg.OperationalError as exc:
+            if self.broken():
+                raise self._lost(exc, writing=self.in_txn) from exc
+            raise
+
+    def close(self) -> None:
+        self.raw.close()
