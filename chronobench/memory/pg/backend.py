@@ -482,6 +482,25 @@ class PostgresBackend:
         )
 
 
+def ledger_connection(url: str, schema: str | None, busy_timeout_ms: int = 60_000) -> PgConn:
+    """A connection of its own to a store's schema (for tables kept beside the store,
+    e.g. the ADK service's ledger); qmark SQL, autocommit."""
+    psycopg = _psycopg()
+    where = describe_url(url)
+    try:
+        raw = psycopg.connect(
+            url, autocommit=True, connect_timeout=30, application_name="chronomem"
+        )
+    except psycopg.OperationalError as exc:
+        raise StoreConnectionError(f"cannot connect to PostgreSQL at {where}: {exc}") from exc
+    _register_numpy(raw.adapters)
+    raw.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
+    raw.execute(
+        "SELECT set_config('search_path', %s, false)", (_quote_ident(schema or DEFAULT_SCHEMA),)
+    )
+    return PgConn(raw, where)
+
+
 def _reset_identities(conn: PgConn, schema: str) -> None:
     """Move every identity sequence of ``schema`` past the copied rows."""
     rows = conn.execute(

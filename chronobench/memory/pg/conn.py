@@ -26,6 +26,10 @@ class StoreConnectionError(ChronoMemError, ConnectionError):
     store reconnects on its next call)."""
 
 
+class StoreBusyError(ChronoMemError, TimeoutError):
+    """Another writer held the scope (or a table) longer than the store's busy timeout."""
+
+
 _TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|%")
 
 
@@ -82,6 +86,19 @@ class PgConn:
             " The store reconnects on its next call."
         )
 
+    def _translate(self, exc: Exception) -> Exception:
+        """The store's error for a driver error: lost connection, lock timeout, or as is."""
+        import psycopg
+
+        if self.broken():
+            return self._lost(exc, writing=self.in_txn)
+        if isinstance(exc, psycopg.errors.LockNotAvailable):
+            return StoreBusyError(
+                f"PostgreSQL at {self.where}: another writer held the lock longer than the "
+                "store's busy_timeout_ms; nothing was changed, retry (or raise busy_timeout_ms)"
+            )
+        return exc
+
     def broken(self) -> bool:
         """Whether the connection can no longer be used."""
         return bool(self.raw.closed or self.raw.broken)
@@ -95,9 +112,10 @@ class PgConn:
                 return self.raw.execute(sql)
             return self.raw.execute(translate(sql), tuple(params))
         except psycopg.OperationalError as exc:
-            if self.broken():
-                raise self._lost(exc, writing=self.in_txn) from exc
-            raise
+            err = self._translate(exc)
+            if err is exc:
+                raise
+            raise err from exc
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
         """Run one statement per row (pipelined by psycopg)."""
@@ -111,9 +129,10 @@ class PgConn:
                 cur.executemany(translate(sql), rows)
                 return cur
         except psycopg.OperationalError as exc:
-            if self.broken():
-                raise self._lost(exc, writing=self.in_txn) from exc
-            raise
+            err = self._translate(exc)
+            if err is exc:
+                raise
+            raise err from exc
 
     def close(self) -> None:
         self.raw.close()
