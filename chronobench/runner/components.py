@@ -159,6 +159,12 @@ def check_spec(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> No
         for name in spec.selectors:
             SELECTORS.target(name)
     check_system_options(spec.system.name, spec.system.options, where=_where("system", choices))
+    if spec.store.backend == "postgres" and not spec.store.url:
+        raise ConfigError(
+            "config key 'store.url': store=postgres needs a server URL; set "
+            "CHRONOBENCH_PG_URL=postgresql://user@host:port/db or store.url=... "
+            f"[{_where('store', choices)}]"
+        )
     # The backbone class is resolved by name only (importing it never imports vllm);
     # params are checked against its constructor.
     cls = BACKBONES.target(spec.backbone.name)
@@ -205,6 +211,7 @@ def build_store_provider(spec: RunSpec) -> Any:
         cache_dir=spec.paths.cache_dir,  # persistent embedding cache beside the call cache
         reranker=build_reranker(spec.reranker),
         rerank_depth=int(spec.reranker.top_k),
+        location=spec.store.url if spec.store.backend == "postgres" else None,
         **RETRIEVERS.create(spec.retriever.stage, spec.retriever),
     )
 
