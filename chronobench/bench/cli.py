@@ -12,6 +12,7 @@ Subcommands:
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 
 
@@ -35,6 +36,29 @@ def _parser() -> argparse.ArgumentParser:
         choices=["hash", "minilm", "both"],
         default="hash",
         help="hash: fast deterministic (default); minilm: the packaged model",
+    )
+    store.add_argument(
+        "--backend",
+        nargs="+",
+        choices=["sqlite", "postgres"],
+        default=["sqlite"],
+        help="store backends, benchmarked one after the other in one run (default: sqlite)",
+    )
+    store.add_argument(
+        "--pg-url",
+        default=None,
+        help="PostgreSQL server for --backend postgres (default: $CHRONOBENCH_PG_URL, "
+        "else a throwaway local cluster)",
+    )
+    store.add_argument(
+        "--writers",
+        type=int,
+        nargs="*",
+        default=[1, 4, 16],
+        help="concurrent writer processes for the throughput figures (default: 1 4 16; none: skip)",
+    )
+    store.add_argument(
+        "--commits-per-writer", type=int, default=100, help="commits each writer makes"
     )
     nl = sub.add_parser("nl-confidence", help="NL rollback refusals on LoCoMo requests")
     nl.add_argument(
@@ -67,7 +91,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if any(n < 20 for n in args.sizes):
             raise SystemExit("--sizes: each stream needs at least 20 writes")
         embedders = ["hash", "minilm"] if args.embedder == "both" else [args.embedder]
-        run(args.sizes, embedders)
+        if any(w < 1 for w in args.writers) or args.commits_per_writer < 2:
+            raise SystemExit("--writers: each at least 1; --commits-per-writer: at least 2")
+        run(
+            args.sizes,
+            embedders,
+            tuple(dict.fromkeys(args.backend)),
+            args.pg_url or os.environ.get("CHRONOBENCH_PG_URL") or None,
+            tuple(args.writers),
+            args.commits_per_writer,
+        )
         return 0
     if args.name == "nl-confidence":
         from chronobench.bench.nl_confidence import main as nl_main

@@ -482,6 +482,36 @@ class PostgresBackend:
         )
 
 
+def with_schema(url: str, schema: str) -> str:
+    """``url`` with libpq's ``options`` setting ``search_path`` to ``schema`` (the store
+    then lives in that schema, created on first use)."""
+    from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "options"]
+    options = [v for k, v in parse_qsl(parts.query) if k == "options"]
+    options.append(f"-csearch_path={schema}")
+    query.append(("options", " ".join(options)))
+    return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
+
+
+def drop_schema(url: str, schema: str) -> None:
+    """Drop a store's schema and everything in it (idempotent)."""
+    psycopg = _psycopg()
+    with psycopg.connect(url, autocommit=True, connect_timeout=30) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {_quote_ident(schema)} CASCADE")
+
+
+def temporary_store(url: str, **options: Any) -> Any:
+    """A new, empty ChronoMem store in a schema of its own on the server at ``url``,
+    dropped when the store closes (benchmark stores, one per stream)."""
+    from chronobench.memory import ChronoMem
+
+    mem = ChronoMem(with_schema(url, f"chronomem_tmp_{uuid.uuid4().hex[:12]}"), **options)
+    mem._db.ephemeral = True
+    return mem
+
+
 def ledger_connection(url: str, schema: str | None, busy_timeout_ms: int = 60_000) -> PgConn:
     """A connection of its own to a store's schema (for tables kept beside the store,
     e.g. the ADK service's ledger); qmark SQL, autocommit."""

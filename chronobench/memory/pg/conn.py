@@ -30,6 +30,7 @@ class StoreBusyError(ChronoMemError, TimeoutError):
     """Another writer held the scope (or a table) longer than the store's busy timeout."""
 
 
+_DML = re.compile(r"\s*(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|%")
 
 
@@ -73,6 +74,7 @@ class PgConn:
         self.raw = raw
         self.where = where
         self.in_txn = False
+        self.total_changes = 0  # rows inserted, updated or deleted (as sqlite3's attribute)
 
     def _lost(self, exc: Exception, *, writing: bool) -> StoreConnectionError:
         may = (
@@ -109,13 +111,20 @@ class PgConn:
 
         try:
             if not params:  # no placeholders: the text runs as written (may hold several)
-                return self.raw.execute(sql)
-            return self.raw.execute(translate(sql), tuple(params))
+                cur = self.raw.execute(sql)
+            else:
+                cur = self.raw.execute(translate(sql), tuple(params))
         except psycopg.OperationalError as exc:
             err = self._translate(exc)
             if err is exc:
                 raise
             raise err from exc
+        self._count(sql, cur)
+        return cur
+
+    def _count(self, sql: str, cur: Any) -> None:
+        if _DML.match(sql) and cur.rowcount and cur.rowcount > 0:
+            self.total_changes += cur.rowcount
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
         """Run one statement per row (pipelined by psycopg)."""
@@ -127,6 +136,7 @@ class PgConn:
         try:
             with self.raw.cursor() as cur:
                 cur.executemany(translate(sql), rows)
+                self._count(sql, cur)
                 return cur
         except psycopg.OperationalError as exc:
             err = self._translate(exc)
