@@ -153,7 +153,7 @@ def bench_size(
     writes = synthetic_writes(n)
     mem = where.new(f"store-{n}", embedder)
     if not isinstance(embedder, HashEmbedder):  # warm model + cache so we time the store
-        mem._embed_many(["warm up"])
+        mem._encoder.embed_many(["warm up"])
     m = min(n, 1000)
     t0 = time.perf_counter()
     mem.commit_many("bench", "u", writes[: n - m])

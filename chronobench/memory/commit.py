@@ -1,34 +1,178 @@
-"""The write path: normalising ops, building descriptors, and applying a commit.
+"""The write path: validating writes, building descriptors, and applying commits.
 
-Everything here runs on a connection the caller has put inside ``BEGIN
-IMMEDIATE``; nothing commits or rolls back on its own.
+:func:`commit_writes` embeds every descriptor before its transactions (so the write
+lock is held for milliseconds) and applies at most ``BATCH_TXN`` writes per
+transaction. A ``redact`` op erases through :mod:`chronobench.memory.erasure`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from chronobench.memory.sql import alive, alive_at, visible
-from chronobench.memory.types import OPS, InvalidOpError, NormalOp
+from chronobench.memory import erasure
+from chronobench.memory import validate as val
+from chronobench.memory.backend import Backend
+from chronobench.memory.encoder import StoreEncoder
+from chronobench.memory.spans import content_hash, open_text, set_item
+from chronobench.memory.sql import alive_at, visible
+from chronobench.memory.types import OPS, REDACTED, InvalidOpError, NormalOp, Scope
 
-REDACTED = "[redacted]"
+_WRITE_KEYS = {"ops", "source", "reason", "labels", "summary", "valid_time", "version"}
+BATCH_TXN = 200  # writes per transaction in commit_writes: bounds how long others wait
+OnCommit = Callable[[Any, int, int], None]  # (conn, scope_id, version_id)
 
 
-def content_hash(text: str) -> str:
-    """sha256 of ``text`` (the content address of an item blob)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+def single_write(
+    ops: Any,
+    source: Any,
+    reason: Any,
+    labels: Any = None,
+    summary: Any = None,
+    valid_time: Any = None,
+) -> dict[str, Any]:
+    """The write of one ``ChronoMem.commit`` call, its arguments checked (TypeError)."""
+    val.text(source, "source", empty=True)
+    val.text(reason, "reason", empty=True)
+    val.optional_text(summary, "summary")
+    val.optional_text(valid_time, "valid_time")
+    if labels is not None and not isinstance(labels, Mapping):
+        raise TypeError(f"labels must be a mapping or None, got {type(labels).__name__}")
+    return {
+        "ops": ops,
+        "source": source,
+        "reason": reason,
+        "labels": labels,
+        "summary": summary,
+        "valid_time": valid_time,
+    }
 
 
-def scope_tag(scope_id: int) -> str:
-    """FTS token that confines a MATCH to one scope."""
-    return f"s{scope_id}"
+def prepare_write(index: int, write: Any) -> dict[str, Any]:
+    """Validate one write (a mapping of ``commit()`` arguments or a ``Write``)."""
+    data = write.model_dump() if hasattr(write, "model_dump") else write
+    if not isinstance(data, Mapping):
+        raise InvalidOpError(f"writes[{index}] must be a mapping of commit() arguments")
+    unknown = set(data) - _WRITE_KEYS
+    if unknown:
+        raise InvalidOpError(f"writes[{index}] has unknown keys {sorted(unknown)}")
+    for key in ("source", "reason"):
+        if not isinstance(data.get(key), str):
+            raise InvalidOpError(f"writes[{index}].{key} must be a string")
+    for key in ("summary", "valid_time"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise InvalidOpError(f"writes[{index}].{key} must be a string or None")
+    labels = data.get("labels") or {}
+    if not isinstance(labels, Mapping):
+        raise InvalidOpError(f"writes[{index}].labels must be a mapping")
+    return {
+        "ops": normalise_ops(data.get("ops") or []),
+        "source": data["source"],
+        "reason": data["reason"],
+        "labels": dict(labels),
+        "summary": data.get("summary"),
+        "valid_time": data.get("valid_time"),
+    }
+
+
+def commit_writes(
+    db: Backend,
+    app: str,
+    user: str,
+    scope: Scope | None,
+    writes: Sequence[Any],
+    encoder: StoreEncoder,
+    reranker: Any = None,
+    on_commit: OnCommit | None = None,
+) -> list[int]:
+    """Commit ``writes`` to the scope (app, user), one version each; returns their ids.
+
+    ``scope`` is the scope's row read before (None: the scope does not exist yet); it
+    only serves to describe deletes before embedding, every transaction re-reads its
+    state. Texts a ``redact`` op erased are forgotten from the embedding caches of
+    ``encoder`` and ``reranker``.
+    """
+    if isinstance(writes, (str, bytes, Mapping)) or not isinstance(writes, Sequence):
+        raise TypeError(f"writes must be a list of writes, got {type(writes).__name__}")
+    if on_commit is not None and not callable(on_commit):
+        raise TypeError("on_commit must be callable(conn, scope_id, version_id) or None")
+    prepared = [prepare_write(i, w) for i, w in enumerate(writes)]
+    if not prepared:
+        return []
+    overlay: dict[str, str | None] = {}
+
+    def lookup(item: str) -> str | None:
+        if item in overlay:
+            return overlay[item]
+        if scope is None:
+            return None
+        with db.lock:
+            return open_text(db, scope.scope_id, item)
+
+    dense_texts = []
+    for p in prepared:
+        dense_texts.append(describe(p["ops"], p["summary"], p["labels"], lookup)[0])
+        for o in p["ops"]:
+            overlay[o.item_id] = None if o.op in ("delete", "redact") else o.text
+    vectors = encoder.embed_many(dense_texts)
+    out: list[int] = []
+    for start in range(0, len(prepared), BATCH_TXN):
+        chunk = range(start, min(start + BATCH_TXN, len(prepared)))
+        redacts = any(o.op == "redact" for i in chunk for o in prepared[i]["ops"])
+        erased: list[str] = []
+        with db.lock, erasure.erasing(db, redacts), db.transaction() as conn:
+            sid = ensure_scope(db, app, user)
+            for i in chunk:
+                out.append(
+                    _apply(db, sid, prepared[i], dense_texts[i], vectors[i], encoder, erased)
+                )
+                if on_commit is not None:
+                    on_commit(conn, sid, out[-1])
+        if erased:
+            erasure.forget(erased, encoder, reranker)
+    return out
+
+
+def _apply(
+    db: Backend,
+    sid: int,
+    p: dict[str, Any],
+    dense_pre: str,
+    vecs: np.ndarray,
+    encoder: StoreEncoder,
+    erased: list[str],
+) -> int:
+    dense, lexical = describe(
+        p["ops"], p["summary"], p["labels"], lambda item: open_text(db, sid, item)
+    )
+    if dense != dense_pre:  # another writer changed a deleted item meanwhile: re-embed
+        vecs = encoder.embed(dense)
+
+    def redact_item(item_id: str) -> None:
+        erased.extend(
+            erasure.redact_op(
+                db, sid, item_id, reason=p["reason"], source=p["source"], encoder=encoder
+            )
+        )
+
+    return apply_commit(
+        db,
+        sid,
+        p["ops"],
+        source=p["source"],
+        reason=p["reason"],
+        labels=p["labels"],
+        summary=p["summary"],
+        valid_time=p["valid_time"],
+        dense_text=dense,
+        lexical_text=lexical,
+        vectors=vecs,
+        redact_item=redact_item,
+    )
 
 
 def normalise_ops(ops: Iterable[Any]) -> list[NormalOp]:
@@ -56,16 +200,6 @@ def normalise_ops(ops: Iterable[Any]) -> list[NormalOp]:
     if not out:
         raise InvalidOpError("a commit needs at least one op")
     return out
-
-
-def open_text(conn: sqlite3.Connection, scope_id: int, item_id: str) -> str | None:
-    """Text of ``item_id`` in S(HEAD), or None."""
-    row = conn.execute(
-        "SELECT b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id AND b.hash = s.hash "
-        f"WHERE s.scope_id = ? AND s.item_id = ? AND {alive(conn, scope_id)}",
-        (scope_id, item_id),
-    ).fetchone()
-    return row[0] if row else None
 
 
 def describe(
@@ -99,15 +233,15 @@ def describe(
     return dense, lexical
 
 
-def ensure_scope(conn: sqlite3.Connection, app: str, user: str) -> int:
+def ensure_scope(db: Backend, app: str, user: str) -> int:
     """Scope id of (app, user), creating it with its empty root version v_0."""
-    row = conn.execute("SELECT scope_id FROM scopes WHERE app = ? AND user = ?", (app, user))
-    got = row.fetchone()
+    got = db.conn.execute(
+        'SELECT scope_id FROM scopes WHERE app = ? AND "user" = ?', (app, user)
+    ).fetchone()
     if got:
         return int(got[0])
-    cur = conn.execute("INSERT INTO scopes (app, user) VALUES (?, ?)", (app, user))
-    sid = int(cur.lastrowid or 0)
-    conn.execute(
+    sid = db.insert('INSERT INTO scopes (app, "user") VALUES (?, ?)', (app, user), "scope_id")
+    db.conn.execute(
         "INSERT INTO versions (scope_id, version_id, seq, parent, op, created, descriptor) "
         "VALUES (?, 0, 0, NULL, 'root', ?, '')",
         (sid, time.time()),
@@ -115,56 +249,9 @@ def ensure_scope(conn: sqlite3.Connection, app: str, user: str) -> int:
     return sid
 
 
-def close_span(conn: sqlite3.Connection, span_id: int, from_seq: int, seq: int) -> None:
-    """End an open span at ``seq`` (or drop it if it was opened in this same commit).
-
-    A closed span stays in the item index (searches filter on liveness), so a later
-    truncate that discards the close has nothing to re-index.
-    """
-    if from_seq >= seq:
-        conn.execute("DELETE FROM spans WHERE span_id = ?", (span_id,))
-        conn.execute("DELETE FROM item_fts WHERE rowid = ?", (span_id,))
-    else:
-        conn.execute("UPDATE spans SET to_seq = ? WHERE span_id = ?", (seq, span_id))
-
-
-def open_span(
-    conn: sqlite3.Connection, scope_id: int, item_id: str, h: str, text: str, seq: int
-) -> None:
-    """Start a span of (item_id, h) at ``seq`` and index it as part of S(HEAD)."""
-    conn.execute(
-        "INSERT OR IGNORE INTO blobs (scope_id, hash, text) VALUES (?, ?, ?)", (scope_id, h, text)
-    )
-    cur = conn.execute(
-        "INSERT INTO spans (scope_id, item_id, hash, from_seq) VALUES (?, ?, ?, ?)",
-        (scope_id, item_id, h, seq),
-    )
-    conn.execute(
-        "INSERT INTO item_fts (rowid, tag, body) VALUES (?, ?, ?)",
-        (cur.lastrowid, scope_tag(scope_id), text),
-    )
-
-
-def set_item(
-    conn: sqlite3.Connection, scope_id: int, item_id: str, text: str | None, seq: int
-) -> None:
-    """Make ``item_id`` hold ``text`` (None: absent) from ``seq`` on."""
-    row = conn.execute(
-        "SELECT span_id, hash, from_seq FROM spans s "
-        f"WHERE s.scope_id = ? AND s.item_id = ? AND {alive(conn, scope_id)}",
-        (scope_id, item_id),
-    ).fetchone()
-    h = content_hash(text) if text is not None else None
-    if row and row[1] == h:
-        return
-    if row:
-        close_span(conn, row[0], row[2], seq)
-    if text is not None and h is not None:
-        open_span(conn, scope_id, item_id, h, text, seq)
-
-
-def _revert_text(conn: sqlite3.Connection, scope_id: int, o: NormalOp) -> str | None:
+def _revert_text(db: Backend, scope_id: int, o: NormalOp) -> str | None:
     """Text an item-level ``revert`` op restores (meta ``to_version``, else previous value)."""
+    conn = db.conn
     to_version = o.meta.get("to_version")
     if to_version is not None:
         if isinstance(to_version, bool) or not isinstance(to_version, int):
@@ -189,7 +276,7 @@ def _revert_text(conn: sqlite3.Connection, scope_id: int, o: NormalOp) -> str | 
 
 
 def apply_commit(
-    conn: sqlite3.Connection,
+    db: Backend,
     scope_id: int,
     ops: list[NormalOp],
     *,
@@ -204,6 +291,7 @@ def apply_commit(
     redact_item: Callable[[str], None],
 ) -> int:
     """Append one version (events, spans, descriptor index, HEAD); return its id."""
+    conn = db.conn
     head_vid, seq, vid = conn.execute(
         "SELECT head_vid, next_seq, next_vid FROM scopes WHERE scope_id = ?", (scope_id,)
     ).fetchone()
@@ -215,13 +303,13 @@ def apply_commit(
         elif o.op == "delete":
             text = None
         elif o.op == "revert":
-            text = o.text if o.text is not None else _revert_text(conn, scope_id, o)
+            text = o.text if o.text is not None else _revert_text(db, scope_id, o)
         else:
             text = o.text
         if o.op == "consolidate":
             for other in o.meta.get("replaces", []) or []:
-                set_item(conn, scope_id, str(other), None, seq)
-        set_item(conn, scope_id, o.item_id, text, seq)
+                set_item(db, scope_id, str(other), None, seq)
+        set_item(db, scope_id, o.item_id, text, seq)
         conn.execute(
             "INSERT INTO events (scope_id, version_id, op, item_id, hash, meta, source, reason, "
             "recorded, valid_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -239,7 +327,7 @@ def apply_commit(
             ),
         )
     op_name = ops[0].op if len({o.op for o in ops}) == 1 else "mixed"
-    cur = conn.execute(
+    vrow = db.insert(
         "INSERT INTO versions (scope_id, version_id, seq, parent, op, summary, labels, source, "
         "reason, created, valid_time, descriptor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
@@ -256,16 +344,10 @@ def apply_commit(
             valid_time,
             dense_text,
         ),
+        "vrow",
     )
-    vrow = cur.lastrowid
-    conn.execute(
-        "INSERT INTO desc_fts (rowid, tag, body) VALUES (?, ?, ?)",
-        (vrow, scope_tag(scope_id), lexical_text),
-    )
-    conn.executemany(
-        "INSERT INTO desc_vecs (vrow, chunk, vec) VALUES (?, ?, ?)",
-        [(vrow, i, np.asarray(v, dtype=np.float32).tobytes()) for i, v in enumerate(vectors)],
-    )
+    db.index_descriptor(scope_id, vrow, lexical_text)
+    db.put_vectors(vrow, vectors)
     conn.execute(
         "UPDATE scopes SET head_vid = ?, head_seq = ?, next_vid = ?, next_seq = ?, gen = gen + 1 "
         "WHERE scope_id = ?",

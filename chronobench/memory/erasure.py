@@ -1,6 +1,6 @@
-"""Redaction (erasure): content disappears from every table and index; audit metadata stays.
+"""Erasure: redaction (content disappears from every table and index) and compaction.
 
-Two modes (see :meth:`ChronoMem.redact`):
+Redaction (:meth:`ChronoMem.redact`; a commit's ``redact`` op is its by-id mode):
 
 - by id: every content item ``x`` ever held is erased: its spans (current, past and
   discarded history), its item-index rows, its events' content hashes, and its blobs
@@ -8,47 +8,63 @@ Two modes (see :meth:`ChronoMem.redact`):
   itself is never used as a search string, so unrelated text containing it is intact.
 - by text: every stored content containing the text is erased, whatever item holds it.
 
-In both modes the erased texts (and, by text, the text itself) are then replaced by
-``[redacted]`` wherever free text can quote them: commit descriptors (re-indexed in
-FTS and re-embedded), summaries, reasons and sources of versions/events/audit rows
-(NL rollback requests are stored there), labels and op metadata, and recorded
-answers. The caller runs this inside one write transaction under
-:func:`secure_delete` and then :func:`optimise_indexes` (FTS segment merge and a
-WAL checkpoint), so deleted bytes are zeroed in the database file, not just unlinked.
-Last, it forgets the vectors of every text embedded from the erased content (see
-:func:`stale_texts`) from the embedding caches, in memory and on disk.
+Then the erased texts (and, by text, the text itself) become ``[redacted]`` wherever
+free text can quote them: descriptors (re-indexed and re-embedded), summaries,
+reasons and sources (NL requests are stored there), labels, op metadata and answers.
+All in one write transaction under the backend's ``secure_delete`` and then its
+``purge`` (SQLite: FTS segment merge, WAL checkpoint), so deleted bytes are zeroed in
+the file, not just unlinked; last, the vectors of every text embedded from the erased
+content (:func:`stale_texts`) leave the embedding caches, in memory and on disk.
+Audit metadata stays. :func:`compact` deletes the history truncates discarded, under
+the same ``secure_delete`` and ``purge``.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
-import numpy as np
-
-from chronobench.memory.commit import REDACTED, scope_tag
+from chronobench.memory.backend import Backend
+from chronobench.memory.embedders import shared_cache
+from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.query import content_query
+from chronobench.memory.reads import find_scope
 from chronobench.memory.rerank import delta_lines
+from chronobench.memory.resolve import DenseCache
+from chronobench.memory.sql import ALWAYS, visible
+from chronobench.memory.types import REDACTED
 
 
 @contextmanager
-def secure_delete(conn: sqlite3.Connection) -> Iterator[None]:
-    """``PRAGMA secure_delete = ON`` for the block, then the prior value restored."""
-    prior = int(conn.execute("PRAGMA secure_delete").fetchone()[0])
-    conn.execute("PRAGMA secure_delete = ON")
-    try:
+def erasing(db: Backend, active: bool = True) -> Iterator[None]:
+    """When ``active``: ``secure_delete`` for the block, then a ``purge`` if it succeeded."""
+    if not active:
         yield
-    finally:
-        conn.execute(f"PRAGMA secure_delete = {prior}")
+        return
+    with db.secure_delete():
+        yield
+        db.purge()
 
 
-def item_known(conn: sqlite3.Connection, scope_id: int, item_id: str) -> bool:
+def forget(texts: Iterable[str], encoder: StoreEncoder, reranker: Any = None) -> None:
+    """Drop the vectors of ``texts`` from the embedding caches (memory and disk) of the
+    store's embedder and of a reranker that embeds with a model of its own."""
+    texts = list(texts)
+    embedders = [encoder.embedder]
+    other = getattr(reranker, "embedder", None)
+    if other is not None and other is not encoder.embedder:
+        embedders.append(other)
+    for embedder in embedders:
+        shared_cache(embedder).forget(texts)
+
+
+def item_known(db: Backend, scope_id: int, item_id: str) -> bool:
     """True when ``item_id`` has a span or an event in the scope (any history)."""
     for table in ("spans", "events"):
-        row = conn.execute(
+        row = db.conn.execute(
             f"SELECT 1 FROM {table} WHERE scope_id = ? AND item_id = ? LIMIT 1", (scope_id, item_id)
         ).fetchone()
         if row:
@@ -56,81 +72,118 @@ def item_known(conn: sqlite3.Connection, scope_id: int, item_id: str) -> bool:
     return False
 
 
-def _in(values: list) -> str:
-    return ",".join("?" * len(values))
+def redact(
+    db: Backend,
+    app: str,
+    user: str,
+    target: str,
+    by: str,
+    reason: str,
+    source: str,
+    encoder: StoreEncoder,
+    dense: DenseCache,
+    reranker: Any = None,
+) -> dict:
+    """:meth:`ChronoMem.redact`: erase ``target`` from the scope; returns the report.
+    ``reranker``: its own embedder's cache forgets the stale texts too."""
+    empty = {"by": by, "items": [], "versions": [], "contents": 0, "descriptors": 0}
+    if find_scope(db, app, user) is None:  # a scope that does not exist is not created
+        return {**empty, "answers": 0, "wal_checkpointed": True}
+    with db.lock, db.secure_delete():
+        with db.transaction():
+            sc = find_scope(db, app, user)
+            assert sc is not None
+            mode = by
+            if by == "auto":
+                mode = "id" if item_known(db, sc.scope_id, target) else "text"
+            elif by == "id" and not item_known(db, sc.scope_id, target):
+                raise ValueError(
+                    f"item_or_text: no item {target!r} in this scope; pass by='text' "
+                    "to erase every content containing it"
+                )
+            detail, texts = redact_in_txn(
+                db, sc.scope_id, target, by=mode, reason=reason, source=source, encoder=encoder
+            )
+        # still under secure_delete: merged-away index segments are zeroed, then the WAL
+        # (which holds the old pages) is checkpointed and truncated.
+        detail["wal_checkpointed"] = db.purge()
+    dense.drop(sc.scope_id)  # the old matrix holds vectors of the pre-scrub windows
+    forget([*texts, target], encoder, reranker)
+    return detail
+
+
+def redact_op(
+    db: Backend, scope_id: int, item_id: str, *, reason: str, source: str, encoder: StoreEncoder
+) -> list[str]:
+    """A commit's ``redact`` op (inside its transaction, under :func:`erasing`): erase
+    ``item_id`` by id if the scope ever held it; returns the stale texts to forget."""
+    if not item_known(db, scope_id, item_id):
+        return []
+    _, texts = redact_in_txn(
+        db, scope_id, item_id, by="id", reason=reason, source=source, encoder=encoder
+    )
+    return texts
 
 
 def redact_in_txn(
-    conn: sqlite3.Connection,
+    db: Backend,
     scope_id: int,
     target: str,
     *,
     by: str,
     reason: str,
     source: str,
-    embed: Callable[[str], np.ndarray],
-    windows: Callable[[str], Sequence[str]] | None = None,
+    encoder: StoreEncoder,
 ) -> tuple[dict, list[str]]:
     """Erase ``target`` (an item id when ``by == "id"``, else a text).
 
     Returns (report, stale texts). The report names every item and version touched
-    and holds no erased text; it is also stored as the audit row's detail. The stale
-    texts are every text whose embedding was derived from erased content: the erased
-    texts, and the pre-scrub descriptors with their dense windows (``windows``: the
-    store's windowing, see ``StoreCore._windows``), lines and reranker delta lines,
-    and the pre-scrub summaries/reasons/sources with the NL requests they record.
-    The caller passes them to ``EmbeddingCache.forget`` after the commit, so no vector
-    (nor its sha256 key, a guessable fingerprint) of a text quoting the content stays.
+    and holds no erased text; it is also the audit row's detail. The stale texts
+    (:func:`stale_texts`) are for :func:`forget` after the commit, so no vector (nor its
+    sha256 key, a guessable fingerprint) of a text quoting the content stays.
     """
+    conn = db.conn
     if by == "id":
-        hashes = [
-            r[0]
-            for r in conn.execute(
-                "SELECT hash FROM spans WHERE scope_id = ? AND item_id = ? UNION "
-                "SELECT hash FROM events WHERE scope_id = ? AND item_id = ? AND hash IS NOT NULL",
-                (scope_id, target, scope_id, target),
-            )
-        ]
-        items = [target]
-        span_cond, span_args = "item_id = ? AND ", [target]
+        hashes = conn.execute(
+            "SELECT hash FROM spans WHERE scope_id = ? AND item_id = ? UNION "
+            "SELECT hash FROM events WHERE scope_id = ? AND item_id = ? AND hash IS NOT NULL",
+            (scope_id, target, scope_id, target),
+        ).fetchall()
     else:
-        hashes = [
-            r[0]
-            for r in conn.execute(
-                "SELECT hash FROM blobs WHERE scope_id = ? AND instr(text, ?) > 0",
-                (scope_id, target),
-            )
-        ]
-        items = sorted(
-            {
-                r[0]
-                for r in conn.execute(
-                    f"SELECT item_id FROM spans WHERE scope_id = ? AND hash IN ({_in(hashes)}) "
-                    f"UNION SELECT item_id FROM events WHERE scope_id = ? AND hash IN ({_in(hashes)})",
-                    (scope_id, *hashes, scope_id, *hashes),
-                )
-            }
+        hashes = conn.execute(
+            f"SELECT hash FROM blobs WHERE scope_id = ? AND {db.contains('text')}",
+            (scope_id, target),
+        ).fetchall()
+    hashes = [r[0] for r in hashes]
+    marks = ",".join("?" * len(hashes))
+    if by == "id":
+        items, span_cond, span_args = [target], "item_id = ? AND ", [target]
+    else:
+        rows = conn.execute(
+            f"SELECT item_id FROM spans WHERE scope_id = ? AND hash IN ({marks}) "
+            f"UNION SELECT item_id FROM events WHERE scope_id = ? AND hash IN ({marks})",
+            (scope_id, *hashes, scope_id, *hashes),
         )
-        span_cond, span_args = "", []
+        items, span_cond, span_args = sorted({r[0] for r in rows}), "", []
     texts = [
         r[0]
         for r in conn.execute(
-            f"SELECT text FROM blobs WHERE scope_id = ? AND hash IN ({_in(hashes)})",
+            f"SELECT text FROM blobs WHERE scope_id = ? AND hash IN ({marks})",
             (scope_id, *hashes),
         )
     ]
     versions: set[int] = {
         r[0]
         for r in conn.execute(
-            f"SELECT version_id FROM events WHERE scope_id = ? AND {span_cond}hash IN ({_in(hashes)})",
+            f"SELECT version_id FROM events WHERE scope_id = ? AND {span_cond}hash IN ({marks})",
             (scope_id, *span_args, *hashes),
         )
     }
     for h in hashes:
         cond = f"scope_id = ? AND {span_cond}hash = ?"
         args = (scope_id, *span_args, h)
-        conn.execute(
-            f"DELETE FROM item_fts WHERE rowid IN (SELECT span_id FROM spans WHERE {cond})", args
+        db.unindex_items(
+            [r[0] for r in conn.execute(f"SELECT span_id FROM spans WHERE {cond}", args)]
         )
         conn.execute(f"DELETE FROM spans WHERE {cond}", args)
         conn.execute(f"UPDATE events SET hash = NULL, redacted = 1 WHERE {cond}", args)
@@ -148,14 +201,14 @@ def redact_in_txn(
         )
     needles = sorted({*texts, *([target] if by == "text" else [])}, key=len, reverse=True)
     needles = [n for n in needles if n]
-    scrubbed, old_descriptors = _scrub_descriptors(conn, scope_id, needles, embed)
+    scrubbed, old_descriptors = _scrub_descriptors(db, scope_id, needles, encoder)
     versions.update(scrubbed)
-    free_touched, old_free_text = _scrub_free_text(conn, scope_id, needles)
+    free_touched, old_free_text = _scrub_free_text(db, scope_id, needles)
     versions.update(free_touched)
     answers = 0
     for needle in needles:
         answers += conn.execute(
-            "UPDATE answers SET text = replace(text, ?, ?) WHERE scope_id = ? AND instr(text, ?) > 0",
+            f"UPDATE answers SET text = replace(text, ?, ?) WHERE scope_id = ? AND {db.contains('text')}",
             (needle, REDACTED, scope_id, needle),
         ).rowcount
     conn.execute("UPDATE scopes SET gen = gen + 1 WHERE scope_id = ?", (scope_id,))
@@ -172,7 +225,7 @@ def redact_in_txn(
         "VALUES (?, 'redact', ?, ?, ?, ?)",
         (scope_id, json.dumps(detail), source, reason, time.time()),
     )
-    stale = stale_texts(texts, old_descriptors, old_free_text, windows)
+    stale = stale_texts(texts, old_descriptors, old_free_text, encoder.windows)
     return detail, stale
 
 
@@ -207,25 +260,22 @@ def stale_texts(
 
 
 def _scrub_descriptors(
-    conn: sqlite3.Connection, scope_id: int, needles: list[str], embed: Callable[[str], np.ndarray]
+    db: Backend, scope_id: int, needles: list[str], encoder: StoreEncoder
 ) -> tuple[set[int], list[str]]:
-    """Rewrite descriptors (dense text and FTS body) quoting a needle; returns the
+    """Rewrite descriptors (dense text and lexical body) quoting a needle; returns the
     version ids touched and the pre-scrub dense descriptors that were rewritten."""
-    tag = scope_tag(scope_id)
+    conn = db.conn
     hits: dict[int, tuple[int, str]] = {}
     for needle in needles:
         for vrow, vid, desc in conn.execute(
             "SELECT vrow, version_id, descriptor FROM versions WHERE scope_id = ? "
-            "AND instr(descriptor, ?) > 0",
+            f"AND {db.contains('descriptor')}",
             (scope_id, needle),
         ).fetchall():
             hits[vrow] = (vid, desc)
     bodies: dict[int, str] = {}
     for needle in needles:  # the lexical body also holds labels and item ids
-        for vrow, body in conn.execute(
-            "SELECT rowid, body FROM desc_fts WHERE desc_fts MATCH ? AND instr(body, ?) > 0",
-            (f'tag : "{tag}"', needle),
-        ).fetchall():
+        for vrow, body in db.descriptors_containing(scope_id, needle):
             bodies[vrow] = body
     touched: set[int] = set()
     for vrow in set(hits) | set(bodies):
@@ -237,20 +287,17 @@ def _scrub_descriptors(
         vid, dense = row
         body = bodies.get(vrow)
         if body is None:
-            got = conn.execute("SELECT body FROM desc_fts WHERE rowid = ?", (vrow,)).fetchone()
-            body = got[0] if got else dense
+            indexed = db.descriptor_body(vrow)
+            body = indexed if indexed is not None else dense
         for needle in needles:
             dense = dense.replace(needle, REDACTED)
             body = body.replace(needle, REDACTED)
-        conn.execute("DELETE FROM desc_fts WHERE rowid = ?", (vrow,))
-        conn.execute("INSERT INTO desc_fts (rowid, tag, body) VALUES (?, ?, ?)", (vrow, tag, body))
+        db.unindex_descriptors([vrow])
+        db.index_descriptor(scope_id, vrow, body)
         if vrow in hits:
             conn.execute("UPDATE versions SET descriptor = ? WHERE vrow = ?", (dense, vrow))
-            conn.execute("DELETE FROM desc_vecs WHERE vrow = ?", (vrow,))
-            conn.executemany(
-                "INSERT INTO desc_vecs (vrow, chunk, vec) VALUES (?, ?, ?)",
-                [(vrow, i, v.astype(np.float32).tobytes()) for i, v in enumerate(embed(dense))],
-            )
+            db.delete_vectors([vrow])
+            db.put_vectors(vrow, encoder.embed(dense))
         touched.add(int(vid))
     return touched, [desc for _, desc in hits.values()]
 
@@ -264,13 +311,12 @@ _TEXT_COLUMNS = {
 _JSON_COLUMNS = {"versions": ("labels",), "events": ("meta",), "audit": ("detail",)}
 
 
-def _scrub_free_text(
-    conn: sqlite3.Connection, scope_id: int, needles: list[str]
-) -> tuple[set[int], list[str]]:
+def _scrub_free_text(db: Backend, scope_id: int, needles: list[str]) -> tuple[set[int], list[str]]:
     """Replace needles in summaries, reasons, sources, labels and metadata; returns the
     ids of versions whose row (or whose events) changed, and the pre-scrub values of
     the plain-text columns that quoted a needle (a value is read before any needle
     changes it: it is first read at the first needle it contains)."""
+    conn = db.conn
     touched: set[int] = set()
     originals: dict[str, None] = {}
     redacted_json = json.dumps(REDACTED)[1:-1]
@@ -289,14 +335,14 @@ def _scrub_free_text(
                                 r[0]
                                 for r in conn.execute(
                                     f"SELECT {col} FROM {table} WHERE scope_id = ? "
-                                    f"AND instr({col}, ?) > 0",
+                                    f"AND {db.contains(col)}",
                                     (scope_id, old),
                                 )
                             )
                         )
                     rows = conn.execute(
                         f"UPDATE {table} SET {col} = replace({col}, ?, ?) "
-                        f"WHERE scope_id = ? AND instr({col}, ?) > 0 RETURNING {key}",
+                        f"WHERE scope_id = ? AND {db.contains(col)} RETURNING {key}",
                         (old, new, scope_id, old),
                     ).fetchall()
                     if table != "audit":
@@ -304,11 +350,56 @@ def _scrub_free_text(
     return touched, list(originals)
 
 
-def optimise_indexes(conn: sqlite3.Connection) -> bool:
-    """Merge FTS segments so deleted tokens leave the index b-trees, then checkpoint the
-    WAL and truncate it; returns False if another connection kept the checkpoint from
-    completing (the old pages then stay in the -wal file until it can)."""
-    conn.execute("INSERT INTO item_fts (item_fts) VALUES ('optimize')")
-    conn.execute("INSERT INTO desc_fts (desc_fts) VALUES ('optimize')")
-    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    return not busy
+def compact(db: Backend, app: str, user: str) -> dict[str, int]:
+    """:meth:`ChronoMem.compact`: delete the scope's discarded history under
+    ``secure_delete``, then purge; returns counts of versions, spans and blobs removed."""
+    if find_scope(db, app, user) is None:
+        return {"versions": 0, "spans": 0, "blobs": 0}
+    with db.lock, erasing(db), db.transaction():
+        sc = find_scope(db, app, user)
+        assert sc is not None
+        return discard_hidden(db, sc.scope_id)
+
+
+def discard_hidden(db: Backend, scope_id: int) -> dict[str, int]:
+    """Delete the rows of discarded (hidden) history; returns counts of what went.
+
+    Hidden versions go with their events and descriptor index rows, spans opened in
+    hidden history go with their item-index rows, spans whose close was discarded are
+    reopened, and blobs no span refers to any more are deleted.
+    """
+    conn = db.conn
+    hidden_v = visible(conn, scope_id, "v.seq")
+    if hidden_v == ALWAYS:
+        return {"versions": 0, "spans": 0, "blobs": 0}
+    vrows = conn.execute(
+        f"SELECT v.vrow, v.version_id FROM versions v WHERE v.scope_id = ? AND NOT {hidden_v}",
+        (scope_id,),
+    ).fetchall()
+    db.unindex_descriptors(r[0] for r in vrows)
+    db.delete_vectors(r[0] for r in vrows)
+    conn.executemany(
+        "DELETE FROM events WHERE scope_id = ? AND version_id = ?",
+        [(scope_id, r[1]) for r in vrows],
+    )
+    conn.executemany("DELETE FROM versions WHERE vrow = ?", [(r[0],) for r in vrows])
+    vis_from = visible(conn, scope_id, "s.from_seq")
+    vis_to = visible(conn, scope_id, "s.to_seq")
+    gone = conn.execute(
+        f"SELECT s.span_id FROM spans s WHERE s.scope_id = ? AND NOT {vis_from}", (scope_id,)
+    ).fetchall()
+    db.unindex_items(g[0] for g in gone)
+    conn.executemany("DELETE FROM spans WHERE span_id = ?", gone)
+    conn.execute(
+        f"UPDATE spans AS s SET to_seq = NULL WHERE s.scope_id = ? AND s.to_seq IS NOT NULL "
+        f"AND NOT {vis_to}",
+        (scope_id,),
+    )
+    blobs = conn.execute(
+        "DELETE FROM blobs WHERE scope_id = ? AND hash NOT IN "
+        "(SELECT hash FROM spans WHERE scope_id = ?)",
+        (scope_id, scope_id),
+    ).rowcount
+    conn.execute("DELETE FROM hidden WHERE scope_id = ?", (scope_id,))
+    conn.execute("UPDATE scopes SET gen = gen + 1 WHERE scope_id = ?", (scope_id,))
+    return {"versions": len(vrows), "spans": len(gone), "blobs": max(blobs, 0)}

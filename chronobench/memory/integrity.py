@@ -2,33 +2,26 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterable
 
-from chronobench.memory.commit import scope_tag
+from chronobench.memory.backend import Backend
 from chronobench.memory.sql import alive, visible
 
 
-def _ids(conn: sqlite3.Connection, sql: str, args: tuple) -> set[int]:
-    return {int(r[0]) for r in conn.execute(sql, args).fetchall()}
-
-
-def check_integrity(conn: sqlite3.Connection, scope_id: int) -> list[str]:
+def check_integrity(db: Backend, scope_id: int) -> list[str]:
     """Problems found in the scope's state and indexes; empty when healthy.
 
-    Every SELECT runs in one read transaction (one WAL snapshot), so a writer
-    committing meanwhile, in this or another process, cannot make the checks see
-    two different states. The caller must not hold a transaction open on ``conn``.
+    Every SELECT runs in one read transaction (one snapshot), so a writer committing
+    meanwhile, in this or another process, cannot make the checks see two different
+    states. The caller must not hold a transaction open.
     """
-    conn.execute("BEGIN")
-    try:
-        return _check(conn, scope_id)
-    finally:
-        conn.execute("COMMIT")
+    with db.read_snapshot():
+        return _check(db, scope_id)
 
 
-def _check(conn: sqlite3.Connection, scope_id: int) -> list[str]:
+def _check(db: Backend, scope_id: int) -> list[str]:
+    conn = db.conn
     problems: list[str] = []
     row = conn.execute(
         "SELECT head_vid, head_seq, next_seq FROM scopes WHERE scope_id = ?", (scope_id,)
@@ -84,15 +77,16 @@ def _check(conn: sqlite3.Connection, scope_id: int) -> list[str]:
     live_cond = alive(conn, scope_id)
     dup = conn.execute(
         f"SELECT count(*) FROM (SELECT s.item_id FROM spans s WHERE s.scope_id = ? AND "
-        f"{live_cond} GROUP BY s.item_id HAVING count(*) > 1)",
+        f"{live_cond} GROUP BY s.item_id HAVING count(*) > 1) AS d",
         (scope_id,),
     ).fetchone()[0]
     if dup:
         problems.append(f"{dup} items have more than one current value")
     # Item index: every span of the scope, and nothing else.
-    tag = f'tag : "{scope_tag(scope_id)}"'
-    indexed = _ids(conn, "SELECT rowid FROM item_fts WHERE item_fts MATCH ?", (tag,))
-    spans = _ids(conn, "SELECT span_id FROM spans WHERE scope_id = ?", (scope_id,))
+    indexed = db.indexed_items(scope_id)
+    spans = {
+        int(r[0]) for r in conn.execute("SELECT span_id FROM spans WHERE scope_id = ?", (scope_id,))
+    }
     if indexed - spans:
         problems.append(f"{len(indexed - spans)} stale item-index entries")
     if spans - indexed:
@@ -102,16 +96,9 @@ def _check(conn: sqlite3.Connection, scope_id: int) -> list[str]:
         "SELECT vrow, seq FROM versions WHERE scope_id = ?", (scope_id,)
     ).fetchall()
     vrows = {int(r[0]) for r in all_v if r[1] > 0}
-    dfts = _ids(conn, "SELECT rowid FROM desc_fts WHERE desc_fts MATCH ?", (tag,))
-    dvec = _ids(
-        conn,
-        "SELECT DISTINCT d.vrow FROM desc_vecs d JOIN versions v ON v.vrow = d.vrow "
-        "WHERE v.scope_id = ?",
-        (scope_id,),
-    )
-    orphan_vecs = conn.execute(
-        "SELECT count(*) FROM desc_vecs WHERE vrow NOT IN (SELECT vrow FROM versions)"
-    ).fetchone()[0]
+    dfts = db.indexed_descriptors(scope_id)
+    dvec = db.vector_owners(scope_id)
+    orphan_vecs = db.orphan_vectors()
     if dfts - vrows:
         problems.append(f"{len(dfts - vrows)} stale descriptor-index entries")
     if vrows - dfts:
@@ -123,16 +110,15 @@ def _check(conn: sqlite3.Connection, scope_id: int) -> list[str]:
     return problems
 
 
-def record_answer(
-    conn: sqlite3.Connection, scope_id: int, text: str, used_items: Iterable[str]
-) -> int:
+def record_answer(db: Backend, scope_id: int, text: str, used_items: Iterable[str]) -> int:
     """Store an answer with the content hash of every item it relied on (at HEAD)."""
+    conn = db.conn
     head = conn.execute("SELECT head_vid FROM scopes WHERE scope_id = ?", (scope_id,)).fetchone()
-    cur = conn.execute(
+    aid = db.insert(
         "INSERT INTO answers (scope_id, text, created, head_vid) VALUES (?, ?, ?, ?)",
         (scope_id, text, time.time(), head[0]),
+        "answer_id",
     )
-    aid = int(cur.lastrowid or 0)
     live = alive(conn, scope_id)
     for item in dict.fromkeys(used_items):
         h = conn.execute(
@@ -146,16 +132,17 @@ def record_answer(
     return aid
 
 
-def answers_relying_on_changed(conn: sqlite3.Connection, scope_id: int) -> list[dict]:
+def answers_relying_on_changed(db: Backend, scope_id: int) -> list[dict]:
     """Answers that used an item whose current content differs from what they saw."""
-    live = alive(conn, scope_id)
-    rows = conn.execute(
-        "SELECT a.answer_id, a.text, a.created, a.head_vid, i.item_id, i.hash, "
-        f"(SELECT s.hash FROM spans s WHERE s.scope_id = a.scope_id AND s.item_id = i.item_id "
-        f"AND {live}) FROM answers a JOIN answer_items i ON i.answer_id = a.answer_id "
-        "WHERE a.scope_id = ? ORDER BY a.answer_id",
-        (scope_id,),
-    ).fetchall()
+    with db.lock:
+        live = alive(db.conn, scope_id)
+        rows = db.conn.execute(
+            "SELECT a.answer_id, a.text, a.created, a.head_vid, i.item_id, i.hash, "
+            f"(SELECT s.hash FROM spans s WHERE s.scope_id = a.scope_id AND s.item_id = i.item_id "
+            f"AND {live}) FROM answers a JOIN answer_items i ON i.answer_id = a.answer_id "
+            "WHERE a.scope_id = ? ORDER BY a.answer_id",
+            (scope_id,),
+        ).fetchall()
     out: dict[int, dict] = {}
     for aid, text, created, head_vid, item, seen, now in rows:
         if seen != now:

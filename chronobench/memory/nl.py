@@ -36,13 +36,15 @@ from typing import Any
 import numpy as np
 
 from chronobench.memory import query as q
-from chronobench.memory import validate as val
-from chronobench.memory.commit import scope_tag
+from chronobench.memory import resolve as rs
+from chronobench.memory.backend import Backend
+from chronobench.memory.reads import seq_of
 from chronobench.memory.sql import visible
 from chronobench.memory.types import (
     RollbackMode,
     RollbackPlan,
     RollbackResult,
+    Scope,
     UncertainRequestError,
 )
 
@@ -68,180 +70,179 @@ def _clip(x: float) -> float:
     return float(min(1.0, max(0.0, x)))
 
 
-class NLRollbackMixin:
-    """``plan_rollback_by_nl_query`` and ``rollback_to_version_by_nl_query`` of ChronoMem."""
+def plan_rollback(
+    db: Backend,
+    sc: Scope,
+    query: str,
+    intent: str | None,
+    k: int,
+    mode: RollbackMode,
+    rt: rs.Retrieval,
+) -> RollbackPlan:
+    """What an NL rollback of ``query`` would do in scope ``sc``; writes nothing.
 
-    def _match_evidence(self, sc: Any, matched: int, query: str, toks: list[str]) -> dict:
-        """Lexical (bm25 of the content words, None if none match) and dense (max window
-        cosine) evidence that version ``matched`` is what ``query`` describes."""
-        conn = self.conn  # type: ignore[attr-defined]
-        expr = q.fts_expression(" ".join(toks))
-        with self._lock:  # type: ignore[attr-defined]
-            row = (
-                conn.execute(
-                    "SELECT bm25(desc_fts, 0.0, 1.0) FROM desc_fts WHERE desc_fts MATCH ? AND "
-                    "rowid = (SELECT vrow FROM versions WHERE scope_id = ? AND version_id = ?)",
-                    (f'tag : "{scope_tag(sc[0])}" AND body : ({expr})', sc[0], matched),
-                ).fetchone()
-                if expr
-                else None
-            )
-            dm = self._dense.get(conn, sc[0], sc[3])  # type: ignore[attr-defined]
+    One retrieval, one target mapping (which also gives every candidate's own target,
+    so the runner-up is found in one pass) and the lexical stage's scores serve the
+    whole plan. Raises :class:`UncertainRequestError` when the request is not confident
+    (see the module docstring for the rule).
+    """
+    toks = content_tokens(query)
+    if not toks:
+        raise UncertainRequestError(
+            f"request {query[:80]!r} names no content (only symbols or request words "
+            "such as 'undo that'); say what to undo, e.g. 'undo the move to Lisbon', or "
+            "call rollback_to_version(app, user, version_id); nothing was changed"
+        )
+    intent = intent or q.detect_intent(query)
+    found = rs.describe_request(db, sc, query, k + 2, rt)
+    described = found.ranked
+    targets = rs.restore_targets(db, sc, described, intent, query, rt.episode_label)
+    if not described or not targets.ranked:
+        raise UncertainRequestError(f"no version matches {query[:80]!r}; nothing was changed")
+    matched, (target, top) = described[0][0], targets.ranked[0]
+    ranked = targets.ranked
+    runner = (int(ranked[1][0]), float(ranked[1][1])) if len(ranked) > 1 else None
+    # The runner-up's commit: the best described commit whose own target differs.
+    other = next(
+        (
+            int(v)
+            for v, _ in described[1:]
+            if targets.own.get(v) is not None and targets.own[v] != target
+        ),
+        None,
+    )
+    ev, ev2 = _evidence(db, sc, query, toks, found, rt, matched, other)
+    evidence = (
+        1.0 if ev["lexical"] else _clip((ev["cosine"] - DENSE_FLOOR) / (DENSE_FULL - DENSE_FLOOR))
+    )
+    gap = 1.0 if runner is None else (top - runner[1]) / max(abs(top), 1e-12)
+    # Tied evidence: the request scores the runner-up's commit exactly as high in
+    # both stages (identical descriptors), so the ranking order is arbitrary.
+    tied = ev2 is not None and _tied(ev, ev2)
+    separation = 0.0 if tied else max(_clip(gap / SEP_FULL), MIN_SEPARATION)
+    shown = {
+        "lexical": ev["lexical"],
+        "cosine": round(ev["cosine"], 4),
+        "gap": round(float(gap), 6),
+        "tied": tied,
+        "content_words": toks[:12],
+    }
+    if evidence <= 0.0:
+        raise UncertainRequestError(
+            f"request {query[:80]!r}: no content word matches the best candidate "
+            f"(version {matched}) and its dense similarity {shown['cosine']:.2f} is below "
+            f"{DENSE_FLOOR}; rephrase with words from the memory, or preview candidates "
+            "with resolve(); nothing was changed"
+        )
+    if separation <= 0.0:
+        raise UncertainRequestError(
+            f"request {query[:80]!r} is ambiguous: targets {target} and {runner[0] if runner else '-'} "
+            "score the same; add detail that tells them apart, or pick one with "
+            "rollback_to_version(); nothing was changed"
+        )
+    return RollbackPlan(
+        query=query,
+        intent=intent,
+        matched_version=int(matched),
+        target_version=int(target),
+        confidence=round(evidence * separation, 4),
+        runner_up=runner,
+        discarded_versions=_discarded(db, sc, target),
+        candidates=[(int(v), float(s)) for v, s in ranked[:k]],
+        mode=mode,
+        evidence=shown,
+    )
+
+
+def _tied(ev: dict[str, Any], ev2: dict[str, Any]) -> bool:
+    """Both stages score the two commits the same (within ``TIE_GAP``)."""
+    if not abs(ev["cosine"] - ev2["cosine"]) <= TIE_GAP:
+        return False
+    if ev["bm25"] is None or ev2["bm25"] is None:
+        return ev["bm25"] is None and ev2["bm25"] is None
+    return abs(ev["bm25"] - ev2["bm25"]) <= TIE_GAP * max(1.0, abs(ev["bm25"]))
+
+
+def _evidence(
+    db: Backend,
+    sc: Scope,
+    query: str,
+    toks: list[str],
+    found: rs.Described,
+    rt: rs.Retrieval,
+    matched: int,
+    other: int | None,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Lexical (score of the content words, None if none match) and dense (max window
+    cosine) evidence that ``matched`` (and the runner-up's commit ``other``) is what
+    ``query`` describes."""
+    wanted = [matched] if other is None else [matched, other]
+    scores = _lexical_scores(db, sc, q.fts_terms(" ".join(toks)), found, wanted)
+    with db.lock:
+        dm = rt.dense.get(db, sc.scope_id, sc.gen)
+    qvec: np.ndarray | None = None
+    out: list[dict[str, Any]] = []
+    for vid in wanted:
         cosine = 0.0
-        where = np.flatnonzero(dm.vids == matched)
+        where = np.flatnonzero(dm.vids == vid)
         if where.size:
             i = int(where[0])
             stop = int(dm.starts[i + 1]) if i + 1 < dm.starts.size else dm.matrix.shape[0]
-            qvec = self._embed_query(q.content_query(query))  # type: ignore[attr-defined]
+            if qvec is None:
+                qvec = rt.query_vector(q.content_query(query))
             cosine = float(np.max(dm.matrix[int(dm.starts[i]) : stop] @ qvec))
-        bm25 = None if row is None else -float(row[0])
-        return {"lexical": row is not None, "bm25": bm25, "cosine": cosine}
+        bm25 = scores[vid]
+        out.append({"lexical": bm25 is not None, "bm25": bm25, "cosine": cosine})
+    return out[0], (out[1] if other is not None else None)
 
-    def _runner_commit(
-        self, sc: Any, described: list, target: int, intent: str, query: str
-    ) -> int | None:
-        """The best described commit whose own restore target differs from ``target``."""
-        for vid, score in described[1:]:
-            mapped = self._targets(sc, [(vid, score)], intent, query)  # type: ignore[attr-defined]
-            if mapped and mapped[0][0] != target:
-                return int(vid)
-        return None
 
-    def plan_rollback_by_nl_query(
-        self,
-        app: str,
-        user: str,
-        query: str,
-        *,
-        intent: str | None = None,
-        k: int = 5,
-        mode: RollbackMode = "truncate",
-    ) -> RollbackPlan:
-        """What :meth:`rollback_to_version_by_nl_query` would do; writes nothing.
+def _lexical_scores(
+    db: Backend, sc: Scope, terms: list[str], found: rs.Described, versions: list[int]
+) -> dict[int, float | None]:
+    """Each version's lexical score for ``terms``, taken from the lexical stage when it
+    searched the same terms (a version it did not return, from a list shorter than
+    it asked for, matches none of them); the backend is asked only for the rest."""
+    out: dict[int, float | None] = {}
+    if found.lexical is not None and terms == found.lexical_terms:
+        seen = dict(found.lexical)
+        complete = len(found.lexical) < found.lexical_k
+        for vid in versions:
+            if vid in seen:
+                out[vid] = seen[vid]
+            elif complete:
+                out[vid] = None
+    missing = [v for v in versions if v not in out]
+    if missing:
+        with db.lock:
+            out.update(db.descriptor_scores(sc.scope_id, terms, missing))
+    return out
 
-        Raises :class:`UncertainRequestError` when the request is not confident (see
-        the module docstring of :mod:`chronobench.memory.nl` for the rule).
-        """
-        val.text(query, "query", empty=True)
-        val.choice(intent, "intent", ("undo", "restore_to"), none_ok=True)
-        val.integer(k, "k", minimum=1)
-        val.choice(mode, "mode", ("truncate", "revert"))
-        sc = self._require(app, user)  # type: ignore[attr-defined]
-        toks = content_tokens(query)
-        if not toks:
-            raise UncertainRequestError(
-                f"request {query[:80]!r} names no content (only symbols or request words "
-                "such as 'undo that'); say what to undo, e.g. 'undo the move to Lisbon', or "
-                "call rollback_to_version(app, user, version_id); nothing was changed"
+
+def _discarded(db: Backend, sc: Scope, target: int) -> list[int]:
+    """Versions a truncate to ``target`` would discard, oldest first."""
+    with db.lock:
+        seq = seq_of(db, sc, target)
+        return [
+            int(r[0])
+            for r in db.conn.execute(
+                "SELECT version_id FROM versions v WHERE scope_id = ? AND seq > ? AND "
+                f"{visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
+                (sc.scope_id, seq),
             )
-        intent = intent or q.detect_intent(query)
-        described = self._described(app, user, query, k + 2)  # type: ignore[attr-defined]
-        targets = self._targets(sc, described, intent, query)  # type: ignore[attr-defined]
-        if not described or not targets:
-            raise UncertainRequestError(f"no version matches {query[:80]!r}; nothing was changed")
-        matched, (target, top) = described[0][0], targets[0]
-        runner = (int(targets[1][0]), float(targets[1][1])) if len(targets) > 1 else None
-        ev = self._match_evidence(sc, matched, query, toks)
-        evidence = (
-            1.0
-            if ev["lexical"]
-            else _clip((ev["cosine"] - DENSE_FLOOR) / (DENSE_FULL - DENSE_FLOOR))
-        )
-        gap = 1.0 if runner is None else (top - runner[1]) / max(abs(top), 1e-12)
-        # Tied evidence: the request scores the runner-up's commit exactly as high in
-        # both stages (identical descriptors), so the ranking order is arbitrary.
-        other = self._runner_commit(sc, described, target, intent, query)
-        tied = False
-        if other is not None:
-            ev2 = self._match_evidence(sc, other, query, toks)
-            tied = abs(ev["cosine"] - ev2["cosine"]) <= TIE_GAP and (
-                (ev["bm25"] is None and ev2["bm25"] is None)
-                or (
-                    ev["bm25"] is not None
-                    and ev2["bm25"] is not None
-                    and abs(ev["bm25"] - ev2["bm25"]) <= TIE_GAP * max(1.0, abs(ev["bm25"]))
-                )
-            )
-        separation = 0.0 if tied else max(_clip(gap / SEP_FULL), MIN_SEPARATION)
-        ev = {
-            "lexical": ev["lexical"],
-            "cosine": round(ev["cosine"], 4),
-            "gap": round(float(gap), 6),
-            "tied": tied,
-            "content_words": toks[:12],
-        }
-        if evidence <= 0.0:
-            raise UncertainRequestError(
-                f"request {query[:80]!r}: no content word matches the best candidate "
-                f"(version {matched}) and its dense similarity {ev['cosine']:.2f} is below "
-                f"{DENSE_FLOOR}; rephrase with words from the memory, or preview candidates "
-                "with resolve(); nothing was changed"
-            )
-        if separation <= 0.0:
-            raise UncertainRequestError(
-                f"request {query[:80]!r} is ambiguous: targets {target} and {runner[0] if runner else '-'} "
-                "score the same; add detail that tells them apart, or pick one with "
-                "rollback_to_version(); nothing was changed"
-            )
-        with self._lock:  # type: ignore[attr-defined]
-            seq = self._seq_of(sc, target)  # type: ignore[attr-defined]
-            discarded = [
-                int(r[0])
-                for r in self.conn.execute(  # type: ignore[attr-defined]
-                    "SELECT version_id FROM versions v WHERE scope_id = ? AND seq > ? AND "
-                    f"{visible(self.conn, sc[0], 'v.seq')} ORDER BY seq",  # type: ignore[attr-defined]
-                    (sc[0], seq),
-                )
-            ]
-        return RollbackPlan(
-            query=query,
-            intent=intent,
-            matched_version=int(matched),
-            target_version=int(target),
-            confidence=round(evidence * separation, 4),
-            runner_up=runner,
-            discarded_versions=discarded,
-            candidates=[(int(v), float(s)) for v, s in targets[:k]],
-            mode=mode,
-            evidence=ev,
-        )
+        ]
 
-    def rollback_to_version_by_nl_query(
-        self,
-        app: str,
-        user: str,
-        query: str,
-        *,
-        mode: RollbackMode = "truncate",
-        intent: str | None = None,
-        k: int = 5,
-        preview: bool = False,
-    ) -> RollbackResult | RollbackPlan:
-        """Resolve ``query`` to a target and restore it, if the match is confident.
 
-        ``preview=True`` returns the :class:`RollbackPlan` and writes nothing (agents
-        confirm before destroying state). Otherwise the plan is applied with
-        :meth:`rollback_to_version` and a :class:`RollbackResult` (with confidence,
-        runner-up and the versions a truncate discarded) is returned. Raises
-        :class:`UncertainRequestError`, changing nothing, when not confident.
-        """
-        if not isinstance(preview, bool):
-            raise TypeError(f"preview must be True or False, got {preview!r}")
-        plan = self.plan_rollback_by_nl_query(app, user, query, intent=intent, k=k, mode=mode)
-        if preview:
-            return plan
-        new_head = self.rollback_to_version(  # type: ignore[attr-defined]
-            app, user, plan.target_version, mode=mode, reason=f"nl: {query[:200]}"
-        )
-        return RollbackResult(
-            query,
-            plan.intent,
-            plan.matched_version,
-            plan.target_version,
-            new_head,
-            mode,
-            plan.candidates,
-            confidence=plan.confidence,
-            runner_up=plan.runner_up,
-            discarded_versions=plan.discarded_versions if mode == "truncate" else [],
-        )
+def rollback_result(plan: RollbackPlan, head: int) -> RollbackResult:
+    """The :class:`RollbackResult` of an applied plan (``head``: the new HEAD)."""
+    return RollbackResult(
+        plan.query,
+        plan.intent,
+        plan.matched_version,
+        plan.target_version,
+        head,
+        plan.mode,
+        plan.candidates,
+        confidence=plan.confidence,
+        runner_up=plan.runner_up,
+        discarded_versions=plan.discarded_versions if plan.mode == "truncate" else [],
+    )

@@ -197,13 +197,21 @@ def tokens(text: str, *, drop_stopwords: bool = True) -> list[str]:
     return list(seen)
 
 
-def fts_expression(text: str) -> str | None:
-    """A safe FTS5 MATCH expression ORing the quoted tokens of ``text``; None if empty.
+def fts_terms(text: str) -> list[str]:
+    """The terms a lexical search for ``text`` ORs: its tokens, stopwords dropped unless
+    nothing else is left (a storage backend turns them into its own query syntax)."""
+    return tokens(text) or tokens(text, drop_stopwords=False)
 
-    Stopwords are dropped unless nothing else is left.
-    """
-    toks = tokens(text) or tokens(text, drop_stopwords=False)
-    if not toks:
+
+def fts_expression(text: str) -> str | None:
+    """A safe FTS5 MATCH expression ORing the quoted :func:`fts_terms` of ``text``; None
+    if there are none."""
+    return or_expression(fts_terms(text))
+
+
+def or_expression(terms: list[str]) -> str | None:
+    """FTS5 expression ORing ``terms`` as quoted phrases; None for no terms."""
+    if not terms:
         return None
     # \w+ tokens contain no double quotes, so quoting makes each a plain phrase.
-    return " OR ".join(f'"{t}"' for t in toks)
+    return " OR ".join(f'"{t}"' for t in terms)

@@ -1,26 +1,29 @@
-"""NL -> version resolution stages: lexical (FTS5 bm25), dense, and RRF fusion.
+"""NL -> version resolution stages: lexical, dense, and RRF fusion.
 
-Scores are "higher is better" everywhere: the lexical stage returns ``-bm25()``
-(FTS5's bm25 is lower-is-better). A version's dense score is the maximum cosine
+Scores are "higher is better" everywhere: the lexical stage returns the backend's
+score (SQLite: ``-bm25()``, FTS5's bm25 being lower-is-better). A version's dense score is the maximum cosine
 over the vectors of its descriptor windows, so a long descriptor is represented
 in full instead of being truncated at the embedder's window.
 
-The stages rank the commits a query *describes*; :func:`apply_intent` turns
-that into restore targets (an ``undo`` targets the described commit's parent).
+The stages rank the commits a query *describes* (:func:`describe_request`: the
+store's stage, then its reranker); :func:`restore_targets` turns that into restore
+targets (an ``undo`` targets the described commit's parent, an episode request its
+episode's boundary).
 """
 
 from __future__ import annotations
 
-import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from chronobench.memory.commit import scope_tag
-from chronobench.memory.query import fts_expression
+from chronobench.memory.backend import Backend
+from chronobench.memory.query import content_query, fts_terms, refers_to_episode
 from chronobench.memory.sql import visible
+from chronobench.memory.types import Scope
 
 
 @dataclass(frozen=True)
@@ -44,27 +47,19 @@ class DenseCache:
         other._by_scope = dict(self._by_scope)
         return other
 
-    def get(self, conn: sqlite3.Connection, scope_id: int, gen: int) -> _DenseMatrix:
-        """The scope's matrix at generation ``gen`` (loaded from SQLite if stale)."""
+    def get(self, db: Backend, scope_id: int, gen: int) -> _DenseMatrix:
+        """The scope's matrix at generation ``gen`` (loaded from the backend if stale)."""
         with self._lock:
             hit = self._by_scope.get(scope_id)
         if hit is not None and hit.gen == gen:
             return hit
-        rows = conn.execute(
-            "SELECT v.version_id, d.vec FROM versions v JOIN desc_vecs d ON d.vrow = v.vrow "
-            f"WHERE v.scope_id = ? AND {visible(conn, scope_id, 'v.seq')} ORDER BY v.seq, d.chunk",
-            (scope_id,),
-        ).fetchall()
-        if rows:
-            owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-            matrix = matrix.reshape(len(rows), -1)
+        owners, matrix = db.scope_vectors(scope_id)
+        if owners.size:
             change = np.flatnonzero(np.diff(owners)) + 1
             starts = np.concatenate([[0], change]).astype(np.int64)
             vids = owners[starts]
         else:
             vids = starts = np.zeros(0, dtype=np.int64)
-            matrix = np.zeros((0, 1), dtype=np.float32)
         built = _DenseMatrix(gen, vids, starts, matrix)
         with self._lock:
             self._by_scope[scope_id] = built
@@ -79,19 +74,9 @@ class DenseCache:
                 self._by_scope.pop(scope_id, None)
 
 
-def lexical(conn: sqlite3.Connection, scope_id: int, query: str, k: int) -> list[tuple[int, float]]:
-    """Top-``k`` versions by FTS5 bm25 over descriptors; score is ``-bm25``."""
-    expr = fts_expression(query)
-    if expr is None or k <= 0:
-        return []
-    match = f'tag : "{scope_tag(scope_id)}" AND body : ({expr})'
-    rows = conn.execute(
-        "SELECT v.version_id, bm25(desc_fts, 0.0, 1.0) AS s FROM desc_fts "
-        "JOIN versions v ON v.vrow = desc_fts.rowid WHERE desc_fts MATCH ? "
-        f"AND {visible(conn, scope_id, 'v.seq')} ORDER BY s ASC, v.seq ASC LIMIT ?",
-        (match, int(k)),
-    ).fetchall()
-    return [(int(v), -float(s)) for v, s in rows]
+def lexical(db: Backend, scope_id: int, query: str, k: int) -> list[tuple[int, float]]:
+    """Top-``k`` versions by the backend's lexical score over descriptors (FTS5: ``-bm25``)."""
+    return db.match_descriptors(scope_id, fts_terms(query), k)
 
 
 def dense(dm: _DenseMatrix, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -135,17 +120,12 @@ def apply_intent(
     return list(out.items())
 
 
-def snap_to_episodes(
-    ranked: Sequence[tuple[int, float]],
-    intent: str,
-    episodes: Sequence[tuple[int, object]],
-) -> list[tuple[int, float]]:
-    """Replace each matched commit by its episode's boundary commit.
+def episode_bounds(episodes: Sequence[tuple[int, object]], intent: str) -> dict[int, int]:
+    """Each labelled commit's episode boundary: its episode's first commit for ``undo``
+    (the intent shift then takes its parent), its last for ``restore_to``.
 
     ``episodes`` lists ``(version_id, episode_label)`` in history order (labels may be
-    None: such commits are left alone). ``undo`` maps to the episode's first commit (the
-    intent shift then takes its parent); ``restore_to`` to its last. Duplicates keep
-    their best score.
+    None: such commits have no boundary).
     """
     first: dict[object, int] = {}
     last: dict[object, int] = {}
@@ -156,11 +136,162 @@ def snap_to_episodes(
             continue
         first.setdefault(label, vid)
         last[label] = vid
+    bound = first if intent == "undo" else last
+    return {vid: bound[label] for vid, label in label_of.items() if label is not None}
+
+
+def snap_to_episodes(
+    ranked: Sequence[tuple[int, float]],
+    intent: str,
+    episodes: Sequence[tuple[int, object]],
+) -> list[tuple[int, float]]:
+    """Replace each matched commit by its episode's boundary commit (see
+    :func:`episode_bounds`); duplicates keep their best score."""
+    return _snap(ranked, episode_bounds(episodes, intent))
+
+
+def _snap(ranked: Sequence[tuple[int, float]], bounds: dict[int, int]) -> list[tuple[int, float]]:
     out: dict[int, float] = {}
     for vid, score in ranked:
-        label = label_of.get(vid)
-        if label is not None:
-            vid = first[label] if intent == "undo" else last[label]
+        vid = bounds.get(vid, vid)
         if vid not in out:
             out[vid] = score
     return list(out.items())
+
+
+# -- one request: stage, reranker, targets ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """The store's retrieval settings and caches, read when a request starts."""
+
+    stage: str  # "lexical", "dense" or "hybrid"
+    depth: int  # candidates taken from each stage before fusion
+    rerank_depth: int  # fused candidates passed to the reranker
+    rrf_k0: int
+    reranker: Any  # a Reranker or None
+    episode_label: str | None
+    dense: DenseCache
+    query_vector: Callable[[str], np.ndarray]
+
+
+class Described(NamedTuple):
+    """The commits a request describes, best first, and what the lexical stage saw."""
+
+    ranked: list[tuple[int, float]]
+    lexical: list[tuple[int, float]] | None  # the lexical stage's list (None: not run)
+    lexical_terms: list[str]  # the terms it searched for
+    lexical_k: int  # how many it asked for (fewer back: every match is in the list)
+
+
+class Targets(NamedTuple):
+    """Restore targets, best first, and each described commit's own target."""
+
+    ranked: list[tuple[int, float]]
+    own: dict[int, int | None]  # described commit -> its target (None: it has none)
+
+
+def dense_stage(
+    db: Backend, sc: Scope, query: str, k: int, rt: Retrieval
+) -> list[tuple[int, float]]:
+    """Top-``k`` versions by max cosine between ``query`` and a descriptor window."""
+    if not query.strip():
+        return []
+    with db.lock:
+        dm = rt.dense.get(db, sc.scope_id, sc.gen)
+    return dense(dm, rt.query_vector(query), k)
+
+
+def hybrid_stage(
+    db: Backend, sc: Scope, query: str, k: int, rt: Retrieval
+) -> tuple[list[tuple[int, float]], list[tuple[int, float]], int]:
+    """RRF of the lexical and dense top-``max(k, depth)`` lists, cut to ``k``; also
+    returns the lexical list and its length limit."""
+    depth = max(k, rt.depth)
+    with db.lock:
+        lex = lexical(db, sc.scope_id, query, depth)
+    fused = rrf([lex, dense_stage(db, sc, query, depth, rt)], rt.rrf_k0)
+    return fused[:k], lex, depth
+
+
+def describe_request(
+    db: Backend,
+    sc: Scope,
+    query: str,
+    k: int,
+    rt: Retrieval,
+    *,
+    rerank: bool = True,
+    stage: str | None = None,
+) -> Described:
+    """Commits the request describes: the retrieval ``stage`` (default ``rt.stage``) over
+    its content words, then the reranker over the top ``rerank_depth``."""
+    cq = content_query(query)
+    stage = rt.stage if stage is None else stage
+    n = max(k, rt.rerank_depth)
+    lex: list[tuple[int, float]] | None = None
+    lex_k = n
+    if stage == "lexical":
+        with db.lock:
+            fused = lex = lexical(db, sc.scope_id, cq, n)
+    elif stage == "dense":
+        fused = dense_stage(db, sc, cq, n, rt)
+    else:
+        fused, lex, lex_k = hybrid_stage(db, sc, cq, n, rt)
+    found = Described(fused[:k], lex, fts_terms(cq), lex_k)
+    if rt.reranker is None or not rerank or not fused:
+        return found
+    head = fused[: rt.rerank_depth]
+    with db.lock:
+        desc = dict(
+            db.conn.execute(
+                f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? AND "
+                f"version_id IN ({','.join('?' * len(head))})",
+                (sc.scope_id, *[v for v, _ in head]),
+            ).fetchall()
+        )
+    reranked = rt.reranker.rerank(cq, [(v, desc.get(v, ""), s) for v, s in head])
+    seen = {v for v, _ in reranked}
+    ranked = (list(reranked) + [(v, s) for v, s in fused if v not in seen])[:k]
+    return found._replace(ranked=ranked)
+
+
+def restore_targets(
+    db: Backend,
+    sc: Scope,
+    described: list[tuple[int, float]],
+    intent: str,
+    query: str,
+    episode_label: str | None,
+) -> Targets:
+    """Map described commits to restore targets: each to its episode's boundary when the
+    request names a whole episode, then, for ``undo``, to its parent. One episode scan
+    and one parent lookup serve every candidate."""
+    bounds: dict[int, int] = {}
+    if episode_label and described and refers_to_episode(query):
+        expr, key = db.json_text("labels", episode_label)
+        with db.lock:
+            episodes = db.conn.execute(
+                f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND "
+                f"{visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
+                (key, sc.scope_id),
+            ).fetchall()
+        bounds = episode_bounds(episodes, intent)
+        snapped = _snap(described, bounds)
+    else:
+        snapped = list(described)
+    own: dict[int, int | None] = {v: bounds.get(v, v) for v, _ in described}
+    if intent != "undo" or not snapped:
+        return Targets(snapped, own)
+    vids = [v for v, _ in snapped]
+    with db.lock:
+        parents = dict(
+            db.conn.execute(
+                f"SELECT version_id, parent FROM versions WHERE scope_id = ? AND version_id "
+                f"IN ({','.join('?' * len(vids))})",
+                (sc.scope_id, *vids),
+            ).fetchall()
+        )
+    own = {v: parents.get(b) for v, b in own.items()}
+    return Targets(apply_intent(snapped, intent, parents), own)

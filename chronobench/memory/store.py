@@ -1,54 +1,48 @@
 """ChronoMem: a versioned, rollback-able long-term memory store on SQLite.
 
-Storage design (why intervals): the history of a scope is linear, so every
-snapshot S(v) is "the items whose validity interval contains seq(v)". Each
-write adds or closes one ``spans`` row per changed item, so storage grows with
-the number of changes (linear in writes), not with snapshot size times versions
-(a 10,000-item snapshot that changes one item costs one row). Item texts are
-content-addressed blobs shared by every version that holds them. Reading S(v)
-is one indexed range query (no log replay); a truncate rollback writes O(1)
-rows (it hides the discarded seq range, see :mod:`chronobench.memory.sql`, and
-:meth:`ChronoMem.compact` deletes hidden rows later); a revert rollback writes
-only the items that differ between S(target) and S(HEAD).
+:class:`ChronoMem` is the one class: each method checks its arguments, reads the
+scope's row once and hands it, with the store's
+:class:`~chronobench.memory.backend.Backend` (the seam where a database other than
+SQLite plugs in), to the function module for the job: :mod:`~chronobench.memory.reads`,
+:mod:`~chronobench.memory.commit`, :mod:`~chronobench.memory.rollback`,
+:mod:`~chronobench.memory.resolve`, :mod:`~chronobench.memory.nl`,
+:mod:`~chronobench.memory.erasure` (redaction and compaction) and
+:mod:`~chronobench.memory.integrity`. Storage design (validity intervals,
+content-addressed blobs, O(1) truncates, version ids): :mod:`chronobench.memory.sql`.
 
-Version ids are integers per scope, never reused: the empty root is version 0,
-the first commit in a fresh scope is version 1, and after a truncate the next
-commit gets a fresh id. ``VersionRecord.seq`` is the position on the current
-history (0 = root); internal seqs are never reused either.
-
-Concurrency: WAL mode, a busy timeout, and every write runs in ``BEGIN
-IMMEDIATE`` and updates the scope's row in ``scopes`` (HEAD, next id), which
-serialises commits per scope (and, SQLite having one writer, briefly across
-scopes). Embeddings are computed before the transaction so the lock is held
-for milliseconds.
+Concurrency: every write runs in one write transaction (SQLite: WAL mode, a busy
+timeout, ``BEGIN IMMEDIATE``) that updates the scope's row (HEAD, next id), which
+serialises commits per scope. Embeddings are computed before the transaction, so the
+lock is held for milliseconds.
 """
 
 from __future__ import annotations
 
-import json
+import copy
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-import numpy as np
-
+from chronobench.memory import commit as cm
+from chronobench.memory import erasure, integrity, nl, reads, rollback
 from chronobench.memory import query as q
 from chronobench.memory import resolve as rs
 from chronobench.memory import validate as val
-from chronobench.memory.commit import scope_tag
-from chronobench.memory.core import StoreCore, check_stage
-from chronobench.memory.embedders import shared_cache
-from chronobench.memory.nl import NLRollbackMixin
-from chronobench.memory.rollback import revert_to, truncate_to
-from chronobench.memory.sql import alive, alive_at, visible
+from chronobench.memory.backend import open_backend
+from chronobench.memory.embedders import resolve_embedder
+from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.types import (
-    EmptyScopeError,
     RollbackMode,
+    RollbackPlan,
+    RollbackResult,
+    Scope,
     SearchHit,
     UnknownVersionError,
     VersionRecord,
 )
-from chronobench.memory.upkeep import UpkeepMixin
 
 
-class ChronoMem(NLRollbackMixin, UpkeepMixin, StoreCore):
+class ChronoMem:
     """Versioned memory store; see the module docstring for the design.
 
     Args:
@@ -60,70 +54,181 @@ class ChronoMem(NLRollbackMixin, UpkeepMixin, StoreCore):
         rrf_k0: the k0 constant of reciprocal rank fusion.
         depth: candidates taken from each stage before fusion.
         rerank_depth: fused candidates passed to the reranker.
+        busy_timeout_ms: how long a write waits for another writer's lock.
         episode_label: commit label that names a commit's episode (default
             ``"session"``); requests about a whole episode then target its boundary
             (see :func:`chronobench.memory.query.refers_to_episode`). None disables it.
+        window_tokens: dense windows shorter than the embedder's limit (None: the limit).
         stage: the retrieval that finds the commit a request describes, before the
             reranker and the intent/episode rules: ``"lexical"`` (FTS5 bm25),
             ``"dense"`` (embedding cosine) or ``"hybrid"`` (both, RRF; default).
     """
 
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        embedder: Any = "minilm",
+        reranker: Any = None,
+        rrf_k0: int = 60,
+        depth: int = 100,
+        rerank_depth: int = 20,
+        busy_timeout_ms: int = 60_000,
+        episode_label: str | None = "session",
+        window_tokens: int | None = None,
+        stage: str = "hybrid",
+    ) -> None:
+        self.path = os.fspath(path)
+        self.stage = val.stage(stage, "stage")
+        self._encoder = StoreEncoder(resolve_embedder(embedder), window_tokens)
+        self.reranker = reranker
+        if reranker is not None and getattr(reranker, "embedder", False) is None:
+            reranker.embedder = self.embedder  # share one model between stages
+        if rrf_k0 < 0:
+            raise ValueError(f"rrf_k0 must be >= 0, got {rrf_k0}")
+        self.rrf_k0, self.depth, self.rerank_depth = int(rrf_k0), int(depth), int(rerank_depth)
+        self.busy_timeout_ms = busy_timeout_ms
+        self.episode_label = episode_label
+        self._db = open_backend(self.path, busy_timeout_ms=busy_timeout_ms)
+        self._dense = rs.DenseCache()
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Any:
+        """The embedder of descriptors, items and requests."""
+        return self._encoder.embedder
+
+    @property
+    def window_tokens(self) -> int | None:
+        """The dense window length cap (None: the embedder's limit)."""
+        return self._encoder.window_tokens
+
+    @property
+    def conn(self) -> Any:
+        """The open connection (raises once the store is closed)."""
+        return self._db.conn
+
+    def _query_scope(self, app: str, user: str, query: str, k: int) -> Scope | None:
+        val.text(query, "query", empty=True)
+        val.integer(k, "k", minimum=0)
+        return reads.find_scope(self._db, app, user)
+
+    def _retrieval(self) -> rs.Retrieval:
+        return rs.Retrieval(
+            self.stage,
+            self.depth,
+            self.rerank_depth,
+            self.rrf_k0,
+            self.reranker,
+            self.episode_label,
+            self._dense,
+            self._encoder.query_vector,
+        )
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        self._db.close()
+
+    def __enter__(self) -> ChronoMem:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def clone(self, path: str | os.PathLike[str] = ":memory:") -> ChronoMem:
+        """A full, independent copy of this store (SQLite: the backup API)."""
+        target = os.fspath(path)
+        if target != ":memory:" and os.path.exists(target) and os.path.getsize(target) > 0:
+            raise FileExistsError(f"clone target {target} exists; pass a new path or ':memory:'")
+        other = copy.copy(self)  # the same settings, embedder and reranker
+        other.path = target
+        other._db = open_backend(target, busy_timeout_ms=self.busy_timeout_ms)
+        self._db.copy_into(other._db)
+        other._dense = self._dense.copy()  # same gens, same rows: the matrices stay valid
+        other._encoder = self._encoder.copy()
+        return other
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def commit(
+        self,
+        app: str,
+        user: str,
+        ops: Sequence[Any],
+        *,
+        source: str,
+        reason: str,
+        labels: Mapping[str, Any] | None = None,
+        summary: str | None = None,
+        valid_time: str | None = None,
+        on_commit: cm.OnCommit | None = None,
+    ) -> int:
+        """Commit one write as a new version and move HEAD to it; returns its version id.
+
+        ``ops`` are :class:`~chronobench.data.schema.MemoryOp` objects or mappings
+        ``{op, item_id, text, meta}``. Events, snapshot manifest, descriptor index
+        (lexical + vectors) and HEAD change in one transaction. ``on_commit(conn,
+        scope_id, version_id)`` (extension point, e.g. the repair track's provenance
+        writer) runs inside that transaction; if it raises, the commit is rolled back.
+        """
+        write = cm.single_write(ops, source, reason, labels, summary, valid_time)
+        return self.commit_many(app, user, [write], on_commit=on_commit)[0]
+
+    def commit_many(
+        self, app: str, user: str, writes: Sequence[Any], *, on_commit: cm.OnCommit | None = None
+    ) -> list[int]:
+        """Commit several writes, one version each, embedding all descriptors in one call.
+
+        Each write is a mapping with the keyword arguments of :meth:`commit` (or a
+        :class:`~chronobench.data.schema.Write`; its ``version`` field is ignored).
+        """
+        sc = reads.find_scope(self._db, app, user)  # validates app/user
+        return cm.commit_writes(
+            self._db, app, user, sc, writes, self._encoder, self.reranker, on_commit
+        )
+
+    def record_answer(self, app: str, user: str, text: str, used_items: Iterable[str]) -> int:
+        """Store a sent answer and the item contents it relied on; returns its id.
+
+        ``used_items`` must be a list of item ids: a bare string is a TypeError (it
+        would otherwise be read as one id per character).
+        """
+        val.text(text, "text", empty=True)
+        used = val.item_ids(used_items, "used_items")
+        val.scope_key(app, user)
+        with self._db.transaction():
+            sid = cm.ensure_scope(self._db, app, user)
+            return integrity.record_answer(self._db, sid, text, used)
+
+    def answers_relying_on_changed(self, app: str, user: str) -> list[dict[str, Any]]:
+        """Sent answers that used an item whose current content differs (or is gone)."""
+        sc = reads.find_scope(self._db, app, user)
+        return [] if sc is None else integrity.answers_relying_on_changed(self._db, sc.scope_id)
+
     # -- reads ------------------------------------------------------------------------------
+
+    def scopes(self) -> Sequence[tuple[str, str]]:
+        """All (app, user) pairs stored."""
+        return reads.scopes(self._db)
 
     def head(self, app: str, user: str) -> int:
         """HEAD's version id (0, the empty root, for a scope without writes)."""
-        sc = self._scope(app, user)
-        return sc[1] if sc else 0
+        sc = reads.find_scope(self._db, app, user)
+        return sc.head_vid if sc else 0
 
     def versions(self, app: str, user: str) -> list[VersionRecord]:
         """The versions on the current linear history, root first (``seq`` = position)."""
-        sc = self._scope(app, user)
-        if sc is None:
-            return [VersionRecord(0, 0, None, "root", None, {}, 0.0)]
-        with self._lock:
-            rows = self.conn.execute(
-                "SELECT version_id, seq, parent, op, summary, labels, created, source, reason, "
-                "valid_time, descriptor FROM versions v WHERE scope_id = ? AND "
-                f"{visible(self.conn, sc[0], 'v.seq')} ORDER BY seq",
-                (sc[0],),
-            ).fetchall()
-        return [
-            VersionRecord(r[0], pos, r[2], r[3], r[4], json.loads(r[5] or "{}"), *r[6:])
-            for pos, r in enumerate(rows)
-        ]
-
-    def _seq_of(self, sc: tuple[int, int, int, int], version: int) -> int:
-        val.integer(version, "version_id")
-        row = self.conn.execute(
-            "SELECT seq FROM versions v WHERE scope_id = ? AND version_id = ? AND "
-            + visible(self.conn, sc[0], "v.seq"),
-            (sc[0], int(version)),
-        ).fetchone()
-        if row is None:
-            raise UnknownVersionError(
-                f"version {version} is not on this scope's history (HEAD is {sc[1]}); "
-                "list valid ids with versions(app, user)"
-            )
-        return int(row[0])
+        return reads.versions(self._db, reads.find_scope(self._db, app, user))
 
     def snapshot(self, app: str, user: str, version: int | None = None) -> dict[str, str]:
         """S(version) (default HEAD) as ``{item_id: text}``."""
         if version is not None:
             val.integer(version, "version")
-        sc = self._scope(app, user)
-        if sc is None:
-            if version not in (None, 0):
-                raise UnknownVersionError(f"version {version}: scope ({app}, {user}) is empty")
-            return {}
-        with self._lock:
-            seq = sc[2] if version is None else self._seq_of(sc, version)
-            rows = self.conn.execute(
-                "SELECT s.item_id, b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id "
-                f"AND b.hash = s.hash WHERE s.scope_id = ? AND {alive_at(self.conn, sc[0])} "
-                "ORDER BY s.span_id",
-                (sc[0], seq, seq),
-            ).fetchall()
-        return dict(rows)
+        sc = reads.find_scope(self._db, app, user)
+        if sc is None and version not in (None, 0):
+            raise UnknownVersionError(f"version {version}: scope ({app}, {user}) is empty")
+        return {} if sc is None else reads.snapshot(self._db, sc, version)
 
     def search(
         self, app: str, user: str, query: str, k: int = 5, *, mode: str = "hybrid"
@@ -135,122 +240,37 @@ class ChronoMem(NLRollbackMixin, UpkeepMixin, StoreCore):
         val.text(query, "query", empty=True)
         val.integer(k, "k", minimum=0)
         val.choice(mode, "mode", ("hybrid", "lexical", "dense"))
-        sc = self._scope(app, user)
+        sc = reads.find_scope(self._db, app, user)
         if sc is None or k <= 0:
             return []
-        with self._lock:
-            items = self.conn.execute(
-                "SELECT s.span_id, s.item_id, b.text FROM spans s JOIN blobs b "
-                "ON b.scope_id = s.scope_id AND b.hash = s.hash "
-                f"WHERE s.scope_id = ? AND {alive(self.conn, sc[0])} ORDER BY s.span_id",
-                (sc[0],),
-            ).fetchall()
-            by_span = {sid: (item, text) for sid, item, text in items}
-            lists: list[list[tuple[int, float]]] = []
-            expr = q.fts_expression(query)
-            if mode != "dense" and expr:
-                # The item index also holds closed and discarded spans: keep live ones.
-                # "+rowid": a plain rowid IN (...) is pushed into FTS5, which then runs
-                # the MATCH once per listed rowid (seconds at 10k items).
-                lists.append(
-                    self.conn.execute(
-                        "SELECT rowid, -bm25(item_fts, 0.0, 1.0) FROM item_fts WHERE item_fts "
-                        "MATCH ? AND +rowid IN (SELECT s.span_id FROM spans s WHERE s.scope_id = ? "
-                        f"AND {alive(self.conn, sc[0])}) ORDER BY bm25(item_fts, 0.0, 1.0) LIMIT ?",
-                        (f'tag : "{scope_tag(sc[0])}" AND body : ({expr})', sc[0], self.depth),
-                    ).fetchall()
-                )
-        if mode != "lexical" and items and query.strip():
-            cache = shared_cache(self.embedder)
-            mat = cache.encode([t for _, _, t in items])
-            sims = mat @ cache.encode([query])[0]
-            order = np.argsort(-sims, kind="stable")[: self.depth]
-            lists.append([(int(items[i][0]), float(sims[i])) for i in order])
-        fused = rs.rrf(lists, self.rrf_k0) if len(lists) > 1 else (lists[0] if lists else [])
-        return [SearchHit(*by_span[s], score) for s, score in fused[:k] if s in by_span]
+        return reads.search(self._db, sc, query, k, mode, self._encoder, self.depth, self.rrf_k0)
 
     # -- resolution -------------------------------------------------------------------------
-
-    def _require(self, app: str, user: str) -> tuple[int, int, int, int]:
-        sc = self._scope(app, user)
-        if sc is None or sc[2] == 0:
-            raise EmptyScopeError(
-                f"scope (app={app!r}, user={user!r}) has no committed versions; commit first"
-            )
-        return sc
 
     def resolve_lexical(
         self, app: str, user: str, query: str, k: int = 5
     ) -> list[tuple[int, float]]:
         """BM25-only stage: versions whose descriptor matches ``query`` (score = -bm25)."""
-        val.text(query, "query", empty=True)
-        val.integer(k, "k", minimum=0)
-        sc = self._scope(app, user)
-        if sc is None:
-            return []
-        with self._lock:
-            return rs.lexical(self.conn, sc[0], query, k)
+        sc = self._query_scope(app, user, query, k)
+        with self._db.lock:
+            return [] if sc is None else rs.lexical(self._db, sc.scope_id, query, k)
 
     def resolve_dense(self, app: str, user: str, query: str, k: int = 5) -> list[tuple[int, float]]:
         """Dense-only stage: max cosine between ``query`` and each descriptor window."""
-        val.text(query, "query", empty=True)
-        val.integer(k, "k", minimum=0)
-        sc = self._scope(app, user)
-        if sc is None or not query.strip():
-            return []
-        with self._lock:
-            dm = self._dense.get(self.conn, sc[0], sc[3])
-        return rs.dense(dm, self._embed_query(query), k)
-
-    def _embed_query(self, query: str) -> np.ndarray:
-        return shared_cache(self.embedder).encode([query])[0]
+        sc = self._query_scope(app, user, query, k)
+        return [] if sc is None else rs.dense_stage(self._db, sc, query, k, self._retrieval())
 
     def resolve_hybrid(
         self, app: str, user: str, query: str, k: int = 5
     ) -> list[tuple[int, float]]:
         """Hybrid stage: RRF (k0 = ``rrf_k0``) of the lexical and dense top-``depth`` lists."""
         val.integer(k, "k", minimum=0)
-        depth = max(k, self.depth)
-        fused = rs.rrf(
-            [
-                self.resolve_lexical(app, user, query, depth),
-                self.resolve_dense(app, user, query, depth),
-            ],
-            self.rrf_k0,
-        )
-        return fused[:k]
+        sc = self._query_scope(app, user, query, k)
+        return [] if sc is None else rs.hybrid_stage(self._db, sc, query, k, self._retrieval())[0]
 
     def detect_intent(self, query: str) -> str:
         """``"undo"`` or ``"restore_to"``; see :func:`chronobench.memory.query.detect_intent`."""
         return q.detect_intent(val.text(query, "query", empty=True))
-
-    def _described(
-        self, app: str, user: str, query: str, k: int, rerank: bool = True, stage: str | None = None
-    ) -> list[tuple[int, float]]:
-        """Commits the query describes: the retrieval ``stage``, then the optional reranker."""
-        cq = q.content_query(query)
-        stage = self.stage if stage is None else check_stage(stage, "stage")
-        retrieve = {
-            "lexical": self.resolve_lexical,
-            "dense": self.resolve_dense,
-            "hybrid": self.resolve_hybrid,
-        }[stage]
-        fused = retrieve(app, user, cq, max(k, self.rerank_depth))
-        if self.reranker is None or not rerank or not fused:
-            return fused[:k]
-        head = fused[: self.rerank_depth]
-        sc = self._require(app, user)
-        with self._lock:
-            desc = dict(
-                self.conn.execute(
-                    f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? AND "
-                    f"version_id IN ({','.join('?' * len(head))})",
-                    (sc[0], *[v for v, _ in head]),
-                ).fetchall()
-            )
-        reranked = self.reranker.rerank(cq, [(v, desc.get(v, ""), s) for v, s in head])
-        seen = {v for v, _ in reranked}
-        return (list(reranked) + [(v, s) for v, s in fused if v not in seen])[:k]
 
     def resolve(
         self,
@@ -276,39 +296,13 @@ class ChronoMem(NLRollbackMixin, UpkeepMixin, StoreCore):
         val.choice(intent, "intent", ("undo", "restore_to"), none_ok=True)
         if not isinstance(rerank, bool):
             raise TypeError(f"rerank must be True or False, got {rerank!r}")
-        sc = self._require(app, user)
+        sc = reads.require_scope(self._db, app, user)
         intent = intent or q.detect_intent(query)
-        described = self._described(app, user, query, k + 1, rerank, stage)
-        return self._targets(sc, described, intent, query)[:k]
-
-    def _targets(
-        self,
-        sc: tuple[int, int, int, int],
-        described: list[tuple[int, float]],
-        intent: str,
-        query: str = "",
-    ) -> list[tuple[int, float]]:
-        if self.episode_label and described and q.refers_to_episode(query):
-            with self._lock:
-                # json_extract in SQLite: no per-row JSON parsing in Python on this path.
-                episodes = self.conn.execute(
-                    "SELECT version_id, json_extract(labels, ?) FROM versions v "
-                    f"WHERE scope_id = ? AND {visible(self.conn, sc[0], 'v.seq')} ORDER BY seq",
-                    (f'$."{self.episode_label}"', sc[0]),
-                ).fetchall()
-            described = rs.snap_to_episodes(described, intent, episodes)
-        if intent != "undo" or not described:
-            return list(described)
-        vids = [v for v, _ in described]
-        with self._lock:
-            parents = dict(
-                self.conn.execute(
-                    f"SELECT version_id, parent FROM versions WHERE scope_id = ? AND version_id "
-                    f"IN ({','.join('?' * len(vids))})",
-                    (sc[0], *vids),
-                ).fetchall()
-            )
-        return rs.apply_intent(described, intent, parents)
+        stage = None if stage is None else val.stage(stage, "stage")
+        rt = self._retrieval()
+        found = rs.describe_request(self._db, sc, query, k + 1, rt, rerank=rerank, stage=stage)
+        targets = rs.restore_targets(self._db, sc, found.ranked, intent, query, rt.episode_label)
+        return targets.ranked[:k]
 
     # -- rollback ---------------------------------------------------------------------------
 
@@ -330,11 +324,92 @@ class ChronoMem(NLRollbackMixin, UpkeepMixin, StoreCore):
         val.integer(version_id, "version_id")
         val.choice(mode, "mode", ("truncate", "revert"))
         val.text(reason, "reason", empty=True)
-        self._require(app, user)
-        with self._txn() as conn:
-            sc = self._scope(app, user)
-            assert sc is not None
-            seq = self._seq_of(sc, version_id)
-            if mode == "truncate":
-                return truncate_to(conn, sc[0], int(version_id), seq, reason)
-            return revert_to(conn, sc[0], int(version_id), seq, reason, self._embed)
+        return rollback.restore(self._db, app, user, version_id, mode, reason, self._encoder.embed)
+
+    def plan_rollback_by_nl_query(
+        self,
+        app: str,
+        user: str,
+        query: str,
+        *,
+        intent: str | None = None,
+        k: int = 5,
+        mode: RollbackMode = "truncate",
+    ) -> RollbackPlan:
+        """What :meth:`rollback_to_version_by_nl_query` would do; writes nothing.
+
+        Raises :class:`UncertainRequestError` when the request is not confident (see
+        the module docstring of :mod:`chronobench.memory.nl` for the rule).
+        """
+        val.text(query, "query", empty=True)
+        val.choice(intent, "intent", ("undo", "restore_to"), none_ok=True)
+        val.integer(k, "k", minimum=1)
+        val.choice(mode, "mode", ("truncate", "revert"))
+        sc = reads.require_scope(self._db, app, user)
+        return nl.plan_rollback(self._db, sc, query, intent, k, mode, self._retrieval())
+
+    def rollback_to_version_by_nl_query(
+        self,
+        app: str,
+        user: str,
+        query: str,
+        *,
+        mode: RollbackMode = "truncate",
+        intent: str | None = None,
+        k: int = 5,
+        preview: bool = False,
+    ) -> RollbackResult | RollbackPlan:
+        """Resolve ``query`` to a target and restore it, if the match is confident.
+
+        ``preview=True`` returns the :class:`RollbackPlan` and writes nothing (agents
+        confirm before destroying state). Otherwise the plan is applied with
+        :meth:`rollback_to_version` and a :class:`RollbackResult` (with confidence,
+        runner-up and the versions a truncate discarded) is returned. Raises
+        :class:`UncertainRequestError`, changing nothing, when not confident.
+        """
+        if not isinstance(preview, bool):
+            raise TypeError(f"preview must be True or False, got {preview!r}")
+        plan = self.plan_rollback_by_nl_query(app, user, query, intent=intent, k=k, mode=mode)
+        if preview:
+            return plan
+        head = self.rollback_to_version(
+            app, user, plan.target_version, mode=mode, reason=f"nl: {query[:200]}"
+        )
+        return nl.rollback_result(plan, head)
+
+    # -- upkeep -----------------------------------------------------------------------------
+
+    def check_integrity(self, app: str, user: str) -> list[str]:
+        """Problems in the scope's state and indexes (empty when healthy), read from one
+        consistent snapshot even while other processes write."""
+        sc = reads.find_scope(self._db, app, user)
+        return [] if sc is None else integrity.check_integrity(self._db, sc.scope_id)
+
+    def redact(
+        self,
+        app: str,
+        user: str,
+        item_or_text: str,
+        *,
+        reason: str,
+        source: str = "user",
+        by: str = "auto",
+    ) -> dict:
+        """Erase an item's content (``by="id"``) or every content containing a text
+        (``by="text"``); ``"auto"`` means by id when the scope has (or had) an item
+        with that id, else by text. Returns the report (``by``, ``items``,
+        ``versions`` touched, counts, ``wal_checkpointed``), also kept as audit
+        metadata. See :mod:`chronobench.memory.erasure` and the README section
+        "What redaction guarantees". A scope that does not exist is not created.
+        """
+        val.text(item_or_text, "item_or_text")
+        val.text(reason, "reason", empty=True)
+        val.text(source, "source", empty=True)
+        val.choice(by, "by", ("auto", "id", "text"))
+        caches = (self._encoder, self._dense, self.reranker)
+        return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)
+
+    def compact(self, app: str, user: str) -> dict[str, int]:
+        """Delete the history that truncate rollbacks discarded (hidden rows), under
+        ``secure_delete``; returns counts of versions, spans and blobs removed."""
+        return erasure.compact(self._db, app, user)

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 RollbackMode = Literal["truncate", "revert"]
 OPS = ("add", "update", "delete", "consolidate", "revert", "redact")
+REDACTED = "[redacted]"  # what erased content is replaced by wherever text quoted it
+
+
+class Scope(NamedTuple):
+    """A scope's row in ``scopes`` (one (app, user) pair), read once per request."""
+
+    scope_id: int
+    head_vid: int  # HEAD's version id (0: the empty root)
+    head_seq: int  # HEAD's seq on the linear history
+    gen: int  # bumped by every change, so in-process caches can tell they are stale
 
 
 class ChronoMemError(Exception):

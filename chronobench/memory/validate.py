@@ -66,3 +66,22 @@ def item_ids(value: Any, name: str) -> list[str]:
         if not isinstance(item, str) or not item:
             raise TypeError(f"{name}[{i}] must be a non-empty string, got {item!r:.60}")
     return out
+
+
+STAGES = ("lexical", "dense", "hybrid")
+
+
+def stage(value: Any, name: str) -> str:
+    """A retrieval stage name ("lexical", "dense" or "hybrid")."""
+    if value not in STAGES:
+        raise ValueError(f"{name} must be one of {', '.join(STAGES)}, got {value!r}")
+    return str(value)
+
+
+def scope_key(app: Any, user: Any) -> None:
+    """``app`` and ``user`` are non-empty strings."""
+    for key, value in (("app", app), ("user", user)):
+        if not isinstance(value, str):
+            raise TypeError(f"{key} must be a string, got {type(value).__name__}")
+        if not value:
+            raise ValueError(f"{key} must be a non-empty string, got {value!r}")

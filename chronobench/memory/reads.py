@@ -1,0 +1,131 @@
+"""Read paths: a scope's row, its history, snapshots S(v), and item search over S(HEAD).
+
+Each function takes the backend and, after :func:`find_scope`, the scope's row; none
+writes. Snapshots are one indexed range query over spans (no log replay).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from chronobench.memory import validate as val
+from chronobench.memory.backend import Backend
+from chronobench.memory.encoder import StoreEncoder
+from chronobench.memory.query import fts_terms
+from chronobench.memory.resolve import rrf
+from chronobench.memory.sql import alive, alive_at, visible
+from chronobench.memory.types import (
+    EmptyScopeError,
+    Scope,
+    SearchHit,
+    UnknownVersionError,
+    VersionRecord,
+)
+
+
+def find_scope(db: Backend, app: str, user: str) -> Scope | None:
+    """The scope's row, or None when (app, user) has no data; validates app and user."""
+    val.scope_key(app, user)
+    with db.lock:
+        row = db.conn.execute(
+            'SELECT scope_id, head_vid, head_seq, gen FROM scopes WHERE app = ? AND "user" = ?',
+            (app, user),
+        ).fetchone()
+    return Scope(*row) if row else None
+
+
+def require_scope(db: Backend, app: str, user: str) -> Scope:
+    """The scope's row; :class:`EmptyScopeError` when it has no committed version."""
+    sc = find_scope(db, app, user)
+    if sc is None or sc.head_seq == 0:
+        raise EmptyScopeError(
+            f"scope (app={app!r}, user={user!r}) has no committed versions; commit first"
+        )
+    return sc
+
+
+def scopes(db: Backend) -> list[tuple[str, str]]:
+    """All (app, user) pairs stored."""
+    with db.lock:
+        return [tuple(r) for r in db.conn.execute('SELECT app, "user" FROM scopes')]
+
+
+def versions(db: Backend, sc: Scope | None) -> list[VersionRecord]:
+    """The versions on the current linear history, root first (``seq`` = position)."""
+    if sc is None:
+        return [VersionRecord(0, 0, None, "root", None, {}, 0.0)]
+    with db.lock:
+        rows = db.conn.execute(
+            "SELECT version_id, seq, parent, op, summary, labels, created, source, reason, "
+            "valid_time, descriptor FROM versions v WHERE scope_id = ? AND "
+            f"{visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
+            (sc.scope_id,),
+        ).fetchall()
+    return [
+        VersionRecord(r[0], pos, r[2], r[3], r[4], json.loads(r[5] or "{}"), *r[6:])
+        for pos, r in enumerate(rows)
+    ]
+
+
+def seq_of(db: Backend, sc: Scope, version: int) -> int:
+    """The seq of a version on the scope's history; :class:`UnknownVersionError` if absent."""
+    val.integer(version, "version_id")
+    row = db.conn.execute(
+        "SELECT seq FROM versions v WHERE scope_id = ? AND version_id = ? AND "
+        + visible(db.conn, sc.scope_id, "v.seq"),
+        (sc.scope_id, int(version)),
+    ).fetchone()
+    if row is None:
+        raise UnknownVersionError(
+            f"version {version} is not on this scope's history (HEAD is {sc.head_vid}); "
+            "list valid ids with versions(app, user)"
+        )
+    return int(row[0])
+
+
+def snapshot(db: Backend, sc: Scope, version: int | None = None) -> dict[str, str]:
+    """S(version) (default HEAD) as ``{item_id: text}``."""
+    with db.lock:
+        seq = sc.head_seq if version is None else seq_of(db, sc, version)
+        rows = db.conn.execute(
+            "SELECT s.item_id, b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id "
+            f"AND b.hash = s.hash WHERE s.scope_id = ? AND {alive_at(db.conn, sc.scope_id)} "
+            "ORDER BY s.span_id",
+            (sc.scope_id, seq, seq),
+        ).fetchall()
+    return dict(rows)
+
+
+def search(
+    db: Backend,
+    sc: Scope,
+    query: str,
+    k: int,
+    mode: str,
+    encoder: StoreEncoder,
+    depth: int,
+    rrf_k0: int,
+) -> list[SearchHit]:
+    """Items of S(HEAD) relevant to ``query``: lexical and dense top-``depth`` lists over
+    the items, fused by RRF (``mode`` "lexical" or "dense" uses one stage)."""
+    with db.lock:
+        items = db.conn.execute(
+            "SELECT s.span_id, s.item_id, b.text FROM spans s JOIN blobs b "
+            "ON b.scope_id = s.scope_id AND b.hash = s.hash "
+            f"WHERE s.scope_id = ? AND {alive(db.conn, sc.scope_id)} ORDER BY s.span_id",
+            (sc.scope_id,),
+        ).fetchall()
+        by_span = {sid: (item, text) for sid, item, text in items}
+        lists: list[list[tuple[int, float]]] = []
+        terms = fts_terms(query)
+        if mode != "dense" and terms:
+            lists.append(db.match_items(sc.scope_id, terms, depth))
+    if mode != "lexical" and items and query.strip():
+        # Item vectors come from the embedding cache: S(HEAD) is embedded once.
+        sims = encoder.encode([t for _, _, t in items]) @ encoder.query_vector(query)
+        order = np.argsort(-sims, kind="stable")[:depth]
+        lists.append([(int(items[i][0]), float(sims[i])) for i in order])
+    fused = rrf(lists, rrf_k0) if len(lists) > 1 else (lists[0] if lists else [])
+    return [SearchHit(*by_span[s], score) for s, score in fused[:k] if s in by_span]
