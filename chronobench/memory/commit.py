@@ -234,13 +234,25 @@ def describe(
 
 
 def ensure_scope(db: Backend, app: str, user: str) -> int:
-    """Scope id of (app, user), creating it with its empty root version v_0."""
-    got = db.conn.execute(
-        'SELECT scope_id FROM scopes WHERE app = ? AND "user" = ?', (app, user)
-    ).fetchone()
+    """Scope id of (app, user), creating it with its empty root version v_0; inside the
+    caller's write transaction, which then holds the scope's write lock."""
+    find = 'SELECT scope_id FROM scopes WHERE app = ? AND "user" = ?'
+    got = db.conn.execute(find, (app, user)).fetchone()
     if got:
+        db.lock_scope(int(got[0]))
         return int(got[0])
-    sid = db.insert('INSERT INTO scopes (app, "user") VALUES (?, ?)', (app, user), "scope_id")
+    # Another process may create the same scope at the same time (a server backend):
+    # the loser's insert waits for the winner's commit and inserts nothing; both then
+    # lock the one row, and only the creator finds no root version yet.
+    db.conn.execute(
+        'INSERT INTO scopes (app, "user") VALUES (?, ?) ON CONFLICT DO NOTHING', (app, user)
+    )
+    sid = int(db.conn.execute(find, (app, user)).fetchone()[0])
+    db.lock_scope(sid)
+    if db.conn.execute(
+        "SELECT 1 FROM versions WHERE scope_id = ? AND seq = 0", (sid,)
+    ).fetchone():
+        return sid
     db.conn.execute(
         "INSERT INTO versions (scope_id, version_id, seq, parent, op, created, descriptor) "
         "VALUES (?, 0, 0, NULL, 'root', ?, '')",

@@ -30,22 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from chronobench.memory import sql as _sql
 from chronobench.memory.pg import lexical as lex
 from chronobench.memory.pg import schema as ddl
 from chronobench.memory.pg.conn import PgConn, StoreConnectionError, _register_numpy, describe_url
-
-
-def visible(conn: Any, scope_id: int, col: str) -> str:
-    """:func:`chronobench.memory.sql.visible` as a boolean (PostgreSQL has no ``WHERE 1``)."""
-    cond = _sql.visible(conn, scope_id, col)
-    return "TRUE" if cond == "1" else cond.replace(", 1)", ", TRUE)")
-
-
-def alive(conn: Any, scope_id: int, alias: str = "s") -> str:
-    """:func:`chronobench.memory.sql.alive` as a boolean."""
-    return _sql.alive(conn, scope_id, alias).replace(", 1)", ", TRUE)")
-
+from chronobench.memory.sql import alive, visible
 
 DEFAULT_SCHEMA = "chronomem"
 CLONE_PREFIX = "chronomem_clone_"
@@ -316,6 +304,12 @@ class PostgresBackend:
             conn.close()
 
     # -- dialect bits ------------------------------------------------------------------------
+
+    def shared_vectors(self) -> Any:
+        """The server's embedding table, for the embedding cache of this store's embedder."""
+        from chronobench.memory.pg.vectors import PgVectors
+
+        return PgVectors(self.url, self.schema)
 
     def contains(self, column: str) -> str:
         """``strpos(column, ?) > 0``."""

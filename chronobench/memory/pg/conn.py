@@ -18,17 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from chronobench.memory.types import ChronoMemError
-
-
-class StoreConnectionError(ChronoMemError, ConnectionError):
-    """The PostgreSQL server cannot be reached, or the connection to it broke (the
-    store reconnects on its next call)."""
-
-
-class StoreBusyError(ChronoMemError, TimeoutError):
-    """Another writer held the scope (or a table) longer than the store's busy timeout."""
-
+from chronobench.memory.types import StoreBusyError, StoreConnectionError
 
 _DML = re.compile(r"\s*(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|%")
