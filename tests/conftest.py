@@ -83,3 +83,48 @@ def pg_cluster():
     cluster = private_cluster()
     yield cluster
     cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def each_backend(request):
+    """Run the test on SQLite, then on PostgreSQL (see tests/_memory_fixtures.py)."""
+    if request.param == "sqlite":
+        yield "sqlite"
+        return
+    from tests import _memory_fixtures as mf
+    from tests.pg_server import fresh_database
+
+    with fresh_database(request.getfixturevalue("pg_server").admin_url()) as url:
+        mf.LOCATION.update(backend="postgres", url=url)
+        try:
+            yield "postgres"
+        finally:
+            mf.LOCATION.update(backend="sqlite", url=None)
+            _detach_server_caches()
+
+
+@pytest.fixture
+def on_postgres(request):
+    """Run the test on PostgreSQL only (e.g. a unittest-style class)."""
+    from tests import _memory_fixtures as mf
+    from tests.pg_server import fresh_database
+
+    with fresh_database(request.getfixturevalue("pg_server").admin_url()) as url:
+        mf.LOCATION.update(backend="postgres", url=url)
+        try:
+            yield url
+        finally:
+            mf.LOCATION.update(backend="sqlite", url=None)
+            _detach_server_caches()
+
+
+def _detach_server_caches() -> None:
+    """Stores a test left open keep their embedder's cache on the test database; it is
+    dropped now, so no later test may read through it."""
+    from chronobench.memory import embedders
+    from chronobench.memory.pg.vectors import PgVectors
+
+    for cache in list(embedders._CACHES.values()):
+        if isinstance(cache.persistent, PgVectors):
+            cache.persistent.close()
+            cache.persistent = None

@@ -90,7 +90,7 @@ def start_cluster():  # noqa: ANN201 - (Cluster | None, error | None)
     from chronobench.memory.pg.cluster import Cluster, ClusterError
 
     try:
-        return Cluster().start(), None
+        return Cluster(memory=True).start(), None
     except ClusterError as exc:
         return None, f"no PostgreSQL server could be started ({str(exc).splitlines()[0]})"
 

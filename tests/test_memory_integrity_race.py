@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests._memory_fixtures import APP, USER, add, hash_store
+import pytest
+
+from tests._memory_fixtures import APP, USER, add, hash_store, shared_location
+
+pytestmark = pytest.mark.usefixtures("each_backend")  # on SQLite and PostgreSQL
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,7 +36,7 @@ print("done", flush=True)
 
 
 def test_check_integrity_is_clean_while_a_process_writes(tmp_path: Path) -> None:
-    path = str(tmp_path / "race.db")
+    path = shared_location(tmp_path, "race")
     with hash_store(path) as mem:
         mem.commit(APP, USER, [add("seed", "seed fact")], source="s", reason="r")
     proc = subprocess.Popen(

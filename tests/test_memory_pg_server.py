@@ -297,7 +297,10 @@ def test_server_crash_restart_during_a_write_loop(pg_cluster, tmp_path: Path) ->
                 acked[int(parts[1])] = int(parts[2])
         errors = [rest for kind, *rest in lines if kind == "error"]
         assert errors, "the restart did not interrupt the loop"
-        assert all("lost the connection to PostgreSQL" in e[0] for e in errors)
+        assert all(
+            "lost the connection to PostgreSQL" in e[0] or "cannot connect to PostgreSQL" in e[0]
+            for e in errors
+        ), errors
         with _store(url) as mem:
             assert mem.check_integrity(APP, USER) == []
             snap = mem.snapshot(APP, USER)
@@ -424,7 +427,7 @@ def test_redaction_leaves_no_bytes_in_heap_toast_or_index_files(pg_cluster) -> N
             toast = admin.execute(
                 "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                 "JOIN pg_class t ON t.oid = c.reltoastrelid WHERE n.nspname = 'chronomem' AND "
-                "c.relname = 'blobs' AND t.relpages > 0"
+                "c.relname = 'blobs' AND pg_relation_size(t.oid) > 0"
             ).fetchone()[0]
             assert toast == 1, "the long text did not go to the TOAST table"
             report = mem.redact(APP, USER, SECRET, reason="erase", by="text")

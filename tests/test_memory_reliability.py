@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chronobench.memory import ChronoMem, EmptyScopeError, HashEmbedder, UncertainRequestError
-from tests._memory_fixtures import APP, USER, facts_store, hash_store
+from tests._memory_fixtures import APP, USER, facts_store, hash_store, shared_location
+
+pytestmark = pytest.mark.usefixtures("each_backend")  # every test on SQLite and PostgreSQL
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,7 +51,7 @@ def _env() -> dict[str, str]:
 
 
 def test_sigkill_during_commit_and_rollback_loop(tmp_path: Path) -> None:
-    path = str(tmp_path / "crash.db")
+    path = shared_location(tmp_path, "crash")
     rng = random.Random(7)
     for round_ in range(5):
         proc = subprocess.Popen(
@@ -98,7 +100,7 @@ print("worst", worst, flush=True)
 
 
 def test_concurrent_processes_lose_no_commit(tmp_path: Path) -> None:
-    path = str(tmp_path / "conc.db")
+    path = shared_location(tmp_path, "conc")
     hash_store(path).close()  # create the schema once, before the race
     n = 30
     procs = [
@@ -159,10 +161,11 @@ _NASTY = st.one_of(
 )
 
 
-@pytest.fixture(scope="module")
-def nasty_store() -> ChronoMem:
+@pytest.fixture
+def nasty_store(each_backend: str) -> ChronoMem:
     mem, _ = facts_store(HashEmbedder())
-    return mem
+    yield mem
+    mem.close()
 
 
 @settings(

@@ -217,7 +217,7 @@ class ChronoMem:
         ``used_items`` must be a list of item ids: a bare string is a TypeError (it
         would otherwise be read as one id per character).
         """
-        val.text(text, "text", empty=True)
+        val.no_nul(val.text(text, "text", empty=True), "text")
         used = val.item_ids(used_items, "used_items")
         val.scope_key(app, user)
         with self._db.transaction():
@@ -350,7 +350,7 @@ class ChronoMem:
         """
         val.integer(version_id, "version_id")
         val.choice(mode, "mode", ("truncate", "revert"))
-        val.text(reason, "reason", empty=True)
+        val.no_nul(val.text(reason, "reason", empty=True), "reason")
         if expected_head is not None:
             val.integer(expected_head, "expected_head", minimum=0)
         return rollback.restore(
@@ -437,8 +437,8 @@ class ChronoMem:
         "What redaction guarantees". A scope that does not exist is not created.
         """
         val.text(item_or_text, "item_or_text")
-        val.text(reason, "reason", empty=True)
-        val.text(source, "source", empty=True)
+        val.no_nul(val.text(reason, "reason", empty=True), "reason")
+        val.no_nul(val.text(source, "source", empty=True), "source")
         val.choice(by, "by", ("auto", "id", "text"))
         caches = (self._encoder, self._dense, self.reranker)
         return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)

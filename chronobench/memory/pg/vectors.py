@@ -9,9 +9,10 @@ a cache write never joins or waits for a store transaction.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,12 +44,32 @@ class PgVectors:
         self._conn, self._pid = conn, os.getpid()
         return conn
 
+    @contextlib.contextmanager
+    def _using(self) -> Iterator[Any]:
+        """The connection, under the lock; a lost one is a clear error (reconnects next)."""
+        import psycopg
+
+        from chronobench.memory.pg.conn import describe_url
+        from chronobench.memory.types import StoreConnectionError
+
+        with self._lock:
+            try:
+                yield self._connect()
+            except psycopg.OperationalError as exc:
+                if self._conn is not None and not (self._conn.broken or self._conn.closed):
+                    raise  # the connection is fine: not a connection problem
+                self._conn = None
+                raise StoreConnectionError(
+                    f"lost the connection to PostgreSQL at {describe_url(self.url)} (embedding "
+                    f"cache: {str(exc).strip()[:200]}). Nothing was written. The store "
+                    "reconnects on its next call."
+                ) from exc
+
     def get(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``keys`` for ``model`` (missing keys are absent)."""
         unique = list(dict.fromkeys(keys))
         found: dict[str, np.ndarray] = {}
-        with self._lock:
-            conn = self._connect()
+        with self._using() as conn:
             for start in range(0, len(unique), _SLICE):
                 with conn.cursor(binary=True) as cur:
                     rows = cur.execute(
@@ -68,7 +89,7 @@ class PgVectors:
         ]
         if not rows:
             return
-        with self._lock, self._connect().cursor() as cur:
+        with self._using() as conn, conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO embeddings (model, key, dim, vec) VALUES (%s, %s, %s, %s::float4[]) "
                 "ON CONFLICT DO NOTHING",
@@ -80,8 +101,7 @@ class PgVectors:
         table (VACUUM FULL) so their bytes leave its files; returns rows deleted."""
         unique = list(dict.fromkeys(keys))
         deleted = 0
-        with self._lock:
-            conn = self._connect()
+        with self._using() as conn:
             for start in range(0, len(unique), _SLICE):
                 part = unique[start : start + _SLICE]
                 if model is None:
@@ -97,8 +117,7 @@ class PgVectors:
 
     def count(self, model: str | None = None) -> int:
         """Number of stored vectors (for one model, or all)."""
-        with self._lock:
-            conn = self._connect()
+        with self._using() as conn:
             if model is None:
                 return int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
             row = conn.execute("SELECT count(*) FROM embeddings WHERE model = %s", (model,))
