@@ -10,10 +10,22 @@ from chronobench.memory.demo import main as demo_main
 
 
 def test_bench_store_small(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench_main(["store", "--sizes", "60", "--embedder", "hash"]) == 0
+    small = ["--writers", "1", "2", "--commits-per-writer", "4"]
+    assert bench_main(["store", "--sizes", "60", "--embedder", "hash", *small]) == 0
     out = capsys.readouterr().out
     for label in ("commit", "rollback truncate", "rollback revert", "resolve", "bytes on disk"):
         assert label in out
+    assert "2 concurrent writers" in out and "| sqlite |" in out
+
+
+def test_bench_store_postgres_beside_sqlite(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["store", "--sizes", "40", "--backend", "sqlite", "postgres", "--pg-url", pg_url]
+    assert bench_main([*args, "--writers", "2", "--commits-per-writer", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "== postgres: 40 writes" in out and "== sqlite: 40 writes" in out
+    assert "| postgres | hash | 40 |" in out and "postgres:  2 concurrent writers" in out
 
 
 def test_bench_rejects_tiny_streams() -> None:

@@ -259,9 +259,7 @@ def ensure_scope(db: Backend, app: str, user: str) -> int:
     )
     sid = int(db.conn.execute(find, (app, user)).fetchone()[0])
     db.lock_scope(sid)
-    if db.conn.execute(
-        "SELECT 1 FROM versions WHERE scope_id = ? AND seq = 0", (sid,)
-    ).fetchone():
+    if db.conn.execute("SELECT 1 FROM versions WHERE scope_id = ? AND seq = 0", (sid,)).fetchone():
         return sid
     db.conn.execute(
         "INSERT INTO versions (scope_id, version_id, seq, parent, op, created, descriptor) "

@@ -311,6 +311,10 @@ class PostgresBackend:
 
         return PgVectors(self.url, self.schema)
 
+    def insert(self, sql: str, params: Sequence[Any], key: str) -> int:
+        """Run one ``INSERT`` and return the new row's ``key`` (``RETURNING``)."""
+        return int(self.conn.execute(f"{sql} RETURNING {key}", params).fetchone()[0])
+
     def contains(self, column: str) -> str:
         """``strpos(column, ?) > 0``."""
         return f"strpos({column}, ?) > 0"
