@@ -1,11 +1,11 @@
 """Repair track: planner rules on a hand-written fixture, provenance atomicity, undo,
-generator determinism and metrics (offline policy, real SQLite)."""
+generator determinism and metrics (offline policy, real SQLite; the store-backed tests
+also on PostgreSQL)."""
 
 from __future__ import annotations
 
 import pytest
 
-from chronobench.memory import ChronoMem
 from chronobench.repair.agent import TaskRunner
 from chronobench.repair.domains import record_text
 from chronobench.repair.history import materialize
@@ -15,6 +15,7 @@ from chronobench.repair.planner import plan_repair
 from chronobench.repair.policy import RepairPolicyBackbone
 from chronobench.repair.provenance import Recorder, load_graph
 from data_builders.repair.build import make_case, run_offline
+from tests._memory_fixtures import open_store
 
 
 def _rec(item, day, slot, value, role="benign", source="chat"):
@@ -58,14 +59,14 @@ def case() -> dict:
 
 
 def _failed_state(case):
-    mem = ChronoMem(":memory:", embedder="hash")
+    mem = open_store(embedder="hash")  # SQLite in memory, or the test's PostgreSQL database
     rec = Recorder()
     materialize(mem, case, rec)
     runner = TaskRunner(mem, case, RepairPolicyBackbone(), rec)
     return mem, runner, runner.run("run")
 
 
-def test_planner_rules(case):
+def test_planner_rules(each_backend, case):
     mem, _, old = _failed_state(case)
     assert "1500 EUR" in old.answer and old.answer != case["gold"]["answer"]
     plan = plan_repair(load_graph(mem, "repair", "ann"), ["mem:r7"])
@@ -84,7 +85,7 @@ def test_planner_rules(case):
     mem.close()
 
 
-def test_dgr_recovers_and_is_undoable(case):
+def test_dgr_recovers_and_is_undoable(each_backend, case):
     mem, runner, old = _failed_state(case)
     before = mem.snapshot("repair", "ann")
     ctx = {"mem": mem, "case": case, "old": old, "runner": runner, "backbone": runner.backbone, "seed": 0,
@@ -129,8 +130,8 @@ def test_stale_fault_restores_superseded_record(case):
     mem.close()
 
 
-def test_provenance_is_written_with_the_commit():
-    mem = ChronoMem(":memory:", embedder="hash")
+def test_provenance_is_written_with_the_commit(each_backend):
+    mem = open_store(embedder="hash")
     rec = Recorder()
     rec.node("input:x", "input", text="hi", trusted=True)
 
