@@ -2,6 +2,7 @@
 
 Subcommands:
   store          ChronoMem commit / rollback / resolve latency and bytes per write
+  agreement      whether two sets of RQ1 runs (e.g. store=sqlite vs postgres) pick the same versions
   rerank-eval    R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
   nl-confidence  share of real LoCoMo rollback requests the NL confidence gate refuses
   adk            the ADK memory service's add/search/rollback latency beside the raw store
@@ -69,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
         help="LoCoMo stream granularities (default: session)",
     )
     nl.add_argument("--streams", type=int, default=None, help="first N streams only")
+    from chronobench.bench import agreement  # stdlib-only import
+
+    agreement.add_arguments(sub.add_parser("agreement", help="same versions in two RQ1 runs?"))
     from chronobench.bench.adk import add_arguments as adk_arguments  # stdlib-only import
 
     adk_arguments(sub.add_parser("adk", help="ADK memory service latency vs the raw store"))
@@ -106,6 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chronobench.bench.nl_confidence import main as nl_main
 
         return nl_main(args.granularity, args.streams)
+    if args.name == "agreement":
+        from chronobench.bench import agreement
+
+        return agreement.main(args)
     if args.name == "adk":
         from chronobench.bench.adk import main as adk_main
 
