@@ -30,9 +30,9 @@ directly except through it:
   score = -bm25).
 - **Vector storage** of each descriptor's window vectors (keyed by ``versions.vrow``).
 
-:class:`~chronobench.memory.sqlite_backend.SQLiteBackend` is the one backend now;
-:func:`open_backend` picks it from the store's path. A second backend (PostgreSQL)
-implements this Protocol and adds a branch to :func:`open_backend`.
+:func:`open_backend` picks the backend from the store's location:
+:class:`~chronobench.memory.sqlite_backend.SQLiteBackend` for a path,
+:class:`~chronobench.memory.pg.backend.PostgresBackend` for a ``postgresql://`` URL.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""ChronoMem: a versioned, rollback-able long-term memory store on SQLite.
+"""ChronoMem: a versioned, rollback-able long-term memory store on SQLite or PostgreSQL.
 
 :class:`ChronoMem` is the one class: each method checks its arguments, reads the
 scope's row once and hands it, with the store's
-:class:`~chronobench.memory.backend.Backend` (the seam where a database other than
-SQLite plugs in), to the function module for the job: :mod:`~chronobench.memory.reads`,
+:class:`~chronobench.memory.backend.Backend` (SQLite for a path, PostgreSQL for a
+``postgresql://`` URL), to the function module for the job: :mod:`~chronobench.memory.reads`,
 :mod:`~chronobench.memory.commit`, :mod:`~chronobench.memory.rollback`,
 :mod:`~chronobench.memory.resolve`, :mod:`~chronobench.memory.nl`,
 :mod:`~chronobench.memory.erasure` (redaction and compaction) and
@@ -11,8 +11,9 @@ SQLite plugs in), to the function module for the job: :mod:`~chronobench.memory.
 content-addressed blobs, O(1) truncates, version ids): :mod:`chronobench.memory.sql`.
 
 Concurrency: every write runs in one write transaction (SQLite: WAL mode, a busy
-timeout, ``BEGIN IMMEDIATE``) that updates the scope's row (HEAD, next id), which
-serialises commits per scope. Embeddings are computed before the transaction, so the
+timeout, ``BEGIN IMMEDIATE``; PostgreSQL: a row lock on the scope, so other scopes'
+writers never wait) that updates the scope's row (HEAD, next id), which serialises
+commits per scope. Embeddings are computed before the transaction, so the
 lock is held for milliseconds.
 """
 
@@ -46,7 +47,8 @@ class ChronoMem:
     """Versioned memory store; see the module docstring for the design.
 
     Args:
-        path: SQLite file, or ``":memory:"``.
+        path: SQLite file, ``":memory:"``, or a PostgreSQL URL
+            (``postgresql://user@host:port/db``; see README "ChronoMem on PostgreSQL").
         embedder: ``"minilm"`` (packaged all-MiniLM-L6-v2, default, loaded lazily),
             ``"hash"`` (fast deterministic, for tests/benchmarks), any
             sentence-transformers model name, or an object with ``encode``.
@@ -162,7 +164,9 @@ class ChronoMem:
         self.close()
 
     def clone(self, path: str | os.PathLike[str] = ":memory:") -> ChronoMem:
-        """A full, independent copy of this store (SQLite: the backup API)."""
+        """A full, independent copy of this store (SQLite: the backup API; PostgreSQL: a
+        temporary schema on the same server for ``":memory:"``, dropped on close, or the
+        database of a URL)."""
         target = os.fspath(path)
         other = copy.copy(self)  # the same settings, embedder and reranker
         other._db = self._db.copy(target)
