@@ -36,7 +36,7 @@ def open_store(path: str | None = None, **kw: Any) -> ChronoMem:
     """``ChronoMem(path)``; without a path an independent empty store on the test's
     backend (SQLite ``":memory:"``, or a temporary PostgreSQL schema)."""
     if path is None and on_postgres():
-        from chronobench.memory.pg.backend import temporary_store
+        from chronobench.memory.pg.locations import temporary_store
 
         return temporary_store(LOCATION["url"], **kw)
     return ChronoMem(path or ":memory:", **kw)

@@ -94,7 +94,7 @@ class Location:
 
     def new(self, name: str, embedder: Any) -> ChronoMem:
         if self.backend == "postgres":
-            from chronobench.memory.pg.backend import temporary_store
+            from chronobench.memory.pg.locations import temporary_store
 
             return temporary_store(self.pg_url, embedder=embedder)
         return ChronoMem(self.workdir / f"{name}.db", embedder=embedder)
@@ -126,14 +126,14 @@ class Location:
     def shared(self, name: str) -> str:
         """A location several processes open (the concurrency benchmark)."""
         if self.backend == "postgres":
-            from chronobench.memory.pg.backend import with_schema
+            from chronobench.memory.pg.locations import with_schema
 
             return with_schema(self.pg_url, f"chronobench_bench_{name}")
         return str(self.workdir / f"{name}.db")
 
     def drop_shared(self, name: str) -> None:
         if self.backend == "postgres":
-            from chronobench.memory.pg.backend import drop_schema
+            from chronobench.memory.pg.locations import drop_schema
 
             drop_schema(self.pg_url, f"chronobench_bench_{name}")
         else:

@@ -189,7 +189,7 @@ def open_backend(path: str, *, busy_timeout_ms: int = 60_000) -> Backend:
     """The backend for a store location: a ``postgresql://`` (or ``postgres://``) URL
     opens :class:`~chronobench.memory.pg.backend.PostgresBackend`, anything else is a
     SQLite path."""
-    from chronobench.memory.pg.backend import is_url
+    from chronobench.memory.pg.locations import is_url
 
     if is_url(path):
         from chronobench.memory.pg.backend import PostgresBackend

@@ -75,7 +75,7 @@ class StoreProvider:
         from chronobench.memory import ChronoMem
 
         if path is None and self.location:
-            from chronobench.memory.pg.backend import temporary_store
+            from chronobench.memory.pg.locations import temporary_store
 
             return temporary_store(self.location, embedder=self.embedder, **self.store_options)
         return ChronoMem(path or ":memory:", embedder=self.embedder, **self.store_options)

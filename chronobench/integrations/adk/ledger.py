@@ -44,11 +44,11 @@ class Ledger:
     """The ``adk_memory_ledger`` table on its own connection (thread-safe)."""
 
     def __init__(self, path: str, busy_timeout_ms: int = 60_000, *, schema: str | None = None):
-        from chronobench.memory.pg.backend import is_url
+        from chronobench.memory.pg.locations import is_url
 
         conn: Any
         if is_url(path):  # the store's PostgreSQL schema, on a connection of our own
-            from chronobench.memory.pg.backend import ledger_connection
+            from chronobench.memory.pg.locations import ledger_connection
 
             conn = ledger_connection(path, schema, busy_timeout_ms)
             conn.execute(_PG_SCHEMA)

@@ -30,54 +30,20 @@ from typing import Any
 
 import numpy as np
 
+from chronobench.memory.pg import copying
 from chronobench.memory.pg import lexical as lex
 from chronobench.memory.pg import schema as ddl
-from chronobench.memory.pg.conn import PgConn, StoreConnectionError, _register_numpy, describe_url
+from chronobench.memory.pg.conn import (
+    PgConn,
+    connect_raw,
+    describe_url,
+    psycopg_module,
+    quote_ident,
+)
+from chronobench.memory.pg.locations import DEFAULT_SCHEMA, is_url
 from chronobench.memory.sql import alive, visible
 
-DEFAULT_SCHEMA = "chronomem"
 CLONE_PREFIX = "chronomem_clone_"
-FLOAT4_ARRAY_OID = 1021  # pg_type oid of float4[] (fixed in every PostgreSQL)
-URL_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_url(path: str) -> bool:
-    """Whether a store location names a PostgreSQL server."""
-    return path.startswith(URL_SCHEMES)
-
-
-def _psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError(
-            "ChronoMem on PostgreSQL needs psycopg 3: pip install 'chronobench[postgres]'"
-        ) from exc
-    return psycopg
-
-
-def _float4_loader(psycopg: Any) -> Any:
-    """A binary loader of ``float4[]`` into a float32 numpy vector (1-D, no NULLs)."""
-    from psycopg.adapt import Loader
-
-    class Float4ArrayLoader(Loader):
-        format = psycopg.pq.Format.BINARY
-
-        def load(self, data: Any) -> np.ndarray:
-            buf = bytes(data)
-            ndim = int.from_bytes(buf[0:4], "big")
-            if ndim == 0:
-                return np.zeros(0, dtype=np.float32)
-            # header: ndim, has-null flag, element oid, then (size, lower bound) per dim;
-            # each element: int32 length, 4 bytes big-endian float.
-            body = np.frombuffer(buf, dtype=[("n", ">i4"), ("v", ">f4")], offset=12 + 8 * ndim)
-            return body["v"].astype(np.float32)
-
-    return Float4ArrayLoader
-
-
-def _quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 class PostgresBackend:
@@ -107,22 +73,10 @@ class PostgresBackend:
     # -- connection and transactions ---------------------------------------------------------
 
     def _connect(self) -> PgConn:
-        psycopg = _psycopg()
-        try:
-            raw = psycopg.connect(
-                self.url, autocommit=True, connect_timeout=30, application_name="chronomem"
-            )
-        except psycopg.OperationalError as exc:
-            raise StoreConnectionError(
-                f"cannot connect to PostgreSQL at {self.where}: {str(exc).strip()[:300]}; "
-                "check the URL (postgresql://user@host:port/db) and that the server runs"
-            ) from exc
-        _register_numpy(raw.adapters)
-        raw.adapters.register_loader(FLOAT4_ARRAY_OID, _float4_loader(psycopg))
+        raw = connect_raw(self.url, self.schema, self.busy_timeout_ms, "chronomem")
         if self.schema is None:
             self.schema = self._schema_from_url(raw)
-        raw.execute(f"SET lock_timeout = {self.busy_timeout_ms}")
-        raw.execute("SELECT set_config('search_path', %s, false)", (_quote_ident(self.schema),))
+            raw.execute("SELECT set_config('search_path', %s, false)", (quote_ident(self.schema),))
         return PgConn(raw, self.where)
 
     def _schema_from_url(self, raw: Any) -> str:
@@ -139,18 +93,13 @@ class PostgresBackend:
         conn = self.conn
         with self.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", ("chronomem:" + self.schema,))
-            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote_ident(self.schema)}")
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_ident(self.schema)}")
             exists = conn.execute(
                 "SELECT 1 FROM pg_tables WHERE schemaname = ? AND tablename = 'meta'",
                 (self.schema,),
             ).fetchone()
             if not exists:
-                conn.execute(ddl.DDL)
-                for stmt in ddl.no_statistics_sql():
-                    conn.execute(stmt)
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES ('schema', ?)", (ddl.SCHEMA_VERSION,)
-                )
+                copying.create_tables(conn)
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is None or row[0] != ddl.SCHEMA_VERSION:
             self.close()
@@ -220,7 +169,7 @@ class PostgresBackend:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
                 conn.in_txn = True
                 try:
-                    self._copy_into_schema(conn, name)
+                    copying.into_schema(conn, self.schema, name)
                 except BaseException:
                     conn.in_txn = False
                     with contextlib.suppress(Exception):
@@ -238,56 +187,16 @@ class PostgresBackend:
             )
         other = PostgresBackend(path, busy_timeout_ms=self.busy_timeout_ms)
         try:
-            self._copy_to(other)
+            if other.conn.execute("SELECT 1 FROM scopes LIMIT 1").fetchone():
+                raise FileExistsError(
+                    f"clone target {other.where} schema {other.schema} already holds a store"
+                )
+            with self.read_snapshot() as src, other.transaction() as dst:
+                copying.to_database(src, self.schema, dst, other.schema)
         except BaseException:
             other.close()
             raise
         return other
-
-    def _tables(self, conn: PgConn, schema: str) -> list[str]:
-        rows = conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = ? ORDER BY tablename", (schema,)
-        ).fetchall()
-        return [r[0] for r in rows if r[0] not in ("meta", "embeddings")]
-
-    def _copy_into_schema(self, conn: PgConn, name: str) -> None:
-        src, dst = _quote_ident(self.schema), _quote_ident(name)
-        tables = self._tables(conn, self.schema)
-        conn.execute(f"CREATE SCHEMA {dst}")
-        conn.execute(f"SET LOCAL search_path TO {dst}")
-        conn.execute(ddl.DDL)
-        conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (ddl.SCHEMA_VERSION,))
-        for t in tables:
-            if t not in ddl.TABLES:  # extension tables (e.g. the repair track's provenance)
-                conn.execute(f"CREATE TABLE {dst}.{t} (LIKE {src}.{t} INCLUDING ALL)")
-            conn.execute(f"INSERT INTO {dst}.{t} SELECT * FROM {src}.{t}")
-        _reset_identities(conn, name)
-
-    def _copy_to(self, other: PostgresBackend) -> None:
-        if other.conn.execute("SELECT 1 FROM scopes LIMIT 1").fetchone():
-            raise FileExistsError(
-                f"clone target {other.where} schema {other.schema} already holds a store"
-            )
-        with self.read_snapshot() as src, other.transaction() as dst:
-            for t in self._tables(src, self.schema):
-                if t not in ddl.TABLES:
-                    cols = src.execute(
-                        "SELECT string_agg(quote_ident(column_name) || ' ' || "
-                        "format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum) FROM "
-                        "information_schema.columns c JOIN pg_attribute a ON a.attrelid = "
-                        "(quote_ident(c.table_schema) || '.' || quote_ident(c.table_name))"
-                        "::regclass AND a.attname = c.column_name WHERE c.table_schema = ? "
-                        "AND c.table_name = ?",
-                        (self.schema, t),
-                    ).fetchone()[0]
-                    dst.execute(f"CREATE TABLE IF NOT EXISTS {t} ({cols})")
-                with (
-                    src.raw.cursor().copy(f"COPY {t} TO STDOUT (FORMAT binary)") as out,
-                    dst.raw.cursor().copy(f"COPY {t} FROM STDIN (FORMAT binary)") as into,
-                ):
-                    for block in out:
-                        into.write(block)
-            _reset_identities(dst, other.schema)
 
     def close(self) -> None:
         """Close the connection (idempotent); a temporary clone's schema is dropped."""
@@ -300,7 +209,7 @@ class PostgresBackend:
                 return
             if self.ephemeral and not conn.broken():
                 with contextlib.suppress(Exception):
-                    conn.raw.execute(f"DROP SCHEMA IF EXISTS {_quote_ident(self.schema)} CASCADE")
+                    conn.raw.execute(f"DROP SCHEMA IF EXISTS {quote_ident(self.schema)} CASCADE")
             conn.close()
 
     # -- dialect bits ------------------------------------------------------------------------
@@ -336,13 +245,13 @@ class PostgresBackend:
         table and its indexes are rewritten into new files without the deleted rows,
         and the old files are unlinked. Returns False when a lock wait timed out
         (another session held a table); a later purge completes it."""
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         with self.lock:
             conn = self.conn
             ok = True
-            for t in self._tables(conn, self.schema) + ["embeddings"]:
+            for t in [*copying.tables(conn, self.schema), "embeddings"]:
                 try:
-                    conn.execute(f"VACUUM (FULL, ANALYZE) {_quote_ident(self.schema)}.{t}")
+                    conn.execute(f"VACUUM (FULL, ANALYZE) {quote_ident(self.schema)}.{t}")
                 except psycopg.errors.LockNotAvailable:
                     ok = False
             return ok
@@ -477,69 +386,4 @@ class PostgresBackend:
                 "SELECT count(*) FROM desc_vecs d WHERE NOT EXISTS "
                 "(SELECT 1 FROM versions v WHERE v.vrow = d.vrow)"
             ).fetchone()[0]
-        )
-
-
-def with_schema(url: str, schema: str) -> str:
-    """``url`` with libpq's ``options`` setting ``search_path`` to ``schema`` (the store
-    then lives in that schema, created on first use)."""
-    from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "options"]
-    options = [v for k, v in parse_qsl(parts.query) if k == "options"]
-    options.append(f"-csearch_path={schema}")
-    query.append(("options", " ".join(options)))
-    return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
-
-
-def drop_schema(url: str, schema: str) -> None:
-    """Drop a store's schema and everything in it (idempotent)."""
-    psycopg = _psycopg()
-    with psycopg.connect(url, autocommit=True, connect_timeout=30) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {_quote_ident(schema)} CASCADE")
-
-
-def temporary_store(url: str, **options: Any) -> Any:
-    """A new, empty ChronoMem store in a schema of its own on the server at ``url``,
-    dropped when the store closes (benchmark stores, one per stream)."""
-    from chronobench.memory import ChronoMem
-
-    mem = ChronoMem(with_schema(url, f"chronomem_tmp_{uuid.uuid4().hex[:12]}"), **options)
-    mem._db.ephemeral = True
-    return mem
-
-
-def ledger_connection(url: str, schema: str | None, busy_timeout_ms: int = 60_000) -> PgConn:
-    """A connection of its own to a store's schema (for tables kept beside the store,
-    e.g. the ADK service's ledger); qmark SQL, autocommit."""
-    psycopg = _psycopg()
-    where = describe_url(url)
-    try:
-        raw = psycopg.connect(
-            url, autocommit=True, connect_timeout=30, application_name="chronomem"
-        )
-    except psycopg.OperationalError as exc:
-        raise StoreConnectionError(f"cannot connect to PostgreSQL at {where}: {exc}") from exc
-    _register_numpy(raw.adapters)
-    raw.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
-    raw.execute(
-        "SELECT set_config('search_path', %s, false)", (_quote_ident(schema or DEFAULT_SCHEMA),)
-    )
-    return PgConn(raw, where)
-
-
-def _reset_identities(conn: PgConn, schema: str) -> None:
-    """Move every identity sequence of ``schema`` past the copied rows."""
-    rows = conn.execute(
-        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = ? "
-        "AND is_identity = 'YES'",
-        (schema,),
-    ).fetchall()
-    for table, col in rows:
-        qualified = f"{_quote_ident(schema)}.{_quote_ident(table)}"
-        conn.execute(
-            f"SELECT setval(pg_get_serial_sequence(?, ?), coalesce(max({_quote_ident(col)}), 0) "
-            f"+ 1, false) FROM {qualified}",
-            (qualified, col),
         )

@@ -136,3 +136,63 @@ class PgConn:
 
     def close(self) -> None:
         self.raw.close()
+
+
+FLOAT4_ARRAY_OID = 1021  # pg_type oid of float4[] (fixed in every PostgreSQL)
+
+
+def psycopg_module() -> Any:
+    """psycopg 3, or an ImportError that says how to install it."""
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError(
+            "ChronoMem on PostgreSQL needs psycopg 3: pip install 'chronobench[postgres]'"
+        ) from exc
+    return psycopg
+
+
+def float4_loader(psycopg: Any) -> Any:
+    """A binary loader of ``float4[]`` into a float32 numpy vector (1-D, no NULLs)."""
+    from psycopg.adapt import Loader
+
+    class Float4ArrayLoader(Loader):
+        format = psycopg.pq.Format.BINARY
+
+        def load(self, data: Any) -> np.ndarray:
+            buf = bytes(data)
+            ndim = int.from_bytes(buf[0:4], "big")
+            if ndim == 0:
+                return np.zeros(0, dtype=np.float32)
+            # header: ndim, has-null flag, element oid, then (size, lower bound) per dim;
+            # each element: int32 length, 4 bytes big-endian float.
+            body = np.frombuffer(buf, dtype=[("n", ">i4"), ("v", ">f4")], offset=12 + 8 * ndim)
+            return body["v"].astype(np.float32)
+
+    return Float4ArrayLoader
+
+
+def quote_ident(name: str) -> str:
+    """``name`` as a quoted SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def connect_raw(url: str, schema: str | None, busy_timeout_ms: int, application: str) -> Any:
+    """A psycopg connection in autocommit mode: numpy numbers, ``float4[]`` as numpy,
+    ``lock_timeout`` = the busy timeout, ``search_path`` = ``schema`` (if given)."""
+    psycopg = psycopg_module()
+    try:
+        raw = psycopg.connect(
+            url, autocommit=True, connect_timeout=30, application_name=application
+        )
+    except psycopg.OperationalError as exc:
+        raise StoreConnectionError(
+            f"cannot connect to PostgreSQL at {describe_url(url)}: {str(exc).strip()[:300]}; "
+            "check the URL (postgresql://user@host:port/db) and that the server runs"
+        ) from exc
+    _register_numpy(raw.adapters)
+    raw.adapters.register_loader(FLOAT4_ARRAY_OID, float4_loader(psycopg))
+    raw.execute(f"SET lock_timeout = {int(busy_timeout_ms)}")
+    if schema is not None:
+        raw.execute("SELECT set_config('search_path', %s, false)", (quote_ident(schema),))
+    return raw

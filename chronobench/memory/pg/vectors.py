@@ -34,13 +34,9 @@ class PgVectors:
     def _connect(self) -> Any:
         if self._conn is not None and self._pid == os.getpid() and not self._conn.broken:
             return self._conn
-        import psycopg
+        from chronobench.memory.pg.conn import connect_raw
 
-        from chronobench.memory.pg.backend import FLOAT4_ARRAY_OID, _float4_loader, _quote_ident
-
-        conn = psycopg.connect(self.url, autocommit=True, application_name="chronomem-vectors")
-        conn.adapters.register_loader(FLOAT4_ARRAY_OID, _float4_loader(psycopg))
-        conn.execute("SELECT set_config('search_path', %s, false)", (_quote_ident(self.schema),))
+        conn = connect_raw(self.url, self.schema, 60_000, "chronomem-vectors")
         self._conn, self._pid = conn, os.getpid()
         return conn
 
