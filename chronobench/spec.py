@@ -25,6 +25,7 @@ from pydantic import (
     NonNegativeInt,
     PositiveInt,
     ValidationError,
+    field_serializer,
 )
 
 from chronobench.errors import ConfigError
@@ -125,6 +126,26 @@ class EmbedderSpec(_Strict):
     model: str = "minilm"
 
 
+class StoreSpec(_Strict):
+    """Where ChronoMem's stores live: in-memory SQLite, or a PostgreSQL server at ``url``."""
+
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    url: str | None = None
+
+    @field_serializer("url")
+    def _no_password(self, url: str | None) -> str | None:
+        """Run folders record the URL without its password (use ~/.pgpass or PGPASSWORD)."""
+        if not url:
+            return url
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+        return urlunsplit(parts._replace(netloc=netloc))
+
+
 class PathsSpec(_Strict):
     results_dir: str = "results"
     data_dir: str = "data/built"
@@ -144,6 +165,7 @@ class RunSpec(_Strict):
     task: TaskSpec
     embedder: EmbedderSpec = Field(default_factory=EmbedderSpec)
     paths: PathsSpec = Field(default_factory=PathsSpec)
+    store: StoreSpec = Field(default_factory=StoreSpec)
     # Where and how verbosely to run, and whether to publish: never part of the run id,
     # never written to a run's manifest or config.yaml (RUNTIME_FIELDS).
     progress: bool = True
@@ -183,6 +205,8 @@ class RunSpec(_Strict):
         }
         if self.task.selection:
             ident["selectors"] = list(self.selectors)
+        if self.store.backend != "sqlite":  # absent for SQLite: published run ids unchanged
+            ident["store"] = self.store.backend
         if self.task.generates or self.dataset.paraphrase or self.task.kind != "benchmark":
             ident["backbone"] = self.backbone.model_dump(mode="json", exclude={"chunk_size"})
         if self.task.generates or self.task.kind != "benchmark":
@@ -209,7 +233,8 @@ class RunSpec(_Strict):
         d = self.dataset
         # Other task kinds mark debugging cuts with task.params "limit_*" keys.
         cut = any(str(k).startswith("limit") and v for k, v in self.task.params.items())
-        return not (d.fixture or d.limit_streams or d.limit_queries or cut)
+        other_store = self.store.backend != "sqlite"  # needs a server a clone does not have
+        return not (d.fixture or d.limit_streams or d.limit_queries or cut or other_store)
 
     def describe(self) -> str:
         """``locomo-session task=selection system=... backbone=...`` for console lines."""
@@ -218,6 +243,8 @@ class RunSpec(_Strict):
             parts += [f"system={self.system.name}", f"backbone={self.backbone.name}"]
         if self.dataset.queries_file:
             parts.append(f"queries={self.dataset.queries_file}")
+        if self.store.backend != "sqlite":
+            parts.append(f"store={self.store.backend}")
         return " ".join(parts)
 
 

@@ -210,3 +210,80 @@ def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from _backbones_fixtures import save_tiny_causal_lm
 
     return save_tiny_causal_lm(tmp_path_factory.mktemp("tiny-lm"))
+
+
+# ---- PostgreSQL (see tests/pg_server.py) ------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The session's PostgreSQL server ($CHRONOBENCH_PG_URL, else a throwaway cluster)."""
+    from tests.pg_server import Server
+
+    server = Server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """URL of a fresh, empty database for this test (dropped afterwards)."""
+    from tests.pg_server import fresh_database
+
+    with fresh_database(pg_server.admin_url()) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def pg_cluster():
+    """A private throwaway cluster for tests that restart it or read its data files."""
+    from tests.pg_server import private_cluster
+
+    cluster = private_cluster()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def each_backend(request):
+    """Run the test on SQLite, then on PostgreSQL (see tests/_memory_fixtures.py)."""
+    if request.param == "sqlite":
+        yield "sqlite"
+        return
+    from tests import _memory_fixtures as mf
+    from tests.pg_server import fresh_database
+
+    with fresh_database(request.getfixturevalue("pg_server").admin_url()) as url:
+        mf.LOCATION.update(backend="postgres", url=url)
+        try:
+            yield "postgres"
+        finally:
+            mf.LOCATION.update(backend="sqlite", url=None)
+            _detach_server_caches()
+
+
+@pytest.fixture
+def on_postgres(request):
+    """Run the test on PostgreSQL only (e.g. a unittest-style class)."""
+    from tests import _memory_fixtures as mf
+    from tests.pg_server import fresh_database
+
+    with fresh_database(request.getfixturevalue("pg_server").admin_url()) as url:
+        mf.LOCATION.update(backend="postgres", url=url)
+        try:
+            yield url
+        finally:
+            mf.LOCATION.update(backend="sqlite", url=None)
+            _detach_server_caches()
+
+
+def _detach_server_caches() -> None:
+    """Stores a test left open keep their embedder's cache on the test database; it is
+    dropped now, so no later test may read through it."""
+    from chronobench.memory import embedders
+    from chronobench.memory.pg.vectors import PgVectors
+
+    for cache in list(embedders._CACHES.values()):
+        if isinstance(cache.persistent, PgVectors):
+            cache.persistent.close()
+            cache.persistent = None

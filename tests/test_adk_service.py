@@ -24,6 +24,7 @@ from google.adk.sessions import Session
 from google.genai import types
 
 from chronobench.integrations.adk import ChronoMemMemoryService
+from tests._memory_fixtures import LOCATION, shared_location
 
 APP, USER = "app", "user"
 
@@ -38,8 +39,9 @@ def session(events, sid="s1", app=APP, user=USER) -> Session:
 
 
 @pytest.fixture
-def svc():
-    s = ChronoMemMemoryService(embedder="hash")
+def svc(each_backend):
+    """The service on an in-memory SQLite store, then on a PostgreSQL database."""
+    s = ChronoMemMemoryService(LOCATION["url"] or ":memory:", embedder="hash")
     yield s
     s.close()
 
@@ -232,8 +234,8 @@ print(json.dumps([[m.id, m.author] for m in r.memories] + [[x["version"] for x i
 
 
 @pytest.mark.slow  # a second process
-def test_reopened_in_a_new_process(tmp_path):
-    db = str(tmp_path / "mem.db")
+def test_reopened_in_a_new_process(each_backend, tmp_path):
+    db = shared_location(tmp_path, "mem")
     s = ChronoMemMemoryService(db, embedder="hash")
     run(s.add_session_to_memory(session([ev("e1", "durable fact", author="ann")])))
     run(s.add_session_to_memory(session([ev("e2", "durable second")], sid="s2")))

@@ -1,4 +1,5 @@
-"""ChronoMem API behaviour on real SQLite (hash embedder; MiniLM tests are separate)."""
+"""ChronoMem API behaviour on real SQLite and PostgreSQL (hash embedder; MiniLM tests are
+separate)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,17 @@ from chronobench.memory import (
     UnknownVersionError,
     split_windows,
 )
-from tests._memory_fixtures import APP, USER, add, facts_store, hash_store
+from tests._memory_fixtures import (
+    APP,
+    USER,
+    add,
+    facts_store,
+    hash_store,
+    on_postgres,
+    shared_location,
+)
+
+pytestmark = pytest.mark.usefixtures("each_backend")  # every test on SQLite and PostgreSQL
 
 
 def test_commit_versions_snapshot_and_root() -> None:
@@ -142,7 +153,7 @@ def test_search_is_scoped_to_head() -> None:
 def test_redaction_erases_everywhere(tmp_path) -> None:
     path = str(tmp_path / "m.db")
     mem, _ = facts_store()
-    mem = mem.clone(path)
+    mem = mem.clone() if on_postgres() else mem.clone(path)
     detail = mem.redact(APP, USER, "poison", reason="user request")
     assert detail["items"] == ["poison"]
     for v in mem.versions(APP, USER):
@@ -155,8 +166,9 @@ def test_redaction_erases_everywhere(tmp_path) -> None:
     audit = mem.conn.execute("SELECT action, reason FROM audit WHERE action='redact'").fetchall()
     assert audit == [("redact", "user request")]
     mem.close()
-    with open(path, "rb") as fh:
-        assert b"hunter2" not in fh.read()
+    if not on_postgres():  # the server's files: tests/test_memory_pg_server.py
+        with open(path, "rb") as fh:
+            assert b"hunter2" not in fh.read()
 
 
 def test_redact_op_inside_commit() -> None:
@@ -197,15 +209,17 @@ def test_long_descriptor_split_not_truncated() -> None:
     assert mem.resolve_dense(APP, USER, "zanzibar", 1)[0][0] == 1
 
 
-def test_file_store_reopens_with_wal(tmp_path) -> None:
-    path = str(tmp_path / "m.db")
+def test_store_reopens_with_its_data(tmp_path) -> None:
+    path = shared_location(tmp_path, "m")
     mem = hash_store(path)
     mem.commit(APP, USER, [add("a", "alpha")], source="s", reason="r")
     mem.close()
     again = hash_store(path)
     assert again.snapshot(APP, USER) == {"a": "alpha"}
-    assert again.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert isinstance(again.conn, sqlite3.Connection)
+    if not on_postgres():
+        assert again.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert isinstance(again.conn, sqlite3.Connection)
+    again.close()
 
 
 def test_retrieval_stage_switch() -> None:

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from chronobench.memory import ChronoMem
-from tests._memory_fixtures import APP, USER, add, facts_store
+from tests._memory_fixtures import APP, USER, add, facts_store, on_postgres
+
+pytestmark = pytest.mark.usefixtures("each_backend")  # every test on SQLite and PostgreSQL
 
 OPS = [add("x", "y")]
 W = {"source": "s", "reason": "r"}
@@ -49,6 +51,10 @@ CASES: list[tuple[str, tuple, dict, type[Exception], str]] = [
     ("rollback_to_version", (APP, USER, "2"), {}, TypeError, "version_id"),
     ("rollback_to_version", (APP, USER, 2), {"mode": "reset"}, ValueError, "mode"),
     ("rollback_to_version", (APP, USER, 2), {"reason": None}, TypeError, "reason"),
+    ("rollback_to_version", (APP, USER, 2), {"expected_head": "5"}, TypeError, "expected_head"),
+    ("commit", (APP, USER, [add("x", "y\x00z")]), W, ValueError, "NUL"),
+    ("commit", (APP, USER, OPS), {"source": "s\x00", "reason": "r"}, ValueError, "source"),
+    ("record_answer", (APP, USER, "Oslo\x00", ["city"]), {}, ValueError, "text"),
     ("rollback_to_version_by_nl_query", (APP, USER, None), {}, TypeError, "query"),
     ("rollback_to_version_by_nl_query", (APP, USER, "undo Rex"), {"k": 0}, ValueError, "k"),
     (
@@ -98,5 +104,9 @@ def test_bad_input_is_a_clear_error(
 def test_clone_rejects_an_existing_file(tmp_path) -> None:
     mem, _ = facts_store()
     (tmp_path / "x.db").write_bytes(b"data")
+    if on_postgres():  # a server store clones into a schema or database, never a file
+        with pytest.raises(ValueError, match="postgresql://"):
+            mem.clone(tmp_path / "x.db")
+        return
     with pytest.raises(FileExistsError):
         mem.clone(tmp_path / "x.db")

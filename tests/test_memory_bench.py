@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from chronobench.bench.store import synthetic_writes
@@ -10,10 +12,22 @@ from chronobench.memory.demo import main as demo_main
 
 
 def test_bench_store_small(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench_main(["store", "--sizes", "60", "--embedder", "hash"]) == 0
+    small = ["--writers", "1", "2", "--commits-per-writer", "4"]
+    assert bench_main(["store", "--sizes", "60", "--embedder", "hash", *small]) == 0
     out = capsys.readouterr().out
     for label in ("commit", "rollback truncate", "rollback revert", "resolve", "bytes on disk"):
         assert label in out
+    assert "2 concurrent writers" in out and "| sqlite |" in out
+
+
+def test_bench_store_postgres_beside_sqlite(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["store", "--sizes", "40", "--backend", "sqlite", "postgres", "--pg-url", pg_url]
+    assert bench_main([*args, "--writers", "2", "--commits-per-writer", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "== postgres: 40 writes" in out and "== sqlite: 40 writes" in out
+    assert "| postgres | hash | 40 |" in out and "postgres:  2 concurrent writers" in out
 
 
 def test_bench_rejects_tiny_streams() -> None:
@@ -36,3 +50,29 @@ def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
 def test_demo_refuses_a_content_free_request(capsys: pytest.CaptureFixture[str]) -> None:
     assert demo_main(["--embedder", "hash", "--query", "undo that"]) == 2
     assert "refused" in capsys.readouterr().out
+
+
+def test_bench_agreement_pairs_runs_and_counts_same_top1(tmp_path, capsys) -> None:
+    import json
+
+    def results(name: str, tops: list[int]) -> Path:
+        run = tmp_path / name / "runs" / f"locomo-session__selection__selection__{name}"
+        run.mkdir(parents=True)
+        rows = [
+            {
+                "kind": "selection",
+                "selector": "bm25",
+                "query_id": f"q{i}",
+                "gold_version": 1,
+                "ranked": [[t, 1.0]],
+            }  # fmt: skip
+            for i, t in enumerate(tops)
+        ]
+        (run / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return tmp_path / name
+
+    a, b = results("sqlite", [1, 1, 2, 3]), results("postgres", [1, 1, 2, 4])
+    assert bench_main(["agreement", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "| locomo-session | bm25 | 4 | 3 (75.0%) | 50.0 | 50.0 |" in out
+    assert bench_main(["agreement", str(a), str(b), "--min", "0.98"]) == 1

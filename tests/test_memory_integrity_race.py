@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests._memory_fixtures import APP, USER, add, hash_store
+from tests._memory_fixtures import APP, USER, add, hash_store, shared_location
+
+pytestmark = pytest.mark.usefixtures("each_backend")  # on SQLite and PostgreSQL
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,7 +37,7 @@ print("done", flush=True)
 
 @pytest.mark.slow  # a writer subprocess races the check
 def test_check_integrity_is_clean_while_a_process_writes(tmp_path: Path) -> None:
-    path = str(tmp_path / "race.db")
+    path = shared_location(tmp_path, "race")
     with hash_store(path) as mem:
         mem.commit(APP, USER, [add("seed", "seed fact")], source="s", reason="r")
     proc = subprocess.Popen(

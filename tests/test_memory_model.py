@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -116,3 +117,8 @@ class StoreVsModel(RuleBasedStateMachine):
 
 StoreVsModel.TestCase.settings = settings(max_examples=30, stateful_step_count=20, deadline=None)
 TestStoreVsModel = StoreVsModel.TestCase
+
+
+@pytest.mark.usefixtures("on_postgres")
+class TestStoreVsModelPostgres(StoreVsModel.TestCase):
+    """The same state machine on the PostgreSQL backend (each example a new schema)."""

@@ -15,6 +15,8 @@ from chronobench.memory import (
 from chronobench.memory.nl import DENSE_FLOOR, content_tokens
 from tests._memory_fixtures import APP, USER, add, facts_store, hash_store
 
+pytestmark = pytest.mark.usefixtures("each_backend")  # every test on SQLite and PostgreSQL
+
 CONTENT_FREE = ["*", "(((", '"', "\x00", "🙂🙂🙂", "   ", "\t\n", "undo that", "undo it", "go back"]
 
 
@@ -92,3 +94,21 @@ def test_minilm_paraphrase_without_shared_words_is_accepted(minilm) -> None:
     for text in CONTENT_FREE:
         with pytest.raises(UncertainRequestError):
             mem.plan_rollback_by_nl_query(APP, USER, text)
+
+
+def test_a_plan_is_not_applied_once_head_has_moved() -> None:
+    """Plan, another writer commits, apply: refused cleanly, nothing changed."""
+    from chronobench.memory import HeadMovedError
+
+    mem, vids = facts_store()
+    plan = mem.plan_rollback_by_nl_query(APP, USER, "undo the beagle puppy Rex")
+    assert plan.head == vids[-1]
+    mem.commit(APP, USER, [add("car", "Ann bought a red car")], source="s", reason="r")
+    before = _state(mem)
+    with pytest.raises(HeadMovedError, match="plan again"):
+        mem.rollback_to_version(APP, USER, plan.target_version, expected_head=plan.head)
+    assert _state(mem)[:2] == before[:2] and mem.check_integrity(APP, USER) == []
+    head = mem.rollback_to_version(
+        APP, USER, plan.target_version, expected_head=mem.head(APP, USER)
+    )
+    assert head == plan.target_version

@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chronobench.memory import ChronoMem, EmptyScopeError, HashEmbedder, UncertainRequestError
-from tests._memory_fixtures import APP, USER, facts_store, hash_store
+from tests._memory_fixtures import APP, USER, facts_store, hash_store, shared_location
+
+pytestmark = pytest.mark.usefixtures("each_backend")  # every test on SQLite and PostgreSQL
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,7 +52,7 @@ def _env() -> dict[str, str]:
 
 @pytest.mark.slow  # subprocess crash/race loop
 def test_sigkill_during_commit_and_rollback_loop(tmp_path: Path) -> None:
-    path = str(tmp_path / "crash.db")
+    path = shared_location(tmp_path, "crash")
     rng = random.Random(7)
     for round_ in range(5):
         proc = subprocess.Popen(
@@ -62,10 +64,12 @@ def test_sigkill_during_commit_and_rollback_loop(tmp_path: Path) -> None:
         )
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("done")  # store open, loop starting
+        # One whole operation first (a loaded machine can take longer than the sleep).
+        first = [proc.stdout.readline().strip(), proc.stdout.readline().strip()]
         time.sleep(rng.uniform(0.05, 0.4))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        lines = proc.stdout.read().splitlines()
+        lines = first + proc.stdout.read().splitlines()
         done = [ln for ln in lines if ln.startswith("done")]
         assert len(done) >= 1, "child made no progress before the kill"
         last_done, last = int(done[-1].split()[1]), lines[-1].split()
@@ -100,7 +104,7 @@ print("worst", worst, flush=True)
 
 @pytest.mark.slow  # subprocess crash/race loop
 def test_concurrent_processes_lose_no_commit(tmp_path: Path) -> None:
-    path = str(tmp_path / "conc.db")
+    path = shared_location(tmp_path, "conc")
     hash_store(path).close()  # create the schema once, before the race
     n = 30
     procs = [
@@ -161,10 +165,11 @@ _NASTY = st.one_of(
 )
 
 
-@pytest.fixture(scope="module")
-def nasty_store() -> ChronoMem:
+@pytest.fixture
+def nasty_store(each_backend: str) -> ChronoMem:
     mem, _ = facts_store(HashEmbedder())
-    return mem
+    yield mem
+    mem.close()
 
 
 @settings(

@@ -1,6 +1,7 @@
 """Repair track: recorded provenance, planner rules, session replay, baselines and floors
 on a hand-built session log; generator determinism and the documented counts; the run
-cell and the report (offline policy, real SQLite)."""
+cell and the report (offline policy, real SQLite; the store-backed tests also on
+PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import re
 
 import pytest
 
-from chronobench.memory import ChronoMem
 from chronobench.repair.cases import agent_view, default_params, make_case, run_offline
 from chronobench.repair.context import run_failed
 from chronobench.repair.domains import DOMAINS
@@ -28,6 +28,7 @@ from chronobench.repair.planner import dependency_edges, plan_repair, prompt_lev
 from chronobench.repair.policy import RepairPolicyBackbone
 from chronobench.repair.provenance import Recorder, load_graph
 from chronobench.repair.run import repair_case
+from tests._memory_fixtures import open_store
 
 FAULT = "mem:e7:ext:budget"
 
@@ -61,7 +62,7 @@ def case() -> dict:
 
 
 def _failed(case: dict):
-    mem = ChronoMem(":memory:", embedder="hash")
+    mem = open_store(embedder="hash")  # SQLite in memory, or the test's PostgreSQL database
     runner, old = run_failed(mem, agent_view(case), RepairPolicyBackbone(), default_params())
     return mem, runner, old
 
@@ -88,7 +89,7 @@ def test_lexicon_is_unambiguous_and_paraphrases_read_back():
                 assert find_pairs(said, name) == [(slot, value)]
 
 
-def test_agent_records_provenance_from_what_it_did(case):
+def test_agent_records_provenance_from_what_it_did(each_backend, case):
     """Nothing of the generator's labels reaches the agent; its graph is near the gold one."""
     visible = agent_view(case)
     assert not {"faults", "gold_edges", "gold", "failed", "diagnosed"} & set(visible)
@@ -112,7 +113,7 @@ def test_agent_records_provenance_from_what_it_did(case):
 # -- planner and dependency-guided repair --------------------------------------------------
 
 
-def test_planner_rules(case):
+def test_planner_rules(each_backend, case):
     mem, _, _ = _failed(case)
     graph = load_graph(mem, "repair", "ann")
     plan = plan_repair(graph, [FAULT])
@@ -132,7 +133,7 @@ def test_planner_rules(case):
     mem.close()
 
 
-def test_dgr_recovers_rederives_and_is_one_undoable_commit(case):
+def test_dgr_recovers_rederives_and_is_one_undoable_commit(each_backend, case):
     mem, runner, old = _failed(case)
     before = mem.snapshot("repair", "ann")
     row = repair_case(case, "dgr", RepairPolicyBackbone())
@@ -303,8 +304,8 @@ def test_claim_f1():
 # -- store, cell, report, explain ----------------------------------------------------------
 
 
-def test_provenance_is_written_with_the_commit():
-    mem = ChronoMem(":memory:", embedder="hash")
+def test_provenance_is_written_with_the_commit(each_backend):
+    mem = open_store(embedder="hash")
     rec = Recorder()
     rec.node("input:x", "input", text="hi", trusted=True)
 

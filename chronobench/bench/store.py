@@ -5,7 +5,10 @@ commit latency at that size, truncate/revert rollback latency to an early and a
 late target (truncate hides the discarded history in O(1), so early and late
 should cost the same; revert writes the items that differ), the rows each
 rollback wrote, compaction time, hybrid resolve latency without a reranker, and
-bytes on disk per write. A markdown summary table closes the output.
+bytes on disk per write; then write throughput with 1, 4 and 16 concurrent writer
+processes (:mod:`chronobench.bench.concurrency`). ``--backend sqlite postgres`` runs
+both backends in one go (PostgreSQL: ``--pg-url`` or ``$CHRONOBENCH_PG_URL``, else a
+throwaway local cluster). A markdown summary table closes the output.
 """
 
 from __future__ import annotations
@@ -18,56 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from chronobench.bench.synthetic import NAMES, THINGS, VERBS, synthetic_writes
 from chronobench.memory import ChronoMem, HashEmbedder, resolve_embedder
-
-_NAMES = ["Ann", "Bob", "Caro", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jun"]
-_VERBS = ["visited", "talked about", "bought", "planned", "cooked", "read about", "painted"]
-_THINGS = [
-    "a red kite",
-    "sushi",
-    "the museum",
-    "a used bike",
-    "tax forms",
-    "jazz records",
-    "a camping trip",
-    "pottery",
-    "a chess set",
-    "the marathon",
-    "a violin",
-    "tomatoes",
-]
-_PLACES = ["Oslo", "Lima", "Kyoto", "Porto", "Austin", "Cairo", "Hanoi", "Quito", "Riga"]
-
-
-def synthetic_writes(n: int, seed: int = 0) -> list[dict[str, Any]]:
-    """``n`` writes: mostly adds, some updates and deletes, 1-2 ops each."""
-    rng = random.Random(seed)
-    live: list[str] = []
-    writes = []
-    for j in range(1, n + 1):
-        ops = []
-        for _ in range(1 if rng.random() < 0.7 else 2):
-            text = (
-                f"{rng.choice(_NAMES)} {rng.choice(_VERBS)} {rng.choice(_THINGS)} in "
-                f"{rng.choice(_PLACES)} (note {j}-{rng.randrange(10**6)})"
-            )
-            r = rng.random()
-            if live and r < 0.15:
-                ops.append({"op": "update", "item_id": rng.choice(live), "text": text})
-            elif live and r < 0.2:
-                ops.append({"op": "delete", "item_id": live.pop(rng.randrange(len(live)))})
-            else:
-                live.append(f"item{j}-{len(ops)}")
-                ops.append({"op": "add", "item_id": live[-1], "text": text})
-        writes.append(
-            {
-                "ops": ops,
-                "source": "bench",
-                "reason": "ingest",
-                "labels": {"session": j // 20, "write": j},
-            }
-        )
-    return writes
 
 
 def _ms(values: list[float]) -> str:
@@ -82,16 +37,73 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - t
 
 
-def bench_size(n: int, embedder: Any, workdir: Path, trials: int = 3) -> dict[str, Any]:
+class Location:
+    """Where one backend's benchmark stores live: SQLite files in a folder, or temporary
+    schemas on a PostgreSQL server."""
+
+    def __init__(self, backend: str, workdir: Path, pg_url: str | None = None) -> None:
+        self.backend, self.workdir, self.pg_url = backend, workdir, pg_url
+
+    def new(self, name: str, embedder: Any) -> ChronoMem:
+        if self.backend == "postgres":
+            from chronobench.memory.pg.temporary import temporary_store
+
+            return temporary_store(self.pg_url, embedder=embedder)
+        return ChronoMem(self.workdir / f"{name}.db", embedder=embedder)
+
+    def clone(self, mem: ChronoMem, name: str) -> ChronoMem:
+        if self.backend == "postgres":
+            return mem.clone()  # a temporary schema, dropped on close
+        return mem.clone(self.workdir / f"{name}.db")
+
+    def size(self, mem: ChronoMem, name: str) -> int:
+        """Bytes the store takes: the file after a WAL checkpoint; tables, TOAST and
+        indexes of the schema on PostgreSQL (WAL not counted)."""
+        if self.backend == "postgres":
+            return int(
+                mem.conn.execute(
+                    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                    "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = "
+                    "current_schema() AND c.relkind = 'r' AND c.relname <> 'embeddings'"
+                ).fetchone()[0]
+            )
+        mem.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return (self.workdir / f"{name}.db").stat().st_size
+
+    def remove(self, name: str) -> None:
+        if self.backend == "sqlite":
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.workdir}/{name}.db{suffix}").unlink(missing_ok=True)
+
+    def shared(self, name: str) -> str:
+        """A location several processes open (the concurrency benchmark)."""
+        if self.backend == "postgres":
+            from chronobench.memory.pg.locations import with_schema
+
+            return with_schema(self.pg_url, f"chronobench_bench_{name}")
+        return str(self.workdir / f"{name}.db")
+
+    def drop_shared(self, name: str) -> None:
+        if self.backend == "postgres":
+            from chronobench.memory.pg.locations import drop_schema
+
+            drop_schema(self.pg_url, f"chronobench_bench_{name}")
+        else:
+            self.remove(name)
+
+
+def bench_size(
+    n: int, embedder: Any, workdir: Path, trials: int = 3, where: Location | None = None
+) -> dict[str, Any]:
     """Run the benchmark for one stream size; returns raw figures and prints a block.
 
     The first ``n - m`` writes are bulk-loaded with ``commit_many``; the last ``m``
     (up to 1,000) are committed one at a time and timed, so commit latency is
     measured on a store that already holds ~n writes.
     """
+    where = where or Location("sqlite", workdir)
     writes = synthetic_writes(n)
-    path = workdir / f"store-{n}.db"
-    mem = ChronoMem(path, embedder=embedder)
+    mem = where.new(f"store-{n}", embedder)
     if not isinstance(embedder, HashEmbedder):  # warm model + cache so we time the store
         mem._encoder.embed_many(["warm up"])
     m = min(n, 1000)
@@ -102,12 +114,10 @@ def bench_size(n: int, embedder: Any, workdir: Path, trials: int = 3) -> dict[st
         _timed(lambda w=w: mem.commit("bench", "u", **w))
         for w in writes[n - m :]  # type: ignore[misc]
     ]
-    mem.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    size = path.stat().st_size
+    size = where.size(mem, f"store-{n}")
     rng = random.Random(1)
     queries = [
-        f"undo when {rng.choice(_NAMES)} {rng.choice(_VERBS)} {rng.choice(_THINGS)}"
-        for _ in range(30)
+        f"undo when {rng.choice(NAMES)} {rng.choice(VERBS)} {rng.choice(THINGS)}" for _ in range(30)
     ]
     cold = _timed(lambda: mem.resolve_hybrid("bench", "u", queries[0], 5))
     resolve_s = [_timed(lambda q=q: mem.resolve("bench", "u", q, 5)) for q in queries]
@@ -125,7 +135,7 @@ def bench_size(n: int, embedder: Any, workdir: Path, trials: int = 3) -> dict[st
         for name, target in (("early", early), ("late", late)):
             times = []
             for t in range(trials):
-                clone = mem.clone(workdir / f"clone-{n}-{mode}-{name}-{t}.db")
+                clone = where.clone(mem, f"clone-{n}-{mode}-{name}-{t}")
                 before = clone.conn.total_changes
                 times.append(
                     _timed(
@@ -141,17 +151,16 @@ def bench_size(n: int, embedder: Any, workdir: Path, trials: int = 3) -> dict[st
                         compact_s.append(_timed(lambda c=clone: c.compact("bench", "u")))
                         assert clone.check_integrity("bench", "u") == [], "compact broke it"
                 clone.close()
-                for suffix in ("", "-wal", "-shm"):
-                    Path(f"{workdir}/clone-{n}-{mode}-{name}-{t}.db{suffix}").unlink(
-                        missing_ok=True
-                    )
+                where.remove(f"clone-{n}-{mode}-{name}-{t}")
             out[f"{mode}_{name}"] = times
     out["compact"] = compact_s
     snap_early = _timed(lambda: mem.snapshot("bench", "u", early))
     snap_late = _timed(lambda: mem.snapshot("bench", "u", late))
     items = len(mem.snapshot("bench", "u"))
     mem.close()
-    print(f"\n== {n} writes ({type(embedder).__name__}), {items} items in S(HEAD) ==")
+    print(
+        f"\n== {where.backend}: {n} writes ({type(embedder).__name__}), {items} items in S(HEAD) =="
+    )
     print(
         f"bulk load (commit_many) {1000 * bulk / max(1, n - m):7.2f} ms per write ({n - m} writes)"
     )
@@ -175,39 +184,100 @@ def bench_size(n: int, embedder: Any, workdir: Path, trials: int = 3) -> dict[st
         f"{1000 * cold:.1f} ms)"
     )
     print(f"bytes on disk         {size / n:,.0f} per write ({size / 1e6:.1f} MB total)")
-    path.unlink(missing_ok=True)
+    where.remove(f"store-{n}")
     return out
 
 
 def summary_table(results: list[dict[str, Any]]) -> str:
-    """A markdown table of median latencies (ms) and bytes per write, one row per run."""
+    """A markdown table of median latencies (ms), p95 commit and bytes per write."""
 
     def med(xs: list[float]) -> str:
         return f"{1000 * statistics.median(xs):.2f}"
 
+    def p95(xs: list[float]) -> str:
+        vals = sorted(xs)
+        return f"{1000 * vals[min(len(vals) - 1, int(round(0.95 * (len(vals) - 1))))]:.2f}"
+
     lines = [
-        "| embedder | writes | commit | resolve | truncate early | truncate late | early/late "
-        "| revert early | revert late | bytes/write |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| backend | embedder | writes | commit p50 | commit p95 | resolve | truncate early "
+        "| truncate late | early/late | revert early | revert late | bytes/write |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         ratio = statistics.median(r["truncate_early"]) / statistics.median(r["truncate_late"])
         lines.append(
-            f"| {r['embedder']} | {r['n']:,} | {med(r['commit'])} | {med(r['resolve'])} "
-            f"| {med(r['truncate_early'])} | {med(r['truncate_late'])} | {ratio:.2f}x "
-            f"| {med(r['revert_early'])} | {med(r['revert_late'])} | {r['bytes_per_write']:,.0f} |"
+            f"| {r.get('backend', 'sqlite')} | {r['embedder']} | {r['n']:,} | {med(r['commit'])} "
+            f"| {p95(r['commit'])} | {med(r['resolve'])} | {med(r['truncate_early'])} "
+            f"| {med(r['truncate_late'])} | {ratio:.2f}x | {med(r['revert_early'])} "
+            f"| {med(r['revert_late'])} | {r['bytes_per_write']:,.0f} |"
         )
     return "\n".join(lines)
 
 
-def run(sizes: list[int], embedders: list[str]) -> list[dict[str, Any]]:
-    """Benchmark every (embedder, size) pair in a temporary directory."""
-    results = []
-    with tempfile.TemporaryDirectory(prefix="chronomem-bench-") as tmp:
-        for name in embedders:
-            embedder = HashEmbedder() if name == "hash" else resolve_embedder(name)
-            for n in sizes:
-                results.append({"embedder": name, **bench_size(n, embedder, Path(tmp))})
-    print("\nmedian ms per operation (commit, resolve, rollbacks):\n")
+def throughput_table(rows: list[dict[str, Any]]) -> str:
+    """A markdown table of commits per second by backend and number of writers."""
+    counts = sorted({r["writers"] for r in rows})
+    lines = [
+        "| backend | " + " | ".join(f"{w} writer{'s' if w > 1 else ''}" for w in counts) + " |",
+        "|---|" + "---:|" * len(counts),
+    ]
+    for backend in dict.fromkeys(r["backend"] for r in rows):
+        cells = {r["writers"]: r["per_s"] for r in rows if r["backend"] == backend}
+        lines.append(
+            f"| {backend} | "
+            + " | ".join(f"{cells.get(w, float('nan')):,.0f}/s" for w in counts)
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def run(
+    sizes: list[int],
+    embedders: list[str],
+    backends: tuple[str, ...] = ("sqlite",),
+    pg_url: str | None = None,
+    writers: tuple[int, ...] = (1, 4, 16),
+    commits_per_writer: int = 100,
+) -> list[dict[str, Any]]:
+    """Benchmark every (backend, embedder, size), then concurrent-writer throughput."""
+    from chronobench.bench.concurrency import throughput
+
+    results: list[dict[str, Any]] = []
+    rates: list[dict[str, Any]] = []
+    cluster = None
+    try:
+        if "postgres" in backends and not pg_url:
+            from chronobench.memory.pg.cluster import Cluster
+
+            cluster = Cluster().start()
+            pg_url = cluster.url
+            print(f"PostgreSQL: a throwaway local cluster at {pg_url}")
+        with tempfile.TemporaryDirectory(prefix="chronomem-bench-") as tmp:
+            for backend in backends:
+                where = Location(backend, Path(tmp), pg_url)
+                for name in embedders:
+                    embedder = HashEmbedder() if name == "hash" else resolve_embedder(name)
+                    for n in sizes:
+                        out = bench_size(n, embedder, Path(tmp), where=where)
+                        results.append({"backend": backend, "embedder": name, **out})
+                for w in writers:
+                    loc = where.shared(f"conc{w}")
+                    try:
+                        rate = throughput(loc, w, commits_per_writer)
+                    finally:
+                        where.drop_shared(f"conc{w}")
+                    rates.append({"backend": backend, **rate})
+                    print(
+                        f"{backend}: {w:2d} concurrent writers (own scopes) "
+                        f"{rate['per_s']:8.0f} commits/s ({rate['commits']} in "
+                        f"{rate['seconds']:.1f} s)"
+                    )
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    print("\nmedian ms per operation (commit p50/p95, resolve, rollbacks):\n")
     print(summary_table(results))
+    if rates:
+        print("\nwrite throughput, hash embedder, one scope per writer process:\n")
+        print(throughput_table(rates))
     return results

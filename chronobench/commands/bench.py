@@ -2,6 +2,7 @@
 
 Subcommands:
   store          ChronoMem commit / rollback / resolve latency and bytes per write
+  agreement      whether two sets of RQ1 runs (e.g. store=sqlite vs postgres) pick the same versions
   rerank-eval    R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
   nl-confidence  share of real LoCoMo rollback requests the NL confidence gate refuses
   adk            the ADK memory service's add/search/rollback latency beside the raw store
@@ -13,6 +14,7 @@ Subcommands:
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Sequence
 
 
@@ -30,6 +32,29 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
         default="hash",
         help="hash: fast deterministic (default); minilm: the packaged model",
     )
+    parser.add_argument(
+        "--backend",
+        nargs="+",
+        choices=["sqlite", "postgres"],
+        default=["sqlite"],
+        help="store backends, benchmarked one after the other in one run (default: sqlite)",
+    )
+    parser.add_argument(
+        "--pg-url",
+        default=None,
+        help="PostgreSQL server for --backend postgres (default: $CHRONOBENCH_PG_URL, "
+        "else a throwaway local cluster)",
+    )
+    parser.add_argument(
+        "--writers",
+        type=int,
+        nargs="*",
+        default=[1, 4, 16],
+        help="concurrent writer processes for the throughput figures (default: 1 4 16; none: skip)",
+    )
+    parser.add_argument(
+        "--commits-per-writer", type=int, default=100, help="commits each writer makes"
+    )
 
 
 def _store(args: argparse.Namespace) -> int:
@@ -37,7 +62,16 @@ def _store(args: argparse.Namespace) -> int:
 
     if any(n < 20 for n in args.sizes):
         raise SystemExit("--sizes: each stream needs at least 20 writes")
-    run(args.sizes, ["hash", "minilm"] if args.embedder == "both" else [args.embedder])
+    if any(w < 1 for w in args.writers) or args.commits_per_writer < 2:
+        raise SystemExit("--writers: each at least 1; --commits-per-writer: at least 2")
+    run(
+        args.sizes,
+        ["hash", "minilm"] if args.embedder == "both" else [args.embedder],
+        tuple(dict.fromkeys(args.backend)),
+        args.pg_url or os.environ.get("CHRONOBENCH_PG_URL") or None,
+        tuple(args.writers),
+        args.commits_per_writer,
+    )
     return 0
 
 
@@ -93,6 +127,11 @@ BENCHMARKS: dict[
     tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]],
 ] = {
     "store": ("ChronoMem store latency and storage", _store_arguments, _store),
+    "agreement": (
+        "same versions in two RQ1 runs?",
+        _module_arguments("chronobench.bench.agreement"),
+        _module_main("chronobench.bench.agreement"),
+    ),
     "nl-confidence": (
         "NL rollback refusals on LoCoMo requests",
         _nl_arguments,

@@ -19,7 +19,7 @@ directly except through it:
   one store is safe across threads), :meth:`Backend.transaction` (the write
   transaction that serialises writers; SQLite: ``BEGIN IMMEDIATE``),
   :meth:`Backend.read_snapshot` (reads that must see one state),
-  :meth:`Backend.copy_into` (for ``ChronoMem.clone``) and :meth:`Backend.close`.
+  :meth:`Backend.copy` (for ``ChronoMem.clone``) and :meth:`Backend.close`.
 - **Dialect bits**: :meth:`Backend.insert`, and :meth:`Backend.contains` and
   :meth:`Backend.json_text`, the two SQL fragments that differ between engines.
 - **Erasure**: :meth:`Backend.secure_delete` (deleted bytes are overwritten) and
@@ -30,9 +30,9 @@ directly except through it:
   score = -bm25).
 - **Vector storage** of each descriptor's window vectors (keyed by ``versions.vrow``).
 
-:class:`~chronobench.memory.sqlite_backend.SQLiteBackend` is the one backend now;
-:func:`open_backend` picks it from the store's path. A second backend (PostgreSQL)
-implements this Protocol and adds a branch to :func:`open_backend`.
+:func:`open_backend` picks the backend from the store's location:
+:class:`~chronobench.memory.sqlite_backend.SQLiteBackend` for a path,
+:class:`~chronobench.memory.pg.backend.PostgresBackend` for a ``postgresql://`` URL.
 """
 
 from __future__ import annotations
@@ -62,13 +62,21 @@ class Backend(Protocol):
         roll back on any exception. Writers to one database queue here."""
         ...
 
+    def lock_scope(self, scope_id: int) -> None:
+        """Inside :meth:`transaction`: wait for, then hold, the scope's write lock until
+        the transaction ends (a backend whose transactions already exclude every other
+        writer, as SQLite's ``BEGIN IMMEDIATE`` does, has nothing to do)."""
+        ...
+
     def read_snapshot(self) -> AbstractContextManager[Any]:
         """Hold ``lock`` and one read transaction: every read in the block sees one state
         even while other processes write."""
         ...
 
-    def copy_into(self, other: Backend) -> None:
-        """Make ``other`` (a new, empty database of the same kind) a full copy of this one."""
+    def copy(self, path: str) -> Backend:
+        """A full, independent copy of this database at ``path`` (a new database of the
+        same kind; SQLite: a file or ``":memory:"``; PostgreSQL: a URL, or ``":memory:"``
+        for a temporary schema on the same server)."""
         ...
 
     def close(self) -> None:
@@ -178,7 +186,15 @@ class Backend(Protocol):
 
 
 def open_backend(path: str, *, busy_timeout_ms: int = 60_000) -> Backend:
-    """The backend for a store path (SQLite for every path today)."""
+    """The backend for a store location: a ``postgresql://`` (or ``postgres://``) URL
+    opens :class:`~chronobench.memory.pg.backend.PostgresBackend`, anything else is a
+    SQLite path."""
+    from chronobench.memory.pg.locations import is_url
+
+    if is_url(path):
+        from chronobench.memory.pg.backend import PostgresBackend
+
+        return PostgresBackend(path, busy_timeout_ms=busy_timeout_ms)
     from chronobench.memory.sqlite_backend import SQLiteBackend
 
     return SQLiteBackend(path, busy_timeout_ms=busy_timeout_ms)

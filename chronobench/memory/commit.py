@@ -36,10 +36,10 @@ def single_write(
     valid_time: Any = None,
 ) -> dict[str, Any]:
     """The write of one ``ChronoMem.commit`` call, its arguments checked (TypeError)."""
-    val.text(source, "source", empty=True)
-    val.text(reason, "reason", empty=True)
-    val.optional_text(summary, "summary")
-    val.optional_text(valid_time, "valid_time")
+    val.no_nul(val.text(source, "source", empty=True), "source")
+    val.no_nul(val.text(reason, "reason", empty=True), "reason")
+    val.no_nul(val.optional_text(summary, "summary"), "summary")
+    val.no_nul(val.optional_text(valid_time, "valid_time"), "valid_time")
     if labels is not None and not isinstance(labels, Mapping):
         raise TypeError(f"labels must be a mapping or None, got {type(labels).__name__}")
     return {
@@ -66,6 +66,11 @@ def prepare_write(index: int, write: Any) -> dict[str, Any]:
     for key in ("summary", "valid_time"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise InvalidOpError(f"writes[{index}].{key} must be a string or None")
+    for key in ("source", "reason", "summary", "valid_time"):
+        if "\x00" in (data.get(key) or ""):
+            raise InvalidOpError(
+                f"writes[{index}].{key} must not contain NUL characters (\\x00): {val.NUL_REASON}"
+            )
     labels = data.get("labels") or {}
     if not isinstance(labels, Mapping):
         raise InvalidOpError(f"writes[{index}].labels must be a mapping")
@@ -196,6 +201,11 @@ def normalise_ops(ops: Iterable[Any]) -> list[NormalOp]:
             raise InvalidOpError(f"ops[{i}] ({op} {item_id!r}) needs a text string")
         if text is not None and not isinstance(text, str):
             raise InvalidOpError(f"ops[{i}].text must be a string or None")
+        for field, value in (("item_id", item_id), ("text", text)):
+            if isinstance(value, str) and "\x00" in value:
+                raise InvalidOpError(
+                    f"ops[{i}].{field} must not contain NUL characters (\\x00): {val.NUL_REASON}"
+                )
         out.append(NormalOp(op, item_id, text, meta))
     if not out:
         raise InvalidOpError("a commit needs at least one op")
@@ -234,13 +244,23 @@ def describe(
 
 
 def ensure_scope(db: Backend, app: str, user: str) -> int:
-    """Scope id of (app, user), creating it with its empty root version v_0."""
-    got = db.conn.execute(
-        'SELECT scope_id FROM scopes WHERE app = ? AND "user" = ?', (app, user)
-    ).fetchone()
+    """Scope id of (app, user), creating it with its empty root version v_0; inside the
+    caller's write transaction, which then holds the scope's write lock."""
+    find = 'SELECT scope_id FROM scopes WHERE app = ? AND "user" = ?'
+    got = db.conn.execute(find, (app, user)).fetchone()
     if got:
+        db.lock_scope(int(got[0]))
         return int(got[0])
-    sid = db.insert('INSERT INTO scopes (app, "user") VALUES (?, ?)', (app, user), "scope_id")
+    # Another process may create the same scope at the same time (a server backend):
+    # the loser's insert waits for the winner's commit and inserts nothing; both then
+    # lock the one row, and only the creator finds no root version yet.
+    db.conn.execute(
+        'INSERT INTO scopes (app, "user") VALUES (?, ?) ON CONFLICT DO NOTHING', (app, user)
+    )
+    sid = int(db.conn.execute(find, (app, user)).fetchone()[0])
+    db.lock_scope(sid)
+    if db.conn.execute("SELECT 1 FROM versions WHERE scope_id = ? AND seq = 0", (sid,)).fetchone():
+        return sid
     db.conn.execute(
         "INSERT INTO versions (scope_id, version_id, seq, parent, op, created, descriptor) "
         "VALUES (?, 0, 0, NULL, 'root', ?, '')",

@@ -276,6 +276,20 @@ class EmbeddingCache:
             return
         self.persistent = PersistentVectors(path)
 
+    def attach_store(self, persistent: Any) -> bool:
+        """Persist vectors in ``persistent`` (``get``/``put``/``delete``, e.g. a
+        PostgreSQL store's shared table) unless a persistent level is attached already;
+        returns whether it was attached."""
+        if self.model_id is None or self.persistent is not None:
+            return False
+        self.persistent = persistent
+        return True
+
+    def detach(self, persistent: Any) -> None:
+        """Stop using ``persistent`` if it is the attached level (its store closed)."""
+        if self.persistent is persistent:
+            self.persistent = None
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts``: memory, then disk, then one encoder call for the rest."""
         keys = [self.key(t) for t in texts]

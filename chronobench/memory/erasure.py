@@ -31,7 +31,7 @@ from chronobench.memory.backend import Backend
 from chronobench.memory.embedders import shared_cache
 from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.query import content_query
-from chronobench.memory.reads import find_scope
+from chronobench.memory.reads import find_scope, locked_scope
 from chronobench.memory.rerank import delta_lines
 from chronobench.memory.resolve import DenseCache
 from chronobench.memory.sql import ALWAYS, visible
@@ -91,7 +91,7 @@ def redact(
         return {**empty, "answers": 0, "wal_checkpointed": True}
     with db.lock, db.secure_delete():
         with db.transaction():
-            sc = find_scope(db, app, user)
+            sc = locked_scope(db, app, user)
             assert sc is not None
             mode = by
             if by == "auto":
@@ -155,7 +155,7 @@ def redact_in_txn(
             (scope_id, target),
         ).fetchall()
     hashes = [r[0] for r in hashes]
-    marks = ",".join("?" * len(hashes))
+    marks = ",".join("?" * len(hashes)) or "NULL"  # IN (NULL): no match; IN () is SQLite-only
     if by == "id":
         items, span_cond, span_args = [target], "item_id = ? AND ", [target]
     else:
@@ -356,7 +356,7 @@ def compact(db: Backend, app: str, user: str) -> dict[str, int]:
     if find_scope(db, app, user) is None:
         return {"versions": 0, "spans": 0, "blobs": 0}
     with db.lock, erasing(db), db.transaction():
-        sc = find_scope(db, app, user)
+        sc = locked_scope(db, app, user)
         assert sc is not None
         return discard_hidden(db, sc.scope_id)
 

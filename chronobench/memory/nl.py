@@ -154,6 +154,7 @@ def plan_rollback(
         candidates=[(int(v), float(s)) for v, s in ranked[:k]],
         mode=mode,
         evidence=shown,
+        head=int(sc.head_vid),
     )
 
 

@@ -36,6 +36,16 @@ def find_scope(db: Backend, app: str, user: str) -> Scope | None:
     return Scope(*row) if row else None
 
 
+def locked_scope(db: Backend, app: str, user: str) -> Scope | None:
+    """Inside a write transaction: take the scope's write lock, then read its row (so
+    HEAD cannot move before the transaction ends); None when the scope has no data."""
+    sc = find_scope(db, app, user)
+    if sc is None:
+        return None
+    db.lock_scope(sc.scope_id)
+    return find_scope(db, app, user)
+
+
 def require_scope(db: Backend, app: str, user: str) -> Scope:
     """The scope's row; :class:`EmptyScopeError` when it has no committed version."""
     sc = find_scope(db, app, user)

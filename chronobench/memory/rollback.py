@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from chronobench.memory.backend import Backend
-from chronobench.memory.reads import require_scope, seq_of
+from chronobench.memory.reads import locked_scope, require_scope, seq_of
 from chronobench.memory.spans import set_item
 from chronobench.memory.sql import alive, alive_at, visible
-from chronobench.memory.types import RollbackMode
+from chronobench.memory.types import HeadMovedError, RollbackMode
 
 
 def restore(
@@ -33,11 +33,21 @@ def restore(
     mode: RollbackMode,
     reason: str,
     embed: Callable[[str], np.ndarray],
+    expected_head: int | None = None,
 ) -> int:
     """Restore S(version_id) of the scope (app, user) and return the new HEAD; the
-    scope's row is read inside the write transaction."""
+    scope's row is read inside the write transaction, under the scope's lock. With
+    ``expected_head``, a HEAD that moved since (another writer) raises
+    :class:`HeadMovedError` and nothing changes."""
     with db.transaction():
+        locked_scope(db, app, user)
         sc = require_scope(db, app, user)
+        if expected_head is not None and sc.head_vid != expected_head:
+            raise HeadMovedError(
+                f"HEAD of scope (app={app!r}, user={user!r}) moved from {expected_head} to "
+                f"{sc.head_vid} since the rollback was planned; nothing was changed; plan "
+                "again"
+            )
         seq = seq_of(db, sc, version_id)
         if mode == "truncate":
             return truncate_to(db, sc.scope_id, int(version_id), seq, reason)

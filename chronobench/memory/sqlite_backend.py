@@ -9,6 +9,7 @@ Concurrency: WAL mode, a busy timeout, and writes in ``BEGIN IMMEDIATE``.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -184,13 +185,19 @@ class SQLiteBackend:
             finally:
                 conn.execute("COMMIT")
 
-    def copy_into(self, other: SQLiteBackend) -> None:
-        """Copy with SQLite's backup API (into another SQLite backend: a clone keeps its
-        backend)."""
+    def lock_scope(self, scope_id: int) -> None:
+        """Nothing to do: ``BEGIN IMMEDIATE`` already excludes every other writer."""
+
+    def copy(self, path: str) -> SQLiteBackend:
+        """A copy made with SQLite's backup API (``path`` must be new or ``":memory:"``)."""
+        if path != ":memory:" and os.path.exists(path) and os.path.getsize(path) > 0:
+            raise FileExistsError(f"clone target {path} exists; pass a new path or ':memory:'")
+        other = SQLiteBackend(path, busy_timeout_ms=self.busy_timeout_ms)
         with self.lock:
             self.conn.backup(other.conn)
         if other.path != ":memory:":  # fold the copied pages out of the WAL now, not on first write
             other.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return other
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

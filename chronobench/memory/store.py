@@ -1,9 +1,9 @@
-"""ChronoMem: a versioned, rollback-able long-term memory store on SQLite.
+"""ChronoMem: a versioned, rollback-able long-term memory store on SQLite or PostgreSQL.
 
 :class:`ChronoMem` is the one class: each method checks its arguments, reads the
 scope's row once and hands it, with the store's
-:class:`~chronobench.memory.backend.Backend` (the seam where a database other than
-SQLite plugs in), to the function module for the job: :mod:`~chronobench.memory.reads`,
+:class:`~chronobench.memory.backend.Backend` (SQLite for a path, PostgreSQL for a
+``postgresql://`` URL), to the function module for the job: :mod:`~chronobench.memory.reads`,
 :mod:`~chronobench.memory.commit`, :mod:`~chronobench.memory.rollback`,
 :mod:`~chronobench.memory.resolve`, :mod:`~chronobench.memory.nl`,
 :mod:`~chronobench.memory.erasure` (redaction and compaction) and
@@ -11,8 +11,9 @@ SQLite plugs in), to the function module for the job: :mod:`~chronobench.memory.
 content-addressed blobs, O(1) truncates, version ids): :mod:`chronobench.memory.sql`.
 
 Concurrency: every write runs in one write transaction (SQLite: WAL mode, a busy
-timeout, ``BEGIN IMMEDIATE``) that updates the scope's row (HEAD, next id), which
-serialises commits per scope. Embeddings are computed before the transaction, so the
+timeout, ``BEGIN IMMEDIATE``; PostgreSQL: a row lock on the scope, so other scopes'
+writers never wait) that updates the scope's row (HEAD, next id), which serialises
+commits per scope. Embeddings are computed before the transaction, so the
 lock is held for milliseconds.
 """
 
@@ -46,7 +47,8 @@ class ChronoMem:
     """Versioned memory store; see the module docstring for the design.
 
     Args:
-        path: SQLite file, or ``":memory:"``.
+        path: SQLite file, ``":memory:"``, or a PostgreSQL URL
+            (``postgresql://user@host:port/db``; see README "ChronoMem on PostgreSQL").
         embedder: ``"minilm"`` (packaged all-MiniLM-L6-v2, default, loaded lazily),
             ``"hash"`` (fast deterministic, for tests/benchmarks), any
             sentence-transformers model name, or an object with ``encode``.
@@ -91,6 +93,20 @@ class ChronoMem:
         self.episode_label = episode_label
         self._db = open_backend(self.path, busy_timeout_ms=busy_timeout_ms)
         self._dense = rs.DenseCache()
+        self._shared_vectors = self._share_embeddings()
+
+    def _share_embeddings(self) -> Any:
+        """On a server backend, the embedding cache persists in the server's shared table
+        (every process on every host reads what one embedded), unless the embedder's
+        cache already persists elsewhere (a run's cache folder); returns what was
+        attached, detached again on :meth:`close`."""
+        make = getattr(self._db, "shared_vectors", None)
+        if make is None:
+            return None
+        from chronobench.memory.embedders import shared_cache
+
+        persistent = make()
+        return persistent if shared_cache(self.embedder).attach_store(persistent) else None
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -108,6 +124,11 @@ class ChronoMem:
     def conn(self) -> Any:
         """The open connection (raises once the store is closed)."""
         return self._db.conn
+
+    @property
+    def backend(self) -> Any:
+        """The :class:`~chronobench.memory.backend.Backend` holding the store."""
+        return self._db
 
     def _query_scope(self, app: str, user: str, query: str, k: int) -> Scope | None:
         val.text(query, "query", empty=True)
@@ -128,6 +149,12 @@ class ChronoMem:
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
+        if self._shared_vectors is not None:
+            from chronobench.memory.embedders import shared_cache
+
+            shared_cache(self.embedder).detach(self._shared_vectors)
+            self._shared_vectors.close()
+            self._shared_vectors = None
         self._db.close()
 
     def __enter__(self) -> ChronoMem:
@@ -137,14 +164,14 @@ class ChronoMem:
         self.close()
 
     def clone(self, path: str | os.PathLike[str] = ":memory:") -> ChronoMem:
-        """A full, independent copy of this store (SQLite: the backup API)."""
+        """A full, independent copy of this store (SQLite: the backup API; PostgreSQL: a
+        temporary schema on the same server for ``":memory:"``, dropped on close, or the
+        database of a URL)."""
         target = os.fspath(path)
-        if target != ":memory:" and os.path.exists(target) and os.path.getsize(target) > 0:
-            raise FileExistsError(f"clone target {target} exists; pass a new path or ':memory:'")
         other = copy.copy(self)  # the same settings, embedder and reranker
-        other.path = target
-        other._db = open_backend(target, busy_timeout_ms=self.busy_timeout_ms)
-        self._db.copy_into(other._db)
+        other._db = self._db.copy(target)
+        other.path = other._db.path
+        other._shared_vectors = None  # the original's stays attached while it is open
         other._dense = self._dense.copy()  # same gens, same rows: the matrices stay valid
         other._encoder = self._encoder.copy()
         return other
@@ -194,7 +221,7 @@ class ChronoMem:
         ``used_items`` must be a list of item ids: a bare string is a TypeError (it
         would otherwise be read as one id per character).
         """
-        val.text(text, "text", empty=True)
+        val.no_nul(val.text(text, "text", empty=True), "text")
         used = val.item_ids(used_items, "used_items")
         val.scope_key(app, user)
         with self._db.transaction():
@@ -315,17 +342,25 @@ class ChronoMem:
         *,
         mode: RollbackMode = "truncate",
         reason: str = "rollback",
+        expected_head: int | None = None,
     ) -> int:
         """Restore S(version_id) and return the new HEAD.
 
         ``truncate`` sets HEAD to the target and hides every later version (O(1) in
         their number; :meth:`compact` deletes them); ``revert`` appends a new version
         equal to the target. Both change state and indexes in one transaction.
+        ``expected_head`` (e.g. a :class:`RollbackPlan`'s ``head``): if HEAD is not that
+        version any more (another writer moved it), raise :class:`HeadMovedError` and
+        change nothing.
         """
         val.integer(version_id, "version_id")
         val.choice(mode, "mode", ("truncate", "revert"))
-        val.text(reason, "reason", empty=True)
-        return rollback.restore(self._db, app, user, version_id, mode, reason, self._encoder.embed)
+        val.no_nul(val.text(reason, "reason", empty=True), "reason")
+        if expected_head is not None:
+            val.integer(expected_head, "expected_head", minimum=0)
+        return rollback.restore(
+            self._db, app, user, version_id, mode, reason, self._encoder.embed, expected_head
+        )
 
     def plan_rollback_by_nl_query(
         self,
@@ -373,8 +408,11 @@ class ChronoMem:
         plan = self.plan_rollback_by_nl_query(app, user, query, intent=intent, k=k, mode=mode)
         if preview:
             return plan
+        # The request is kept as the rollback's reason (NUL, which PostgreSQL text cannot
+        # hold, shown as U+FFFD on every backend); the plan's HEAD must still be HEAD.
+        reason = "nl: " + query[:200].replace("\x00", "\ufffd")
         head = self.rollback_to_version(
-            app, user, plan.target_version, mode=mode, reason=f"nl: {query[:200]}"
+            app, user, plan.target_version, mode=mode, reason=reason, expected_head=plan.head
         )
         return nl.rollback_result(plan, head)
 
@@ -404,8 +442,8 @@ class ChronoMem:
         "What redaction guarantees". A scope that does not exist is not created.
         """
         val.text(item_or_text, "item_or_text")
-        val.text(reason, "reason", empty=True)
-        val.text(source, "source", empty=True)
+        val.no_nul(val.text(reason, "reason", empty=True), "reason")
+        val.no_nul(val.text(source, "source", empty=True), "source")
         val.choice(by, "by", ("auto", "id", "text"))
         caches = (self._encoder, self._dense, self.reranker)
         return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)

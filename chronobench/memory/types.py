@@ -30,6 +30,22 @@ class UnknownVersionError(ChronoMemError, KeyError):
         return str(self.args[0]) if self.args else "unknown version"
 
 
+class HeadMovedError(ChronoMemError):
+    """A planned rollback found HEAD moved (another writer committed or rolled back in
+    between); nothing was changed."""
+
+
+class StoreConnectionError(ChronoMemError, ConnectionError):
+    """The database server cannot be reached, or the connection to it broke (the
+    store reconnects on its next call); the message says whether a write may have
+    been applied."""
+
+
+class StoreBusyError(ChronoMemError, TimeoutError):
+    """Another writer held the scope (or a table) longer than the store's busy
+    timeout; nothing was changed."""
+
+
 class EmptyScopeError(ChronoMemError):
     """A rollback or resolve on a scope that has no committed version."""
 
@@ -110,6 +126,7 @@ class RollbackPlan:
     candidates: list[tuple[int, float]]
     mode: str = "truncate"
     evidence: dict[str, Any] = field(default_factory=dict)
+    head: int | None = None  # HEAD when planned: applying refuses if it has moved since
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict of the plan."""
@@ -126,6 +143,7 @@ class RollbackPlan:
             "candidates": [[int(v), float(s)] for v, s in self.candidates],
             "mode": self.mode,
             "evidence": dict(self.evidence),
+            "head": None if self.head is None else int(self.head),
         }
 
 

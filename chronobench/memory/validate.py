@@ -24,6 +24,16 @@ def text(value: Any, name: str, *, empty: bool = False) -> str:
     return value
 
 
+NUL_REASON = "PostgreSQL text cannot hold it, so no backend stores it"
+
+
+def no_nul(value: Any, name: str) -> Any:
+    """A stored string must not contain NUL (``\\x00``); other values pass."""
+    if isinstance(value, str) and "\x00" in value:
+        raise ValueError(f"{name} must not contain NUL characters (\\x00): {NUL_REASON}")
+    return value
+
+
 def optional_text(value: Any, name: str) -> str | None:
     """None or a ``str``."""
     if value is None:
@@ -65,6 +75,7 @@ def item_ids(value: Any, name: str) -> list[str]:
     for i, item in enumerate(out):
         if not isinstance(item, str) or not item:
             raise TypeError(f"{name}[{i}] must be a non-empty string, got {item!r:.60}")
+        no_nul(item, f"{name}[{i}]")
     return out
 
 
@@ -85,3 +96,4 @@ def scope_key(app: Any, user: Any) -> None:
             raise TypeError(f"{key} must be a string, got {type(value).__name__}")
         if not value:
             raise ValueError(f"{key} must be a non-empty string, got {value!r}")
+        no_nul(value, key)

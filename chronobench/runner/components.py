@@ -186,6 +186,7 @@ class Components:
             cache_dir=spec.paths.cache_dir,  # persistent embedding cache beside the call cache
             reranker=self.reranker.build() if self.reranker is not None else None,
             rerank_depth=int(spec.reranker.top_k),
+            location=spec.store.url if spec.store.backend == "postgres" else None,
             **self.retriever,
         )
 
@@ -251,6 +252,12 @@ def resolve_cell(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> 
     system = Component(
         sys_entry, sys_entry.check_options(spec.system.options, where=_where("system", choices))
     )
+    if spec.store.backend == "postgres" and not spec.store.url:
+        raise ConfigError(
+            "config key 'store.url': store=postgres needs a server URL; set "
+            "CHRONOBENCH_PG_URL=postgresql://user@host:port/db or store.url=... "
+            f"[{_where('store', choices)}]"
+        )
     backbone = _backbone(spec, choices)
     checked = needs_backbone(spec)
     if checked:

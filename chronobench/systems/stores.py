@@ -74,10 +74,14 @@ class StoreProvider:
         embedder: Any = "minilm",
         max_cached: int = 4,
         cache_dir: str | Path | None = None,
+        location: str | None = None,
         **store_options: Any,
     ):
         # store_options go to ChronoMem unchanged (reranker, rrf_k0, depth, rerank_depth...).
         # cache_dir: where the persistent embedding cache lives (None: memory only).
+        # location: None for in-memory SQLite stores, or a PostgreSQL URL: each store
+        # then lives in a temporary schema of that database, dropped when it closes.
+        self.location = location
         self.embedder_spec = embedder
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.store_options = store_options
@@ -98,11 +102,16 @@ class StoreProvider:
                 shared_cache(self._embedder).attach(self.cache_dir / EMBEDDING_CACHE_FILE)
         return self._embedder
 
-    def new_store(self, path: str = ":memory:") -> Any:
-        """An empty store with this provider's settings."""
+    def new_store(self, path: str | None = None) -> Any:
+        """An empty store with this provider's settings (``path``: SQLite file or URL;
+        default: in memory, or a temporary schema on the provider's PostgreSQL server)."""
         from chronobench.memory import ChronoMem
 
-        return ChronoMem(path, embedder=self.embedder, **self.store_options)
+        if path is None and self.location:
+            from chronobench.memory.pg.temporary import temporary_store
+
+            return temporary_store(self.location, embedder=self.embedder, **self.store_options)
+        return ChronoMem(path or ":memory:", embedder=self.embedder, **self.store_options)
 
     def get(self, writes: Sequence[StreamWrite]) -> IngestedStream:
         """The post-exposure store of a stream's public ``writes`` (built on first use,

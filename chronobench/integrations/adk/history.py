@@ -12,6 +12,7 @@ from typing import Any
 
 from chronobench.integrations.adk import convert as cv
 from chronobench.integrations.adk.planning import RollbackReport
+from chronobench.memory.types import HeadMovedError
 
 _MODES = ("truncate", "revert")
 
@@ -117,8 +118,15 @@ class HistoryMixin:
             target = int(p.target_version)
             discarded = self._describe(app_name, user_id, [int(v) for v in p.discarded_versions])
             if not preview:
+                # expected_head: another process's write since the plan refuses it
+                # (HeadMovedError), this service's lock only covers its own threads.
                 self.store.rollback_to_version(
-                    app_name, user_id, target, mode=mode, reason=f"adk rollback: {request[:200]}"
+                    app_name,
+                    user_id,
+                    target,
+                    mode=mode,
+                    reason="adk rollback: " + request[:200].replace("\x00", "\ufffd"),
+                    expected_head=p.head,
                 )
             head = self.store.head(app_name, user_id)
         return RollbackReport(
@@ -165,9 +173,19 @@ class HistoryMixin:
             ids = [r.version_id for r in self.store.versions(app_name, user_id)]
             later = ids[ids.index(version) + 1 :] if version in ids else []
             discarded = self._describe(app_name, user_id, later)
-            new_head = self.store.rollback_to_version(
-                app_name, user_id, version, mode=mode, reason=f"adk rollback_to_version {version}"
-            )
+            try:  # the check above, again atomically with the write (other processes)
+                new_head = self.store.rollback_to_version(
+                    app_name,
+                    user_id,
+                    version,
+                    mode=mode,
+                    reason=f"adk rollback_to_version {version}",
+                    expected_head=head,
+                )
+            except HeadMovedError as exc:
+                raise RuntimeError(
+                    f"memory changed since the preview ({exc}); preview the rollback again"
+                ) from exc
         return RollbackReport(
             request=None,
             intent=None,

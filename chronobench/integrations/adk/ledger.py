@@ -2,8 +2,9 @@
 
 ChronoMem versions item *texts*; an ADK ``MemoryEntry`` also has an author, a
 timestamp, a role and custom metadata. Those never change for a memory id, so they
-live in one unversioned table, ``adk_memory_ledger``, in the store's own SQLite file
-(a second connection; an in-memory store gets an in-memory ledger). The ledger holds
+live in one unversioned table, ``adk_memory_ledger``, in the store's own database (a
+second connection: the same SQLite file, or the same PostgreSQL schema; an in-memory
+store gets an in-memory ledger). The ledger holds
 no memory text. A row also records that an event id was ingested once, which is how
 re-adding a session never brings back an event that was deleted or rolled back.
 """
@@ -17,14 +18,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS adk_memory_ledger (
-    app TEXT NOT NULL, user TEXT NOT NULL, memory_id TEXT NOT NULL,
+_COLUMNS = """
+    app TEXT NOT NULL, "user" TEXT NOT NULL, memory_id TEXT NOT NULL,
     session_id TEXT, author TEXT, timestamp TEXT, role TEXT,
     custom_metadata TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (app, user, memory_id)
-) WITHOUT ROWID;
-"""
+    PRIMARY KEY (app, "user", memory_id)"""
+_SCHEMA = f"CREATE TABLE IF NOT EXISTS adk_memory_ledger ({_COLUMNS}) WITHOUT ROWID"
+_PG_SCHEMA = f"CREATE TABLE IF NOT EXISTS adk_memory_ledger ({_COLUMNS})"
 _CHUNK = 500  # ids per IN (...) query, under SQLite's variable limit
 
 
@@ -43,19 +43,30 @@ class LedgerRow:
 class Ledger:
     """The ``adk_memory_ledger`` table on its own connection (thread-safe)."""
 
-    def __init__(self, path: str, busy_timeout_ms: int = 60_000) -> None:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        # The store's durability contract (WAL + NORMAL: safe against process crashes).
-        if path != ":memory:":
-            conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.executescript(_SCHEMA)
-        self._conn: sqlite3.Connection | None = conn
+    def __init__(self, path: str, busy_timeout_ms: int = 60_000, *, schema: str | None = None):
+        from chronobench.memory.pg.locations import is_url
+
+        conn: Any
+        if is_url(path):  # the store's PostgreSQL schema, on a connection of our own
+            from chronobench.memory.pg.locations import ledger_connection
+
+            conn = ledger_connection(path, schema, busy_timeout_ms)
+            conn.execute(_PG_SCHEMA)
+            self._begin = "BEGIN"
+        else:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            # The store's durability contract (WAL + NORMAL: safe against process crashes).
+            if path != ":memory:":
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(_SCHEMA)
+            self._begin = "BEGIN IMMEDIATE"
+        self._conn: Any = conn
         self._lock = threading.Lock()
 
     @property
-    def conn(self) -> sqlite3.Connection:
+    def conn(self) -> Any:
         """The open connection (raises once closed)."""
         if self._conn is None:
             raise RuntimeError("this memory service is closed")
@@ -71,7 +82,7 @@ class Ledger:
                 out.update(
                     r[0]
                     for r in self.conn.execute(
-                        "SELECT memory_id FROM adk_memory_ledger WHERE app = ? AND user = ? "
+                        'SELECT memory_id FROM adk_memory_ledger WHERE app = ? AND "user" = ? '
                         f"AND memory_id IN ({','.join('?' * len(part))})",
                         (app, user, *part),
                     )
@@ -96,11 +107,15 @@ class Ledger:
             for r in rows
         ]
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(self._begin)
             try:
                 self.conn.executemany(
-                    "INSERT OR REPLACE INTO adk_memory_ledger (app, user, memory_id, session_id, "
-                    "author, timestamp, role, custom_metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    'INSERT INTO adk_memory_ledger (app, "user", memory_id, session_id, author, '
+                    "timestamp, role, custom_metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                    'ON CONFLICT (app, "user", memory_id) DO UPDATE SET session_id = '
+                    "excluded.session_id, author = excluded.author, timestamp = "
+                    "excluded.timestamp, role = excluded.role, custom_metadata = "
+                    "excluded.custom_metadata",
                     data,
                 )
             except BaseException:
@@ -117,7 +132,7 @@ class Ledger:
                 part = ids[i : i + _CHUNK]
                 for row in self.conn.execute(
                     "SELECT memory_id, session_id, author, timestamp, role, custom_metadata "
-                    "FROM adk_memory_ledger WHERE app = ? AND user = ? "
+                    'FROM adk_memory_ledger WHERE app = ? AND "user" = ? '
                     f"AND memory_id IN ({','.join('?' * len(part))})",
                     (app, user, *part),
                 ):
@@ -128,7 +143,7 @@ class Ledger:
         """Remove the rows of ``ids`` (undoes a :meth:`record` whose commit failed)."""
         with self._lock:
             self.conn.executemany(
-                "DELETE FROM adk_memory_ledger WHERE app = ? AND user = ? AND memory_id = ?",
+                'DELETE FROM adk_memory_ledger WHERE app = ? AND "user" = ? AND memory_id = ?',
                 [(app, user, i) for i in ids],
             )
 

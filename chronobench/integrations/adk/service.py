@@ -74,7 +74,8 @@ class ChronoMemMemoryService(HistoryMixin, BaseMemoryService):
             # An unknown option raises ChronoMem's own TypeError, which names it.
             self.store, self._owns_store = ChronoMem(db_path, **chronomem_options), True
         self.max_results = max_results
-        self.ledger = Ledger(self.store.path)
+        # The ledger lives beside the store: same SQLite file, or same PostgreSQL schema.
+        self.ledger = Ledger(self.store.path, schema=getattr(self.store.backend, "schema", None))
         self._write_lock = threading.RLock()
         self._match = MatchIndex()
         self.previews = PreviewBook()

@@ -1,0 +1,1 @@
+"""ChronoMem's PostgreSQL backend (optional extra ``postgres``: psycopg 3)."""

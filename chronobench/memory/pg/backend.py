@@ -1,0 +1,389 @@
+"""The PostgreSQL backend of ChronoMem (``ChronoMem("postgresql://user@host:port/db")``).
+
+Implements :class:`chronobench.memory.backend.Backend` on one psycopg 3 connection per
+store (autocommit; writes in explicit transactions). Schema: :mod:`.schema`; lexical
+index and scoring: :mod:`.lexical` (FTS5's BM25 from stored term statistics);
+descriptor vectors are ``float4[]`` rows scored in the client, like SQLite's blobs.
+
+Concurrency (many processes, many hosts):
+
+- a write transaction is READ COMMITTED and locks its scope's ``scopes`` row
+  (:meth:`PostgresBackend.lock_scope`, ``SELECT ... FOR UPDATE``) before it reads
+  HEAD, so writers of one (app, user) scope run one after the other and writers of
+  other scopes never wait for them; a lock wait gives up after ``busy_timeout_ms``
+  (``lock_timeout``), as SQLite's busy timeout does;
+- every change commits atomically: a reader sees a whole commit or rollback or none;
+  :meth:`PostgresBackend.read_snapshot` is one REPEATABLE READ snapshot;
+- a lost connection raises :class:`~.conn.StoreConnectionError` and the next call
+  reconnects; a commit that returned is durable (``synchronous_commit`` as the server
+  has it; the default, ``on``, survives a server crash).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from chronobench.memory.pg import copying
+from chronobench.memory.pg import lexical as lex
+from chronobench.memory.pg import schema as ddl
+from chronobench.memory.pg.conn import (
+    PgConn,
+    connect_raw,
+    describe_url,
+    psycopg_module,
+    quote_ident,
+)
+from chronobench.memory.pg.locations import DEFAULT_SCHEMA, is_url
+from chronobench.memory.sql import alive, visible
+
+CLONE_PREFIX = "chronomem_clone_"
+
+
+class PostgresBackend:
+    """One schema of one PostgreSQL database holding ChronoMem stores."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        busy_timeout_ms: int = 60_000,
+        schema: str | None = None,
+        ephemeral: bool = False,
+    ) -> None:
+        self.path = url
+        self.url = url
+        self.where = describe_url(url)
+        self.busy_timeout_ms = int(busy_timeout_ms)
+        self.lock = threading.RLock()
+        self.schema = schema
+        self.ephemeral = ephemeral  # a clone's schema, dropped on close
+        self._pid = os.getpid()
+        self._closed = False
+        self._conn: PgConn | None = None
+        self._conn = self._connect()
+        self._bootstrap()
+
+    # -- connection and transactions ---------------------------------------------------------
+
+    def _connect(self) -> PgConn:
+        raw = connect_raw(self.url, self.schema, self.busy_timeout_ms, "chronomem")
+        if self.schema is None:
+            self.schema = self._schema_from_url(raw)
+            raw.execute("SELECT set_config('search_path', %s, false)", (quote_ident(self.schema),))
+        return PgConn(raw, self.where)
+
+    def _schema_from_url(self, raw: Any) -> str:
+        """The URL's own search_path, when it sets one, else ``chronomem``."""
+        if "search_path" not in self.url:
+            return DEFAULT_SCHEMA
+        first = raw.execute("SHOW search_path").fetchone()[0].split(",")[0].strip()
+        if first == '"$user"':
+            first = raw.info.user
+        return first.strip('"') or DEFAULT_SCHEMA
+
+    def _bootstrap(self) -> None:
+        """Create the schema and tables (once, serialised between processes)."""
+        conn = self.conn
+        with self.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", ("chronomem:" + self.schema,))
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_ident(self.schema)}")
+            exists = conn.execute(
+                "SELECT 1 FROM pg_tables WHERE schemaname = ? AND tablename = 'meta'",
+                (self.schema,),
+            ).fetchone()
+            if not exists:
+                copying.create_tables(conn)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None or row[0] != ddl.SCHEMA_VERSION:
+            self.close()
+            raise RuntimeError(
+                f"{self.where} schema {self.schema}: ChronoMem store schema "
+                f"{row[0] if row else 'unknown'} is not the supported {ddl.SCHEMA_VERSION}; "
+                "use another schema (?options=-csearch_path%3Dname) or re-ingest"
+            )
+
+    @property
+    def conn(self) -> PgConn:
+        """The open connection; reconnects after a lost one (raises once closed)."""
+        if self._closed or self._conn is None:
+            raise RuntimeError("this ChronoMem store is closed")
+        if self._pid != os.getpid():  # a forked child never shares its parent's socket
+            self._pid, self._conn = os.getpid(), None
+            self._conn = self._connect()
+        elif self._conn.broken() and not self._conn.in_txn:
+            self._conn = self._connect()
+        return self._conn
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[PgConn]:
+        """``BEGIN`` (READ COMMITTED) ... ``COMMIT``; rolled back on any exception.
+        Writers lock their scope with :meth:`lock_scope` inside it."""
+        with self.lock:
+            conn = self.conn
+            conn.execute("BEGIN")
+            conn.in_txn = True
+            try:
+                yield conn
+            except BaseException:
+                conn.in_txn = False
+                if not conn.broken():
+                    with contextlib.suppress(Exception):
+                        conn.raw.execute("ROLLBACK")
+                raise
+            try:
+                conn.execute("COMMIT")
+            finally:
+                conn.in_txn = False
+
+    def lock_scope(self, scope_id: int) -> None:
+        """Inside :meth:`transaction`: wait for, then hold, the scope's write lock."""
+        self.conn.execute("SELECT 1 FROM scopes WHERE scope_id = ? FOR UPDATE", (int(scope_id),))
+
+    @contextlib.contextmanager
+    def read_snapshot(self) -> Iterator[PgConn]:
+        """One REPEATABLE READ, read-only transaction: every read sees one state."""
+        with self.lock:
+            conn = self.conn
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                yield conn
+            finally:
+                if not conn.broken():
+                    conn.execute("COMMIT")
+
+    def copy(self, path: str) -> PostgresBackend:
+        """An independent copy: ``":memory:"`` makes a temporary schema in the same
+        database (dropped when the copy closes); a PostgreSQL URL copies into that
+        database (whose ChronoMem schema must be empty)."""
+        if path in (":memory:", "", None):
+            name = CLONE_PREFIX + uuid.uuid4().hex[:12]
+            with self.lock:
+                conn = self.conn
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                conn.in_txn = True
+                try:
+                    copying.into_schema(conn, self.schema, name)
+                except BaseException:
+                    conn.in_txn = False
+                    with contextlib.suppress(Exception):
+                        conn.raw.execute("ROLLBACK")
+                    raise
+                conn.in_txn = False
+                conn.execute("COMMIT")
+            return PostgresBackend(
+                self.url, busy_timeout_ms=self.busy_timeout_ms, schema=name, ephemeral=True
+            )
+        if not is_url(path):
+            raise ValueError(
+                f"clone target {path!r}: a PostgreSQL store clones into PostgreSQL; pass a "
+                "postgresql:// URL, or ':memory:' for a temporary copy on the same server"
+            )
+        other = PostgresBackend(path, busy_timeout_ms=self.busy_timeout_ms)
+        try:
+            if other.conn.execute("SELECT 1 FROM scopes LIMIT 1").fetchone():
+                raise FileExistsError(
+                    f"clone target {other.where} schema {other.schema} already holds a store"
+                )
+            with self.read_snapshot() as src, other.transaction() as dst:
+                copying.to_database(src, self.schema, dst, other.schema)
+        except BaseException:
+            other.close()
+            raise
+        return other
+
+    def close(self) -> None:
+        """Close the connection (idempotent); a temporary clone's schema is dropped."""
+        with self.lock:
+            if self._closed:
+                return
+            self._closed = True
+            conn, self._conn = self._conn, None
+            if conn is None:
+                return
+            if self.ephemeral and not conn.broken():
+                with contextlib.suppress(Exception):
+                    conn.raw.execute(f"DROP SCHEMA IF EXISTS {quote_ident(self.schema)} CASCADE")
+            conn.close()
+
+    # -- dialect bits ------------------------------------------------------------------------
+
+    def shared_vectors(self) -> Any:
+        """The server's embedding table, for the embedding cache of this store's embedder."""
+        from chronobench.memory.pg.vectors import PgVectors
+
+        return PgVectors(self.url, self.schema)
+
+    def insert(self, sql: str, params: Sequence[Any], key: str) -> int:
+        """Run one ``INSERT`` and return the new row's ``key`` (``RETURNING``)."""
+        return int(self.conn.execute(f"{sql} RETURNING {key}", params).fetchone()[0])
+
+    def contains(self, column: str) -> str:
+        """``strpos(column, ?) > 0``."""
+        return f"strpos({column}, ?) > 0"
+
+    def json_text(self, column: str, key: str) -> tuple[str, str]:
+        """The JSON text of the value under ``key`` (NULL when absent or JSON null)."""
+        return f"NULLIF((({column})::json -> ?)::text, 'null')", key
+
+    # -- erasure -----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def secure_delete(self) -> Iterator[None]:
+        """Nothing to switch on: PostgreSQL never overwrites freed tuples in place;
+        :meth:`purge` rewrites the tables instead."""
+        yield
+
+    def purge(self) -> bool:
+        """``VACUUM FULL`` every ChronoMem table of the schema: each table, its TOAST
+        table and its indexes are rewritten into new files without the deleted rows,
+        and the old files are unlinked. Returns False when a lock wait timed out
+        (another session held a table); a later purge completes it."""
+        psycopg = psycopg_module()
+        with self.lock:
+            conn = self.conn
+            ok = True
+            for t in [*copying.tables(conn, self.schema), "embeddings"]:
+                try:
+                    conn.execute(f"VACUUM (FULL, ANALYZE) {quote_ident(self.schema)}.{t}")
+                except psycopg.errors.LockNotAvailable:
+                    ok = False
+            return ok
+
+    # -- lexical search ----------------------------------------------------------------------
+
+    def index_item(self, scope_id: int, span_id: int, text: str) -> None:
+        """Add a span's text to the item index."""
+        lex.index(self.conn, lex.ITEMS, scope_id, [(span_id, text)])
+
+    def unindex_items(self, span_ids: Iterable[int]) -> None:
+        """Remove spans from the item index."""
+        lex.unindex(self.conn, lex.ITEMS, span_ids)
+
+    def match_items(self, scope_id: int, terms: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """Live spans by BM25 (the index also holds closed and discarded spans)."""
+        if k <= 0:
+            return []
+        return lex.bm25(
+            self.conn, lex.ITEMS, scope_id, terms,
+            owner="JOIN spans s ON s.span_id = h.doc",
+            where=alive(self.conn, scope_id, "s"), key="h.doc", tiebreak="h.doc", limit=k,
+        )  # fmt: skip
+
+    def index_descriptor(self, scope_id: int, vrow: int, body: str) -> None:
+        """Add a version's lexical descriptor to the descriptor index."""
+        lex.index(self.conn, lex.DESCRIPTORS, scope_id, [(vrow, body)])
+
+    def unindex_descriptors(self, vrows: Iterable[int]) -> None:
+        """Remove versions from the descriptor index."""
+        lex.unindex(self.conn, lex.DESCRIPTORS, vrows)
+
+    def match_descriptors(
+        self, scope_id: int, terms: Sequence[str], k: int
+    ) -> list[tuple[int, float]]:
+        """Visible versions by BM25, ties in seq order."""
+        if k <= 0:
+            return []
+        return lex.bm25(
+            self.conn, lex.DESCRIPTORS, scope_id, terms,
+            owner="JOIN versions v ON v.vrow = h.doc",
+            where=visible(self.conn, scope_id, "v.seq"), key="v.version_id", tiebreak="v.seq",
+            limit=k,
+        )  # fmt: skip
+
+    def descriptor_scores(
+        self, scope_id: int, terms: Sequence[str], version_ids: Iterable[int]
+    ) -> dict[int, float | None]:
+        """The BM25 score of each version (None: no term matches)."""
+        vids = [int(v) for v in version_ids]
+        out: dict[int, float | None] = dict.fromkeys(vids)
+        if not vids:
+            return out
+        got = lex.bm25(
+            self.conn, lex.DESCRIPTORS, scope_id, terms,
+            owner="JOIN versions v ON v.vrow = h.doc", where="v.version_id = ANY(?)",
+            args=[vids], key="v.version_id", tiebreak="v.seq",
+        )  # fmt: skip
+        out.update(dict(got))
+        return out
+
+    def descriptor_body(self, vrow: int) -> str | None:
+        """The indexed lexical descriptor of a version row."""
+        got = self.conn.execute("SELECT body FROM desc_docs WHERE doc = ?", (vrow,)).fetchone()
+        return got[0] if got else None
+
+    def descriptors_containing(self, scope_id: int, needle: str) -> list[tuple[int, str]]:
+        """``[(vrow, body)]`` of the scope's indexed descriptors containing ``needle``."""
+        return [
+            (int(d), b)
+            for d, b in self.conn.execute(
+                "SELECT doc, body FROM desc_docs WHERE scope_id = ? AND strpos(body, ?) > 0",
+                (scope_id, needle),
+            ).fetchall()
+        ]
+
+    def indexed_items(self, scope_id: int) -> set[int]:
+        """Span ids in the scope's item index."""
+        rows = self.conn.execute("SELECT doc FROM item_docs WHERE scope_id = ?", (scope_id,))
+        return {int(r[0]) for r in rows.fetchall()}
+
+    def indexed_descriptors(self, scope_id: int) -> set[int]:
+        """Version rows in the scope's descriptor index."""
+        rows = self.conn.execute("SELECT doc FROM desc_docs WHERE scope_id = ?", (scope_id,))
+        return {int(r[0]) for r in rows.fetchall()}
+
+    # -- vector storage ----------------------------------------------------------------------
+
+    def put_vectors(self, vrow: int, vectors: Sequence[np.ndarray] | np.ndarray) -> None:
+        """One ``desc_vecs`` row (``float4[]``) per window."""
+        self.conn.executemany(
+            "INSERT INTO desc_vecs (vrow, chunk, vec) VALUES (?, ?, ?::float4[])",
+            [
+                (vrow, i, np.asarray(v, dtype=np.float32).astype(np.float64).tolist())
+                for i, v in enumerate(vectors)
+            ],
+        )
+
+    def delete_vectors(self, vrows: Iterable[int]) -> None:
+        """Delete versions' vectors."""
+        ids = [int(v) for v in vrows]
+        if ids:
+            self.conn.execute("DELETE FROM desc_vecs WHERE vrow = ANY(?)", (ids,))
+
+    def scope_vectors(self, scope_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """Visible versions' window vectors, in seq then window order."""
+        sql = (
+            "SELECT v.version_id, d.vec FROM versions v JOIN desc_vecs d ON d.vrow = v.vrow "
+            f"WHERE v.scope_id = %s AND {visible(self.conn, scope_id, 'v.seq')} "
+            "ORDER BY v.seq, d.chunk"
+        )
+        with self.conn.raw.cursor(binary=True) as cur:
+            rows = cur.execute(sql, (scope_id,)).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.float32)
+        owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        return owners, np.stack([r[1] for r in rows]).astype(np.float32, copy=False)
+
+    def vector_owners(self, scope_id: int) -> set[int]:
+        """Version rows of the scope that have vectors."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT d.vrow FROM desc_vecs d JOIN versions v ON v.vrow = d.vrow "
+            "WHERE v.scope_id = ?",
+            (scope_id,),
+        )
+        return {int(r[0]) for r in rows.fetchall()}
+
+    def orphan_vectors(self) -> int:
+        """How many stored vectors belong to no version."""
+        return int(
+            self.conn.execute(
+                "SELECT count(*) FROM desc_vecs d WHERE NOT EXISTS "
+                "(SELECT 1 FROM versions v WHERE v.vrow = d.vrow)"
+            ).fetchone()[0]
+        )
