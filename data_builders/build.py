@@ -24,6 +24,11 @@ LOCOMO_DEFAULTS: dict[str, Any] = {
     "max_queries_per_stream": 40,
     "max_answerable": 3,
     "max_future": 3,
+    # Boundary probes per side (data_builders/boundary.py): answerable
+    # QA of the session at v*, future QA of the first session after it.
+    "max_boundary": 10,
+    # Recall probes per side ("Is it true that <observation>?", data_builders/boundary.py).
+    "max_recall": 6,
     "jaccard_threshold": 0.5,
     "episode_margin": 0.8,  # data_builders/uniqueness.py: runner-up episode < 80% of own
     "seed": 0,
