@@ -35,7 +35,9 @@ __all__ = [
     "date_like",
     "jaccard",
     "normalize",
+    "first_words",
     "stem",
+    "word_budget",
     "words",
 ]
 
@@ -174,3 +176,18 @@ def date_like(text: str) -> str | None:
     if _MONTH_RE.search(text):
         return "date_words"
     return None
+
+
+# "Summarise ... in at most 150 words." (how a summary probe states its budget).
+_BUDGET_RE = re.compile(r"\bin (?:at most|no more than|under) (\d{1,5}) words\b", re.IGNORECASE)
+
+
+def word_budget(text: str) -> int | None:
+    """The word budget a request states ("in at most 150 words"), or None."""
+    m = _BUDGET_RE.search(text)
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+
+
+def first_words(text: str, n: int) -> str:
+    """The first ``n`` whitespace-separated words of ``text``, joined by single spaces."""
+    return " ".join(text.split()[:n])

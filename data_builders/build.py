@@ -24,6 +24,11 @@ LOCOMO_DEFAULTS: dict[str, Any] = {
     "max_queries_per_stream": 40,
     "max_answerable": 3,
     "max_future": 3,
+    # Boundary probes per side (data_builders/boundary.py): answerable
+    # QA of the session at v*, future QA of the first session after it.
+    "max_boundary": 10,
+    # Recall probes per side ("Is it true that <observation>?", data_builders/boundary.py).
+    "max_recall": 6,
     "jaccard_threshold": 0.5,
     # data_builders/uniqueness.py: drop an anchor when one annotation record of another
     # episode covers >= 40% of its key-term weight, or its key terms weigh < 1 in all.

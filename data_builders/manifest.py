@@ -13,7 +13,10 @@ from chronobench.data.schema import SCHEMA_VERSION
 # and floor texts) and the episode-uniqueness anchor filter: older builds are not reused.
 # 1.2.1: summary probes carry meta.generic_stems (specific content ROUGE-1).
 # 1.3.0: issue 15: template anchors are filtered by LoCoMo's annotations, not by BM25.
-BUILDER_VERSION = "1.3.0"
+# 1.4.0: issue 15 boundary probes (meta.boundary), recall probes from observations,
+# final_qa for boundary answerable questions, summary probes with a word budget and
+# session_words (RQ3 session coverage).
+BUILDER_VERSION = "1.4.0"
 
 FIELD_PROVENANCE: dict[str, dict[str, list[str]]] = {
     "locomo": {

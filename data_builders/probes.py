@@ -1,166 +1,56 @@
-"""Probe pools: everything needed to attach probes to a rollback query at any ``v*``.
+"""Attaching probes to a rollback query at any ``v*`` from a stream's pool.
 
-A pool is written next to the streams (``pools.jsonl``) so that user-supplied queries get
-exactly the probes the builder would attach at the same ``v*``.
+The pool models live in :mod:`data_builders.pools` (re-exported here) and the boundary
+probes in :mod:`data_builders.boundary`; this module assembles a query's probes, the
+summary probe, and the ``final_qa`` probes asked at the stream's last version.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from chronobench.data.schema import Probe, Stream
+from chronobench.metrics.summary import SUMMARY_WORDS, novel_event_words, session_new_words
+from data_builders.boundary import boundary_probes, boundary_windows, recall_probes, recall_question
+from data_builders.pools import (
+    FUTURE_CATEGORIES,
+    FutureCheck,
+    PoolConflict,
+    PoolFact,
+    PoolQA,
+    PoolSession,
+    ProbePool,
+    past_text,
+    qa_probe,
+    ranked,
+)
 
-from chronobench.data.schema import Probe, Scoring, Stream
-from chronobench.hashing import stable_hash
-from chronobench.metrics.qa import NOT_MENTIONED_OPTION, choice_question
-from chronobench.metrics.summary import novel_event_words
-from chronobench.text import CONTENT_STOPWORDS, contains_phrase, normalize, stem
+__all__ = [
+    "FUTURE_CATEGORIES",
+    "SUMMARY_QUESTION",
+    "PoolConflict",
+    "PoolFact",
+    "PoolQA",
+    "PoolSession",
+    "ProbePool",
+    "add_final_probes",
+    "attach_probes",
+    "boundary_windows",
+    "budget_question",
+    "past_text",
+    "recall_question",
+]
 
 SUMMARY_QUESTION = "Summarise what has happened so far."
 
-#: Categories whose answers need the evidence itself; category 3 (inference) qualifies as
-#: a future probe only when none of its answer's content words occurs before v*.
-FUTURE_CATEGORIES = frozenset({1, 2, 4})
 
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class PoolQA(_Model):
-    """One dataset question placed on the stream's timeline.
-
-    ``lo`` is the earliest version at which any of its evidence may be committed and
-    ``hi`` the version by which all of it is; the question is answerable at ``v*`` when
-    ``hi <= v*`` and entirely in the future when ``lo > v*``.
-    """
-
-    qa_id: str
-    question: str
-    answers: list[str]
-    category: int | None = None
-    lo: int
-    hi: int
-    evidence_versions: list[int] = Field(default_factory=list)
-    future_ok: bool = True
-    meta: dict[str, Any] = Field(default_factory=dict)
-
-
-class PoolSession(_Model):
-    """The annotated events of one session and the versions its writes span."""
-
-    session: int
-    date: str
-    events: list[str]
-    first_version: int
-    last_version: int
-
-
-class PoolConflict(_Model):
-    """A fact slot overridden later: before the override, ``old`` is the gold answer."""
-
-    pair_id: str
-    question: str
-    old: str
-    new: str
-    old_version: int
-    new_version: int
-
-
-class ProbePool(_Model):
-    """Probe material of one stream plus the caps used to pick probes."""
-
-    stream_id: str
-    scoring: Scoring
-    qas: list[PoolQA] = Field(default_factory=list)
-    sessions: list[PoolSession] = Field(default_factory=list)
-    conflicts: list[PoolConflict] = Field(default_factory=list)
-    summary_reference: str | None = None
-    summary_caveat: str | None = None
-    speakers: list[str] = Field(default_factory=list)
-    generic_floor: str | None = Field(
-        None,
-        description="RQ3 floor text: speakers' names + frequent words of OTHER "
-        "conversations' summaries (built across the dataset)",
-    )
-    max_answerable: int = 3
-    max_future: int = 3
-    seed: int = 0
-
-
-def _ranked(
-    items: list[Any],
-    key_of: Any,
-    pool: ProbePool,
-    v_star: int,
-    prefer: frozenset[str] = frozenset(),
-) -> list[Any]:
-    # Ranking depends on (stream, v*, item) only, so user queries at the same v* get
-    # the same probes as builder queries; ``prefer`` (the anchor's own question) goes first.
-    return sorted(
-        items,
-        key=lambda it: (
-            key_of(it) not in prefer,
-            stable_hash(pool.seed, pool.stream_id, v_star, key_of(it)),
-            key_of(it),
-        ),
-    )
-
-
-def past_text(stream: Stream, v_star: int) -> str:
-    """Normalised text of every op committed at or before ``v*``."""
-    parts = [op.text or "" for w in stream.writes[:v_star] for op in w.ops]
-    return normalize(" ".join(parts))
-
-
-def _past_stems(stream: Stream, v_star: int) -> set[str]:
-    return {stem(w) for w in past_text(stream, v_star).split() if w not in CONTENT_STOPWORDS}
-
-
-#: Words of an inference answer that carry no content: "Likely yes", "Probably not".
-_HEDGES = frozenset(
-    "yes no not likely unlikely probably possibly maybe perhaps somewhat definitely".split()
-)
-
-
-def _answer_stems(answer: str) -> set[str]:
-    # Names and numbers are kept: a name said before v* can already answer "who".
-    return {
-        stem(w)
-        for w in normalize(answer).split()
-        if w not in CONTENT_STOPWORDS and w not in _HEDGES
-    }
-
-
-def _adversarial_options(pool: ProbePool, qa: PoolQA) -> list[str]:
-    adversarial = str(qa.meta.get("adversarial_answer") or "").strip()
-    options = [NOT_MENTIONED_OPTION, adversarial or "Yes"]
-    # LoCoMo shuffles the two options; seeded per question, so every query sees one order.
-    if stable_hash(pool.seed, pool.stream_id, qa.qa_id, "options") % 2:
-        options.reverse()
-    return options
-
-
-def _qa_probe(query_id: str, qa: PoolQA, kind: str, pool: ProbePool) -> Probe:
-    future = kind in ("future_qa", "final_qa")
-    question = qa.question
-    meta: dict[str, Any] = {"qa_id": qa.qa_id, **qa.meta}
-    if qa.category == 5 and kind == "qa":
-        meta["options"] = _adversarial_options(pool, qa)
-        question = choice_question(qa.question, meta["options"])
-    return Probe(
-        probe_id=f"{query_id}/{kind}/{qa.qa_id}",
-        kind=kind,  # type: ignore[arg-type]
-        question=question,
-        answers=list(qa.answers) if kind != "future_qa" else [],
-        category=qa.category,
-        evidence_versions=list(qa.evidence_versions),
-        future_answers=list(qa.answers) if future else [],
-        scoring=pool.scoring,
-        meta=meta,
-    )
+def budget_question(words: int = SUMMARY_WORDS) -> str:
+    """The LoCoMo summary request, with its word budget stated (every RQ3 score reads
+    only the first ``words`` words of the answer)."""
+    return f"Summarise what has happened so far in at most {words} words."
 
 
 def _summary_probe(query_id: str, pool: ProbePool, stream: Stream, v_star: int) -> Probe | None:
@@ -182,16 +72,21 @@ def _summary_probe(query_id: str, pool: ProbePool, stream: Stream, v_star: int) 
     floors = {"session_dates": "\n".join(s.date for s in done if s.date)}
     if pool.generic_floor:
         floors["generic_words"] = pool.generic_floor
+    new_words = _session_new_words(pool, stream)
     return Probe(
         probe_id=f"{query_id}/summary",
         kind="summary",
-        question=SUMMARY_QUESTION,
+        question=budget_question(),
         reference=reference,
         future_references=future,
         scoring=pool.scoring,
         meta={
             "sessions": [s.session for s in done],
             "speakers": list(pool.speakers),
+            "word_budget": SUMMARY_WORDS,
+            # RQ3 headline (session coverage): per restored session, the words of its
+            # events that the conversation says first in that session.
+            "session_words": [new_words[s.session] for s in done if s.session in new_words],
             # Calibrated leakage (docs/metrics.md): per eligible post-v* event, its
             # content stems found neither in the memory up to v* nor in the reference.
             "novel_words": novel_event_words(future, f"{memory}\n{reference}", pool.speakers),
@@ -199,6 +94,25 @@ def _summary_probe(query_id: str, pool: ProbePool, stream: Stream, v_star: int) 
             "floor_texts": floors,
         },
     )
+
+
+def _session_new_words(pool: ProbePool, stream: Stream) -> dict[int, list[str]]:
+    memory = tuple(
+        (int(w.labels.get("session", 0)), " ".join(op.text or "" for op in w.ops))
+        for w in stream.writes
+    )
+    events = tuple((s.session, tuple(s.events)) for s in pool.sessions)
+    return _new_words_cached(events, memory, tuple(pool.speakers))
+
+
+@lru_cache(maxsize=4)
+def _new_words_cached(
+    events: tuple[tuple[int, tuple[str, ...]], ...],
+    memory: tuple[tuple[int, str], ...],
+    names: tuple[str, ...],
+) -> dict[int, list[str]]:
+    # Memoised: every query of a stream needs the same table (callers do not mutate it).
+    return session_new_words(events, memory, names)
 
 
 def attach_probes(
@@ -211,8 +125,9 @@ def attach_probes(
     prefer_qa: frozenset[str] = frozenset(),
     stats: Counter[str] | None = None,
 ) -> list[Probe]:
-    """Build the probes for a query at ``v*``: answerable QA, future QA, counterfactual
-    QA (conflict slots), and one summary probe when a reference exists.
+    """Build the probes for a query at ``v*``: answerable QA, future QA, boundary QA
+    (:func:`boundary_windows`, up to ``max_boundary`` per side), counterfactual QA
+    (conflict slots), and one summary probe when a reference exists.
 
     Future probes are categories 1, 2 and 4 (and MAB questions, which have none); a
     category-3 question qualifies only when no content word of its answer occurs before
@@ -222,43 +137,26 @@ def attach_probes(
     probes: list[Probe] = []
     usable = [qa for qa in pool.qas if qa.qa_id not in exclude_qa]
     answerable = [qa for qa in usable if qa.hi <= v_star]
-    for qa in _ranked(answerable, lambda q: q.qa_id, pool, v_star, prefer_qa)[
-        : pool.max_answerable
-    ]:
-        probes.append(_qa_probe(query_id, qa, "qa", pool))
+    for qa in ranked(answerable, lambda q: q.qa_id, pool, v_star, prefer_qa)[: pool.max_answerable]:
+        probes.append(qa_probe(query_id, qa, "qa", pool))
     future = [qa for qa in usable if qa.lo > v_star and qa.future_ok]
+    check = FutureCheck(stream, v_star)
     if future and pool.max_future > 0:
-        past = past_text(stream, v_star)
-        past_stems: set[str] | None = None
         taken = 0
-        for qa in _ranked(future, lambda q: q.qa_id, pool, v_star, prefer_qa):
+        for qa in ranked(future, lambda q: q.qa_id, pool, v_star, prefer_qa):
             if taken >= pool.max_future:
                 break
-            # An answer already present in the past text is derivable at v*: not "future".
-            if any(contains_phrase(past, normalize(a)) for a in qa.answers):
-                _count(stats, "future:answer_in_past")
+            why = check.reason(qa)
+            if why:
+                _count(stats, why)
                 continue
-            if qa.category == 3:
-                # Inference answers can follow from earlier text: keep one only when no
-                # content word of its scored part (before ';') occurs before v*.
-                # A yes/no (or hedged) answer has no content word to check: a guess, or
-                # an inference from earlier text, either way not evidence of the future.
-                stems = [_answer_stems(a.split(";")[0]) for a in qa.answers]
-                if not any(stems):
-                    _count(stats, "future:cat3_no_content_word")
-                    continue
-                if past_stems is None:
-                    past_stems = _past_stems(stream, v_star)
-                if any(st & past_stems for st in stems):
-                    _count(stats, "future:cat3_words_in_past")
-                    continue
-            elif qa.category is not None and qa.category not in FUTURE_CATEGORIES:
-                _count(stats, f"future:category_{qa.category}")
-                continue
-            probes.append(_qa_probe(query_id, qa, "future_qa", pool))
+            probes.append(qa_probe(query_id, qa, "future_qa", pool))
             taken += 1
+    if pool.max_boundary > 0:
+        probes.extend(boundary_probes(pool, query_id, v_star, usable, probes, check, prefer_qa))
+    probes.extend(recall_probes(pool, stream, query_id, v_star))
     live = [c for c in pool.conflicts if c.old_version <= v_star < c.new_version]
-    for c in _ranked(live, lambda c: c.pair_id, pool, v_star, prefer_qa)[: pool.max_answerable]:
+    for c in ranked(live, lambda c: c.pair_id, pool, v_star, prefer_qa)[: pool.max_answerable]:
         probes.append(
             Probe(
                 probe_id=f"{query_id}/qa/{c.pair_id}",
@@ -283,29 +181,37 @@ def _count(stats: Counter[str] | None, key: str) -> None:
 
 
 def add_final_probes(queries: Iterable[Any]) -> int:
-    """Give every future question of a stream one ``final_qa`` probe: the same question
-    asked at the stream's last version without rollback (consistent forgetting needs
-    to know whether the system can answer it at all). It is attached to the first query
-    (by ``query_id``) whose future probes hold it, so each question is asked once per
-    stream. Returns the number of probes added."""
+    """Give every future question of a stream, and every boundary answerable question,
+    one ``final_qa`` probe: the same question asked at the stream's last version without
+    rollback. Consistent forgetting and the RC-QA headline need to know whether the
+    system can answer a question at all when its evidence is in memory
+    (docs/metrics.md). It is attached to the first query (by ``query_id``) whose probes
+    hold it, so each question is asked once per stream. Returns the number added."""
     seen: set[tuple[str, str]] = set()
     added = 0
     for q in sorted(queries, key=lambda q: q.query_id):
         extra = []
         for p in q.probes:
-            if p.kind != "future_qa":
+            if p.kind == "future_qa":
+                answers = list(p.future_answers)
+            elif p.kind == "qa" and p.meta.get("boundary") and p.answers:
+                # Boundary answerable questions (QA and recall): the headline scores A
+                # only on those the system answers at the last version.
+                answers = list(p.answers)
+            else:
                 continue
             qa_id = str(p.meta.get("qa_id", p.question))
             if (q.stream_id, qa_id) in seen:
                 continue
             seen.add((q.stream_id, qa_id))
+            meta = {k: v for k, v in p.meta.items() if k not in ("boundary", "options")}
             extra.append(
                 p.model_copy(
                     update={
                         "probe_id": f"{q.query_id}/final_qa/{qa_id}",
                         "kind": "final_qa",
-                        "answers": list(p.future_answers),
-                        "meta": {**p.meta, "asked_at": "last_version"},
+                        "answers": answers,
+                        "meta": {**meta, "asked_at": "last_version"},
                     }
                 )
             )

@@ -264,6 +264,6 @@ def test_bottom_layer_helpers_import_nothing_above_errors():
 def test_the_checker_sees_lazy_and_relative_imports():
     """The walk finds imports inside functions (data_builders.user_query_file loads the
     probes) and resolves ``from x import module`` to the module."""
-    assert "chronobench.metrics.qa" in GRAPH["data_builders.probes"]
+    assert "chronobench.metrics.qa" in GRAPH["data_builders.pools"]
     assert "data_builders.user_query_file" in GRAPH["chronobench.runner.datasets"]
     assert "chronobench.repair.run" in TARGETS["chronobench.runner.components"]

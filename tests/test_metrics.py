@@ -77,7 +77,10 @@ def _compute(case: dict[str, Any]) -> dict[str, Any]:
     if kind == "run_units":
         units = run_units(inp["rows"])
         return {
-            "rc_qa": {u["query_id"]: u["scores"]["rc_qa"] for u in units if "rc_qa" in u["scores"]},
+            **{
+                field: {u["query_id"]: u["scores"][field] for u in units if "rc_qa" in u["scores"]}
+                for field in ("rc_qa", "rc_qa_a", "rc_qa_b")
+            },
             "consistent_forgetting": {
                 f"{u['query_id']}/{u['qa_id']}": u["scores"]["consistent_forgetting"]
                 for u in units
@@ -193,18 +196,43 @@ def _rows(probes: list[Probe], prediction: str, query_id: str = "q1") -> list[di
 
 
 def test_headline_no_trivial_policy_wins() -> None:
-    # Always abstaining wins the future probes and loses the answerable ones: H = 0;
-    # answering everything wins neither fully; a reader that answers and forgets wins.
-    probes = [
-        Probe(probe_id="q", kind="qa", question="Where?", answers=["Paris"], category=2),
-        Probe(probe_id="f", kind="future_qa", question="Who?", future_answers=["Rome"]),
+    # Boundary probes the system knows at the last version: always abstaining knows
+    # nothing (0); never forgetting keeps everything and forgets nothing (0); forgetting
+    # everything (restoring version 1) forgets and keeps nothing (0); only keeping the
+    # session at v* and forgetting the one after it wins.
+    keep = Probe(
+        probe_id="q",
+        kind="qa",
+        question="Where?",
+        answers=["Paris"],
+        category=2,
+        meta={"qa_id": "q", "boundary": "before"},
+    )
+    drop = Probe(
+        probe_id="f",
+        kind="future_qa",
+        question="Who?",
+        future_answers=["Rome"],
+        category=2,
+        meta={"qa_id": "f", "boundary": "after"},
+    )
+    finals = [
+        p.model_copy(update={"probe_id": f"final/{p.probe_id}", "kind": "final_qa", "answers": a})
+        for p, a in ((keep, ["Paris"]), (drop, ["Rome"]))
     ]
-    abstain = run_units(_rows(probes, ABSTAIN_TEXT))
-    guess = run_units(_rows(probes, "Paris"))
-    assert [u["scores"]["rc_qa"] for u in abstain if "rc_qa" in u["scores"]] == [0.0]
-    assert [u["scores"]["rc_qa"] for u in guess if "rc_qa" in u["scores"]] == [0.0]
-    good = run_units(_rows(probes[:1], "Paris") + _rows(probes[1:], ABSTAIN_TEXT))
-    assert [u["scores"]["rc_qa"] for u in good if "rc_qa" in u["scores"]] == [1.0]
+    probes = [keep, drop, *finals]
+
+    def headline(answers: dict[str, str]) -> list[float]:
+        rows = [r for p in probes for r in _rows([p], answers[p.probe_id])]
+        return [u["scores"]["rc_qa"] for u in run_units(rows) if "rc_qa" in u["scores"]]
+
+    known = {"final/q": "Paris", "final/f": "Rome"}
+    assert headline(
+        {"q": ABSTAIN_TEXT, "f": ABSTAIN_TEXT, **dict.fromkeys(known, ABSTAIN_TEXT)}
+    ) == [0.0]
+    assert headline({"q": "Paris", "f": "Rome", **known}) == [0.0]
+    assert headline({"q": ABSTAIN_TEXT, "f": ABSTAIN_TEXT, **known}) == [0.0]
+    assert headline({"q": "Paris", "f": ABSTAIN_TEXT, **known}) == [1.0]
 
 
 def test_repeated_probes_count_once() -> None:

@@ -29,9 +29,13 @@ person the question names (in its text or speaker header) and contains at least 
 of the option's content terms. Otherwise pick the "not mentioned" option. The reply is
 the option's letter and text, e.g. "(b) Not mentioned in the conversation".
 
-Summary (``task="summary"``): split the sentences into ``max_summary_sentences``
-contiguous groups (so the summary covers the whole timeline) and take from each group
-the sentence closest to the centroid of all sentences (tf-idf cosine), in order.
+Summary (``task="summary"``): when the request states a word budget ("... in at most
+150 words"), one specific sentence per passage date, spread over the timeline, until the
+budget is full (:mod:`chronobench.backbones._summary`). Without a budget: split the
+sentences into ``max_summary_sentences`` contiguous groups (so the summary covers the
+whole timeline) and take from each group the sentence closest to the centroid of all
+sentences (tf-idf cosine), in order. (Requests without a budget keep the old answer, so
+cached calls stay valid.)
 
 Paraphrase (``task="paraphrase"``): the question, unchanged.
 """
@@ -56,9 +60,10 @@ from chronobench.backbones._spans import (
     terms,
     words,
 )
+from chronobench.backbones._summary import budget_summary
 from chronobench.metrics.text import ABSTAIN_TEXT, is_abstention
 from chronobench.protocols import Completion, GenerationRequest
-from chronobench.text import READER_STOPWORDS, stem
+from chronobench.text import READER_STOPWORDS, stem, word_budget
 
 __all__ = ["ExtractiveBackbone"]
 
@@ -131,6 +136,9 @@ class ExtractiveBackbone:
         if request.task == "paraphrase":
             return request.question
         if request.task == "summary":
+            budget = word_budget(request.question)
+            if budget is not None:
+                return budget_summary(request.context, budget)
             return self.summarise(request.context)
         if request.task == "qa":
             return self.answer(request.question, request.context)

@@ -29,6 +29,12 @@ def _parser() -> argparse.ArgumentParser:
         "--granularity", default="session", choices=["session", "turn", "observation", "all"]
     )
     lo.add_argument("--strict", action="store_true", help="fail on unknown evidence ids")
+    lo.add_argument(
+        "--max-boundary",
+        type=int,
+        default=10,
+        help="boundary QA probes per side (session at v*, first session after it)",
+    )
     mab = sub.add_parser("mab", parents=[common], help="MemoryAgentBench")
     mab.add_argument("--split", required=True)
     mab.add_argument("--revision", default="main", help="hub revision (pin for reproducibility)")
@@ -57,7 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 else [args.granularity]
             )
             folders = [
-                build_dataset("locomo", granularity=g, strict=args.strict, **common) for g in grans
+                build_dataset(
+                    "locomo",
+                    granularity=g,
+                    strict=args.strict,
+                    max_boundary=args.max_boundary,
+                    **common,
+                )
+                for g in grans
             ]
         else:
             folders = [

@@ -137,13 +137,7 @@ def _rq2_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
         )
     header = ["method", "queries n / distinct / clusters", "A probes n / distinct / clusters"]
     lines += _md_table([*header, *[h for _, h in RQ2_COLS], "restored = v*"], rows)
-    const = systems.get(("constant_answer", b), ({}, ""))[0].get("all", {}).get("future_leak")
-    if const and const.get("mean") is not None:
-        lines += [
-            f"Leakage of the constant-answer floor (a guess, not a memory): "
-            f"{_cell(const, ci=False)}%. Leakage below that level says nothing.",
-            "",
-        ]
+    lines += _leakage_note(systems, names, b)
     for dim in ("intent", "source"):
         present = [s for s in names if _has(systems, s, b, RQ2_COLS)]
         groups = sorted({g for s in present for g in systems[(s, b)][0].get(f"by_{dim}", {})})
@@ -159,6 +153,26 @@ def _rq2_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
             head = [f"{main.short} by {dim}, backbone {b}:", ""]
             lines += head + _md_table(["method", *groups], rows)
     return lines
+
+
+def _leakage_note(systems: dict[tuple[str, str], Any], names: list[str], b: str) -> list[str]:
+    """What leakage a policy reaches without a memory (the constant answer) and without
+    reading the request (the other floors): a system's leakage is judged against them."""
+    floors = []
+    for s in names:
+        label = _systems().label(s)
+        leak = systems.get((s, b), ({}, ""))[0].get("all", {}).get("future_leak")
+        if label.startswith("floor:") and leak and leak.get("mean") is not None:
+            floors.append(f"{label[len('floor:') :].strip()} {_cell(leak, ci=False)}%")
+    if not floors:
+        return []
+    return [
+        "Leakage of the floors (a guess, or a rollback that never read the request): "
+        + "; ".join(floors)
+        + ". A system's leakage is evidence of forgetting only below the request-blind "
+        "floors'; RC-QA, not leakage, ranks systems.",
+        "",
+    ]
 
 
 def _rq3_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -> list[str]:

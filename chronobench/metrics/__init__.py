@@ -17,11 +17,18 @@ QA probes, ``kind="future_qa"`` (evidence after v*):
                        vs the post-v* gold is >= 0.5 (lower is better).
 QA probes, ``kind="final_qa"`` (asked at the stream's last version, no rollback):
     ``final_correct``, ``final_abstain``.
+Recall probes (``meta["format"] == "recall"``: "Is it true that <observation>?"):
+    ``recall_acc``     answerable side: 1 when the reply says yes.
+    ``recall_forget``  future side: 1 when it abstains or says no; ``recall_leak``: yes.
 Run-level fields (:mod:`chronobench.metrics.runlevel`):
-    ``rc_qa``        the headline: per query H_q = harmonic mean of A_q and B_q, over
-                     queries that have both; ``rc_qa_a`` / ``rc_qa_b`` are its parts.
+    ``rc_qa``        the headline: per query, over its boundary probes (session at v*,
+                     first session after it) that the system answers at the last
+                     version, H_q = harmonic mean of A_q (kept) and B_q (forgotten);
+                     ``rc_qa_a`` / ``rc_qa_b`` are its parts, ``rc_qa_a_zero`` is 1
+                     when A_q = 0, ``rc_qa_known_a`` / ``_b`` count the known probes.
     ``consistent_forgetting`` future probes the system answers correctly at the last
-                     version: 1 when it abstains on them at v*.
+                     version: 1 when it abstains on them at v* (shown only through
+                     ``rc_qa_b``, beside the headline: alone, forgetting everything wins).
 Summary probes:
     ``rouge1``           ROUGE-1 F-measure (rouge-score, stemmer on), in [0, 1].
     ``content_rouge1``   the same without stopwords, speaker names, dates, numbers.
@@ -29,6 +36,9 @@ Summary probes:
                          conversations (the builder's ``meta["generic_stems"]``).
     ``summary_leakage``  calibrated: share of eligible post-v* events (>= 2 novel
                          content stems) with at least half their novel stems said.
+    ``session_coverage`` the RQ3 headline: mean over restored sessions of the share of
+                         their new reference words said; 0 above the leakage gate.
+    All on the prediction's first ``meta["word_budget"]`` words when the probe has one.
 Version selection (:func:`score_selection`):
     ``recall_at_1``, ``recall_at_k``, ``scope_at_k`` (|top1 - v*| <= floor(k/2);
     "Scope@2" for k = 5), ``mrr`` (over the recorded ranking depth: MRR@depth).
@@ -57,6 +67,8 @@ from chronobench.metrics.summary import (
     content_rouge1,
     novel_event_words,
     rouge1,
+    session_coverage,
+    session_new_words,
     specific_rouge1,
     summary_leakage,
 )
@@ -97,6 +109,8 @@ __all__ = [
     "rouge1",
     "score_probe",
     "score_selection",
+    "session_coverage",
+    "session_new_words",
     "specific_rouge1",
     "substring_em",
     "summarise",

@@ -9,7 +9,11 @@ from collections.abc import Sequence
 from chronobench.metrics.text import exact_match, is_abstention, normalize_answer, token_f1
 
 __all__ = [
+    "AFFIRMATIVE",
     "CORRECT_THRESHOLD",
+    "NEGATIVE",
+    "affirms",
+    "denies",
     "LEAK_F1_THRESHOLD",
     "NOT_MENTIONED_OPTION",
     "best_f1",
@@ -89,6 +93,27 @@ def leaked(prediction: str, future_golds: Sequence[str], category: int | None = 
     if is_abstention(prediction):
         return 0.0
     return float(best_locomo(prediction, future_golds, category) >= LEAK_F1_THRESHOLD)
+
+
+#: First words of a reply that says yes / no to a recall question ("Is it true that ...?").
+AFFIRMATIVE = frozenset({"yes", "yeah", "yep", "true", "correct", "indeed", "right"})
+NEGATIVE = frozenset({"no", "nope", "false", "incorrect", "not", "never"})
+
+
+def _first_word(prediction: str) -> str:
+    words = normalize_answer(prediction).split()
+    return words[0] if words else ""
+
+
+def affirms(prediction: str) -> bool:
+    """A reply that says yes: it does not abstain and its first normalised word is in
+    :data:`AFFIRMATIVE` ("Yes, she did.", "True")."""
+    return not is_abstention(prediction) and _first_word(prediction) in AFFIRMATIVE
+
+
+def denies(prediction: str) -> bool:
+    """A reply that says no (first normalised word in :data:`NEGATIVE`) or abstains."""
+    return is_abstention(prediction) or _first_word(prediction) in NEGATIVE
 
 
 def choice_question(question: str, options: Sequence[str]) -> str:

@@ -1,12 +1,13 @@
-"""Scores that need every probe of a run: the RC-QA headline, consistent forgetting, and
-the dedupe keys and clusters that the bootstrap uses (docs/metrics.md).
+"""Scores that need every probe of a run: the RC-QA headline (boundary probes the system
+knows at the last version), consistent forgetting, and the dedupe keys and clusters that
+the bootstrap uses (docs/metrics.md).
 
 Input rows are probe sample rows as the runner writes them (``samples.jsonl``): each has
 ``query_id``, ``stream_id``, ``gold_version``, ``intent``, ``source``, ``probe_kind``,
 ``category``, ``probe`` (the probe as JSON) and ``scores`` (from
 :func:`~chronobench.metrics.score_probe`). The output is a list of *units*: one per
 probe row (its scores, plus ``consistent_forgetting`` on future probes) and one per
-query (``rc_qa``, ``rc_qa_a``, ``rc_qa_b``). Every unit carries its cluster (the stream)
+query (``rc_qa`` and its parts). Every unit carries its cluster (the stream)
 and a dedupe key; :func:`dedupe_weights` turns keys into weights so that identical
 probes (same question, same v*) count once.
 """
@@ -35,15 +36,46 @@ def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs)
 
 
+#: Per-probe score the headline reads on each side, by probe format (docs/metrics.md).
+_KEEP_FIELD = {"qa": "qa_f1", "recall": "recall_acc"}
+_FORGET_FIELD = {"qa": "future_abstain", "recall": "recall_forget"}
+
+
+def _meta(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    return (row.get("probe") or {}).get("meta") or {}
+
+
+def _side_score(row: Mapping[str, Any], scores: Mapping[str, Any]) -> tuple[str, float] | None:
+    """``(side, score)`` of a boundary probe row for the headline, None for other rows."""
+    meta = _meta(row)
+    side, fmt = meta.get("boundary"), str(meta.get("format") or "qa")
+    if side == "before" and row.get("probe_kind") == "qa":
+        field = _KEEP_FIELD.get(fmt)
+    elif side == "after" and row.get("probe_kind") == "future_qa":
+        field = _FORGET_FIELD.get(fmt)
+    else:
+        return None
+    if field is None or field not in scores:
+        return None  # e.g. a category-5 or gold-less question: not in A
+    return str(side), float(scores[field])
+
+
 def run_units(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Probe units and query units of a run's probe rows (see the module docstring).
 
-    ``consistent_forgetting`` (on a future probe) is its ``future_abstain`` when the same
-    system answered that question correctly (``final_correct``) at the stream's last
-    version in the same run; it is absent otherwise. Query units: A_q = mean ``qa_f1``
-    of the query's answerable probes with a gold answer (category 5 excluded), B_q =
-    mean ``future_abstain`` of its future probes; ``rc_qa`` = harmonic mean, only for
-    queries that have both kinds.
+    ``consistent_forgetting`` (on a LoCoMo future probe) is its ``future_abstain`` when
+    the same system answered that question correctly (``final_correct``) at the stream's
+    last version in the same run; it is absent otherwise.
+
+    Query units, the RC-QA headline: the query's *boundary* probes (``meta.boundary``;
+    data_builders/boundary.py) that the system answers correctly at the last version are
+    its *known* probes. A_q = mean score at v* over the known ``before`` probes (LoCoMo
+    ``qa_f1`` or recall ``recall_acc``), B_q = mean forgetting over the known ``after``
+    probes (``future_abstain`` or ``recall_forget``); a side with no known probe scores
+    0. ``rc_qa`` = 2 A_q B_q / (A_q + B_q), for every query that has boundary probes on
+    both sides (a set fixed by the dataset, not by the system). Also per query:
+    ``rc_qa_known_a`` / ``rc_qa_known_b`` (how many known probes) and ``rc_qa_a_zero``
+    (1 when A_q = 0).
     """
     rows = list(rows)
     final: dict[tuple[str, str], float] = {}
@@ -51,14 +83,17 @@ def run_units(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if r.get("probe_kind") == "final_qa":
             final[(str(r.get("stream_id", "")), _qa_id(r))] = float(r["scores"]["final_correct"])
     units: list[dict[str, Any]] = []
-    parts: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"a": [], "b": []})
+    sides: dict[str, dict[str, list[float]]] = defaultdict(
+        lambda: {"before": [], "after": [], "n_before": [], "n_after": []}
+    )
     first: dict[str, Mapping[str, Any]] = {}
     for r in rows:
         kind = r.get("probe_kind")
         scores = dict(r["scores"])
         stream = str(r.get("stream_id", ""))
         question = str((r.get("probe") or {}).get("question", r.get("sample_id")))
-        if kind == "future_qa" and final.get((stream, _qa_id(r))) == 1.0:
+        known = final.get((stream, _qa_id(r))) == 1.0
+        if kind == "future_qa" and known and "future_abstain" in scores:
             scores["consistent_forgetting"] = scores["future_abstain"]
         # final_qa is asked without rollback: its identity does not involve v*.
         v_star = None if kind == "final_qa" else r.get("gold_version")
@@ -76,18 +111,28 @@ def run_units(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         )
         qid = str(r.get("query_id", ""))
         first.setdefault(qid, r)
-        if kind == "qa" and "qa_f1" in scores:
-            parts[qid]["a"].append(float(scores["qa_f1"]))
-        elif kind == "future_qa":
-            parts[qid]["b"].append(float(scores["future_abstain"]))
-    for qid, p in sorted(parts.items()):
-        if not p["a"] or not p["b"]:
+        side = _side_score(r, scores)
+        if side is not None:
+            name, value = side
+            sides[qid][f"n_{name}"].append(1.0)
+            if known:
+                sides[qid][name].append(value)
+    for qid, p in sorted(sides.items()):
+        if not p["n_before"] or not p["n_after"]:
             continue
         r = first[qid]
-        a, b = _mean(p["a"]), _mean(p["b"])
+        a = _mean(p["before"]) if p["before"] else 0.0
+        b = _mean(p["after"]) if p["after"] else 0.0
         units.append(
             {
-                "scores": {"rc_qa": harmonic(a, b), "rc_qa_a": a, "rc_qa_b": b},
+                "scores": {
+                    "rc_qa": harmonic(a, b),
+                    "rc_qa_a": a,
+                    "rc_qa_b": b,
+                    "rc_qa_a_zero": float(a == 0.0),
+                    "rc_qa_known_a": float(len(p["before"])),
+                    "rc_qa_known_b": float(len(p["after"])),
+                },
                 "cluster": str(r.get("stream_id", "")),
                 # Queries restoring the same v* of a stream see the same probes: one unit.
                 "key": ("query", str(r.get("stream_id", "")), r.get("gold_version")),

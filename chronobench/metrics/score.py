@@ -14,15 +14,25 @@ from chronobench.metrics.bootstrap import summarise
 from chronobench.metrics.qa import (
     CORRECT_THRESHOLD,
     NOT_MENTIONED_OPTION,
+    affirms,
     best_f1,
     best_locomo,
+    denies,
     leaked,
     locomo_em,
     picked_option,
     substring_em,
 )
-from chronobench.metrics.summary import content_rouge1, rouge1, specific_rouge1, summary_leakage
+from chronobench.metrics.summary import (
+    LEAK_GATE,
+    content_rouge1,
+    rouge1,
+    session_coverage,
+    specific_rouge1,
+    summary_leakage,
+)
 from chronobench.metrics.text import is_abstention
+from chronobench.text import first_words
 
 __all__ = ["aggregate", "score_probe"]
 
@@ -38,6 +48,18 @@ def _score_adversarial(probe: Probe, prediction: str) -> dict[str, float]:
     else:
         correct = abstained
     return {"adversarial_acc": correct, "qa_abstained": abstained}
+
+
+def _score_recall(probe: Probe, prediction: str) -> dict[str, float]:
+    # "Is it true that <statement>?": before v* the memory holds it (right = yes); after
+    # v* it does not (right = abstain or no). Own fields, so the LoCoMo columns (A, B,
+    # leakage) keep the dataset's questions only.
+    yes = float(affirms(prediction))
+    if probe.kind == "qa":
+        return {"recall_acc": yes}
+    if probe.kind == "future_qa":
+        return {"recall_forget": float(denies(prediction)), "recall_leak": yes}
+    return {"final_correct": yes, "final_abstain": float(is_abstention(prediction))}
 
 
 def _score_answerable(probe: Probe, prediction: str) -> dict[str, float]:
@@ -85,6 +107,10 @@ def _score_summary(probe: Probe, prediction: str) -> dict[str, float]:
             "builder must set the reference summary of the target scope"
         )
     names = tuple(probe.meta.get("speakers") or ())
+    budget = probe.meta.get("word_budget")
+    if budget:
+        # Every RQ3 score reads the first `budget` words: length cannot buy overlap.
+        prediction = first_words(prediction, int(budget))
     out = {
         "rouge1": rouge1(prediction, probe.reference),
         "content_rouge1": content_rouge1(prediction, probe.reference, names),
@@ -93,10 +119,16 @@ def _score_summary(probe: Probe, prediction: str) -> dict[str, float]:
     if generic is not None:
         out["specific_rouge1"] = specific_rouge1(prediction, probe.reference, generic, names)
     novel = probe.meta.get("novel_words")
-    if novel is not None:
-        leak = summary_leakage(prediction, novel, names)
-        if leak is not None:
-            out["summary_leakage"] = leak
+    leak = summary_leakage(prediction, novel, names) if novel is not None else None
+    if leak is not None:
+        out["summary_leakage"] = leak
+    session_words = probe.meta.get("session_words")
+    if session_words is not None:
+        coverage = session_coverage(prediction, session_words, names)
+        if coverage is not None:
+            # The headline's gate: a summary that tells what came after v* scores 0.
+            gated = leak is not None and leak > LEAK_GATE
+            out["session_coverage"] = 0.0 if gated else coverage
     return out
 
 
@@ -108,8 +140,13 @@ def score_probe(probe: Probe, prediction: str) -> dict[str, float]:
     - ``future_qa``: ``future_abstain`` and, with ``future_answers``, ``future_leak``.
     - ``final_qa``: ``final_correct`` and ``final_abstain``.
     - ``summary``: ``rouge1``, ``content_rouge1``, ``specific_rouge1`` (with
-      ``meta["generic_stems"]``) and, when the probe carries
-      ``meta["novel_words"]`` with an eligible event, ``summary_leakage``.
+      ``meta["generic_stems"]``), ``summary_leakage`` (with ``meta["novel_words"]``
+      holding an eligible event) and the RQ3 headline ``session_coverage`` (with
+      ``meta["session_words"]``; 0 when the leakage is above
+      :data:`~chronobench.metrics.summary.LEAK_GATE`), all on the prediction's first
+      ``meta["word_budget"]`` words when the probe states a budget.
+    - recall probes (``meta["format"] == "recall"``): ``recall_acc`` (answerable),
+      ``recall_forget`` and ``recall_leak`` (future), ``final_correct`` (final).
 
     Query-level fields (``rc_qa`` and its parts, ``consistent_forgetting``) need every
     probe of a run: see :mod:`chronobench.metrics.runlevel`.
@@ -118,6 +155,8 @@ def score_probe(probe: Probe, prediction: str) -> dict[str, float]:
         raise TypeError(
             f"probe {probe.probe_id}: prediction must be a str, got {type(prediction).__name__}"
         )
+    if probe.meta.get("format") == "recall" and probe.kind != "summary":
+        return _score_recall(probe, prediction)
     if probe.kind == "qa":
         return _score_answerable(probe, prediction)
     if probe.kind == "future_qa":

@@ -12,8 +12,12 @@ from chronobench.text import stem
 
 __all__ = [
     "LEAK_FRACTION",
+    "LEAK_GATE",
     "MIN_NOVEL_WORDS",
+    "SUMMARY_WORDS",
     "content_rouge1",
+    "session_coverage",
+    "session_new_words",
     "specific_rouge1",
     "novel_event_words",
     "rouge1",
@@ -25,6 +29,11 @@ LEAK_FRACTION = 0.5
 #: An event needs this many novel content stems to be eligible (one word is too weak
 #: a signal: it may appear in any summary by chance).
 MIN_NOVEL_WORDS = 2
+#: The word budget of a LoCoMo summary probe: the question states it and every RQ3
+#: score reads only the prediction's first this-many words (docs/metrics.md).
+SUMMARY_WORDS = 150
+#: The RQ3 headline is 0 for a summary whose calibrated leakage is above this.
+LEAK_GATE = 0.0
 
 
 @lru_cache(maxsize=1)
@@ -94,3 +103,45 @@ def summary_leakage(
     said = content_stems(prediction, tuple(names))
     leaked = sum(sum(w in said for w in ws) >= LEAK_FRACTION * len(ws) for ws in eligible)
     return leaked / len(eligible)
+
+
+def session_new_words(
+    session_events: Sequence[tuple[int, Sequence[str]]],
+    session_memory: Sequence[tuple[int, str]],
+    names: Iterable[str] = (),
+) -> dict[int, list[str]]:
+    """Per session, the content stems of its annotated events that the conversation says
+    for the first time in that session (sorted; sessions with none are left out).
+
+    ``session_events``: ``(session, events)``; ``session_memory``: ``(session, text)`` of
+    what the memory holds, in stream order (a session may come in several pieces). A
+    stem belongs to the first session whose memory text holds it; event words the memory
+    never holds (paraphrase) belong to no session. Verbatim text of one session can only
+    cover that session's words, which is what :func:`session_coverage` relies on."""
+    names = tuple(names)
+    first: dict[str, int] = {}
+    for session, text in session_memory:
+        for st in content_stems(text, names):
+            first.setdefault(st, session)
+    out: dict[int, list[str]] = {}
+    for session, events in session_events:
+        new = sorted(
+            st for st in content_stems(" ".join(events), names) if first.get(st) == session
+        )
+        if new:
+            out[session] = new
+    return out
+
+
+def session_coverage(
+    prediction: str, session_words: Sequence[Sequence[str]], names: Iterable[str] = ()
+) -> float | None:
+    """Mean over the restored sessions of the share of their new reference words
+    (:func:`session_new_words`) found among the prediction's content stems. ``None``
+    when no session has such words. The caller cuts the prediction to the word budget
+    and applies the leakage gate (:func:`~chronobench.metrics.score_probe`)."""
+    sessions = [set(ws) for ws in session_words if ws]
+    if not sessions:
+        return None
+    said = content_stems(prediction, tuple(names))
+    return sum(len(ws & said) / len(ws) for ws in sessions) / len(sessions)

@@ -41,6 +41,8 @@ def build_locomo(
     max_queries_per_stream: int = 40,
     max_answerable: int = 3,
     max_future: int = 3,
+    max_boundary: int = 10,
+    max_recall: int = 6,
     jaccard_threshold: float = 0.5,
     annotation_share: float = DEFAULT_SHARE,
     annotation_min_weight: float = DEFAULT_MIN_WEIGHT,
@@ -62,6 +64,8 @@ def build_locomo(
             strict=strict,
             max_answerable=max_answerable,
             max_future=max_future,
+            max_boundary=max_boundary,
+            max_recall=max_recall,
             seed=seed,
         )
         res.skipped.update({f"qa:{k}": v for k, v in skipped.items()})

@@ -8,8 +8,8 @@ from typing import Any
 
 from data_builders.errors import DatasetError, where
 from data_builders.locomo.source import parse_evidence
-from data_builders.locomo.streams import StreamBuild
-from data_builders.probes import PoolQA, PoolSession, ProbePool, add_final_probes
+from data_builders.locomo.streams import StreamBuild, observations
+from data_builders.probes import PoolFact, PoolQA, PoolSession, ProbePool, add_final_probes
 
 
 def session_events(rec: dict[str, Any], n: int) -> tuple[str, list[str]]:
@@ -34,6 +34,8 @@ def build_pool(
     strict: bool,
     max_answerable: int,
     max_future: int,
+    max_boundary: int = 0,
+    max_recall: int = 0,
     seed: int,
 ) -> tuple[ProbePool, Counter[str]]:
     """Place every QA item and session on the timeline; count QA items left out, by reason.
@@ -98,6 +100,22 @@ def build_pool(
                 last_version=last,
             )
         )
+    facts: list[PoolFact] = []
+    for n in sorted(sb.spans):
+        for k, (speaker, text, ids) in enumerate(observations(rec, n), start=1):
+            ranges = [sb.dia_range[i] for i in ids if i in sb.dia_range]
+            if not ranges or len(ranges) < len(ids) or not text.strip():
+                skipped["fact:unknown_evidence"] += 1
+                continue
+            facts.append(
+                PoolFact(
+                    fact_id=f"o{n}.{k}",
+                    statement=text.strip(),
+                    lo=min(r[0] for r in ranges),
+                    hi=max(r[1] for r in ranges),
+                    meta={"dialog_ids": ids, "speaker": speaker},
+                )
+            )
     pool = ProbePool(
         stream_id=sb.stream.stream_id,
         scoring="locomo",
@@ -105,6 +123,9 @@ def build_pool(
         sessions=sessions,
         max_answerable=max_answerable,
         max_future=max_future,
+        max_boundary=max_boundary,
+        max_recall=max_recall,
+        facts=facts,
         seed=seed,
         speakers=[str(x) for x in sb.stream.meta.get("speakers", [])],
     )

@@ -53,7 +53,7 @@ def _turn_op(turn: dict[str, Any], date: str) -> MemoryOp:
     )
 
 
-def _observations(rec: dict[str, Any], n: int) -> list[tuple[str, str, list[str]]]:
+def observations(rec: dict[str, Any], n: int) -> list[tuple[str, str, list[str]]]:
     """``(speaker, text, dialog ids)`` of session ``n``, in dialog order."""
     block = rec.get("observation", {}).get(f"session_{n}_observation") or {}
     rows: list[tuple[tuple[int, int, int], str, str, list[str]]] = []
@@ -107,7 +107,7 @@ def build_stream(rec: dict[str, Any], granularity: str) -> StreamBuild:
                 )
                 out.dia_range[t["dia_id"]] = (v, v)
         elif granularity == "observation":
-            for k, (speaker, text, ids) in enumerate(_observations(rec, n), start=1):
+            for k, (speaker, text, ids) in enumerate(observations(rec, n), start=1):
                 v = len(writes) + 1
                 writes.append(
                     Write(

@@ -1,0 +1,195 @@
+"""Issue 15 scores on hand-made inputs: boundary windows, recall probes, the budgeted
+summary, session coverage and its leakage gate (docs/metrics.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chronobench.backbones._summary import budget_summary, spread_order
+from chronobench.backbones.extractive import ExtractiveBackbone
+from chronobench.data.schema import MemoryOp, Probe, Stream, Write
+from chronobench.metrics import score_probe, session_coverage, session_new_words
+from chronobench.metrics.qa import affirms, denies
+from chronobench.protocols import GenerationRequest
+from chronobench.text import first_words, word_budget
+from data_builders.probes import (
+    PoolFact,
+    PoolQA,
+    PoolSession,
+    ProbePool,
+    add_final_probes,
+    attach_probes,
+    boundary_windows,
+    budget_question,
+    recall_question,
+)
+
+
+def _pool(**kw: object) -> ProbePool:
+    sessions = [
+        PoolSession(session=1, date="1 May 2023", events=[], first_version=1, last_version=2),
+        PoolSession(session=2, date="8 May 2023", events=[], first_version=3, last_version=4),
+        PoolSession(session=3, date="9 May 2023", events=[], first_version=5, last_version=6),
+    ]
+    return ProbePool(stream_id="s", scoring="locomo", sessions=sessions, **kw)
+
+
+def test_boundary_windows_are_the_sessions_around_v_star() -> None:
+    pool = _pool()
+    assert boundary_windows(pool, 4) == ((3, 4), (5, 6))  # session 2 | session 3
+    assert boundary_windows(pool, 3) == ((3, 3), (4, 4))  # mid-session: the rest of it
+    assert boundary_windows(pool, 0) == (None, (1, 2))  # nothing restored
+    assert boundary_windows(pool, 6) == ((5, 6), None)  # nothing after
+
+
+def _stream() -> Stream:
+    texts = [
+        "Ann: I adopted a puppy named Biscuit.",
+        "Bob: Lovely, dogs are great.",
+        "Ann: I started pottery classes downtown.",
+        "Bob: Pottery sounds relaxing.",
+        "Ann: I sold my first vase at the market.",
+        "Bob: Congratulations on the vase!",
+    ]
+    writes = [
+        Write(
+            version=i + 1,
+            ops=[MemoryOp(op="add", item_id=f"t{i}", text=t)],
+            labels={"session": i // 2 + 1},
+        )
+        for i, t in enumerate(texts)
+    ]
+    return Stream(stream_id="s", dataset="locomo", granularity="turn", sample_id="x", writes=writes)
+
+
+def test_boundary_and_recall_probes_sit_on_both_sides_of_v_star() -> None:
+    qas = [
+        PoolQA(
+            qa_id="q1", question="What did Ann adopt?", answers=["a puppy"], category=4, lo=1, hi=1
+        ),
+        PoolQA(qa_id="q2", question="What class?", answers=["pottery"], category=4, lo=3, hi=3),
+        PoolQA(
+            qa_id="q3", question="What did she sell?", answers=["a vase"], category=4, lo=5, hi=5
+        ),
+    ]
+    facts = [
+        PoolFact(fact_id="o1", statement="Ann started pottery classes downtown.", lo=3, hi=3),
+        PoolFact(fact_id="o2", statement="Ann sold her first vase at a market.", lo=5, hi=5),
+        # Says nothing the memory before its session lacks: never a recall probe.
+        PoolFact(fact_id="o3", statement="Ann adopted a puppy.", lo=4, hi=4),
+    ]
+    pool = _pool(qas=qas, facts=facts, max_answerable=0, max_future=0, max_boundary=5, max_recall=5)
+    probes = attach_probes(pool, _stream(), "Q", 4)
+    sides = {(p.kind, p.meta["qa_id"], p.meta["boundary"]) for p in probes if p.kind != "summary"}
+    assert sides == {
+        ("qa", "q2", "before"),
+        ("future_qa", "q3", "after"),
+        ("qa", "o1", "before"),
+        ("future_qa", "o2", "after"),
+    }
+    recall = next(p for p in probes if p.meta["qa_id"] == "o1")
+    assert recall.question == "Is it true that Ann started pottery classes downtown?"
+    assert recall.answers == ["Yes"] and recall.meta["format"] == "recall"
+    # Every boundary question (and every future one) is asked once more at the end.
+    from chronobench.data.schema import RollbackQuery
+
+    q = RollbackQuery(
+        query_id="Q", stream_id="s", text="t", intent="undo", source="user", target_version=4
+    )
+    q.probes = probes
+    assert add_final_probes([q]) == 4
+    assert {p.meta["qa_id"] for p in q.probes if p.kind == "final_qa"} == {"q2", "q3", "o1", "o2"}
+
+
+def test_recall_question_lowercases_a_leading_function_word() -> None:
+    assert recall_question("The group met twice.") == "Is it true that the group met twice?"
+    assert recall_question("Ann paints.") == "Is it true that Ann paints?"
+
+
+def test_recall_replies_are_read_as_yes_no_or_abstain() -> None:
+    assert affirms("Yes, she did.") and affirms("True") and not affirms("Not mentioned.")
+    assert denies("No.") and denies("Not mentioned.") and not denies("Yes")
+    keep = Probe(
+        probe_id="k",
+        kind="qa",
+        question="Is it true that x?",
+        answers=["Yes"],
+        meta={"format": "recall"},
+    )
+    drop = keep.model_copy(update={"kind": "future_qa", "answers": [], "future_answers": ["Yes"]})
+    final = keep.model_copy(update={"kind": "final_qa"})
+    assert score_probe(keep, "Yes") == {"recall_acc": 1.0}
+    assert score_probe(drop, "Not mentioned.") == {"recall_forget": 1.0, "recall_leak": 0.0}
+    assert score_probe(drop, "Yes, it is") == {"recall_forget": 0.0, "recall_leak": 1.0}
+    assert score_probe(final, "yes")["final_correct"] == 1.0
+
+
+def test_session_new_words_belong_to_the_first_session_that_says_them() -> None:
+    memory = [(1, "I adopted a puppy"), (2, "the puppy chewed my pottery"), (3, "a pottery vase")]
+    events = [
+        (1, ["Ann adopts a puppy."]),
+        (2, ["Ann's puppy chews her pottery."]),
+        (3, ["Ann makes a vase."]),
+    ]
+    new = session_new_words(events, memory, ["Ann"])
+    # "puppy" is session 1's, "pottery" session 2's; "adopt"/"chew"/"make" are not said
+    # in that form ("adopted" stems to "adopt" and is: session 1).
+    assert new == {1: ["adopt", "puppi"], 2: ["chew", "potteri"], 3: ["vase"]}
+    assert session_coverage("puppy pottery", [new[1], new[2]], ["Ann"]) == pytest.approx(0.5)
+    assert session_coverage("anything", [], ["Ann"]) is None
+
+
+def _summary_probe() -> Probe:
+    return Probe(
+        probe_id="s",
+        kind="summary",
+        question=budget_question(3),
+        reference="1 May: Ann adopts a puppy.\n8 May: Ann starts pottery.",
+        meta={
+            "speakers": ["Ann", "Bob"],
+            "word_budget": 3,
+            "session_words": [["adopt", "puppi"], ["potteri"]],
+            "novel_words": [["sold", "vase"]],
+            "generic_stems": [],
+        },
+    )
+
+
+def test_summary_scores_read_the_word_budget_and_leakage_zeroes_the_headline() -> None:
+    probe = _summary_probe()
+    assert word_budget(probe.question) == 3 and first_words("a  b c d", 3) == "a b c"
+    # Only the first 3 words count: "pottery" comes too late.
+    out = score_probe(probe, "adopted puppy today pottery")
+    assert out["session_coverage"] == pytest.approx(0.5) and out["summary_leakage"] == 0.0
+    # Same coverage, but it tells what came after v* (the sold vase): gated to 0.
+    leaky = score_probe(probe, "puppy pottery vase")
+    assert leaky["summary_leakage"] == 1.0 and leaky["session_coverage"] == 0.0
+
+
+def test_budget_summary_spreads_over_dates_and_keeps_the_budget() -> None:
+    context = tuple(
+        f"[{d} May, 2023] Ann: {text}"
+        for d, text in (
+            (1, "I adopted a playful puppy named Biscuit yesterday."),
+            (2, "My pottery teacher showed me glazing techniques."),
+            (3, "We hiked the canyon trail with friends."),
+            (4, "I sold a blue vase at the weekend market."),
+        )
+    )
+    text = budget_summary(context, 20)
+    assert len(text.split()) <= 20
+    assert "vase" in text  # the latest session is always in
+    assert "puppy" in text  # then the earliest
+    assert spread_order(5) == [4, 0, 2, 1, 3]
+    reader = ExtractiveBackbone()
+    asked = reader.generate(
+        [
+            GenerationRequest(
+                messages=(), task="summary", context=context, question=budget_question(20)
+            )
+        ]
+    )[0].text
+    assert asked == text
+    # Without a stated budget the reader answers as before (cached calls stay valid).
+    plain = GenerationRequest(messages=(), task="summary", context=context, question="Summarise.")
+    assert reader.generate([plain])[0].text == reader.summarise(context)
