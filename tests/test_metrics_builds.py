@@ -57,7 +57,9 @@ def test_future_probes_and_final_probes(built: Any) -> None:
                 key = (q.stream_id, p.meta["qa_id"])
                 assert key not in finals, "one final_qa per question and stream"
                 finals.add(key)
-    assert seen and seen == finals
+    # Every future question is asked again at the last version (builder 1.4.0 also asks
+    # boundary answerable questions there, for consistent forgetting and A*).
+    assert seen and seen <= finals
     assert "future_candidates_skipped" in built.manifest["extra"]
     assert built.manifest["extra"]["final_qa_probes"] == len(finals)
 
