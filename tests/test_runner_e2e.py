@@ -52,8 +52,12 @@ def test_smoke_writes_every_artifact(smoke):
         for name in ("config.yaml", "manifest.json", "samples.jsonl", "metrics.json"):
             assert (run / name).is_file(), f"{run.name} lacks {name}"
         manifest = json.loads((run / "manifest.json").read_text())
-        for key in ("git", "libraries", "seed", "dataset", "timings", "schema_version"):
+        for key in ("seed", "dataset", "schema_version"):
             assert key in manifest
+        # What changes on every rerun lives beside the manifest, not in it.
+        volatile = json.loads((run / "volatile.json").read_text())
+        for key in ("git", "libraries", "timings"):
+            assert key in volatile and key not in manifest
         assert manifest["dataset"]["manifest_sha256"]
         metrics = json.loads((run / "metrics.json").read_text())["metrics"]
         assert metrics["selection"] or metrics["probes"]["all"]
