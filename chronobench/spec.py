@@ -25,7 +25,9 @@ from pydantic import (
     NonNegativeInt,
     PositiveInt,
     ValidationError,
+    ValidationInfo,
     field_serializer,
+    field_validator,
 )
 
 from chronobench.errors import ConfigError
@@ -124,6 +126,16 @@ class TaskSpec(_Strict):
 
 class EmbedderSpec(_Strict):
     model: str = "minilm"
+    # torch | onnx_int8 | auto (onnx_int8 for the packaged MiniLM, torch otherwise);
+    # stored resolved, so a spec (and its run id) names the runtime that made its vectors.
+    runtime: str = Field(default="auto", validate_default=True)
+
+    @field_validator("runtime")
+    @classmethod
+    def _concrete_runtime(cls, value: str, info: ValidationInfo) -> str:
+        from chronobench.memory.embedders import resolve_runtime
+
+        return resolve_runtime(str(info.data.get("model", "minilm")), value)
 
 
 class StoreSpec(_Strict):

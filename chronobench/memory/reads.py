@@ -12,6 +12,7 @@ import numpy as np
 
 from chronobench.memory import validate as val
 from chronobench.memory.backend import Backend
+from chronobench.memory.embedders import rounded
 from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.query import fts_terms
 from chronobench.memory.resolve import rrf
@@ -135,6 +136,7 @@ def search(
     if mode != "lexical" and items and query.strip():
         # Item vectors come from the embedding cache: S(HEAD) is embedded once.
         sims = encoder.encode([t for _, _, t in items]) @ encoder.query_vector(query)
+        sims = rounded(sims)  # last-bit noise must not rank; ties: lower span id first
         order = np.argsort(-sims, kind="stable")[:depth]
         lists.append([(int(items[i][0]), float(sims[i])) for i in order])
     fused = rrf(lists, rrf_k0) if len(lists) > 1 else (lists[0] if lists else [])
