@@ -20,26 +20,33 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-from chronobench.bench.profile import STAGES, load_averages
 
 _HASH = re.compile(r"__[0-9a-f]{10}$")
 SHOW = 20  # differing ChronoMem requests listed per cell
 
 
-def _stage_totals(rows: list[dict[str, Any]]) -> dict[str, float]:
-    return {c: sum(r[c] for r in rows) for c in (*STAGES, "other", "total", "cpu")}
+def load_averages() -> str:
+    """The 1/5/15-minute load averages, for the report (the machine may be shared)."""
+    try:
+        return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
 
 
-def format_comparison(before: dict[str, Any], after: dict[str, Any]) -> str:
-    """Seconds per stage, all cells together, before and after, and their ratio."""
-    b, a = _stage_totals(before["cells"]), _stage_totals(after["cells"])
+def _stage_totals(rows: list[dict[str, Any]], stages: Sequence[str]) -> dict[str, float]:
+    return {c: sum(r[c] for r in rows) for c in (*stages, "other", "total", "cpu")}
+
+
+def format_comparison(before: dict[str, Any], after: dict[str, Any], stages: Sequence[str]) -> str:
+    """Seconds per stage (``stages``), all cells together, before and after, and their ratio."""
+    b, a = _stage_totals(before["cells"], stages), _stage_totals(after["cells"], stages)
     for key in ("wall", "process"):
         b[key], a[key] = before.get(key, 0.0), after.get(key, 0.0)
     lines = [f"{'stage':<10} {'before':>9} {'after':>9} {'after/before':>13}"]
-    for c in (*STAGES, "other", "total", "cpu", "wall", "process"):
+    for c in (*stages, "other", "total", "cpu", "wall", "process"):
         ratio = f"{a[c] / b[c]:13.2f}" if b[c] > 0.05 else f"{'-':>13}"
         lines.append(f"{c:<10} {b[c]:9.1f} {a[c]:9.1f} {ratio}")
     return "\n".join(lines)

@@ -233,14 +233,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 DEFAULT_BEFORE = ("embedder.runtime=torch",)
 
 
-def load_averages() -> str:
-    """The 1/5/15-minute load averages, for the report (the machine may be shared)."""
-    try:
-        return " / ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
 def main(args: argparse.Namespace) -> int:
     """Time the experiment (and, with ``--before``, the experiment with those overrides)."""
     if args.limit_streams is not None and args.limit_streams < 1:
@@ -267,7 +259,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"{side}: {' '.join(got['overrides'])}")
             print(f"  load at start {got['load_start']}, at end {got['load_end']}")
             print(f"  texts embedded {got['embedded']}")
-        print(format_comparison(sides["before"], sides["after"]))
+        print(format_comparison(sides["before"], sides["after"], STAGES))
         print(
             "seconds, all cells together; total: the cells, wall: the run with config "
             "composition, process: the whole child process (interpreter start and imports too)"
@@ -283,6 +275,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _time_here(args: argparse.Namespace) -> int:
     """Run the experiment in this process with stage timers; print the per-cell table."""
+    from chronobench.bench.compare import load_averages
     from chronobench.runner import cell as cell_module
     from chronobench.runner.experiment import run_overrides
 

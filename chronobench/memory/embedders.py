@@ -25,15 +25,16 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from chronobench.spec import EMBEDDER_RUNTIMES, embedder_runtime
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 #: Decimals a similarity keeps before ranking: float32 dot products differ in the last
 #: bits with the BLAS kernel and the matrix shape; rounded, they compare equal.
 SCORE_DECIMALS = 6
 
-#: Embedding runtimes: ``torch`` (sentence-transformers), ``onnx_int8`` (onnxruntime,
-#: int8), ``auto`` (onnx_int8 for the packaged MiniLM, torch for every other model).
-RUNTIMES = ("auto", "onnx_int8", "torch")
+#: Embedding runtimes (see :data:`chronobench.spec.EMBEDDER_RUNTIMES`).
+RUNTIMES = EMBEDDER_RUNTIMES
 
 
 def rounded(scores: np.ndarray) -> np.ndarray:
@@ -43,11 +44,7 @@ def rounded(scores: np.ndarray) -> np.ndarray:
 
 def resolve_runtime(model: str, runtime: str = "auto") -> str:
     """The runtime ``runtime`` means for ``model`` ("auto": see :data:`RUNTIMES`)."""
-    if runtime not in RUNTIMES:
-        raise ValueError(f"embedder runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
-    if runtime == "auto":
-        return "onnx_int8" if model == "minilm" else "torch"
-    return runtime
+    return embedder_runtime(model, runtime)
 
 
 @runtime_checkable

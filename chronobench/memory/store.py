@@ -93,6 +93,7 @@ class ChronoMem:
         self.episode_label = episode_label
         self._db = open_backend(self.path, busy_timeout_ms=busy_timeout_ms)
         self._dense = rs.DenseCache()
+        self._items = reads.ItemCache()
         self._shared_vectors = self._share_embeddings()
 
     def _share_embeddings(self) -> Any:
@@ -173,6 +174,7 @@ class ChronoMem:
         other.path = other._db.path
         other._shared_vectors = None  # the original's stays attached while it is open
         other._dense = self._dense.copy()  # same gens, same rows: the matrices stay valid
+        other._items = self._items.copy()
         other._encoder = self._encoder.copy()
         return other
 
@@ -270,7 +272,9 @@ class ChronoMem:
         sc = reads.find_scope(self._db, app, user)
         if sc is None or k <= 0:
             return []
-        return reads.search(self._db, sc, query, k, mode, self._encoder, self.depth, self.rrf_k0)
+        return reads.search(
+            self._db, sc, query, k, mode, self._encoder, self.depth, self.rrf_k0, self._items
+        )
 
     # -- resolution -------------------------------------------------------------------------
 
@@ -445,6 +449,7 @@ class ChronoMem:
         val.no_nul(val.text(reason, "reason", empty=True), "reason")
         val.no_nul(val.text(source, "source", empty=True), "source")
         val.choice(by, "by", ("auto", "id", "text"))
+        self._items.drop()  # S(HEAD)'s cached item vectors may hold the erased text
         caches = (self._encoder, self._dense, self.reranker)
         return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)
 
