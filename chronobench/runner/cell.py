@@ -115,7 +115,9 @@ def run_benchmark_cell(cell: Components) -> Path:
                 top_p=gen.top_p,
                 seed=int(spec.seed),
             )
-            system = cell.build_system(SystemContext(params=params, stores=stores))
+            system = cell.build_system(
+                SystemContext(params=params, stores=stores, backbone=backbone)
+            )
             run_generation(
                 data,
                 system,

@@ -18,11 +18,15 @@ class SystemContext:
     """Shared services for systems in one run.
 
     ``stores`` builds (and caches) the post-exposure ChronoMem store of a stream, so
-    systems and selectors that need the same ingested state do not ingest twice.
+    systems and selectors that need the same ingested state do not ingest twice;
+    ``backbone`` is the run's backbone (behind its call cache), for systems that ask it
+    something themselves before answering (ChronoMem's request resolver); None when the
+    cell has none.
     """
 
     params: GenerationParams = field(default_factory=GenerationParams)
     stores: Any = None  # chronobench.systems.stores.StoreProvider
+    backbone: Any = None  # chronobench.protocols.Backbone
     extra: dict[str, Any] = field(default_factory=dict)
 
 
