@@ -19,9 +19,9 @@ class SystemContext:
 
     ``stores`` builds (and caches) the post-exposure ChronoMem store of a stream, so
     systems and selectors that need the same ingested state do not ingest twice;
-    ``backbone`` is the run's backbone (behind its call cache), for systems that ask it
-    something themselves before answering (ChronoMem's request resolver); None when the
-    cell has none.
+    ``backbone`` is the run's backbone (behind its call cache), handed only to a system
+    whose config asks to consult it before answering (ChronoMem's ``resolver``), else
+    None.
     """
 
     params: GenerationParams = field(default_factory=GenerationParams)
