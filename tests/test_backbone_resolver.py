@@ -250,8 +250,10 @@ def test_the_system_hands_its_backbone_to_the_resolver() -> None:
         session.close()
     finally:
         stores.close()
-    assert outcome.meta["resolver"]["status"] == "picked"
-    assert outcome.selected_version == 1  # write 2 picked; undo restores write 1
+    note = outcome.meta["resolver"]
+    assert note["status"] == "picked" and note["version"] == note["shown"][1]
+    assert outcome.selected_version == note["version"] - 1  # undo: the picked write's parent
+    assert set(note["shown"]) <= {1, 2, 3, 4}  # write ids, not store version ids
     assert len(bb.requests) == 1
 
 

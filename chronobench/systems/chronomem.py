@@ -156,8 +156,12 @@ class ChronoMemSystem(RestoringReaderOptions):
         except UncertainRequestError as exc:  # not confident: no rollback, recorded as such
             return RollbackOutcome(selected_version=None, meta={"refused": str(exc)[:300]})
         meta: dict[str, Any] = {"intent": result.intent, "confidence": result.confidence}
-        if "resolver" in result.evidence:
-            meta["resolver"] = result.evidence["resolver"]
+        if "resolver" in result.evidence:  # in write ids, as the outcome speaks
+            note = dict(result.evidence["resolver"])
+            note["shown"] = [ing.j_of.get(v) for v in note.get("shown", [])]
+            if note.get("version") is not None:
+                note["version"] = ing.j_of.get(note["version"])
+            meta["resolver"] = note
         return RollbackOutcome(
             selected_version=ing.j_of.get(result.target_version),
             candidates=[(ing.j_of[v], float(s)) for v, s in result.candidates if v in ing.j_of],
