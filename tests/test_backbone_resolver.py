@@ -385,6 +385,11 @@ def test_a_cell_with_an_llm_runs_the_resolver(
     picked, plain = _selected(run_dir), _selected(plain_dir)
     assert picked.keys() == plain.keys() and picked != plain
     assert cell.spec.resolver == "backbone"
+    # Two leaderboard rows, never one merged row.
+    from chronobench.leaderboard.build import collect_runs
+
+    rows = collect_runs(run_dir.parent.parent, published=False, warn=False)
+    assert sorted(r.system for r in rows) == ["chronomem", "chronomem+resolver"]
 
 
 @pytest.fixture(scope="module")
