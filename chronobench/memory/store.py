@@ -64,6 +64,8 @@ class ChronoMem:
         stage: the retrieval that finds the commit a request describes, before the
             reranker and the intent/episode rules: ``"lexical"`` (FTS5 bm25),
             ``"dense"`` (embedding cosine) or ``"hybrid"`` (both, RRF; default).
+        resolver: optional :class:`~chronobench.memory.backbone_resolver.BackboneResolver`:
+            an NL rollback lets a backbone pick among the top candidates, or refuse.
     """
 
     def __init__(
@@ -79,8 +81,14 @@ class ChronoMem:
         episode_label: str | None = "session",
         window_tokens: int | None = None,
         stage: str = "hybrid",
+        resolver: Any = None,
     ) -> None:
         self.path = os.fspath(path)
+        if resolver is not None and not callable(getattr(resolver, "choose", None)):
+            raise TypeError(
+                f"resolver must be a BackboneResolver (or have choose()), got {type(resolver).__name__}"
+            )
+        self.resolver = resolver
         self.stage = val.stage(stage, "stage")
         self._encoder = StoreEncoder(resolve_embedder(embedder), window_tokens)
         self.reranker = reranker
@@ -382,7 +390,9 @@ class ChronoMem:
         val.integer(k, "k", minimum=1)
         val.choice(mode, "mode", ("truncate", "revert"))
         sc = reads.require_scope(self._db, app, user)
-        return nl.plan_rollback(self._db, sc, query, intent, k, mode, self._retrieval())
+        return nl.plan_rollback(
+            self._db, sc, query, intent, k, mode, self._retrieval(), self.resolver
+        )
 
     def rollback_to_version_by_nl_query(
         self,
