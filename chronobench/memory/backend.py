@@ -145,6 +145,19 @@ class Backend(Protocol):
         """The :meth:`match_descriptors` score of each version (None: no term matches)."""
         ...
 
+    def descriptor_docs(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[str]]:
+        """Visible versions with a seq after ``after_seq``: their ids, seqs and indexed
+        lexical descriptors, in history order (what an in-memory copy of the index reads)."""
+        ...
+
+    def descriptor_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
+        """What :meth:`match_descriptors` scores with: the documents and tokens (every
+        column) its BM25 counts, and how many documents hold each of ``tokens`` (indexed
+        tokens, as the tokenizer makes them)."""
+        ...
+
     def descriptor_body(self, vrow: int) -> str | None:
         """The indexed lexical descriptor of a version."""
         ...

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from chronobench.memory import lexindex as lx
 from chronobench.memory import timeref as tr
 from chronobench.memory.backend import Backend
 from chronobench.memory.query import content_query, fts_terms, refers_to_episode
@@ -75,9 +76,24 @@ class DenseCache:
                 self._by_scope.pop(scope_id, None)
 
 
-def lexical(db: Backend, scope_id: int, query: str, k: int) -> list[tuple[int, float]]:
-    """Top-``k`` versions by the backend's lexical score over descriptors (FTS5: ``-bm25``)."""
-    return db.match_descriptors(scope_id, fts_terms(query), k)
+def lexical(
+    db: Backend, scope_id: int, query: str, k: int, index: lx.LexicalIndex | None = None
+) -> list[tuple[int, float]]:
+    """Top-``k`` versions by the backend's lexical score over descriptors (FTS5: ``-bm25``),
+    computed from the scope's in-memory ``index`` when given (the same scores, without
+    scoring every match in the backend; see :mod:`chronobench.memory.lexindex`)."""
+    terms = fts_terms(query)
+    if index is not None:
+        got = lx.match(db, index, scope_id, terms, k)
+        if got is not None:
+            return got
+    return db.match_descriptors(scope_id, terms, k)
+
+
+def lexical_index(db: Backend, sc: Scope, rt: Retrieval) -> lx.LexicalIndex | None:
+    """The scope's in-memory lexical index at its generation (None: the store keeps none).
+    Call with ``db.lock`` held."""
+    return None if rt.lexicon is None else rt.lexicon.get(db, sc.scope_id, sc.gen)
 
 
 def dense(dm: _DenseMatrix, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -178,6 +194,7 @@ class Retrieval:
     episode_label: str | None
     dense: DenseCache
     query_vector: Callable[[str], np.ndarray]
+    lexicon: lx.LexicalCache | None = None  # None: the backend scores every lexical match
 
 
 class Described(NamedTuple):
@@ -214,7 +231,7 @@ def hybrid_stage(
     returns the lexical list and its length limit."""
     depth = max(k, rt.depth)
     with db.lock:
-        lex = lexical(db, sc.scope_id, query, depth)
+        lex = lexical(db, sc.scope_id, query, depth, lexical_index(db, sc, rt))
     fused = rrf([lex, dense_stage(db, sc, query, depth, rt)], rt.rrf_k0)
     return fused[:k], lex, depth
 
@@ -238,7 +255,7 @@ def describe_request(
     lex_k = n
     if stage == "lexical":
         with db.lock:
-            fused = lex = lexical(db, sc.scope_id, cq, n)
+            fused = lex = lexical(db, sc.scope_id, cq, n, lexical_index(db, sc, rt))
     elif stage == "dense":
         fused = dense_stage(db, sc, cq, n, rt)
     else:

@@ -143,6 +143,30 @@ def _match(scope_id: int, terms: Sequence[str]) -> str | None:
     return None if expr is None else f'tag : "{scope_tag(scope_id)}" AND body : ({expr})'
 
 
+def _varints(blob: bytes) -> list[int]:
+    """SQLite varints (as FTS5 writes its records) read from ``blob``."""
+    out, i = [], 0
+    while i < len(blob):
+        v = 0
+        for j in range(9):
+            byte = blob[i]
+            i += 1
+            if j == 8:
+                v = (v << 8) | byte
+                break
+            v = (v << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(v)
+    return out
+
+
+def _averages(blob: bytes) -> tuple[int, int]:
+    """(rows, tokens over every column) from FTS5's averages record."""
+    vals = _varints(blob)
+    return (vals[0], sum(vals[1:])) if vals else (0, 0)
+
+
 class SQLiteBackend:
     """One SQLite database file (or ``":memory:"``) holding ChronoMem stores."""
 
@@ -151,6 +175,7 @@ class SQLiteBackend:
         self.busy_timeout_ms = busy_timeout_ms
         self.lock = threading.RLock()
         self._conn: sqlite3.Connection | None = connect(path, busy_timeout_ms=busy_timeout_ms)
+        self._vocab = False  # temp.desc_vocab created on this connection
 
     # -- connection and transactions ---------------------------------------------------------
 
@@ -312,6 +337,41 @@ class SQLiteBackend:
                 ).fetchone()
             out[vid] = None if row is None else -float(row[0])
         return out
+
+    def descriptor_docs(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[str]]:
+        """Visible versions after ``after_seq``: ids, seqs and ``desc_fts`` bodies, in
+        seq order."""
+        rows = self.conn.execute(
+            "SELECT v.version_id, v.seq, f.body FROM versions v JOIN desc_fts f ON "
+            f"f.rowid = v.vrow WHERE v.scope_id = ? AND v.seq > ? AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq",
+            (scope_id, int(after_seq)),
+        ).fetchall()
+        return [int(r[0]) for r in rows], [int(r[1]) for r in rows], [r[2] for r in rows]
+
+    def descriptor_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
+        """What FTS5's ``bm25()`` reads: the table's rows and tokens (every column, every
+        scope) from its averages record, and the rows whose body holds each token (from
+        an ``fts5vocab`` table in the connection's temp schema)."""
+        conn = self.conn
+        if not self._vocab:
+            conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.desc_vocab USING fts5vocab "
+                "(main, desc_fts, col)"
+            )
+            self._vocab = True
+        row = conn.execute("SELECT block FROM desc_fts_data WHERE id = 1").fetchone()
+        n_docs, n_tokens = _averages(row[0] if row else b"")
+        hits = dict(
+            conn.execute(
+                f"SELECT term, doc FROM temp.desc_vocab WHERE col = 'body' AND term IN "
+                f"({','.join('?' * len(set(tokens)))})",
+                tuple(set(tokens)),
+            ).fetchall()
+        )
+        return n_docs, n_tokens, [int(hits.get(t, 0)) for t in tokens]
 
     def descriptor_body(self, vrow: int) -> str | None:
         """The ``desc_fts`` body of a version row."""

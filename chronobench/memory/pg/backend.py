@@ -313,6 +313,34 @@ class PostgresBackend:
         out.update(dict(got))
         return out
 
+    def descriptor_docs(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[str]]:
+        """Visible versions after ``after_seq``: ids, seqs and indexed bodies, in seq order."""
+        rows = self.conn.execute(
+            "SELECT v.version_id, v.seq, d.body FROM versions v JOIN desc_docs d ON "
+            "d.doc = v.vrow WHERE v.scope_id = ? AND v.seq > ? AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq",
+            (scope_id, int(after_seq)),
+        ).fetchall()
+        return [int(r[0]) for r in rows], [int(r[1]) for r in rows], [r[2] for r in rows]
+
+    def descriptor_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
+        """The scope's totals (documents; tokens with each document's tag token, as
+        :func:`~chronobench.memory.pg.lexical.bm25` counts them) and per-token documents."""
+        n, tok = self.conn.execute(
+            "SELECT desc_n, desc_tok FROM scopes WHERE scope_id = ?", (scope_id,)
+        ).fetchone()
+        wanted = sorted(set(tokens))
+        hits = dict(
+            self.conn.execute(
+                "SELECT term, count(*) FROM desc_terms WHERE scope_id = ? AND term = ANY(?) "
+                "GROUP BY term",
+                (scope_id, wanted),
+            ).fetchall()
+        )
+        return int(n), int(tok) + int(n), [int(hits.get(t, 0)) for t in tokens]
+
     def descriptor_body(self, vrow: int) -> str | None:
         """The indexed lexical descriptor of a version row."""
         got = self.conn.execute("SELECT body FROM desc_docs WHERE doc = ?", (vrow,)).fetchone()
