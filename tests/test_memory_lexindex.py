@@ -21,7 +21,9 @@ def _writes(n: int, seed: int = 0) -> list[dict]:
     rng = random.Random(seed)
     return [
         {
-            "ops": [add(f"i{i % 7}", " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 9))))],
+            "ops": [
+                add(f"i{i % 7}", " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 9))))
+            ],
             "source": "t",
             "reason": "r",
         }

@@ -170,6 +170,45 @@ def snap_to_episodes(
     return _snap(ranked, episode_bounds(episodes, intent))
 
 
+class EpisodeCache:
+    """Per scope and label, the episode boundaries of :func:`episode_bounds` for both
+    intents, read in one scan of the visible history and kept until ``gen`` moves."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[tuple[int, str], tuple[int, dict[str, dict[int, int]]]] = {}
+        self._lock = threading.Lock()
+
+    def copy(self) -> EpisodeCache:
+        """A cache sharing the (immutable) maps, for cloned stores."""
+        other = EpisodeCache()
+        other._by_key = dict(self._by_key)
+        return other
+
+    def bounds(self, db: Backend, sc: Scope, label: str, intent: str) -> dict[int, int]:
+        """Each labelled visible commit's boundary for ``intent`` (do not modify)."""
+        key = (sc.scope_id, label)
+        with self._lock:
+            hit = self._by_key.get(key)
+        if hit is None or hit[0] != sc.gen:
+            expr, arg = db.json_text("labels", label)
+            with db.lock:
+                rows = db.conn.execute(
+                    f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND "
+                    f"{visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
+                    (arg, sc.scope_id),
+                ).fetchall()
+            maps = {i: episode_bounds(rows, i) for i in ("undo", "restore_to")}
+            hit = (sc.gen, maps)
+            with self._lock:
+                self._by_key[key] = hit
+        return hit[1]["undo" if intent == "undo" else "restore_to"]
+
+    def drop(self) -> None:
+        """Forget every scope's boundaries."""
+        with self._lock:
+            self._by_key.clear()
+
+
 def _snap(ranked: Sequence[tuple[int, float]], bounds: dict[int, int]) -> list[tuple[int, float]]:
     out: dict[int, float] = {}
     for vid, score in ranked:
@@ -195,6 +234,7 @@ class Retrieval:
     dense: DenseCache
     query_vector: Callable[[str], np.ndarray]
     lexicon: lx.LexicalCache | None = None  # None: the backend scores every lexical match
+    episodes: EpisodeCache | None = None  # None: the episode scan runs per request
 
 
 class Described(NamedTuple):
@@ -299,20 +339,14 @@ def restore_targets(
     intent: str,
     query: str,
     episode_label: str | None,
+    episodes: EpisodeCache | None = None,
 ) -> Targets:
     """Map described commits to restore targets: each to its episode's boundary when the
     request names a whole episode, then, for ``undo``, to its parent. One episode scan
     and one parent lookup serve every candidate."""
     bounds: dict[int, int] = {}
     if episode_label and described and refers_to_episode(query):
-        expr, key = db.json_text("labels", episode_label)
-        with db.lock:
-            episodes = db.conn.execute(
-                f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND "
-                f"{visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
-                (key, sc.scope_id),
-            ).fetchall()
-        bounds = episode_bounds(episodes, intent)
+        bounds = (episodes or EpisodeCache()).bounds(db, sc, episode_label, intent)
         snapped = _snap(described, bounds)
     else:
         snapped = list(described)
@@ -395,7 +429,7 @@ def resolve_request(
             bound = tr.bound_target(ref, hist, intent)
     ranked = ranked[:k]
     found = found._replace(ranked=ranked)
-    targets = restore_targets(db, sc, ranked, intent, query, rt.episode_label)
+    targets = restore_targets(db, sc, ranked, intent, query, rt.episode_label, rt.episodes)
     if bound is not None:
         top = max((s for _, s in targets.ranked), default=0.0)
         rest = [(v, s) for v, s in targets.ranked if v != bound]

@@ -95,6 +95,7 @@ class ChronoMem:
         self._db = open_backend(self.path, busy_timeout_ms=busy_timeout_ms)
         self._dense = rs.DenseCache()
         self._lexicon = LexicalCache()
+        self._episodes = rs.EpisodeCache()
         self._shared_vectors = self._share_embeddings()
 
     def _share_embeddings(self) -> Any:
@@ -148,6 +149,7 @@ class ChronoMem:
             self._dense,
             self._encoder.query_vector,
             self._lexicon,
+            self._episodes,
         )
 
     def close(self) -> None:
@@ -177,6 +179,7 @@ class ChronoMem:
         other._shared_vectors = None  # the original's stays attached while it is open
         other._dense = self._dense.copy()  # same gens, same rows: the matrices stay valid
         other._lexicon = self._lexicon.copy()
+        other._episodes = self._episodes.copy()
         other._encoder = self._encoder.copy()
         return other
 
@@ -458,6 +461,7 @@ class ChronoMem:
             return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)
         finally:
             self._lexicon.drop()  # its postings hold the erased text's terms
+            self._episodes.drop()
 
     def compact(self, app: str, user: str) -> dict[str, int]:
         """Delete the history that truncate rollbacks discarded (hidden rows), under
