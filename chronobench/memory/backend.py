@@ -152,6 +152,18 @@ class Backend(Protocol):
         lexical descriptors, in history order (what an in-memory copy of the index reads)."""
         ...
 
+    def descriptor_lengths(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[int], list[float]]:
+        """Visible versions with a seq after ``after_seq``: ids, seqs, index document keys
+        and document lengths as the lexical score counts them, in history order."""
+        ...
+
+    def descriptor_postings(self, scope_id: int, token: str) -> tuple[list[int], list[int]]:
+        """Index document keys whose descriptor holds ``token`` (an indexed token), and
+        how often; may include documents of other scopes or hidden history."""
+        ...
+
     def descriptor_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
         """What :meth:`match_descriptors` scores with: the documents and tokens (every
         column) its BM25 counts, and how many documents hold each of ``tokens`` (indexed

@@ -111,15 +111,18 @@ def tokenizer() -> Fts5Tokenizer:
 
 @dataclass(frozen=True)
 class LexicalIndex:
-    """A scope's visible descriptors at generation ``gen``, in history order."""
+    """A scope's visible descriptors at generation ``gen``, in history order; the
+    postings of a term are read from the backend the first time a request uses it."""
 
     gen: int
     vids: np.ndarray  # version id per document, in seq order
-    dlen: np.ndarray  # float64 |D|: body tokens + the scope tag's one token, as FTS5 counts
+    docs: np.ndarray  # the backend's document key (version row) per document
+    dlen: np.ndarray  # float64 |D|: every column's tokens (the scope tag's one included)
     postings: dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (document rows, tf float64)
     state: tuple[Any, ...] = ()  # what, besides appended commits, would change the documents
     last_seq: int = -1  # the last document's seq
     _norm: dict[str, tuple[float, np.ndarray]] = field(default_factory=dict, compare=False)
+    _lock: Any = field(default_factory=threading.Lock, compare=False)
 
     def norm(self, avgdl: float) -> np.ndarray:
         """``k1 * (1 - b + b * |D| / avgdl)`` per document (kept for the last ``avgdl``)."""
@@ -133,41 +136,81 @@ class LexicalIndex:
         """Version id -> document row."""
         return {int(v): i for i, v in enumerate(self.vids)}
 
+    def rows_of_docs(self, docs: np.ndarray) -> np.ndarray:
+        """Document rows of backend keys ``docs`` (-1 where not a document here)."""
+        order = self._norm.get("order")
+        if order is None:
+            perm = np.argsort(self.docs, kind="stable")
+            order = (0.0, perm)
+            self._norm["order"] = order
+        perm = order[1]
+        sorted_docs = self.docs[perm]
+        at = np.searchsorted(sorted_docs, docs)
+        at = np.minimum(at, max(sorted_docs.size - 1, 0))
+        ok = sorted_docs.size > 0
+        found = (sorted_docs[at] == docs) if ok else np.zeros(docs.size, dtype=bool)
+        return np.where(found, perm[at] if ok else -1, -1)
 
-def build(
+    def posting(self, db: Any, scope_id: int, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The term's (document rows, tf), read from the backend on first use."""
+        with self._lock:
+            if term in self.postings:
+                return self.postings[term]
+        docs, tfs = db.descriptor_postings(scope_id, term)
+        rows = self.rows_of_docs(np.asarray(docs, dtype=np.int64))
+        keep = rows >= 0
+        rows, tf = rows[keep], np.asarray(tfs, dtype=np.float64)[keep]
+        order = np.argsort(rows, kind="stable")
+        got = (rows[order], tf[order]) if rows.size else None
+        with self._lock:
+            self.postings[term] = got  # type: ignore[assignment]
+        return got
+
+
+def extend(
     gen: int,
-    vids: Sequence[int],
+    state: tuple[Any, ...],
+    new: tuple[list[int], list[int], list[int], list[float]],
     bodies: Sequence[str],
-    state: tuple[Any, ...] = (),
-    last_seq: int = -1,
     base: LexicalIndex | None = None,
 ) -> LexicalIndex:
-    """The index of ``bodies`` (one per version id in ``vids``, history order), appended
-    to ``base`` when given (its documents come first)."""
-    rows, lengths = tokenizer().counts(list(bodies))
-    offset = 0 if base is None else int(base.vids.size)
-    postings: dict[str, tuple[np.ndarray, np.ndarray]] = {} if base is None else dict(base.postings)
-    if rows:
-        terms = [r[0] for r in rows]
-        docs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows)) + offset
-        tfs = np.fromiter((r[2] for r in rows), dtype=np.float64, count=len(rows))
-        # rows come sorted by term: cut the arrays where the term changes
-        cuts = [0] + [i for i in range(1, len(terms)) if terms[i] != terms[i - 1]] + [len(terms)]
-        for a, b in zip(cuts, cuts[1:], strict=False):
-            term, new = terms[a], (docs[a:b], tfs[a:b])
-            old = postings.get(term)
+    """An index of the documents ``new`` (ids, seqs, backend keys, lengths), appended to
+    ``base`` when given; ``base``'s loaded postings gain the new documents' counts
+    (from ``bodies``, tokenized as the backend indexed them)."""
+    vids, seqs, docs, lengths = new
+    ids = np.asarray(vids, dtype=np.int64)
+    keys = np.asarray(docs, dtype=np.int64)
+    dlen = np.asarray(lengths, dtype=np.float64)
+    last = seqs[-1] if seqs else (-1 if base is None else base.last_seq)
+    if base is None:
+        return LexicalIndex(gen, ids, keys, dlen, {}, state, last)
+    with base._lock:
+        postings = dict(base.postings)
+    offset = int(base.vids.size)
+    if postings and bodies:
+        rows, _ = tokenizer().counts(list(bodies))
+        for term, doc, n in rows:
+            if term not in postings:
+                continue  # not loaded yet: read from the backend, new documents included
+            add = (np.asarray([doc + offset], dtype=np.int64), np.asarray([n], dtype=np.float64))
+            old = postings[term]
             postings[term] = (
-                new
+                add
                 if old is None
-                else tuple(  # type: ignore[assignment]
-                    np.concatenate([o, n]) for o, n in zip(old, new, strict=True)
+                else (  # type: ignore[assignment]
+                    np.concatenate([old[0], add[0]]),
+                    np.concatenate([old[1], add[1]]),
                 )
             )
-    dlen = np.asarray(lengths, dtype=np.float64) + 1.0
-    ids = np.asarray(list(vids), dtype=np.int64)
-    if base is not None:
-        dlen, ids = np.concatenate([base.dlen, dlen]), np.concatenate([base.vids, ids])
-    return LexicalIndex(gen, ids, dlen, postings, state, last_seq)
+    return LexicalIndex(
+        gen,
+        np.concatenate([base.vids, ids]),
+        np.concatenate([base.docs, keys]),
+        np.concatenate([base.dlen, dlen]),
+        postings,
+        state,
+        last,
+    )
 
 
 def single_tokens(terms: Sequence[str]) -> list[str] | None:
@@ -180,14 +223,20 @@ def single_tokens(terms: Sequence[str]) -> list[str] | None:
 
 
 def score(
-    ix: LexicalIndex, tokens: Sequence[str], n_docs: int, n_tokens: int, hits: Sequence[int]
+    db: Any,
+    scope_id: int,
+    ix: LexicalIndex,
+    tokens: Sequence[str],
+    n_docs: int,
+    n_tokens: int,
+    hits: Sequence[int],
 ) -> tuple[np.ndarray, np.ndarray]:
     """(document rows, scores) of every document holding a token, in row order.
 
     ``n_docs``, ``n_tokens`` (all columns) and ``hits`` (documents holding each token)
     are the backend's statistics; the arithmetic follows FTS5's ``fts5Bm25Function``.
     """
-    present = [ix.postings.get(t) for t in tokens]
+    present = [ix.posting(db, scope_id, t) for t in tokens]
     if not any(p is not None for p in present):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     norm = ix.norm(float(n_tokens) / float(max(n_docs, 1)))
@@ -252,16 +301,20 @@ class LexicalCache:
     def get(self, db: Any, scope_id: int, gen: int) -> LexicalIndex:
         """The scope's index at generation ``gen``: the cached one when current; extended
         with the versions committed since when only commits happened (no truncate, no
-        redaction: the ``state`` of :func:`change_state` is the same); else rebuilt."""
+        redaction: the ``state`` of :func:`change_state` is the same); else rebuilt
+        (document lengths only: postings are read per term as requests use them)."""
         with self._lock:
             hit = self._by_scope.get(scope_id)
         if hit is not None and hit.gen == gen:
             return hit
         state = change_state(db, scope_id)
         base = hit if hit is not None and hit.state == state else None
-        vids, seqs, bodies = db.descriptor_docs(scope_id, -1 if base is None else base.last_seq)
-        last = seqs[-1] if seqs else (-1 if base is None else base.last_seq)
-        built = build(gen, vids, bodies, state, last, base)
+        after = -1 if base is None else base.last_seq
+        new = db.descriptor_lengths(scope_id, after)
+        bodies: list[str] = []
+        if base is not None and new[0] and base.postings:
+            bodies = db.descriptor_docs(scope_id, after)[2]
+        built = extend(gen, state, new, bodies, base)
         with self._lock:
             self._by_scope[scope_id] = built
         return built
@@ -286,7 +339,7 @@ def match(
     if toks is None:
         return None
     n_docs, n_tokens, hits = db.descriptor_stats(scope_id, toks)
-    rows, scores = score(ix, toks, n_docs, n_tokens, hits)
+    rows, scores = score(db, scope_id, ix, toks, n_docs, n_tokens, hits)
     return top_k(ix, rows, scores, k)
 
 
@@ -303,7 +356,7 @@ def scores_of(
     if not toks:
         return out
     n_docs, n_tokens, hits = db.descriptor_stats(scope_id, toks)
-    rows, scores = score(ix, toks, n_docs, n_tokens, hits)
+    rows, scores = score(db, scope_id, ix, toks, n_docs, n_tokens, hits)
     at = dict(zip(rows.tolist(), scores.tolist(), strict=True))
     row_of = ix.row_of()
     for v in vids:

@@ -351,17 +351,54 @@ class SQLiteBackend:
         ).fetchall()
         return [int(r[0]) for r in rows], [int(r[1]) for r in rows], [r[2] for r in rows]
 
+    def descriptor_lengths(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[int], list[float]]:
+        """Visible versions after ``after_seq``: ids, seqs, ``desc_fts`` rowids and token
+        counts over every column (FTS5's ``docsize`` record), in seq order."""
+        rows = self.conn.execute(
+            "SELECT v.version_id, v.seq, v.vrow, d.sz FROM versions v JOIN desc_fts_docsize d "
+            f"ON d.id = v.vrow WHERE v.scope_id = ? AND v.seq > ? AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq",
+            (scope_id, int(after_seq)),
+        ).fetchall()
+        return (
+            [int(r[0]) for r in rows],
+            [int(r[1]) for r in rows],
+            [int(r[2]) for r in rows],
+            [float(sum(_varints(r[3]))) for r in rows],
+        )
+
+    def descriptor_postings(self, scope_id: int, token: str) -> tuple[list[int], list[int]]:
+        """``desc_fts`` rowids whose body holds ``token``, and how often (every scope's:
+        the caller keeps its own)."""
+        self._ensure_vocab()
+        rows = self.conn.execute(
+            "SELECT doc FROM temp.desc_inst WHERE term = ? AND col = 'body'", (token,)
+        ).fetchall()
+        docs, counts = np.unique(
+            np.fromiter((r[0] for r in rows), np.int64, len(rows)), return_counts=True
+        )
+        return docs.tolist(), counts.tolist()
+
+    def _ensure_vocab(self) -> None:
+        if not self._vocab:
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.desc_vocab USING fts5vocab "
+                "(main, desc_fts, col)"
+            )
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.desc_inst USING fts5vocab "
+                "(main, desc_fts, instance)"
+            )
+            self._vocab = True
+
     def descriptor_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
         """What FTS5's ``bm25()`` reads: the table's rows and tokens (every column, every
         scope) from its averages record, and the rows whose body holds each token (from
         an ``fts5vocab`` table in the connection's temp schema)."""
         conn = self.conn
-        if not self._vocab:
-            conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.desc_vocab USING fts5vocab "
-                "(main, desc_fts, col)"
-            )
-            self._vocab = True
+        self._ensure_vocab()
         row = conn.execute("SELECT block FROM desc_fts_data WHERE id = 1").fetchone()
         n_docs, n_tokens = _averages(row[0] if row else b"")
         hits = dict(

@@ -325,6 +325,32 @@ class PostgresBackend:
         ).fetchall()
         return [int(r[0]) for r in rows], [int(r[1]) for r in rows], [r[2] for r in rows]
 
+    def descriptor_lengths(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[int], list[float]]:
+        """Visible versions after ``after_seq``: ids, seqs, document keys and lengths
+        with the tag token (as :func:`~chronobench.memory.pg.lexical.bm25` counts them)."""
+        rows = self.conn.execute(
+            "SELECT v.version_id, v.seq, v.vrow, d.len FROM versions v JOIN desc_docs d ON "
+            "d.doc = v.vrow WHERE v.scope_id = ? AND v.seq > ? AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq",
+            (scope_id, int(after_seq)),
+        ).fetchall()
+        return (
+            [int(r[0]) for r in rows],
+            [int(r[1]) for r in rows],
+            [int(r[2]) for r in rows],
+            [float(int(r[3]) + 1) for r in rows],
+        )
+
+    def descriptor_postings(self, scope_id: int, token: str) -> tuple[list[int], list[int]]:
+        """The scope's documents holding ``token``, and how often."""
+        rows = self.conn.execute(
+            "SELECT doc, cardinality(pos) FROM desc_terms WHERE scope_id = ? AND term = ?",
+            (scope_id, token),
+        ).fetchall()
+        return [int(r[0]) for r in rows], [int(r[1]) for r in rows]
+
     def descriptor_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
         """The scope's totals (documents; tokens with each document's tag token, as
         :func:`~chronobench.memory.pg.lexical.bm25` counts them) and per-token documents."""
