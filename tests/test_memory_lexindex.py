@@ -1,10 +1,12 @@
 """The in-memory lexical index scores exactly as the backend's own BM25 does (both
-backends), and stays exact across commits, truncates, reverts and redactions."""
+backends), and it and the dense matrix stay exact across commits, truncates, reverts
+and redactions."""
 
 from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from chronobench.memory import lexindex as lx
@@ -35,6 +37,10 @@ def _check(mem, queries: list[str]) -> None:
     db = mem.backend
     sc = reads.require_scope(db, APP, USER)
     ix = mem._lexicon.get(db, sc.scope_id, sc.gen)
+    dm = mem._dense.get(db, sc.scope_id, sc.gen)  # extended after commits, like the index
+    owners, matrix = db.scope_vectors(sc.scope_id)
+    assert np.array_equal(np.repeat(dm.vids, np.diff([*dm.starts, len(matrix)])), owners)
+    assert np.array_equal(dm.matrix, matrix)
     for query in queries:
         terms = fts_terms(query)
         want = db.match_descriptors(sc.scope_id, terms, 40)

@@ -201,6 +201,14 @@ class Backend(Protocol):
         in history then window order; ``(0,)`` and ``(0, 1)`` shaped when there are none."""
         ...
 
+    def vectors_after(
+        self, scope_id: int, after_seq: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(owner version id, owner seq, float32 matrix) of the visible versions with a
+        seq after ``after_seq``, in history then window order (what extends an in-memory
+        matrix after commits)."""
+        ...
+
     def vector_owners(self, scope_id: int) -> set[int]:
         """Version rows of the scope that have vectors."""
         ...

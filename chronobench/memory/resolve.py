@@ -34,10 +34,24 @@ class _DenseMatrix:
     vids: np.ndarray  # version id per version, in seq order
     starts: np.ndarray  # first chunk row of each version
     matrix: np.ndarray  # (n_chunks, dim) float32, rows L2-normalised
+    state: tuple[Any, ...] = ()  # lexindex.change_state when built
+    last_seq: int = -1  # the last version's seq
+
+
+def _versions(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(version ids, first rows) of an owner-per-row array (rows grouped by owner)."""
+    if not owners.size:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z
+    change = np.flatnonzero(np.diff(owners)) + 1
+    starts = np.concatenate([[0], change]).astype(np.int64)
+    return owners[starts], starts
 
 
 class DenseCache:
-    """Per-scope in-memory matrix of descriptor vectors, rebuilt when ``gen`` moves."""
+    """Per-scope in-memory matrix of descriptor vectors, kept for the scope's ``gen``:
+    extended with the new versions' rows when only commits happened since (same
+    :func:`~chronobench.memory.lexindex.change_state`), else reloaded."""
 
     def __init__(self) -> None:
         self._by_scope: dict[int, _DenseMatrix] = {}
@@ -55,14 +69,19 @@ class DenseCache:
             hit = self._by_scope.get(scope_id)
         if hit is not None and hit.gen == gen:
             return hit
-        owners, matrix = db.scope_vectors(scope_id)
-        if owners.size:
-            change = np.flatnonzero(np.diff(owners)) + 1
-            starts = np.concatenate([[0], change]).astype(np.int64)
-            vids = owners[starts]
-        else:
-            vids = starts = np.zeros(0, dtype=np.int64)
-        built = _DenseMatrix(gen, vids, starts, matrix)
+        state = lx.change_state(db, scope_id)
+        base = hit if hit is not None and hit.state == state else None
+        owners, seqs, matrix = db.vectors_after(scope_id, -1 if base is None else base.last_seq)
+        last = int(seqs[-1]) if seqs.size else (-1 if base is None else base.last_seq)
+        vids, starts = _versions(owners)
+        if base is not None and base.vids.size:
+            if vids.size:
+                starts = np.concatenate([base.starts, starts + base.matrix.shape[0]])
+                vids = np.concatenate([base.vids, vids])
+                matrix = np.concatenate([base.matrix, matrix])
+            else:
+                vids, starts, matrix = base.vids, base.starts, base.matrix
+        built = _DenseMatrix(gen, vids, starts, matrix, state, last)
         with self._lock:
             self._by_scope[scope_id] = built
         return built

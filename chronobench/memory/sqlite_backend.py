@@ -176,6 +176,7 @@ class SQLiteBackend:
         self.lock = threading.RLock()
         self._conn: sqlite3.Connection | None = connect(path, busy_timeout_ms=busy_timeout_ms)
         self._vocab = False  # temp.desc_vocab created on this connection
+        self._stats: tuple[Any, tuple[int, int], dict[str, int]] = (None, (0, 0), {})
 
     # -- connection and transactions ---------------------------------------------------------
 
@@ -399,16 +400,24 @@ class SQLiteBackend:
         an ``fts5vocab`` table in the connection's temp schema)."""
         conn = self.conn
         self._ensure_vocab()
-        row = conn.execute("SELECT block FROM desc_fts_data WHERE id = 1").fetchone()
-        n_docs, n_tokens = _averages(row[0] if row else b"")
-        hits = dict(
-            conn.execute(
-                f"SELECT term, doc FROM temp.desc_vocab WHERE col = 'body' AND term IN "
-                f"({','.join('?' * len(set(tokens)))})",
-                tuple(set(tokens)),
-            ).fetchall()
-        )
-        return n_docs, n_tokens, [int(hits.get(t, 0)) for t in tokens]
+        # Counts are kept until the file changes: another connection's commit moves
+        # data_version, this connection's writes move total_changes.
+        state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        if self._stats[0] != state:
+            row = conn.execute("SELECT block FROM desc_fts_data WHERE id = 1").fetchone()
+            self._stats = (state, _averages(row[0] if row else b""), {})
+        _, (n_docs, n_tokens), known = self._stats
+        wanted = sorted(set(tokens) - set(known))
+        if wanted:
+            found = dict(
+                conn.execute(
+                    f"SELECT term, doc FROM temp.desc_vocab WHERE col = 'body' AND term IN "
+                    f"({','.join('?' * len(wanted))})",
+                    tuple(wanted),
+                ).fetchall()
+            )
+            known.update({t: int(found.get(t, 0)) for t in wanted})
+        return n_docs, n_tokens, [known[t] for t in tokens]
 
     def descriptor_body(self, vrow: int) -> str | None:
         """The ``desc_fts`` body of a version row."""
@@ -462,6 +471,25 @@ class SQLiteBackend:
         owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
         return owners, matrix.reshape(len(rows), -1)
+
+    def vectors_after(
+        self, scope_id: int, after_seq: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(owner version id, owner seq, vector) rows of visible versions after
+        ``after_seq``, in seq then window order."""
+        rows = self.conn.execute(
+            "SELECT v.version_id, v.seq, d.vec FROM versions v JOIN desc_vecs d ON "
+            f"d.vrow = v.vrow WHERE v.scope_id = ? AND v.seq > ? AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq, d.chunk",
+            (scope_id, int(after_seq)),
+        ).fetchall()
+        if not rows:
+            z = np.zeros(0, dtype=np.int64)
+            return z, z, np.zeros((0, 1), dtype=np.float32)
+        owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        seqs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
+        return owners, seqs, matrix.reshape(len(rows), -1)
 
     def vector_owners(self, scope_id: int) -> set[int]:
         """Version rows of the scope with at least one ``desc_vecs`` row."""

@@ -424,6 +424,25 @@ class PostgresBackend:
         owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         return owners, np.stack([r[1] for r in rows]).astype(np.float32, copy=False)
 
+    def vectors_after(
+        self, scope_id: int, after_seq: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(owner version id, owner seq, vector) rows of visible versions after
+        ``after_seq``, in seq then window order."""
+        sql = (
+            "SELECT v.version_id, v.seq, d.vec FROM versions v JOIN desc_vecs d ON "
+            f"d.vrow = v.vrow WHERE v.scope_id = %s AND v.seq > %s AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq, d.chunk"
+        )
+        with self.conn.raw.cursor(binary=True) as cur:
+            rows = cur.execute(sql, (scope_id, int(after_seq))).fetchall()
+        if not rows:
+            z = np.zeros(0, dtype=np.int64)
+            return z, z, np.zeros((0, 1), dtype=np.float32)
+        owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        seqs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        return owners, seqs, np.stack([r[2] for r in rows]).astype(np.float32, copy=False)
+
     def vector_owners(self, scope_id: int) -> set[int]:
         """Version rows of the scope that have vectors."""
         rows = self.conn.execute(
