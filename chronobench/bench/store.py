@@ -183,7 +183,7 @@ def bench_size(
         f"late v{late}: {1000 * snap_late:.2f} ms"
     )
     print(
-        f"resolve (no reranker) {_ms(resolve_s)}   (first call, builds matrix: "
+        f"resolve (no reranker) {_ms(resolve_s)}   (first call, loads matrix and lexical index: "
         f"{1000 * cold:.1f} ms)"
     )
     print(f"resolve, same requests again {_ms(again_s)}")

@@ -3,18 +3,22 @@
 Why: the backends' lexical stage (SQLite FTS5 ``bm25()``, or the same formula in SQL on
 PostgreSQL) scores every matching descriptor, one row at a time, so it grows linearly
 with history (measured: 4.5 ms at 10k writes, 80 ms at 100k for a three-word request).
-Here each visible descriptor's term frequencies and length are held in numpy arrays
-per term (built once per scope generation, like the dense matrix), and a request
-costs a few vectorised operations over its terms' postings plus one statistics lookup
-in the backend (:meth:`~chronobench.memory.backend.Backend.descriptor_stats`: document
-count, token total and the documents holding each term, counted as the backend's own
-BM25 counts them).
+Here a scope's visible descriptors are kept as numpy arrays: their lengths (read once
+per scope generation, extended in place after commits) and, per term, the documents
+holding it with its frequency (read from the backend the first time a request uses the
+term, then kept; a commit appends its descriptor's counts). A request costs a few
+vectorised operations over its terms' postings plus the backend's statistics
+(:meth:`~chronobench.memory.backend.Backend.descriptor_stats`: document count, token
+total and the documents holding each term, counted as the backend's own BM25 counts
+them).
 
 The score is the backend's to the last bit: tokens come from FTS5's own tokenizer
 (:class:`Fts5Tokenizer`), and the formula is evaluated in FTS5's operation order in
-float64 (see :mod:`chronobench.memory.pg.lexical` for the formula). A request with a
-quoted term that the tokenizer splits into several tokens (``foo_bar``: an FTS5
-phrase) or into none goes to the backend instead.
+float64 (see :mod:`chronobench.memory.pg.lexical` for the formula); ties go to the
+earlier version, as the backends order them. A request with a quoted term that the
+tokenizer splits into several tokens (``foo_bar``: an FTS5 phrase) or into none goes
+to the backend instead. A truncate rollback or a redaction rebuilds the copy (the
+redacting store drops it at once: its postings hold the erased terms).
 """
 
 from __future__ import annotations
