@@ -72,6 +72,10 @@ def test_index_follows_commits_truncates_reverts_and_redactions() -> None:
     _check(mem, QUERIES)
     mem.rollback_to_version(APP, USER, 10, mode="revert")
     _check(mem, QUERIES)
+    mem.rollback_to_version(APP, USER, 20, mode="truncate")  # absorbs the first range
+    _check(mem, QUERIES)
+    mem.commit_many(APP, USER, _writes(3, seed=3))
+    _check(mem, QUERIES)
     mem.redact(APP, USER, "sushi", reason="test", by="text")
     _check(mem, [*QUERIES, "sushi"])
     mem.close()

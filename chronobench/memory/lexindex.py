@@ -26,7 +26,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -125,6 +125,7 @@ class LexicalIndex:
     postings: dict[str, tuple[np.ndarray, np.ndarray]]  # term -> (document rows, tf float64)
     state: tuple[Any, ...] = ()  # what, besides appended commits, would change the documents
     last_seq: int = -1  # the last document's seq
+    seqs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     _norm: dict[str, tuple[float, np.ndarray]] = field(default_factory=dict, compare=False)
     _lock: Any = field(default_factory=threading.Lock, compare=False)
 
@@ -185,9 +186,10 @@ def extend(
     ids = np.asarray(vids, dtype=np.int64)
     keys = np.asarray(docs, dtype=np.int64)
     dlen = np.asarray(lengths, dtype=np.float64)
+    sq = np.asarray(seqs, dtype=np.int64)
     last = seqs[-1] if seqs else (-1 if base is None else base.last_seq)
     if base is None:
-        return LexicalIndex(gen, ids, keys, dlen, {}, state, last)
+        return LexicalIndex(gen, ids, keys, dlen, {}, state, last, sq)
     with base._lock:
         postings = dict(base.postings)
     offset = int(base.vids.size)
@@ -214,7 +216,39 @@ def extend(
         postings,
         state,
         last,
+        np.concatenate([base.seqs, sq]),
     )
+
+
+def cut(ix: LexicalIndex, n: int, state: tuple[Any, ...]) -> LexicalIndex:
+    """``ix`` with only its first ``n`` documents (a truncate hid the rest)."""
+    if n == ix.vids.size:
+        return replace(ix, state=state, _norm={}, _lock=threading.Lock())
+    with ix._lock:
+        postings = dict(ix.postings)
+    for term, got in postings.items():
+        if got is not None:
+            at = int(np.searchsorted(got[0], n))
+            postings[term] = (got[0][:at], got[1][:at]) if at else None  # type: ignore[assignment]
+    return LexicalIndex(
+        ix.gen, ix.vids[:n], ix.docs[:n], ix.dlen[:n], postings, state, ix.last_seq, ix.seqs[:n]
+    )
+
+
+def kept_prefix(old: tuple[Any, ...], new: tuple[Any, ...], seqs: np.ndarray) -> int | None:
+    """How many of the documents (``seqs``, history order) that were visible under
+    :func:`change_state` ``old`` are still visible under ``new``, when they are a prefix
+    (a truncate rollback hides a suffix; nothing hidden is ever shown again); None when
+    the documents must be read again (a redaction rewrote some)."""
+    if old == new:
+        return int(seqs.size)
+    if not old or not new or old[1] != new[1]:
+        return None
+    hidden = np.zeros(seqs.size, dtype=bool)
+    for lo, hi in new[0]:
+        hidden |= (seqs > lo) & (seqs <= hi)
+    n = int(np.argmax(hidden)) if hidden.any() else int(seqs.size)
+    return n if hidden[n:].all() else None
 
 
 def single_tokens(terms: Sequence[str]) -> list[str] | None:
@@ -304,15 +338,18 @@ class LexicalCache:
 
     def get(self, db: Any, scope_id: int, gen: int) -> LexicalIndex:
         """The scope's index at generation ``gen``: the cached one when current; extended
-        with the versions committed since when only commits happened (no truncate, no
-        redaction: the ``state`` of :func:`change_state` is the same); else rebuilt
-        (document lengths only: postings are read per term as requests use them)."""
+        with the versions committed since, after cutting the documents a truncate hid
+        (:func:`kept_prefix`); rebuilt after a redaction (document lengths only:
+        postings are read per term as requests use them)."""
         with self._lock:
             hit = self._by_scope.get(scope_id)
         if hit is not None and hit.gen == gen:
             return hit
         state = change_state(db, scope_id)
-        base = hit if hit is not None and hit.state == state else None
+        base = None
+        if hit is not None:
+            keep = kept_prefix(hit.state, state, hit.seqs)
+            base = None if keep is None else cut(hit, keep, state)
         after = -1 if base is None else base.last_seq
         new = db.descriptor_lengths(scope_id, after)
         bodies: list[str] = []

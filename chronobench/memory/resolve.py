@@ -36,6 +36,7 @@ class _DenseMatrix:
     matrix: np.ndarray  # (n_chunks, dim) float32, rows L2-normalised
     state: tuple[Any, ...] = ()  # lexindex.change_state when built
     last_seq: int = -1  # the last version's seq
+    seqs: np.ndarray | None = None  # seq per version
 
 
 def _versions(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -50,8 +51,8 @@ def _versions(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 class DenseCache:
     """Per-scope in-memory matrix of descriptor vectors, kept for the scope's ``gen``:
-    extended with the new versions' rows when only commits happened since (same
-    :func:`~chronobench.memory.lexindex.change_state`), else reloaded."""
+    when it moves, the rows a truncate hid are cut and the new versions' rows appended
+    (:func:`~chronobench.memory.lexindex.kept_prefix`); reloaded after a redaction."""
 
     def __init__(self) -> None:
         self._by_scope: dict[int, _DenseMatrix] = {}
@@ -70,18 +71,29 @@ class DenseCache:
         if hit is not None and hit.gen == gen:
             return hit
         state = lx.change_state(db, scope_id)
-        base = hit if hit is not None and hit.state == state else None
+        base = None
+        if hit is not None and hit.seqs is not None:
+            keep = lx.kept_prefix(hit.state, state, hit.seqs)
+            if keep is not None:  # a truncate hid a suffix: keep the rest
+                rows = int(hit.starts[keep]) if keep < hit.vids.size else hit.matrix.shape[0]
+                base = _DenseMatrix(
+                    gen, hit.vids[:keep], hit.starts[:keep], hit.matrix[:rows], state,
+                    hit.last_seq, hit.seqs[:keep],
+                )  # fmt: skip
         owners, seqs, matrix = db.vectors_after(scope_id, -1 if base is None else base.last_seq)
         last = int(seqs[-1]) if seqs.size else (-1 if base is None else base.last_seq)
         vids, starts = _versions(owners)
+        vseqs = seqs[starts] if starts.size else np.zeros(0, dtype=np.int64)
         if base is not None and base.vids.size:
             if vids.size:
                 starts = np.concatenate([base.starts, starts + base.matrix.shape[0]])
                 vids = np.concatenate([base.vids, vids])
                 matrix = np.concatenate([base.matrix, matrix])
+                vseqs = np.concatenate([base.seqs, vseqs])  # type: ignore[list-item]
             else:
                 vids, starts, matrix = base.vids, base.starts, base.matrix
-        built = _DenseMatrix(gen, vids, starts, matrix, state, last)
+                vseqs = base.seqs  # type: ignore[assignment]
+        built = _DenseMatrix(gen, vids, starts, matrix, state, last, vseqs)
         with self._lock:
             self._by_scope[scope_id] = built
         return built
