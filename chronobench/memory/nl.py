@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from chronobench.memory import backbone_resolver as br
+from chronobench.memory import lexindex as lx
 from chronobench.memory import query as q
 from chronobench.memory import resolve as rs
 from chronobench.memory import timeref as tr
@@ -221,7 +222,7 @@ def _evidence(
     cosine) evidence that ``matched`` (and the runner-up's commit ``other``) is what
     ``query`` describes."""
     wanted = [matched] if other is None else [matched, other]
-    scores = _lexical_scores(db, sc, q.fts_terms(" ".join(toks)), found, wanted)
+    scores = _lexical_scores(db, sc, q.fts_terms(" ".join(toks)), found, wanted, rt)
     with db.lock:
         dm = rt.dense.get(db, sc.scope_id, sc.gen)
     qvec: np.ndarray | None = None
@@ -241,7 +242,12 @@ def _evidence(
 
 
 def _lexical_scores(
-    db: Backend, sc: Scope, terms: list[str], found: rs.Described, versions: list[int]
+    db: Backend,
+    sc: Scope,
+    terms: list[str],
+    found: rs.Described,
+    versions: list[int],
+    rt: rs.Retrieval,
 ) -> dict[int, float | None]:
     """Each version's lexical score for ``terms``, taken from the lexical stage when it
     searched the same terms (a version it did not return, from a list shorter than
@@ -258,7 +264,9 @@ def _lexical_scores(
     missing = [v for v in versions if v not in out]
     if missing:
         with db.lock:
-            out.update(db.descriptor_scores(sc.scope_id, terms, missing))
+            index = rs.lexical_index(db, sc, rt)
+            got = None if index is None else lx.scores_of(db, index, sc.scope_id, terms, missing)
+            out.update(db.descriptor_scores(sc.scope_id, terms, missing) if got is None else got)
     return out
 
 

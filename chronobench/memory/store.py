@@ -32,6 +32,7 @@ from chronobench.memory import validate as val
 from chronobench.memory.backend import open_backend
 from chronobench.memory.embedders import resolve_embedder
 from chronobench.memory.encoder import StoreEncoder
+from chronobench.memory.lexindex import LexicalCache
 from chronobench.memory.types import (
     RollbackMode,
     RollbackPlan,
@@ -101,6 +102,8 @@ class ChronoMem:
         self.episode_label = episode_label
         self._db = open_backend(self.path, busy_timeout_ms=busy_timeout_ms)
         self._dense = rs.DenseCache()
+        self._lexicon = LexicalCache()
+        self._episodes = rs.EpisodeCache()
         self._shared_vectors = self._share_embeddings()
 
     def _share_embeddings(self) -> Any:
@@ -153,6 +156,8 @@ class ChronoMem:
             self.episode_label,
             self._dense,
             self._encoder.query_vector,
+            self._lexicon,
+            self._episodes,
         )
 
     def close(self) -> None:
@@ -181,6 +186,8 @@ class ChronoMem:
         other.path = other._db.path
         other._shared_vectors = None  # the original's stays attached while it is open
         other._dense = self._dense.copy()  # same gens, same rows: the matrices stay valid
+        other._lexicon = self._lexicon.copy()
+        other._episodes = self._episodes.copy()
         other._encoder = self._encoder.copy()
         return other
 
@@ -287,8 +294,12 @@ class ChronoMem:
     ) -> list[tuple[int, float]]:
         """BM25-only stage: versions whose descriptor matches ``query`` (score = -bm25)."""
         sc = self._query_scope(app, user, query, k)
+        if sc is None:
+            return []
         with self._db.lock:
-            return [] if sc is None else rs.lexical(self._db, sc.scope_id, query, k)
+            return rs.lexical(
+                self._db, sc.scope_id, query, k, rs.lexical_index(self._db, sc, self._retrieval())
+            )
 
     def resolve_dense(self, app: str, user: str, query: str, k: int = 5) -> list[tuple[int, float]]:
         """Dense-only stage: max cosine between ``query`` and each descriptor window."""
@@ -456,7 +467,11 @@ class ChronoMem:
         val.no_nul(val.text(source, "source", empty=True), "source")
         val.choice(by, "by", ("auto", "id", "text"))
         caches = (self._encoder, self._dense, self.reranker)
-        return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)
+        try:
+            return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)
+        finally:
+            self._lexicon.drop()  # its postings hold the erased text's terms
+            self._episodes.drop()
 
     def compact(self, app: str, user: str) -> dict[str, int]:
         """Delete the history that truncate rollbacks discarded (hidden rows), under
