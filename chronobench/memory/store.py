@@ -56,7 +56,8 @@ class ChronoMem:
         reranker: optional :class:`~chronobench.memory.rerank.Reranker`.
         rrf_k0: the k0 constant of reciprocal rank fusion.
         depth: candidates taken from each stage before fusion.
-        rerank_depth: fused candidates passed to the reranker.
+        rerank_depth: fused candidates passed to the reranker (40: see
+            ``configs/reranker/feature.yaml``).
         busy_timeout_ms: how long a write waits for another writer's lock.
         episode_label: commit label that names a commit's episode (default
             ``"session"``); requests about a whole episode then target its boundary
@@ -77,7 +78,7 @@ class ChronoMem:
         reranker: Any = None,
         rrf_k0: int = 60,
         depth: int = 100,
-        rerank_depth: int = 20,
+        rerank_depth: int = 40,
         busy_timeout_ms: int = 60_000,
         episode_label: str | None = "session",
         window_tokens: int | None = None,
