@@ -28,6 +28,7 @@ from pydantic import (
     ValidationInfo,
     field_serializer,
     field_validator,
+    model_validator,
 )
 
 from chronobench.errors import ConfigError
@@ -39,6 +40,33 @@ SPEC_VERSION = 1
 #: the run id and of everything a run folder records (paths are machine-specific; the
 #: flags change nothing a cell computes).
 RUNTIME_FIELDS = ("paths", "progress", "overwrite", "leaderboard", "publish", "suite")
+
+
+#: Backbones that are no language model: they cannot read numbered candidates and pick
+#: one, so ``system.resolver=auto`` is off with them (and ``backbone`` is an error, raised
+#: when the runner resolves the cell).
+LLM_FREE_BACKBONES = frozenset({"extractive"})
+#: The system keys of the backbone request resolver (chronobench.memory.backbone_resolver).
+RESOLVER_KEYS = ("resolver", "resolver_top_k", "resolver_max_chars")
+
+
+def settle_resolver(system: Mapping[str, Any], backbone: str | None) -> dict[str, Any]:
+    """``system`` options with ``resolver: auto`` made concrete: ``backbone`` for a
+    language-model backbone, ``none`` for an LLM-free one (:data:`LLM_FREE_BACKBONES`).
+    A resolver that is off leaves no key behind, so a spec names a resolver only when
+    one runs (and runs without one keep the run ids they had before it existed)."""
+    out = dict(system)
+    if "resolver" not in out:
+        return out
+    value = out["resolver"]
+    if value == "auto":
+        value = "none" if backbone in LLM_FREE_BACKBONES else "backbone"
+    if value == "none":
+        for key in RESOLVER_KEYS:
+            out.pop(key, None)
+        return out
+    out["resolver"] = value  # any other value: the system's options model rejects it
+    return out
 
 
 class _Strict(BaseModel):
@@ -202,6 +230,22 @@ class RunSpec(_Strict):
     publish: bool = False
     suite: list[list[str]] = Field(default_factory=list)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _settle_resolver(cls, data: Any) -> Any:
+        """``system.resolver: auto`` is decided here, once, from the backbone: what a run
+        records and hashes is the resolver that runs (:func:`settle_resolver`)."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("system"), Mapping):
+            return data
+        backbone = data.get("backbone")
+        name = backbone.get("name") if isinstance(backbone, Mapping) else None
+        return {**data, "system": settle_resolver(data["system"], name)}
+
+    @property
+    def resolver(self) -> str:
+        """The system's request resolver: ``backbone`` or ``none``."""
+        return str(self.system.options.get("resolver", "none"))
+
     def recorded(self) -> dict[str, Any]:
         """The spec as a run folder records it (``manifest.json``, ``config.yaml``): every
         field but :data:`RUNTIME_FIELDS`, so no absolute path and no run-time flag."""
@@ -267,6 +311,8 @@ class RunSpec(_Strict):
         parts = [f"{self.dataset.name}-{self.dataset.granularity}", f"task={self.task.tag}"]
         if self.task.generates:
             parts += [f"system={self.system.name}", f"backbone={self.backbone.name}"]
+            if self.resolver != "none":
+                parts.append(f"resolver={self.resolver}")
         if self.dataset.queries_file:
             parts.append(f"queries={self.dataset.queries_file}")
         if self.store.backend != "sqlite":
@@ -302,7 +348,8 @@ def run_id(spec: RunSpec, dataset_sha256: str, queries_sha256: str | None = None
     parts = [head]
     if spec.task.generates:
         model = spec.backbone.model.split("/")[-1]
-        parts += [spec.system.name, f"{spec.backbone.name}-{model}"]
+        system = spec.system.name + ("+resolver" if spec.resolver != "none" else "")
+        parts += [system, f"{spec.backbone.name}-{model}"]
     elif spec.task.kind != "benchmark":
         parts.append(spec.system.name)
     else:

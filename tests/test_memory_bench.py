@@ -76,3 +76,8 @@ def test_bench_agreement_pairs_runs_and_counts_same_top1(tmp_path, capsys) -> No
     out = capsys.readouterr().out
     assert "| locomo-session | bm25 | 4 | 3 (75.0%) | 50.0 | 50.0 |" in out
     assert bench_main(["agreement", str(a), str(b), "--min", "0.98"]) == 1
+    capsys.readouterr()
+    assert bench_main(["agreement", str(a), str(b), "--show"]) == 0
+    out = capsys.readouterr().out
+    assert "3 of 4 identical; 1 with a different top version" in out
+    assert "locomo-session__selection__selection bm25 q3: top 3 -> 4" in out

@@ -55,6 +55,10 @@ def test_restore_phrases(text: str) -> None:
         ("please unlearn the bank password thing", "undo"),
         ("the puppy conversation and what followed should go", "undo"),
         ("the hospital job, and anything you heard afterwards", "undo"),
+        # An erasure verb inside a hyphenated name is content, not a cue.
+        ("keep the very first chat, where Nate won at Counter-Strike", "restore_to"),
+        ("go back to when we talked about the clear-cut forest", "restore_to"),
+        ("strike the chat about Counter-Strike", "undo"),
     ],
 )
 def test_paraphrased_intent_cues(text: str, intent: str) -> None:

@@ -157,9 +157,13 @@ def _instantiate(spec) -> list[str]:
         params = GenerationParams(
             max_new_tokens=gen.max_new_tokens, temperature=gen.temperature, top_p=gen.top_p
         )
-        system = cell.build_system(SystemContext(params=params, stores=provider))
+        # As the runner: the backbone only for a system that consults it (the resolver).
+        own = cell.build_backbone() if spec.resolver != "none" else None
+        system = cell.build_system(SystemContext(params=params, stores=provider, backbone=own))
         built.append(type(system).__name__)
         system.close()
+        if own is not None:
+            own.close()
         built += [type(cell.build_selector(n, provider)).__name__ for n in cell.selectors]
     finally:
         provider.close()

@@ -233,7 +233,9 @@ def _check_handed(name: str, log: list, contexts: list, data: Any) -> None:
     (ctx,) = contexts
     assert type(ctx) is SystemContext and ctx.extra == {}
     assert type(ctx.params) is GenerationParams and isinstance(ctx.stores, StoreProvider)
-    assert {f.name for f in dataclasses.fields(ctx)} == {"params", "stores", "extra"}
+    assert {f.name for f in dataclasses.fields(ctx)} == {"params", "stores", "extra", "backbone"}
+    # The run's backbone only for a system configured to consult it (ChronoMem's resolver).
+    assert ctx.backbone is None
 
     # Only protocol calls: no attribute of the system is read behind the protocol's back.
     assert {ev[0] for ev in log} <= {

@@ -20,6 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("a", type=Path, help="results folder of the first runs (e.g. sqlite)")
     parser.add_argument("b", type=Path, help="results folder of the second runs (e.g. postgres)")
     parser.add_argument("--min", type=float, default=None, help="fail below this share (0-1)")
+    parser.add_argument(
+        "--show",
+        action="store_true",
+        help="list every request whose top version or ranked list differs (e.g. before/after "
+        "a speed change, which must change none)",
+    )
 
 
 def _runs(results: Path) -> dict[str, Path]:
@@ -27,6 +33,33 @@ def _runs(results: Path) -> dict[str, Path]:
     if not runs.is_dir():
         raise SystemExit(f"{results}: no runs/ folder; pass a results folder (CHRONOBENCH_RESULTS)")
     return {p.name.rsplit("__", 1)[0]: p for p in sorted(runs.iterdir()) if p.is_dir()}
+
+
+def _ranked(run: Path) -> dict[tuple[str, str], list[tuple[int, float]]]:
+    """Each selection sample's ranked list, scores to six decimals."""
+    out: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    with (run / "samples.jsonl").open() as fh:
+        for line in fh:
+            row = json.loads(line)
+            if row.get("kind") == "selection":
+                ranked = [(int(v), round(float(s), 6)) for v, s in row["ranked"]]
+                out[(row["selector"], row["query_id"])] = ranked
+    return out
+
+
+def differences(a: Path, b: Path) -> list[dict[str, Any]]:
+    """Every (run, selector, request) whose ranked list differs between ``a`` and ``b``."""
+    ra, rb = _runs(a), _runs(b)
+    out = []
+    for key in sorted(set(ra) & set(rb)):
+        la, lb = _ranked(ra[key]), _ranked(rb[key])
+        for sq in sorted(set(la) & set(lb)):
+            if la[sq] != lb[sq]:
+                top_a = la[sq][0][0] if la[sq] else None
+                top_b = lb[sq][0][0] if lb[sq] else None
+                out.append({"run": key, "selector": sq[0], "query_id": sq[1],
+                            "top_a": top_a, "top_b": top_b})  # fmt: skip
+    return out
 
 
 def _tops(run: Path) -> dict[tuple[str, str], tuple[int | None, int]]:
@@ -77,4 +110,14 @@ def main(args: argparse.Namespace) -> int:
             f"| {100 * r['r1_b'] / max(1, r['n']):.1f} |"
         )
     print(f"\nlowest agreement: {100 * worst:.1f}%")
+    if args.show:
+        diff = differences(args.a, args.b)
+        total = sum(r["n"] for r in rows)
+        moved = [d for d in diff if d["top_a"] != d["top_b"]]
+        print(
+            f"ranked lists (ids, scores to 6 decimals): {total - len(diff)} of {total} identical; "
+            f"{len(moved)} with a different top version"
+        )
+        for d in diff:
+            print(f"  {d['run']} {d['selector']} {d['query_id']}: top {d['top_a']} -> {d['top_b']}")
     return 1 if args.min is not None and worst < args.min else 0

@@ -117,7 +117,10 @@ def _record(folder: Path) -> RunRecord:
         dataset=d.name,
         granularity=d.granularity,
         queries=Path(d.queries_file).stem if d.queries_file else "built",
-        system=spec.system.name if spec.task.generates else None,
+        # A run with ChronoMem's backbone resolver on is its own row, never merged.
+        system=(spec.system.name + ("+resolver" if spec.resolver != "none" else ""))
+        if spec.task.generates
+        else None,
         backbone=spec.backbone.name if spec.task.generates else None,
         model=spec.backbone.model if spec.task.generates else None,
         finished_at=run.finished_at,  # volatile: orders runs, never shown

@@ -10,6 +10,7 @@ Quick start::
         mem.rollback_to_version_by_nl_query("app", "ann", "undo the move to Oslo")
 """
 
+from chronobench.memory.backbone_resolver import BackboneResolver
 from chronobench.memory.embedders import (
     Embedder,
     EmbeddingCache,
@@ -38,6 +39,7 @@ from chronobench.memory.types import (
 )
 
 __all__ = [
+    "BackboneResolver",
     "ChronoMem",
     "ChronoMemError",
     "CrossEncoderReranker",

@@ -145,6 +145,31 @@ class Backend(Protocol):
         """The :meth:`match_descriptors` score of each version (None: no term matches)."""
         ...
 
+    def descriptor_docs(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[str]]:
+        """Visible versions with a seq after ``after_seq``: their ids, seqs and indexed
+        lexical descriptors, in history order (what an in-memory copy of the index reads)."""
+        ...
+
+    def descriptor_lengths(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[int], list[float]]:
+        """Visible versions with a seq after ``after_seq``: ids, seqs, index document keys
+        and document lengths as the lexical score counts them, in history order."""
+        ...
+
+    def descriptor_postings(self, scope_id: int, token: str) -> tuple[list[int], list[int]]:
+        """Index document keys whose descriptor holds ``token`` (an indexed token), and
+        how often; may include documents of other scopes or hidden history."""
+        ...
+
+    def descriptor_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
+        """What :meth:`match_descriptors` scores with: the documents and tokens (every
+        column) its BM25 counts, and how many documents hold each of ``tokens`` (indexed
+        tokens, as the tokenizer makes them)."""
+        ...
+
     def descriptor_body(self, vrow: int) -> str | None:
         """The indexed lexical descriptor of a version."""
         ...
@@ -174,6 +199,14 @@ class Backend(Protocol):
     def scope_vectors(self, scope_id: int) -> tuple[np.ndarray, np.ndarray]:
         """(owner version id per row, float32 matrix) of every visible version's vectors,
         in history then window order; ``(0,)`` and ``(0, 1)`` shaped when there are none."""
+        ...
+
+    def vectors_after(
+        self, scope_id: int, after_seq: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(owner version id, owner seq, float32 matrix) of the visible versions with a
+        seq after ``after_seq``, in history then window order (what extends an in-memory
+        matrix after commits)."""
         ...
 
     def vector_owners(self, scope_id: int) -> set[int]:

@@ -27,6 +27,10 @@ is written.
 Measured (MiniLM + DeltaReranker): 0 of 512 real LoCoMo session requests and 0 of 152
 turn requests refused, every content-free request refused; 29 of 50 off-topic session
 requests still pass on a single shared common word (a known limit of rule 2).
+
+With a store ``resolver`` (:mod:`chronobench.memory.backbone_resolver`, for users with an
+LLM), a backbone reads the top candidates after the reranker and picks one, refuses, or
+falls back to the reranker's top-1; its pick stands in for rule 2, rules 1 and 3 hold.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from chronobench.memory import backbone_resolver as br
+from chronobench.memory import lexindex as lx
 from chronobench.memory import query as q
 from chronobench.memory import resolve as rs
 from chronobench.memory import timeref as tr
@@ -79,13 +85,15 @@ def plan_rollback(
     k: int,
     mode: RollbackMode,
     rt: rs.Retrieval,
+    resolver: br.BackboneResolver | None = None,
 ) -> RollbackPlan:
     """What an NL rollback of ``query`` would do in scope ``sc``; writes nothing.
 
     One retrieval, one target mapping (which also gives every candidate's own target,
     so the runner-up is found in one pass) and the lexical stage's scores serve the
     whole plan. Raises :class:`UncertainRequestError` when the request is not confident
-    (see the module docstring for the rule).
+    (see the module docstring for the rule). ``resolver``: a backbone that picks among
+    the top candidates first, or refuses (:mod:`chronobench.memory.backbone_resolver`).
     """
     toks = content_tokens(query)
     if not toks and tr.read(query) is None:
@@ -95,10 +103,12 @@ def plan_rollback(
             "call rollback_to_version(app, user, version_id); nothing was changed"
         )
     intent = intent or q.detect_intent(query)
-    got = rs.resolve_request(db, sc, query, k + 2, intent, rt)
+    got = rs.resolve_request(
+        db, sc, query, max(k + 2, resolver.top_k if resolver else 0), intent, rt
+    )
     if got.time_target is not None:
         return _time_plan(db, sc, query, intent, k, mode, got, toks)
-    found, targets = got.found, got.targets
+    found, targets, picked = br.apply(resolver, db, sc, query, got.found, got.targets)
     described = found.ranked
     if not described or not targets.ranked:
         raise UncertainRequestError(f"no version matches {query[:80]!r}; nothing was changed")
@@ -115,9 +125,9 @@ def plan_rollback(
         None,
     )
     ev, ev2 = _evidence(db, sc, query, toks, found, rt, matched, other)
-    evidence = (
-        1.0 if ev["lexical"] else _clip((ev["cosine"] - DENSE_FLOOR) / (DENSE_FULL - DENSE_FLOOR))
-    )
+    # A backbone's pick (the resolver read the candidates) stands in for rule 2's evidence.
+    lexical = ev["lexical"] or br.picked(picked)
+    evidence = 1.0 if lexical else _clip((ev["cosine"] - DENSE_FLOOR) / (DENSE_FULL - DENSE_FLOOR))
     gap = 1.0 if runner is None else (top - runner[1]) / max(abs(top), 1e-12)
     # Tied evidence: the request scores the runner-up's commit exactly as high in
     # both stages (identical descriptors), so the ranking order is arbitrary.
@@ -129,6 +139,7 @@ def plan_rollback(
         "gap": round(float(gap), 6),
         "tied": tied,
         "content_words": toks[:12],
+        **picked,
     }
     if evidence <= 0.0:
         raise UncertainRequestError(
@@ -211,7 +222,7 @@ def _evidence(
     cosine) evidence that ``matched`` (and the runner-up's commit ``other``) is what
     ``query`` describes."""
     wanted = [matched] if other is None else [matched, other]
-    scores = _lexical_scores(db, sc, q.fts_terms(" ".join(toks)), found, wanted)
+    scores = _lexical_scores(db, sc, q.fts_terms(" ".join(toks)), found, wanted, rt)
     with db.lock:
         dm = rt.dense.get(db, sc.scope_id, sc.gen)
     qvec: np.ndarray | None = None
@@ -231,7 +242,12 @@ def _evidence(
 
 
 def _lexical_scores(
-    db: Backend, sc: Scope, terms: list[str], found: rs.Described, versions: list[int]
+    db: Backend,
+    sc: Scope,
+    terms: list[str],
+    found: rs.Described,
+    versions: list[int],
+    rt: rs.Retrieval,
 ) -> dict[int, float | None]:
     """Each version's lexical score for ``terms``, taken from the lexical stage when it
     searched the same terms (a version it did not return, from a list shorter than
@@ -248,7 +264,9 @@ def _lexical_scores(
     missing = [v for v in versions if v not in out]
     if missing:
         with db.lock:
-            out.update(db.descriptor_scores(sc.scope_id, terms, missing))
+            index = rs.lexical_index(db, sc, rt)
+            got = None if index is None else lx.scores_of(db, index, sc.scope_id, terms, missing)
+            out.update(db.descriptor_scores(sc.scope_id, terms, missing) if got is None else got)
     return out
 
 
@@ -279,4 +297,5 @@ def rollback_result(plan: RollbackPlan, head: int) -> RollbackResult:
         confidence=plan.confidence,
         runner_up=plan.runner_up,
         discarded_versions=plan.discarded_versions if plan.mode == "truncate" else [],
+        evidence=dict(plan.evidence),
     )

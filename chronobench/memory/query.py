@@ -80,8 +80,10 @@ _UNDO_CUES = [
     r"\beverything after\b",
     r"\bfrom .{1,60} on(?:wards?)?\b",
     r"\bbefore\b",
-    # More ways to say "cancel it": erasure verbs and "X and what came after".
-    r"\b(?:scrap|wipe|strike|purge|clear|throw away|throw out|get rid of|cut|toss|ditch)\b",
+    # More ways to say "cancel it": erasure verbs and "X and what came after". Not inside
+    # a hyphenated name ("Counter-Strike", "clear-cut"): that is content, not a verb.
+    r"(?<!-)\b(?:scrap|wipe|strike|purge|clear|throw away|throw out|get rid of|cut|toss|ditch)"
+    r"\b(?!-)",
     r"\b(?:never|didn'?t|did not) (?:came up|come up|happen|happened|exist)\b",
     r"\b(?:and|plus|nor|with) (?:all |everything |anything |whatever |what )?(?:that )?"
     r"(?:came|comes|followed|follows|after|later|newer|since)\b",

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from chronobench.memory import lexindex as lx
 from chronobench.memory import timeref as tr
 from chronobench.memory.backend import Backend
 from chronobench.memory.embedders import rounded
@@ -34,10 +35,25 @@ class _DenseMatrix:
     vids: np.ndarray  # version id per version, in seq order
     starts: np.ndarray  # first chunk row of each version
     matrix: np.ndarray  # (n_chunks, dim) float32, rows L2-normalised
+    state: tuple[Any, ...] = ()  # lexindex.change_state when built
+    last_seq: int = -1  # the last version's seq
+    seqs: np.ndarray | None = None  # seq per version
+
+
+def _versions(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(version ids, first rows) of an owner-per-row array (rows grouped by owner)."""
+    if not owners.size:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z
+    change = np.flatnonzero(np.diff(owners)) + 1
+    starts = np.concatenate([[0], change]).astype(np.int64)
+    return owners[starts], starts
 
 
 class DenseCache:
-    """Per-scope in-memory matrix of descriptor vectors, rebuilt when ``gen`` moves."""
+    """Per-scope in-memory matrix of descriptor vectors, kept for the scope's ``gen``:
+    when it moves, the rows a truncate hid are cut and the new versions' rows appended
+    (:func:`~chronobench.memory.lexindex.kept_prefix`); reloaded after a redaction."""
 
     def __init__(self) -> None:
         self._by_scope: dict[int, _DenseMatrix] = {}
@@ -55,14 +71,30 @@ class DenseCache:
             hit = self._by_scope.get(scope_id)
         if hit is not None and hit.gen == gen:
             return hit
-        owners, matrix = db.scope_vectors(scope_id)
-        if owners.size:
-            change = np.flatnonzero(np.diff(owners)) + 1
-            starts = np.concatenate([[0], change]).astype(np.int64)
-            vids = owners[starts]
-        else:
-            vids = starts = np.zeros(0, dtype=np.int64)
-        built = _DenseMatrix(gen, vids, starts, matrix)
+        state = lx.change_state(db, scope_id)
+        base = None
+        if hit is not None and hit.seqs is not None:
+            keep = lx.kept_prefix(hit.state, state, hit.seqs)
+            if keep is not None:  # a truncate hid a suffix: keep the rest
+                rows = int(hit.starts[keep]) if keep < hit.vids.size else hit.matrix.shape[0]
+                base = _DenseMatrix(
+                    gen, hit.vids[:keep], hit.starts[:keep], hit.matrix[:rows], state,
+                    hit.last_seq, hit.seqs[:keep],
+                )  # fmt: skip
+        owners, seqs, matrix = db.vectors_after(scope_id, -1 if base is None else base.last_seq)
+        last = int(seqs[-1]) if seqs.size else (-1 if base is None else base.last_seq)
+        vids, starts = _versions(owners)
+        vseqs = seqs[starts] if starts.size else np.zeros(0, dtype=np.int64)
+        if base is not None and base.vids.size:
+            if vids.size:
+                starts = np.concatenate([base.starts, starts + base.matrix.shape[0]])
+                vids = np.concatenate([base.vids, vids])
+                matrix = np.concatenate([base.matrix, matrix])
+                vseqs = np.concatenate([base.seqs, vseqs])  # type: ignore[list-item]
+            else:
+                vids, starts, matrix = base.vids, base.starts, base.matrix
+                vseqs = base.seqs  # type: ignore[assignment]
+        built = _DenseMatrix(gen, vids, starts, matrix, state, last, vseqs)
         with self._lock:
             self._by_scope[scope_id] = built
         return built
@@ -76,9 +108,24 @@ class DenseCache:
                 self._by_scope.pop(scope_id, None)
 
 
-def lexical(db: Backend, scope_id: int, query: str, k: int) -> list[tuple[int, float]]:
-    """Top-``k`` versions by the backend's lexical score over descriptors (FTS5: ``-bm25``)."""
-    return db.match_descriptors(scope_id, fts_terms(query), k)
+def lexical(
+    db: Backend, scope_id: int, query: str, k: int, index: lx.LexicalIndex | None = None
+) -> list[tuple[int, float]]:
+    """Top-``k`` versions by the backend's lexical score over descriptors (FTS5: ``-bm25``),
+    computed from the scope's in-memory ``index`` when given (the same scores, without
+    scoring every match in the backend; see :mod:`chronobench.memory.lexindex`)."""
+    terms = fts_terms(query)
+    if index is not None:
+        got = lx.match(db, index, scope_id, terms, k)
+        if got is not None:
+            return got
+    return db.match_descriptors(scope_id, terms, k)
+
+
+def lexical_index(db: Backend, sc: Scope, rt: Retrieval) -> lx.LexicalIndex | None:
+    """The scope's in-memory lexical index at its generation (None: the store keeps none).
+    Call with ``db.lock`` held."""
+    return None if rt.lexicon is None else rt.lexicon.get(db, sc.scope_id, sc.gen)
 
 
 def dense(dm: _DenseMatrix, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -89,7 +136,9 @@ def dense(dm: _DenseMatrix, qvec: np.ndarray, k: int) -> list[tuple[int, float]]
     # ~40 ms of thread start-up on a loaded 2-core machine whatever the size (measured:
     # 13k x 64 in 39 ms with ``@``, 1 ms with einsum); the scores agree to ~4e-6.
     sims = np.einsum("ij,j->i", dm.matrix, qvec.astype(np.float32).ravel())
-    best = rounded(np.maximum.reduceat(sims, dm.starts))  # last-bit noise must not rank
+    # one window per version (short descriptors): the row maxima are the rows themselves
+    best = sims if dm.starts.size == sims.size else np.maximum.reduceat(sims, dm.starts)
+    best = rounded(best)  # last-bit noise must not rank
     k = min(k, best.size)
     # Everything tied with the k-th score competes; ties go to the earlier (lower) version.
     kth = np.partition(best, best.size - k)[best.size - k]
@@ -156,6 +205,45 @@ def snap_to_episodes(
     return _snap(ranked, episode_bounds(episodes, intent))
 
 
+class EpisodeCache:
+    """Per scope and label, the episode boundaries of :func:`episode_bounds` for both
+    intents, read in one scan of the visible history and kept until ``gen`` moves."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[tuple[int, str], tuple[int, dict[str, dict[int, int]]]] = {}
+        self._lock = threading.Lock()
+
+    def copy(self) -> EpisodeCache:
+        """A cache sharing the (immutable) maps, for cloned stores."""
+        other = EpisodeCache()
+        other._by_key = dict(self._by_key)
+        return other
+
+    def bounds(self, db: Backend, sc: Scope, label: str, intent: str) -> dict[int, int]:
+        """Each labelled visible commit's boundary for ``intent`` (do not modify)."""
+        key = (sc.scope_id, label)
+        with self._lock:
+            hit = self._by_key.get(key)
+        if hit is None or hit[0] != sc.gen:
+            expr, arg = db.json_text("labels", label)
+            with db.lock:
+                rows = db.conn.execute(
+                    f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND "
+                    f"{visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
+                    (arg, sc.scope_id),
+                ).fetchall()
+            maps = {i: episode_bounds(rows, i) for i in ("undo", "restore_to")}
+            hit = (sc.gen, maps)
+            with self._lock:
+                self._by_key[key] = hit
+        return hit[1]["undo" if intent == "undo" else "restore_to"]
+
+    def drop(self) -> None:
+        """Forget every scope's boundaries."""
+        with self._lock:
+            self._by_key.clear()
+
+
 def _snap(ranked: Sequence[tuple[int, float]], bounds: dict[int, int]) -> list[tuple[int, float]]:
     out: dict[int, float] = {}
     for vid, score in ranked:
@@ -180,6 +268,8 @@ class Retrieval:
     episode_label: str | None
     dense: DenseCache
     query_vector: Callable[[str], np.ndarray]
+    lexicon: lx.LexicalCache | None = None  # None: the backend scores every lexical match
+    episodes: EpisodeCache | None = None  # None: the episode scan runs per request
 
 
 class Described(NamedTuple):
@@ -216,7 +306,7 @@ def hybrid_stage(
     returns the lexical list and its length limit."""
     depth = max(k, rt.depth)
     with db.lock:
-        lex = lexical(db, sc.scope_id, query, depth)
+        lex = lexical(db, sc.scope_id, query, depth, lexical_index(db, sc, rt))
     fused = rrf([lex, dense_stage(db, sc, query, depth, rt)], rt.rrf_k0)
     return fused[:k], lex, depth
 
@@ -240,7 +330,7 @@ def describe_request(
     lex_k = n
     if stage == "lexical":
         with db.lock:
-            fused = lex = lexical(db, sc.scope_id, cq, n)
+            fused = lex = lexical(db, sc.scope_id, cq, n, lexical_index(db, sc, rt))
     elif stage == "dense":
         fused = dense_stage(db, sc, cq, n, rt)
     else:
@@ -284,20 +374,14 @@ def restore_targets(
     intent: str,
     query: str,
     episode_label: str | None,
+    episodes: EpisodeCache | None = None,
 ) -> Targets:
     """Map described commits to restore targets: each to its episode's boundary when the
     request names a whole episode, then, for ``undo``, to its parent. One episode scan
     and one parent lookup serve every candidate."""
     bounds: dict[int, int] = {}
     if episode_label and described and refers_to_episode(query):
-        expr, key = db.json_text("labels", episode_label)
-        with db.lock:
-            episodes = db.conn.execute(
-                f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND "
-                f"{visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
-                (key, sc.scope_id),
-            ).fetchall()
-        bounds = episode_bounds(episodes, intent)
+        bounds = (episodes or EpisodeCache()).bounds(db, sc, episode_label, intent)
         snapped = _snap(described, bounds)
     else:
         snapped = list(described)
@@ -380,7 +464,7 @@ def resolve_request(
             bound = tr.bound_target(ref, hist, intent)
     ranked = ranked[:k]
     found = found._replace(ranked=ranked)
-    targets = restore_targets(db, sc, ranked, intent, query, rt.episode_label)
+    targets = restore_targets(db, sc, ranked, intent, query, rt.episode_label, rt.episodes)
     if bound is not None:
         top = max((s for _, s in targets.ranked), default=0.0)
         rest = [(v, s) for v, s in targets.ranked if v != bound]

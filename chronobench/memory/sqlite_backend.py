@@ -143,6 +143,30 @@ def _match(scope_id: int, terms: Sequence[str]) -> str | None:
     return None if expr is None else f'tag : "{scope_tag(scope_id)}" AND body : ({expr})'
 
 
+def _varints(blob: bytes) -> list[int]:
+    """SQLite varints (as FTS5 writes its records) read from ``blob``."""
+    out, i = [], 0
+    while i < len(blob):
+        v = 0
+        for j in range(9):
+            byte = blob[i]
+            i += 1
+            if j == 8:
+                v = (v << 8) | byte
+                break
+            v = (v << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(v)
+    return out
+
+
+def _averages(blob: bytes) -> tuple[int, int]:
+    """(rows, tokens over every column) from FTS5's averages record."""
+    vals = _varints(blob)
+    return (vals[0], sum(vals[1:])) if vals else (0, 0)
+
+
 class SQLiteBackend:
     """One SQLite database file (or ``":memory:"``) holding ChronoMem stores."""
 
@@ -151,6 +175,8 @@ class SQLiteBackend:
         self.busy_timeout_ms = busy_timeout_ms
         self.lock = threading.RLock()
         self._conn: sqlite3.Connection | None = connect(path, busy_timeout_ms=busy_timeout_ms)
+        self._vocab = False  # temp.desc_vocab created on this connection
+        self._stats: tuple[Any, tuple[int, int], dict[str, int]] = (None, (0, 0), {})
 
     # -- connection and transactions ---------------------------------------------------------
 
@@ -313,6 +339,86 @@ class SQLiteBackend:
             out[vid] = None if row is None else -float(row[0])
         return out
 
+    def descriptor_docs(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[str]]:
+        """Visible versions after ``after_seq``: ids, seqs and ``desc_fts`` bodies, in
+        seq order."""
+        rows = self.conn.execute(
+            "SELECT v.version_id, v.seq, f.body FROM versions v JOIN desc_fts f ON "
+            f"f.rowid = v.vrow WHERE v.scope_id = ? AND v.seq > ? AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq",
+            (scope_id, int(after_seq)),
+        ).fetchall()
+        return [int(r[0]) for r in rows], [int(r[1]) for r in rows], [r[2] for r in rows]
+
+    def descriptor_lengths(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[int], list[float]]:
+        """Visible versions after ``after_seq``: ids, seqs, ``desc_fts`` rowids and token
+        counts over every column (FTS5's ``docsize`` record), in seq order."""
+        rows = self.conn.execute(
+            "SELECT v.version_id, v.seq, v.vrow, d.sz FROM versions v JOIN desc_fts_docsize d "
+            f"ON d.id = v.vrow WHERE v.scope_id = ? AND v.seq > ? AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq",
+            (scope_id, int(after_seq)),
+        ).fetchall()
+        return (
+            [int(r[0]) for r in rows],
+            [int(r[1]) for r in rows],
+            [int(r[2]) for r in rows],
+            [float(sum(_varints(r[3]))) for r in rows],
+        )
+
+    def descriptor_postings(self, scope_id: int, token: str) -> tuple[list[int], list[int]]:
+        """``desc_fts`` rowids whose body holds ``token``, and how often (every scope's:
+        the caller keeps its own)."""
+        self._ensure_vocab()
+        rows = self.conn.execute(
+            "SELECT doc FROM temp.desc_inst WHERE term = ? AND col = 'body'", (token,)
+        ).fetchall()
+        docs, counts = np.unique(
+            np.fromiter((r[0] for r in rows), np.int64, len(rows)), return_counts=True
+        )
+        return docs.tolist(), counts.tolist()
+
+    def _ensure_vocab(self) -> None:
+        if not self._vocab:
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.desc_vocab USING fts5vocab "
+                "(main, desc_fts, col)"
+            )
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.desc_inst USING fts5vocab "
+                "(main, desc_fts, instance)"
+            )
+            self._vocab = True
+
+    def descriptor_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
+        """What FTS5's ``bm25()`` reads: the table's rows and tokens (every column, every
+        scope) from its averages record, and the rows whose body holds each token (from
+        an ``fts5vocab`` table in the connection's temp schema)."""
+        conn = self.conn
+        self._ensure_vocab()
+        # Counts are kept until the file changes: another connection's commit moves
+        # data_version, this connection's writes move total_changes.
+        state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        if self._stats[0] != state:
+            row = conn.execute("SELECT block FROM desc_fts_data WHERE id = 1").fetchone()
+            self._stats = (state, _averages(row[0] if row else b""), {})
+        _, (n_docs, n_tokens), known = self._stats
+        wanted = sorted(set(tokens) - set(known))
+        if wanted:
+            found = dict(
+                conn.execute(
+                    f"SELECT term, doc FROM temp.desc_vocab WHERE col = 'body' AND term IN "
+                    f"({','.join('?' * len(wanted))})",
+                    tuple(wanted),
+                ).fetchall()
+            )
+            known.update({t: int(found.get(t, 0)) for t in wanted})
+        return n_docs, n_tokens, [known[t] for t in tokens]
+
     def descriptor_body(self, vrow: int) -> str | None:
         """The ``desc_fts`` body of a version row."""
         got = self.conn.execute("SELECT body FROM desc_fts WHERE rowid = ?", (vrow,)).fetchone()
@@ -365,6 +471,25 @@ class SQLiteBackend:
         owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
         return owners, matrix.reshape(len(rows), -1)
+
+    def vectors_after(
+        self, scope_id: int, after_seq: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(owner version id, owner seq, vector) rows of visible versions after
+        ``after_seq``, in seq then window order."""
+        rows = self.conn.execute(
+            "SELECT v.version_id, v.seq, d.vec FROM versions v JOIN desc_vecs d ON "
+            f"d.vrow = v.vrow WHERE v.scope_id = ? AND v.seq > ? AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq, d.chunk",
+            (scope_id, int(after_seq)),
+        ).fetchall()
+        if not rows:
+            z = np.zeros(0, dtype=np.int64)
+            return z, z, np.zeros((0, 1), dtype=np.float32)
+        owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        seqs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
+        return owners, seqs, matrix.reshape(len(rows), -1)
 
     def vector_owners(self, scope_id: int) -> set[int]:
         """Version rows of the scope with at least one ``desc_vecs`` row."""

@@ -32,6 +32,7 @@ from chronobench.memory import validate as val
 from chronobench.memory.backend import open_backend
 from chronobench.memory.embedders import resolve_embedder
 from chronobench.memory.encoder import StoreEncoder
+from chronobench.memory.lexindex import LexicalCache
 from chronobench.memory.types import (
     RollbackMode,
     RollbackPlan,
@@ -55,7 +56,8 @@ class ChronoMem:
         reranker: optional :class:`~chronobench.memory.rerank.Reranker`.
         rrf_k0: the k0 constant of reciprocal rank fusion.
         depth: candidates taken from each stage before fusion.
-        rerank_depth: fused candidates passed to the reranker.
+        rerank_depth: fused candidates passed to the reranker (40: see
+            ``configs/reranker/feature.yaml``).
         busy_timeout_ms: how long a write waits for another writer's lock.
         episode_label: commit label that names a commit's episode (default
             ``"session"``); requests about a whole episode then target its boundary
@@ -64,6 +66,8 @@ class ChronoMem:
         stage: the retrieval that finds the commit a request describes, before the
             reranker and the intent/episode rules: ``"lexical"`` (FTS5 bm25),
             ``"dense"`` (embedding cosine) or ``"hybrid"`` (both, RRF; default).
+        resolver: optional :class:`~chronobench.memory.backbone_resolver.BackboneResolver`:
+            an NL rollback lets a backbone pick among the top candidates, or refuse.
     """
 
     def __init__(
@@ -74,13 +78,19 @@ class ChronoMem:
         reranker: Any = None,
         rrf_k0: int = 60,
         depth: int = 100,
-        rerank_depth: int = 20,
+        rerank_depth: int = 40,
         busy_timeout_ms: int = 60_000,
         episode_label: str | None = "session",
         window_tokens: int | None = None,
         stage: str = "hybrid",
+        resolver: Any = None,
     ) -> None:
         self.path = os.fspath(path)
+        if resolver is not None and not callable(getattr(resolver, "choose", None)):
+            raise TypeError(
+                f"resolver must be a BackboneResolver (or have choose()), got {type(resolver).__name__}"
+            )
+        self.resolver = resolver
         self.stage = val.stage(stage, "stage")
         self._encoder = StoreEncoder(resolve_embedder(embedder), window_tokens)
         self.reranker = reranker
@@ -94,6 +104,8 @@ class ChronoMem:
         self._db = open_backend(self.path, busy_timeout_ms=busy_timeout_ms)
         self._dense = rs.DenseCache()
         self._items = reads.ItemCache()
+        self._lexicon = LexicalCache()
+        self._episodes = rs.EpisodeCache()
         self._shared_vectors = self._share_embeddings()
 
     def _share_embeddings(self) -> Any:
@@ -146,6 +158,8 @@ class ChronoMem:
             self.episode_label,
             self._dense,
             self._encoder.query_vector,
+            self._lexicon,
+            self._episodes,
         )
 
     def close(self) -> None:
@@ -175,6 +189,8 @@ class ChronoMem:
         other._shared_vectors = None  # the original's stays attached while it is open
         other._dense = self._dense.copy()  # same gens, same rows: the matrices stay valid
         other._items = self._items.copy()
+        other._lexicon = self._lexicon.copy()
+        other._episodes = self._episodes.copy()
         other._encoder = self._encoder.copy()
         return other
 
@@ -283,8 +299,12 @@ class ChronoMem:
     ) -> list[tuple[int, float]]:
         """BM25-only stage: versions whose descriptor matches ``query`` (score = -bm25)."""
         sc = self._query_scope(app, user, query, k)
+        if sc is None:
+            return []
         with self._db.lock:
-            return [] if sc is None else rs.lexical(self._db, sc.scope_id, query, k)
+            return rs.lexical(
+                self._db, sc.scope_id, query, k, rs.lexical_index(self._db, sc, self._retrieval())
+            )
 
     def resolve_dense(self, app: str, user: str, query: str, k: int = 5) -> list[tuple[int, float]]:
         """Dense-only stage: max cosine between ``query`` and each descriptor window."""
@@ -386,7 +406,9 @@ class ChronoMem:
         val.integer(k, "k", minimum=1)
         val.choice(mode, "mode", ("truncate", "revert"))
         sc = reads.require_scope(self._db, app, user)
-        return nl.plan_rollback(self._db, sc, query, intent, k, mode, self._retrieval())
+        return nl.plan_rollback(
+            self._db, sc, query, intent, k, mode, self._retrieval(), self.resolver
+        )
 
     def rollback_to_version_by_nl_query(
         self,
@@ -449,9 +471,13 @@ class ChronoMem:
         val.no_nul(val.text(reason, "reason", empty=True), "reason")
         val.no_nul(val.text(source, "source", empty=True), "source")
         val.choice(by, "by", ("auto", "id", "text"))
-        self._items.drop()  # S(HEAD)'s cached item vectors may hold the erased text
         caches = (self._encoder, self._dense, self.reranker)
-        return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)
+        try:
+            return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)
+        finally:
+            self._lexicon.drop()  # its postings hold the erased text's terms
+            self._episodes.drop()
+            self._items.drop()  # S(HEAD)'s cached item vectors may hold the erased text
 
     def compact(self, app: str, user: str) -> dict[str, int]:
         """Delete the history that truncate rollbacks discarded (hidden rows), under

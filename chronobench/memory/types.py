@@ -103,6 +103,7 @@ class RollbackResult:
     confidence: float = 1.0
     runner_up: tuple[int, float] | None = None
     discarded_versions: list[int] = field(default_factory=list)
+    evidence: dict[str, Any] = field(default_factory=dict)  # the plan's (see RollbackPlan)
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,9 @@ def run_benchmark_cell(cell: Components) -> Path:
                 top_p=gen.top_p,
                 seed=int(spec.seed),
             )
-            system = cell.build_system(SystemContext(params=params, stores=stores))
+            # The backbone only for a system configured to consult it (the resolver).
+            own = backbone if spec.resolver != "none" else None
+            system = cell.build_system(SystemContext(params=params, stores=stores, backbone=own))
             run_generation(
                 data,
                 system,

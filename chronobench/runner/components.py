@@ -24,7 +24,7 @@ from chronobench.backbones.registry import BACKBONES
 from chronobench.errors import ConfigError
 from chronobench.registry import Entry, Registry
 from chronobench.selectors import SELECTORS
-from chronobench.spec import RetrieverSpec, RunSpec
+from chronobench.spec import LLM_FREE_BACKBONES, RetrieverSpec, RunSpec
 from chronobench.systems.registry import SYSTEMS
 
 __all__ = [
@@ -252,6 +252,12 @@ def resolve_cell(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> 
     system = Component(
         sys_entry, sys_entry.check_options(spec.system.options, where=_where("system", choices))
     )
+    if spec.resolver == "backbone" and spec.backbone.name in LLM_FREE_BACKBONES:
+        raise ConfigError(
+            f"config key 'system.resolver': backbone={spec.backbone.name!r} is no language "
+            "model and cannot pick among candidate versions; use system.resolver=auto (off "
+            f"with it) or none, or an LLM backbone [{_where('system', choices)}]"
+        )
     if spec.store.backend == "postgres" and not spec.store.url:
         raise ConfigError(
             "config key 'store.url': store=postgres needs a server URL; set "

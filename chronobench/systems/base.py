@@ -18,11 +18,15 @@ class SystemContext:
     """Shared services for systems in one run.
 
     ``stores`` builds (and caches) the post-exposure ChronoMem store of a stream, so
-    systems and selectors that need the same ingested state do not ingest twice.
+    systems and selectors that need the same ingested state do not ingest twice;
+    ``backbone`` is the run's backbone (behind its call cache), handed only to a system
+    whose config asks to consult it before answering (ChronoMem's ``resolver``), else
+    None.
     """
 
     params: GenerationParams = field(default_factory=GenerationParams)
     stores: Any = None  # chronobench.systems.stores.StoreProvider
+    backbone: Any = None  # chronobench.protocols.Backbone
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -72,7 +72,13 @@ class ChronoMemSession:
 
 
 class ChronoMemSystem(RestoringReaderOptions):
-    """Restores the memory to the version the request resolves to, then reads only it."""
+    """Restores the memory to the version the request resolves to, then reads only it.
+
+    ``resolver="backbone"``: the run's backbone (``ctx.backbone``) picks among the top
+    ``resolver_top_k`` candidates of each rollback request, or refuses
+    (:mod:`chronobench.memory.backbone_resolver`); ``"auto"``: on unless the backbone is
+    LLM-free (:data:`chronobench.spec.LLM_FREE_BACKBONES`); ``"none"``: off.
+    """
 
     name = "chronomem"
 
@@ -84,6 +90,9 @@ class ChronoMemSystem(RestoringReaderOptions):
         top_k_items: int = 8,
         context_budget_tokens: int = 2000,
         summary_budget_tokens: int = 6000,
+        resolver: str = "none",
+        resolver_top_k: int = 5,
+        resolver_max_chars: int = 500,
     ) -> None:
         super().__init__(
             ctx,
@@ -94,6 +103,28 @@ class ChronoMemSystem(RestoringReaderOptions):
         )
         self._ingested: IngestedStream | None = None
         self.order: dict[str, tuple[int, int]] = {}
+        self.resolver = self._resolver(resolver, resolver_top_k, resolver_max_chars)
+
+    def _resolver(self, kind: str, top_k: int, max_chars: int) -> Any:
+        """The request resolver the options ask for (None: off)."""
+        from chronobench.spec import LLM_FREE_BACKBONES
+
+        backbone = self.ctx.backbone
+        if kind == "auto":
+            llm = backbone is not None and getattr(backbone, "name", None) not in LLM_FREE_BACKBONES
+            kind = "backbone" if llm else "none"
+        if kind == "none":
+            return None
+        if kind != "backbone":
+            raise ValueError(f"system.resolver={kind!r}; use 'none', 'backbone' or 'auto'")
+        if backbone is None:
+            raise ValueError(
+                "system.resolver=backbone needs the run's backbone (SystemContext.backbone); "
+                "this cell has none"
+            )
+        from chronobench.memory.backbone_resolver import BackboneResolver
+
+        return BackboneResolver(backbone, top_k=top_k, max_chars=max_chars)
 
     @property
     def ingested(self) -> IngestedStream:
@@ -119,14 +150,22 @@ class ChronoMemSystem(RestoringReaderOptions):
     def resolve(self, work: Any, request: str) -> RollbackOutcome:
         """Resolve the request to a version and restore it on ``work``."""
         ing = self.ingested
+        work.resolver = self.resolver  # the session's working copy only
         try:
             result = work.rollback_to_version_by_nl_query(APP, ing.user, request, mode=self.mode)
         except UncertainRequestError as exc:  # not confident: no rollback, recorded as such
             return RollbackOutcome(selected_version=None, meta={"refused": str(exc)[:300]})
+        meta: dict[str, Any] = {"intent": result.intent, "confidence": result.confidence}
+        if "resolver" in result.evidence:  # in write ids, as the outcome speaks
+            note = dict(result.evidence["resolver"])
+            note["shown"] = [ing.j_of.get(v) for v in note.get("shown", [])]
+            if note.get("version") is not None:
+                note["version"] = ing.j_of.get(note["version"])
+            meta["resolver"] = note
         return RollbackOutcome(
             selected_version=ing.j_of.get(result.target_version),
             candidates=[(ing.j_of[v], float(s)) for v, s in result.candidates if v in ing.j_of],
-            meta={"intent": result.intent, "confidence": result.confidence},
+            meta=meta,
         )
 
     def restore_to(self, work: Any, j: int, meta: dict[str, Any]) -> RollbackOutcome:

@@ -47,6 +47,15 @@ class ChronoMemOptions(RetrievalOptions):
     rollback_mode: Literal["truncate", "revert"] = "truncate"
 
 
+class ChronoMemResolverOptions(ChronoMemOptions):
+    """ChronoMem's own options: the restoring reader's, plus the backbone request resolver
+    (``auto`` is decided from the backbone when the spec is built: chronobench.spec)."""
+
+    resolver: Literal["none", "backbone", "auto"] = "none"
+    resolver_top_k: PositiveInt = 5
+    resolver_max_chars: PositiveInt = 500
+
+
 class LeadingWordsOptions(NoOptions):
     """The verbatim-text RQ3 floors: how many leading words make the "summary"."""
 
@@ -100,7 +109,7 @@ for _i, (_name, _target, _options, _label) in enumerate(
         (
             "chronomem",
             "chronobench.systems.chronomem:ChronoMemSystem",
-            ChronoMemOptions,
+            ChronoMemResolverOptions,
             "ChronoMem",
         ),
         (

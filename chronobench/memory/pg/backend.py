@@ -313,6 +313,60 @@ class PostgresBackend:
         out.update(dict(got))
         return out
 
+    def descriptor_docs(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[str]]:
+        """Visible versions after ``after_seq``: ids, seqs and indexed bodies, in seq order."""
+        rows = self.conn.execute(
+            "SELECT v.version_id, v.seq, d.body FROM versions v JOIN desc_docs d ON "
+            "d.doc = v.vrow WHERE v.scope_id = ? AND v.seq > ? AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq",
+            (scope_id, int(after_seq)),
+        ).fetchall()
+        return [int(r[0]) for r in rows], [int(r[1]) for r in rows], [r[2] for r in rows]
+
+    def descriptor_lengths(
+        self, scope_id: int, after_seq: int = -1
+    ) -> tuple[list[int], list[int], list[int], list[float]]:
+        """Visible versions after ``after_seq``: ids, seqs, document keys and lengths
+        with the tag token (as :func:`~chronobench.memory.pg.lexical.bm25` counts them)."""
+        rows = self.conn.execute(
+            "SELECT v.version_id, v.seq, v.vrow, d.len FROM versions v JOIN desc_docs d ON "
+            "d.doc = v.vrow WHERE v.scope_id = ? AND v.seq > ? AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq",
+            (scope_id, int(after_seq)),
+        ).fetchall()
+        return (
+            [int(r[0]) for r in rows],
+            [int(r[1]) for r in rows],
+            [int(r[2]) for r in rows],
+            [float(int(r[3]) + 1) for r in rows],
+        )
+
+    def descriptor_postings(self, scope_id: int, token: str) -> tuple[list[int], list[int]]:
+        """The scope's documents holding ``token``, and how often."""
+        rows = self.conn.execute(
+            "SELECT doc, cardinality(pos) FROM desc_terms WHERE scope_id = ? AND term = ?",
+            (scope_id, token),
+        ).fetchall()
+        return [int(r[0]) for r in rows], [int(r[1]) for r in rows]
+
+    def descriptor_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
+        """The scope's totals (documents; tokens with each document's tag token, as
+        :func:`~chronobench.memory.pg.lexical.bm25` counts them) and per-token documents."""
+        n, tok = self.conn.execute(
+            "SELECT desc_n, desc_tok FROM scopes WHERE scope_id = ?", (scope_id,)
+        ).fetchone()
+        wanted = sorted(set(tokens))
+        hits = dict(
+            self.conn.execute(
+                "SELECT term, count(*) FROM desc_terms WHERE scope_id = ? AND term = ANY(?) "
+                "GROUP BY term",
+                (scope_id, wanted),
+            ).fetchall()
+        )
+        return int(n), int(tok) + int(n), [int(hits.get(t, 0)) for t in tokens]
+
     def descriptor_body(self, vrow: int) -> str | None:
         """The indexed lexical descriptor of a version row."""
         got = self.conn.execute("SELECT body FROM desc_docs WHERE doc = ?", (vrow,)).fetchone()
@@ -369,6 +423,25 @@ class PostgresBackend:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.float32)
         owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         return owners, np.stack([r[1] for r in rows]).astype(np.float32, copy=False)
+
+    def vectors_after(
+        self, scope_id: int, after_seq: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(owner version id, owner seq, vector) rows of visible versions after
+        ``after_seq``, in seq then window order."""
+        sql = (
+            "SELECT v.version_id, v.seq, d.vec FROM versions v JOIN desc_vecs d ON "
+            f"d.vrow = v.vrow WHERE v.scope_id = %s AND v.seq > %s AND "
+            f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq, d.chunk"
+        )
+        with self.conn.raw.cursor(binary=True) as cur:
+            rows = cur.execute(sql, (scope_id, int(after_seq))).fetchall()
+        if not rows:
+            z = np.zeros(0, dtype=np.int64)
+            return z, z, np.zeros((0, 1), dtype=np.float32)
+        owners = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        seqs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        return owners, seqs, np.stack([r[2] for r in rows]).astype(np.float32, copy=False)
 
     def vector_owners(self, scope_id: int) -> set[int]:
         """Version rows of the scope that have vectors."""

@@ -1,0 +1,439 @@
+"""The backbone request resolver: its parser, its prompt, its hook into the NL rollback
+(scripted backbones: picks, refusals, garbage, numbers out of range; the call cache),
+its config (auto, the spec, the run id) and a tiny random local model end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chronobench.backbones import CachedBackbone
+from chronobench.backbones.scripted import ScriptedBackbone
+from chronobench.errors import ConfigError
+from chronobench.memory import ChronoMem, HashEmbedder, UncertainRequestError
+from chronobench.memory.backbone_resolver import (
+    RESOLVE_TASK,
+    BackboneResolver,
+    Candidate,
+    excerpt,
+    parse_choice,
+)
+from chronobench.spec import run_id, settle_resolver, spec_from_config
+
+FACTS = [
+    ("city", "Ann moved to Oslo for a new job at the harbour office"),
+    ("pet", "Ann adopted a grey cat called Miso from the shelter"),
+    ("hobby", "Ann started a pottery class on Thursday evenings"),
+    ("car", "Ann sold her old red bicycle and bought a used car"),
+]
+
+
+# ---- the parser ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "index"),
+    [
+        ("3", 3),
+        (" 3.\n", 3),
+        ("[2]", 2),
+        ("(4)", 4),
+        ("#1", 1),
+        ("**2**", 2),
+        ("Candidate 5", 5),
+        ("version 2:", 2),
+        ("\n\n1\nbecause it names Oslo", 1),  # only the first non-empty line is read
+    ],
+)
+def test_parser_reads_a_number(reply: str, index: int) -> None:
+    got = parse_choice(reply, 5)
+    assert (got.status, got.index) == ("picked", index)
+
+
+@pytest.mark.parametrize("reply", ["NONE", "none", "None.", "`NONE`", "  none!  "])
+def test_parser_reads_a_refusal(reply: str) -> None:
+    assert parse_choice(reply, 5).status == "refused"
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("", "empty"),
+        ("   \n ** \n", "empty"),
+        ("I think it is the second one", "not a number"),
+        ("2 or 3", "not a number"),
+        ("None of them, but maybe 2", "not a number"),
+        ("3.5", "not a number"),
+        ("-1", "not a number"),
+        ("0", "not in 1..5"),
+        ("6", "not in 1..5"),
+        ("9999", "not in 1..5"),
+        ("�ononon", "not a number"),
+    ],
+)
+def test_parser_falls_back_on_anything_else(reply: str, reason: str) -> None:
+    got = parse_choice(reply, 5)
+    assert got.status == "fallback" and got.index is None and reason in got.reason
+
+
+def test_excerpt_keeps_what_the_request_names_within_budget() -> None:
+    short = "add: Ann moved to Oslo\nsummary: a move"
+    assert excerpt(short, "undo Oslo", 200) == "add: Ann moved to Oslo / summary: a move"
+    lines = [f"add: small talk line number {i} about the weather" for i in range(40)]
+    lines[25] = "add: Caroline went to the adoption agency meeting"
+    text = excerpt("\n".join(lines), "forget the adoption agency talk", 160)
+    assert len(text) <= 160
+    assert text.startswith("add: small talk line number 0")  # the first line: its header
+    assert "adoption agency" in text and "..." in text
+
+
+# ---- the hook in the NL rollback ---------------------------------------------------------
+
+
+def _fill(mem: ChronoMem) -> ChronoMem:
+    for i, (item, text) in enumerate(FACTS, start=1):
+        mem.commit(
+            "app",
+            "ann",
+            [{"op": "add", "item_id": item, "text": text}],
+            source="chat",
+            reason="said",
+            valid_time=f"2023-05-0{i}T10:00:00",
+        )
+    return mem
+
+
+def _store(resolver: Any = None) -> ChronoMem:
+    return _fill(ChronoMem(":memory:", embedder=HashEmbedder(), resolver=resolver))
+
+
+def _replying(text: str) -> ScriptedBackbone:
+    return ScriptedBackbone(lambda request: text)
+
+
+REQUEST = "undo the move to Oslo for the harbour job"
+
+
+def _plain_plan() -> Any:
+    with _store() as mem:
+        return mem.plan_rollback_by_nl_query("app", "ann", REQUEST)
+
+
+def test_the_backbone_sees_the_request_and_numbered_descriptors_only() -> None:
+    bb = _replying("1")
+    with _store(BackboneResolver(bb, top_k=3, max_chars=80)) as mem:
+        plan = mem.plan_rollback_by_nl_query("app", "ann", REQUEST)
+    (req,) = bb.requests
+    assert req.task == RESOLVE_TASK and req.question == REQUEST
+    assert req.params.temperature == 0.0 and req.params.max_new_tokens == 8
+    body = req.messages[-1].content
+    assert REQUEST in body and "(1-3) or NONE" in body
+    assert len(req.context) == 3 and [c[:3] for c in req.context] == ["[1]", "[2]", "[3]"]
+    assert "(2023-05-01T10:00:00) add: Ann moved to Oslo" in body  # date, then descriptor
+    assert all(len(c) <= 80 + 30 for c in req.context)
+    ev = plan.evidence["resolver"]
+    assert ev["status"] == "picked" and ev["choice"] == 1 and len(ev["shown"]) == 3
+    assert plan.matched_version == ev["version"] == ev["shown"][0]
+
+
+def test_a_pick_moves_that_candidate_to_the_top() -> None:
+    plain = _plain_plan()
+    with _store(BackboneResolver(_replying("2"), top_k=3)) as mem:
+        plan = mem.plan_rollback_by_nl_query("app", "ann", REQUEST)
+        ev = plan.evidence["resolver"]
+        assert ev["status"] == "picked" and plan.matched_version == ev["shown"][1]
+        assert plan.matched_version != plain.matched_version
+        # undo: the target is the picked commit's parent, first among the candidates
+        assert plan.target_version == plan.matched_version - 1
+        assert plan.candidates[0][0] == plan.target_version
+        result = mem.rollback_to_version_by_nl_query("app", "ann", REQUEST)
+        assert result.target_version == plan.target_version == mem.head("app", "ann")
+        assert result.evidence["resolver"]["status"] == "picked"
+
+
+def test_a_refusal_refuses_and_changes_nothing() -> None:
+    with _store(BackboneResolver(_replying("NONE"))) as mem:
+        head = mem.head("app", "ann")
+        with pytest.raises(UncertainRequestError, match="backbone found none"):
+            mem.rollback_to_version_by_nl_query("app", "ann", REQUEST)
+        assert mem.head("app", "ann") == head
+
+
+@pytest.mark.parametrize("reply", ["the first one, clearly", "", "7", "0"])
+def test_bad_output_falls_back_to_the_reranker_top1(reply: str) -> None:
+    plain = _plain_plan()
+    with _store(BackboneResolver(_replying(reply), top_k=3)) as mem:
+        plan = mem.plan_rollback_by_nl_query("app", "ann", REQUEST)
+    ev = plan.evidence["resolver"]
+    assert ev["status"] == "fallback" and ev["reason"] and ev["reply"] == reply
+    assert (plan.matched_version, plan.target_version) == (
+        plain.matched_version,
+        plain.target_version,
+    )
+    assert plan.candidates == plain.candidates and plan.confidence == plain.confidence
+
+
+def test_content_free_requests_never_reach_the_backbone() -> None:
+    bb = _replying("1")
+    with _store(BackboneResolver(bb)) as mem:
+        for request in ("undo that", "*", "((("):
+            with pytest.raises(UncertainRequestError):
+                mem.plan_rollback_by_nl_query("app", "ann", request)
+    assert bb.requests == []
+
+
+def test_resolver_calls_go_through_the_call_cache(tmp_path: Path) -> None:
+    inner = _replying("2")
+    with CachedBackbone(inner, tmp_path / "llm_cache.sqlite") as cached:
+        with _store(BackboneResolver(cached, top_k=3)) as mem:
+            first = mem.plan_rollback_by_nl_query("app", "ann", REQUEST)
+            again = mem.plan_rollback_by_nl_query("app", "ann", REQUEST)
+        assert first == again
+        assert len(inner.requests) == 1 and cached.stats.hits == 1
+
+
+def test_bad_resolver_settings_are_errors() -> None:
+    with pytest.raises(TypeError, match="generate"):
+        BackboneResolver(object())
+    for bad in ({"top_k": 0}, {"max_chars": 5}, {"max_new_tokens": 0}, {"top_k": True}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            BackboneResolver(_replying("1"), **bad)
+    with pytest.raises(TypeError, match="resolver"):
+        ChronoMem(":memory:", embedder=HashEmbedder(), resolver="backbone")
+
+
+def test_resolver_candidates_are_read_the_same_on_postgres(pg_url: str) -> None:
+    bb = _replying("2")
+    mem = ChronoMem(pg_url, embedder=HashEmbedder(), resolver=BackboneResolver(bb, top_k=3))
+    try:
+        plan = _fill(mem).plan_rollback_by_nl_query("app", "ann", REQUEST)
+    finally:
+        mem.close()
+    with _store(BackboneResolver(_replying("2"), top_k=3)) as lite:
+        ref = lite.plan_rollback_by_nl_query("app", "ann", REQUEST)
+    assert plan.evidence["resolver"] == ref.evidence["resolver"]
+    assert bb.requests[0].messages == lite.resolver.backbone.requests[0].messages
+
+
+# ---- the system and its config -----------------------------------------------------------
+
+
+def _system(resolver: str, backbone: Any) -> Any:
+    from chronobench.protocols import public_writes  # noqa: F401 (the runner's view)
+    from chronobench.systems import SystemContext
+    from chronobench.systems.chronomem import ChronoMemSystem
+    from chronobench.systems.stores import StoreProvider
+
+    stores = StoreProvider(embedder=HashEmbedder())
+    ctx = SystemContext(stores=stores, backbone=backbone)
+    return ChronoMemSystem(ctx, resolver=resolver, resolver_top_k=3), stores
+
+
+def _writes() -> tuple[Any, ...]:
+    from chronobench.protocols import ItemChange, StreamWrite
+
+    return tuple(
+        StreamWrite(i, f"2023-05-0{i}T10:00:00", (ItemChange("add", item, text),))
+        for i, (item, text) in enumerate(FACTS, start=1)
+    )
+
+
+def test_the_system_hands_its_backbone_to_the_resolver() -> None:
+    bb = _replying("2")
+    system, stores = _system("backbone", bb)
+    try:
+        system.ingest(_writes())
+        session = system.open_session()
+        outcome = session.rollback(REQUEST)
+        session.close()
+    finally:
+        stores.close()
+    note = outcome.meta["resolver"]
+    assert note["status"] == "picked" and note["version"] == note["shown"][1]
+    assert outcome.selected_version == note["version"] - 1  # undo: the picked write's parent
+    assert set(note["shown"]) <= {1, 2, 3, 4}  # write ids, not store version ids
+    assert len(bb.requests) == 1
+
+
+def test_auto_is_off_with_the_extractive_reader_and_on_with_an_llm() -> None:
+    from chronobench.backbones.extractive import ExtractiveBackbone
+
+    assert _system("auto", ExtractiveBackbone())[0].resolver is None
+    assert _system("auto", None)[0].resolver is None
+    assert isinstance(_system("auto", _replying("1"))[0].resolver, BackboneResolver)
+    assert _system("none", _replying("1"))[0].resolver is None
+    with pytest.raises(ValueError, match="needs the run's backbone"):
+        _system("backbone", None)
+
+
+def _cfg(
+    compose_cells: Any, *overrides: str, task: str = "generation"
+) -> tuple[dict[str, Any], dict[str, str]]:
+    ((cfg, choices),) = compose_cells(["experiment=single", f"task={task}", *overrides])
+    return cfg, choices
+
+
+def test_the_spec_and_run_id_name_the_resolver(compose_cells: Any, tmp_path: Path) -> None:
+    from chronobench.runner.components import resolve_cell
+
+    cfg, ch = _cfg(compose_cells)
+    assert cfg["system"]["resolver"] == "auto"  # what configs/system/chronomem.yaml says
+    off = spec_from_config(cfg, choices=ch)
+    # Extractive: off, and no resolver key is left (run ids as before the resolver).
+    assert "resolver" not in off.system.options and off.resolver == "none"
+    bare = {**cfg, "system": {k: v for k, v in cfg["system"].items() if "resolver" not in k}}
+    assert run_id(spec_from_config(bare), "sha") == run_id(off, "sha")
+    assert "__chronomem__" in run_id(off, "sha")
+
+    llm_cfg, llm_ch = _cfg(compose_cells, "backbone=openai")
+    on = spec_from_config(llm_cfg, choices=llm_ch)
+    assert on.system.options["resolver"] == "backbone" and on.resolver == "backbone"
+    assert on.system.options["resolver_top_k"] == 5
+    assert on.recorded()["system"]["resolver"] == "backbone"  # config.yaml, manifest
+    assert "__chronomem+resolver__" in run_id(on, "sha") and "resolver=backbone" in on.describe()
+    none_cfg, _ = _cfg(compose_cells, "backbone=openai", "system.resolver=none")
+    none = spec_from_config(none_cfg)
+    assert run_id(none, "sha") != run_id(on, "sha") and "+resolver" not in run_id(none, "sha")
+    k3_cfg, _ = _cfg(compose_cells, "backbone=openai", "system.resolver_top_k=3")
+    assert run_id(spec_from_config(k3_cfg), "sha") != run_id(on, "sha")
+    # Settling is idempotent: a recorded spec reads back as itself.
+    assert settle_resolver(on.system.options, "openai") == on.system.options
+
+    forced, fch = _cfg(compose_cells, "system.resolver=backbone")
+    with pytest.raises(ConfigError, match="system.resolver.*no language model"):
+        resolve_cell(spec_from_config(forced, choices=fch), choices=fch)
+    typo, tch = _cfg(compose_cells, "backbone=openai", "+system.resolver_topk=3")
+    with pytest.raises(ConfigError, match="resolver_topk"):
+        resolve_cell(spec_from_config(typo, choices=tch), choices=tch)
+    bad, bch = _cfg(compose_cells, "backbone=openai", "system.resolver=llm")
+    with pytest.raises(ConfigError, match="resolver"):
+        resolve_cell(spec_from_config(bad, choices=bch), choices=bch)
+    oracle, och = _cfg(
+        compose_cells, "backbone=openai", "system=chronomem_oracle", "+system.resolver=backbone"
+    )
+    with pytest.raises(ConfigError, match="resolver"):  # only ChronoMem reads the request
+        resolve_cell(spec_from_config(oracle, choices=och), choices=och)
+
+
+# ---- through the runner: a scripted LLM, then the tiny random model ---------------------
+
+
+class PickSecond:
+    """An LLM stand-in: answers resolver prompts with "2" and every question with a
+    fixed sentence."""
+
+    name = "pick_second"
+
+    def __init__(self, model: str = "pick-second") -> None:
+        self.model = model
+        self.tasks: list[str] = []
+
+    def generate(self, requests: Any) -> list[Any]:
+        from chronobench.protocols import Completion
+
+        self.tasks += [r.task for r in requests]
+        return [Completion("2" if r.task == RESOLVE_TASK else "Not mentioned.") for r in requests]
+
+
+def _cell(
+    compose_cells: Any, dirs: dict[str, Path], tmp_path: Path, *overrides: str, task: str = "qa"
+) -> tuple[Any, Path]:
+    from chronobench.runner.cell import run_cell
+    from chronobench.runner.components import resolve_cell
+
+    cfg, ch = _cfg(compose_cells, "dataset=tiny", *overrides, task=task)
+    cfg["paths"] = {
+        "results_dir": str(tmp_path / "results"),
+        "data_dir": str(dirs["data"]),  # the session's tiny build
+        "cache_dir": str(tmp_path / "cache"),
+    }
+    cfg["progress"] = False
+    cfg["embedder"] = {"model": "hash"}
+    cell = resolve_cell(spec_from_config(cfg, choices=ch), choices=ch)
+    return cell, run_cell(cell)
+
+
+def _selected(run_dir: Path) -> dict[str, Any]:
+    import json
+
+    rows = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
+    return {r["query_id"]: r["selected_version"] for r in rows}
+
+
+def test_a_cell_with_an_llm_runs_the_resolver(
+    compose_cells: Any, tiny_dirs: dict[str, Path], tiny_built_dir: Path, tmp_path: Path
+) -> None:
+    import json
+
+    from chronobench.backbones.registry import BACKBONES
+
+    BACKBONES.register("pick_second", PickSecond, replace=True)
+    bb = ["backbone.name=pick_second", "backbone.model=pick-second", "dataset.limit_queries=4"]
+    try:
+        cell, run_dir = _cell(compose_cells, tiny_dirs, tmp_path, *bb)
+        _, plain_dir = _cell(compose_cells, tiny_dirs, tmp_path, *bb, "system.resolver=none")
+    finally:
+        BACKBONES._entries.pop("pick_second", None)
+    assert "+resolver" in run_dir.name and "+resolver" not in plain_dir.name
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["spec"]["system"]["resolver"] == "backbone"
+    calls = json.loads((run_dir / "volatile.json").read_text())["backbone_calls"]
+    assert calls["misses"] > 0
+    # Picking the second candidate moves at least one rollback off the reranker's top-1.
+    picked, plain = _selected(run_dir), _selected(plain_dir)
+    assert picked.keys() == plain.keys() and picked != plain
+    assert cell.spec.resolver == "backbone"
+    # Two leaderboard rows, never one merged row.
+    from chronobench.leaderboard.build import collect_runs
+
+    rows = collect_runs(run_dir.parent.parent, published=False, warn=False)
+    assert sorted(r.system for r in rows) == ["chronomem", "chronomem+resolver"]
+
+
+@pytest.fixture(scope="module")
+def tiny_llama_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from chronobench.bench.tiny_llama import build_tiny_llama
+
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+
+
+def test_the_tiny_local_model_is_parsed_or_fallen_back(tiny_llama_dir: Path) -> None:
+    from chronobench.backbones.transformers_backend import TransformersBackbone
+
+    bb = TransformersBackbone(str(tiny_llama_dir), device="cpu", local_files_only=True)
+    resolver = BackboneResolver(bb, top_k=3, max_chars=120)
+    choice, reply = resolver.choose(REQUEST, [Candidate(1, "add: Ann moved to Oslo")] * 3)
+    assert choice == parse_choice(reply, 3)  # whatever it says, it is read the one way
+    with _store(resolver) as mem:
+        try:
+            plan = mem.plan_rollback_by_nl_query("app", "ann", REQUEST)
+        except UncertainRequestError as exc:  # the random model said NONE
+            assert "backbone found none" in str(exc)
+        else:
+            assert plan.evidence["resolver"]["status"] in ("picked", "fallback")
+
+
+def test_a_cell_with_the_tiny_local_model_runs_end_to_end(
+    compose_cells: Any,
+    tiny_dirs: dict[str, Path],
+    tiny_built_dir: Path,
+    tmp_path: Path,
+    tiny_llama_dir: Path,
+) -> None:
+    _, run_dir = _cell(
+        compose_cells,
+        tiny_dirs,
+        tmp_path,
+        "backbone=transformers",
+        f"backbone.model={tiny_llama_dir}",
+        "+backbone.params.local_files_only=true",
+        "backbone.params.device=cpu",
+        "backbone.generation.max_new_tokens=4",
+        "dataset.limit_queries=1",
+    )
+    assert "__chronomem+resolver__transformers-" in run_dir.name
+    assert _selected(run_dir)  # rows were written: each rollback picked, fell back or refused
