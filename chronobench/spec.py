@@ -25,7 +25,9 @@ from pydantic import (
     NonNegativeInt,
     PositiveInt,
     ValidationError,
+    ValidationInfo,
     field_serializer,
+    field_validator,
     model_validator,
 )
 
@@ -150,8 +152,32 @@ class TaskSpec(_Strict):
         return "+".join(parts) or self.kind
 
 
+#: Embedding runtimes: ``torch`` (sentence-transformers, float32), ``onnx_int8``
+#: (onnxruntime, int8), ``auto`` (onnx_int8 for the packaged MiniLM, torch otherwise).
+EMBEDDER_RUNTIMES = ("auto", "onnx_int8", "torch")
+
+
+def embedder_runtime(model: str, runtime: str = "auto") -> str:
+    """The concrete runtime ``runtime`` means for ``model`` (see :data:`EMBEDDER_RUNTIMES`)."""
+    if runtime not in EMBEDDER_RUNTIMES:
+        raise ValueError(
+            f"embedder runtime must be one of {', '.join(EMBEDDER_RUNTIMES)}, got {runtime!r}"
+        )
+    if runtime == "auto":
+        return "onnx_int8" if model == "minilm" else "torch"
+    return runtime
+
+
 class EmbedderSpec(_Strict):
     model: str = "minilm"
+    # torch | onnx_int8 | auto (onnx_int8 for the packaged MiniLM, torch otherwise);
+    # stored resolved, so a spec (and its run id) names the runtime that made its vectors.
+    runtime: str = Field(default="auto", validate_default=True)
+
+    @field_validator("runtime")
+    @classmethod
+    def _concrete_runtime(cls, value: str, info: ValidationInfo) -> str:
+        return embedder_runtime(str(info.data.get("model", "minilm")), value)
 
 
 class StoreSpec(_Strict):

@@ -69,8 +69,9 @@ def test_bench_main_on_the_tiny_fixture(
     parser = argparse.ArgumentParser()
     profile.add_arguments(parser)
     args = parser.parse_args(
-        ["--experiment", "single", "dataset=tiny", "task=all", "system=rag_only"]
+        ["--experiment", "single", "dataset=tiny", "task=all", "system=rag_only", "--before"]
     )
+    assert args.before == []  # --before with no override: the experiment alone, in-process
     assert profile.main(args) == 0
     out = capsys.readouterr().out
     table = out[out.index("bench main:") :]
@@ -80,3 +81,50 @@ def test_bench_main_on_the_tiny_fixture(
     assert len(cols) == len(STAGES) + 3 and cols[-2] > 0 and cols[-1] > 0
     assert cols[STAGES.index("embed")] > 0  # MiniLM really ran (cold caches)
     assert not (tmp_path / "results-untouched").exists()  # results went to a temp folder
+
+
+@pytest.mark.slow
+def test_bench_main_before_and_after_in_fresh_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CHRONOBENCH_RESULTS", str(tmp_path / "results-untouched"))
+    parser = argparse.ArgumentParser()
+    profile.add_arguments(parser)
+    args = parser.parse_args(
+        ["--experiment", "single", "dataset=tiny", "task=selection", "--keep", str(tmp_path / "k")]
+    )
+    assert args.before == list(profile.DEFAULT_BEFORE)  # torch vs the configured runtime
+    assert profile.main(args) == 0
+    out = capsys.readouterr().out
+    assert "embedder.runtime=torch" in out and "load at start" in out
+    table = out[out.index("stage ") :].splitlines()
+    embed = next(line for line in table if line.startswith("embed "))
+    assert len(embed.split()) == 4  # stage, before, after, ratio
+    assert "same selected version:" in out and "chronomem " in out
+    for side in ("before", "after"):
+        assert any((tmp_path / "k" / side / "runs").iterdir())
+    assert not (tmp_path / "results-untouched").exists()
+    with pytest.raises(SystemExit, match="not empty"):
+        profile.main(args)  # kept runs would resume: a second timing would be warm
+
+
+def test_agreement_matches_cells_by_name_and_lists_changed_requests(tmp_path: Path) -> None:
+    import json
+
+    from chronobench.bench.compare import agreement
+
+    def write(side: str, digest: str, tops: list[int]) -> None:
+        run = tmp_path / side / "runs" / f"locomo-session__selection__selection__{digest}"
+        run.mkdir(parents=True)
+        rows = [
+            {"sample_id": f"sel/{sel}/q{i}", "kind": "selection", "selector": sel,
+             "gold_version": 3, "ranked": [[top, 1.0], [9, 0.5]]}
+            for i, top in enumerate(tops) for sel in ("bm25", "chronomem")
+        ]  # fmt: skip
+        (run / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    write("before", "aaaaaaaaaa", [3, 3, 4])
+    write("after", "bbbbbbbbbb", [3, 5, 4])
+    lines = agreement(tmp_path / "before", tmp_path / "after")
+    assert lines[0].endswith("bm25 2/3, chronomem 2/3")
+    assert lines[1].strip() == "sel/chronomem/q1: gold 3, before 3, after 5"

@@ -258,3 +258,16 @@ def test_hidden_history_is_invisible_to_every_read_and_compact_keeps_reads() -> 
         mem.snapshot(APP, USER, 4)  # discarded by the truncate
     mem.compact(APP, USER)
     assert reads() == got and mem.check_integrity(APP, USER) == []
+
+
+def test_search_reads_head_once_per_state_and_follows_every_change() -> None:
+    mem, _ = facts_store()
+    first = mem.search(APP, USER, "where does Ann live", 3)
+    assert mem.search(APP, USER, "where does Ann live", 3) == first  # served by the item cache
+    copy = mem.clone()
+    mem.commit(APP, USER, [add("city2", "Ann moved to Porto")], source="t", reason="t")
+    assert any("Porto" in h.text for h in mem.search(APP, USER, "Ann moved Porto", 5))
+    assert all("Porto" not in h.text for h in copy.search(APP, USER, "Ann moved Porto", 5))
+    copy.rollback_to_version(APP, USER, mem.versions(APP, USER)[1].version_id)
+    assert all("Lisbon" not in h.text for h in copy.search(APP, USER, "Lisbon Portugal", 5))
+    copy.close()

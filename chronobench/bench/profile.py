@@ -13,8 +13,15 @@ Stages: ``data`` dataset build/load; ``ingest`` committing streams into stores;
 resolution, search and rollback in the store; ``rerank`` the reranker's own work;
 ``generate`` backbone calls behind the call cache; ``score`` metrics.
 
-By default the caches start empty (a temporary cache folder: a cold run, what a fresh
-clone pays); ``--warm`` uses the configured cache folder, as a rerun would.
+By default the caches and the built data start empty (temporary folders: a cold run,
+what a fresh clone pays); ``--warm`` uses the configured folders, as a rerun would.
+
+``--before OVERRIDE...`` (default ``embedder.runtime=torch``) also times the experiment
+with those overrides, and prints both tables and the after/before ratio per stage. The
+two sides run one after the other, each in a fresh process (no imports, no in-memory
+cache or memoised function carried over), so the ratio compares like with like; on a
+shared machine, read it beside the load averages printed with it. ``--before`` with no
+override times the configured experiment alone.
 """
 
 from __future__ import annotations
@@ -22,12 +29,14 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import json
 import os
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 _INHERITED = object()  # restore marker: the class had no attribute of its own
@@ -43,6 +52,8 @@ TARGETS: tuple[tuple[str, str, str], ...] = (
     ("chronobench.memory.embedders", "SentenceTransformerEmbedder.encode", "embed"),
     ("chronobench.memory.embedders", "SentenceTransformerEmbedder._load", "embed"),
     ("chronobench.memory.embedders", "HashEmbedder.encode", "embed"),
+    ("chronobench.memory.onnx_embedder", "OnnxEmbedder.encode", "embed"),
+    ("chronobench.memory.onnx_embedder", "OnnxEmbedder._load", "embed"),
     ("chronobench.memory", "ChronoMem.resolve", "resolve"),
     ("chronobench.memory", "ChronoMem.resolve_lexical", "resolve"),
     ("chronobench.memory", "ChronoMem.resolve_dense", "resolve"),
@@ -192,18 +203,79 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--warm",
         action="store_true",
-        help="use the configured cache folder (a rerun) instead of empty caches (cold)",
+        help="use the configured cache and data folders (a rerun) instead of empty ones (cold)",
     )
     parser.add_argument(
         "--cache-dir",
         default=None,
         help="use this cache folder (fill it once, then time a warm rerun against it)",
     )
+    parser.add_argument(
+        "--before",
+        nargs="*",
+        default=list(DEFAULT_BEFORE),
+        metavar="OVERRIDE",
+        help="also time the experiment with these overrides and print after/before ratios "
+        f"(default: {' '.join(DEFAULT_BEFORE)}; no value: time the experiment alone)",
+    )
+    parser.add_argument(
+        "--keep",
+        default=None,
+        metavar="DIR",
+        help="keep each side's results folder as DIR/before and DIR/after (default: dropped)",
+    )
+    parser.add_argument("--json-out", default=None, help=argparse.SUPPRESS)  # child side
+    parser.add_argument("--results-dir", default=None, help=argparse.SUPPRESS)  # child side
     parser.add_argument("overrides", nargs="*", help="extra Hydra overrides, key=value")
 
 
+#: What ``bench main`` compares with by default: the embedding model on torch.
+DEFAULT_BEFORE = ("embedder.runtime=torch",)
+
+
 def main(args: argparse.Namespace) -> int:
-    """Run the experiment with stage timers and print the per-cell table."""
+    """Time the experiment (and, with ``--before``, the experiment with those overrides)."""
+    if args.limit_streams is not None and args.limit_streams < 1:
+        raise SystemExit("--limit-streams: at least 1")
+    if args.json_out or not args.before:
+        return _time_here(args)
+    from chronobench.bench.compare import agreement, format_comparison, run_side
+
+    with tempfile.TemporaryDirectory(prefix="chronobench-bench-compare-") as tmp:
+        keep = os.path.abspath(args.keep) if args.keep else tmp
+        for side in ("before", "after"):
+            if os.path.isdir(os.path.join(keep, side)) and os.listdir(os.path.join(keep, side)):
+                raise SystemExit(f"--keep: {keep}/{side} is not empty (its runs would resume)")
+        sides = {}
+        for side, extra in (("before", list(args.before)), ("after", [])):
+            code = run_side(args, side, extra, tmp, os.path.join(keep, side))
+            if code:
+                return code
+            with open(os.path.join(tmp, f"{side}.json"), encoding="utf-8") as f:
+                sides[side] = json.load(f)
+        print()
+        for side in ("before", "after"):
+            got = sides[side]
+            print(f"{side}: {' '.join(got['overrides'])}")
+            print(f"  load at start {got['load_start']}, at end {got['load_end']}")
+            print(f"  texts embedded {got['embedded']}")
+        print(format_comparison(sides["before"], sides["after"], STAGES))
+        print(
+            "seconds, all cells together; total: the cells, wall: the run with config "
+            "composition, process: the whole child process (interpreter start and imports too)"
+        )
+        lines = agreement(Path(keep) / "before", Path(keep) / "after")
+        if lines:
+            print("\nafter vs before, per request:")
+            print("\n".join(lines))
+        if args.keep:
+            print(f"\nresults kept in {keep}/before and {keep}/after")
+    return 0
+
+
+def _time_here(args: argparse.Namespace) -> int:
+    """Run the experiment in this process with stage timers; print the per-cell table."""
+    from chronobench.bench.compare import load_averages
     from chronobench.runner import cell as cell_module
     from chronobench.runner.experiment import run_overrides
 
@@ -211,8 +283,6 @@ def main(args: argparse.Namespace) -> int:
     for name in ("generation", "selection", "metrics_io", "components"):
         importlib.import_module(f"chronobench.runner.{name}")
 
-    if args.limit_streams is not None and args.limit_streams < 1:
-        raise SystemExit("--limit-streams: at least 1")
     overrides = [f"experiment={args.experiment}", "leaderboard=false", "progress=false"]
     if args.limit_streams:
         overrides.append(f"dataset.limit_streams={args.limit_streams}")
@@ -230,13 +300,17 @@ def main(args: argparse.Namespace) -> int:
             stages = " ".join(f"{s}={row[s]:.1f}" for s in (*STAGES, "other", "cpu"))
             print(f"  [{len(clock.cells)}] {row['total']:.1f} s  {label}: {stages}", flush=True)
 
-    saved_env = {k: os.environ.get(k) for k in ("CHRONOBENCH_RESULTS", "CHRONOBENCH_CACHE")}
+    names = ("CHRONOBENCH_RESULTS", "CHRONOBENCH_CACHE", "CHRONOBENCH_DATA")
+    saved_env = {k: os.environ.get(k) for k in names}
+    load_start = load_averages()
     with tempfile.TemporaryDirectory(prefix="chronobench-bench-main-") as tmp:
-        os.environ["CHRONOBENCH_RESULTS"] = os.path.join(tmp, "results")
+        os.environ["CHRONOBENCH_RESULTS"] = args.results_dir or os.path.join(tmp, "results")
         if args.cache_dir:
             os.environ["CHRONOBENCH_CACHE"] = os.path.abspath(args.cache_dir)
         elif not args.warm:
             os.environ["CHRONOBENCH_CACHE"] = os.path.join(tmp, "cache")
+        if not args.warm:
+            os.environ["CHRONOBENCH_DATA"] = os.path.join(tmp, "data")  # built from scratch
         cell_module.run_cell = timed_cell  # type: ignore[assignment]
         t0 = time.perf_counter()
         try:
@@ -254,11 +328,28 @@ def main(args: argparse.Namespace) -> int:
     caches = (
         f"caches in {args.cache_dir}"
         if args.cache_dir
-        else ("configured caches" if args.warm else "empty caches (cold)")
+        else ("configured caches and data" if args.warm else "empty caches, data built (cold)")
     )
     print(f"bench main: {' '.join(overrides)} ({caches})")
     print(format_table(clock.cells))
-    print(f"wall time {wall:.1f} s (cells + config composition + start-up)")
+    print(f"wall time {wall:.1f} s (cells + config composition + start-up); load {load_averages()}")
+    from chronobench.memory import embedders
+
+    used = list(embedders._CACHES.values())
+    embedded = sum(c.stats["embedded"] for c in used)
+    served = sum(c.stats["hits"] + c.stats["disk_hits"] for c in used)
+    print(f"texts embedded {embedded}, served from the embedding cache {served}")
     if missing:
         print("not instrumented (absent in this version): " + ", ".join(missing))
+    if args.json_out:
+        result = {
+            "overrides": overrides,
+            "cells": clock.cells,
+            "wall": wall,
+            "embedded": embedded,
+            "load_start": load_start,
+            "load_end": load_averages(),
+        }
+        with open(args.json_out, "w", encoding="utf-8") as f:
+            json.dump(result, f)
     return 0

