@@ -28,12 +28,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from chronobench.memory.backend import Backend
+from chronobench.memory.dense import DenseCache
 from chronobench.memory.embedders import shared_cache
 from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.query import content_query
 from chronobench.memory.reads import find_scope, locked_scope
 from chronobench.memory.rerank import delta_lines
-from chronobench.memory.resolve import DenseCache
 from chronobench.memory.sql import ALWAYS, visible
 from chronobench.memory.types import REDACTED
 
