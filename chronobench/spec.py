@@ -33,6 +33,9 @@ from pydantic import (
 
 from chronobench.errors import ConfigError
 from chronobench.hashing import canonical_json, sha256_text
+from chronobench.resolver_options import LLM_FREE_BACKBONES as LLM_FREE_BACKBONES  # re-exported
+from chronobench.resolver_options import RESOLVER_KEYS as RESOLVER_KEYS  # re-exported
+from chronobench.resolver_options import settle_resolver
 
 SPEC_VERSION = 1
 
@@ -40,33 +43,6 @@ SPEC_VERSION = 1
 #: the run id and of everything a run folder records (paths are machine-specific; the
 #: flags change nothing a cell computes).
 RUNTIME_FIELDS = ("paths", "progress", "overwrite", "leaderboard", "publish", "suite")
-
-
-#: Backbones that are no language model: they cannot read numbered candidates and pick
-#: one, so ``system.resolver=auto`` is off with them (and ``backbone`` is an error, raised
-#: when the runner resolves the cell).
-LLM_FREE_BACKBONES = frozenset({"extractive"})
-#: The system keys of the backbone request resolver (chronobench.memory.backbone_resolver).
-RESOLVER_KEYS = ("resolver", "resolver_top_k", "resolver_max_chars")
-
-
-def settle_resolver(system: Mapping[str, Any], backbone: str | None) -> dict[str, Any]:
-    """``system`` options with ``resolver: auto`` made concrete: ``backbone`` for a
-    language-model backbone, ``none`` for an LLM-free one (:data:`LLM_FREE_BACKBONES`).
-    A resolver that is off leaves no key behind, so a spec names a resolver only when
-    one runs (and runs without one keep the run ids they had before it existed)."""
-    out = dict(system)
-    if "resolver" not in out:
-        return out
-    value = out["resolver"]
-    if value == "auto":
-        value = "none" if backbone in LLM_FREE_BACKBONES else "backbone"
-    if value == "none":
-        for key in RESOLVER_KEYS:
-            out.pop(key, None)
-        return out
-    out["resolver"] = value  # any other value: the system's options model rejects it
-    return out
 
 
 class _Strict(BaseModel):

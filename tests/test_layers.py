@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "chronobench.fileio",
             "chronobench.sqlite_retry",
             "chronobench.spec",  # the run spec and its hashing
+            "chronobench.resolver_options",  # settling the resolver in a spec's options
             "chronobench.options",  # option checking the registry entries carry
         ],
     ),

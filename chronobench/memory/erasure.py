@@ -16,37 +16,28 @@ All in one write transaction under the backend's ``secure_delete`` and then its
 the file, not just unlinked; last, the vectors of every text embedded from the erased
 content (:func:`stale_texts`) leave the embedding caches, in memory and on disk.
 Audit metadata stays. :func:`compact` deletes the history truncates discarded, under
-the same ``secure_delete`` and ``purge``.
+the same ``secure_delete`` and ``purge`` (it and :func:`erasing` live in
+:mod:`chronobench.memory.compaction`, re-exported here).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from chronobench.memory.backend import Backend
+from chronobench.memory.compaction import compact as compact  # re-exported: the store's
+from chronobench.memory.compaction import discard_hidden as discard_hidden  # re-exported
+from chronobench.memory.compaction import erasing as erasing  # re-exported: commit's
+from chronobench.memory.dense import DenseCache
 from chronobench.memory.embedders import shared_cache
 from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.query import content_query
 from chronobench.memory.reads import find_scope, locked_scope
 from chronobench.memory.rerank import delta_lines
-from chronobench.memory.resolve import DenseCache
-from chronobench.memory.sql import ALWAYS, visible
 from chronobench.memory.types import REDACTED
-
-
-@contextmanager
-def erasing(db: Backend, active: bool = True) -> Iterator[None]:
-    """When ``active``: ``secure_delete`` for the block, then a ``purge`` if it succeeded."""
-    if not active:
-        yield
-        return
-    with db.secure_delete():
-        yield
-        db.purge()
 
 
 def forget(texts: Iterable[str], encoder: StoreEncoder, reranker: Any = None) -> None:
@@ -348,58 +339,3 @@ def _scrub_free_text(db: Backend, scope_id: int, needles: list[str]) -> tuple[se
                     if table != "audit":
                         touched.update(int(r[0]) for r in rows)
     return touched, list(originals)
-
-
-def compact(db: Backend, app: str, user: str) -> dict[str, int]:
-    """:meth:`ChronoMem.compact`: delete the scope's discarded history under
-    ``secure_delete``, then purge; returns counts of versions, spans and blobs removed."""
-    if find_scope(db, app, user) is None:
-        return {"versions": 0, "spans": 0, "blobs": 0}
-    with db.lock, erasing(db), db.transaction():
-        sc = locked_scope(db, app, user)
-        assert sc is not None
-        return discard_hidden(db, sc.scope_id)
-
-
-def discard_hidden(db: Backend, scope_id: int) -> dict[str, int]:
-    """Delete the rows of discarded (hidden) history; returns counts of what went.
-
-    Hidden versions go with their events and descriptor index rows, spans opened in
-    hidden history go with their item-index rows, spans whose close was discarded are
-    reopened, and blobs no span refers to any more are deleted.
-    """
-    conn = db.conn
-    hidden_v = visible(conn, scope_id, "v.seq")
-    if hidden_v == ALWAYS:
-        return {"versions": 0, "spans": 0, "blobs": 0}
-    vrows = conn.execute(
-        f"SELECT v.vrow, v.version_id FROM versions v WHERE v.scope_id = ? AND NOT {hidden_v}",
-        (scope_id,),
-    ).fetchall()
-    db.unindex_descriptors(r[0] for r in vrows)
-    db.delete_vectors(r[0] for r in vrows)
-    conn.executemany(
-        "DELETE FROM events WHERE scope_id = ? AND version_id = ?",
-        [(scope_id, r[1]) for r in vrows],
-    )
-    conn.executemany("DELETE FROM versions WHERE vrow = ?", [(r[0],) for r in vrows])
-    vis_from = visible(conn, scope_id, "s.from_seq")
-    vis_to = visible(conn, scope_id, "s.to_seq")
-    gone = conn.execute(
-        f"SELECT s.span_id FROM spans s WHERE s.scope_id = ? AND NOT {vis_from}", (scope_id,)
-    ).fetchall()
-    db.unindex_items(g[0] for g in gone)
-    conn.executemany("DELETE FROM spans WHERE span_id = ?", gone)
-    conn.execute(
-        f"UPDATE spans AS s SET to_seq = NULL WHERE s.scope_id = ? AND s.to_seq IS NOT NULL "
-        f"AND NOT {vis_to}",
-        (scope_id,),
-    )
-    blobs = conn.execute(
-        "DELETE FROM blobs WHERE scope_id = ? AND hash NOT IN "
-        "(SELECT hash FROM spans WHERE scope_id = ?)",
-        (scope_id, scope_id),
-    ).rowcount
-    conn.execute("DELETE FROM hidden WHERE scope_id = ?", (scope_id,))
-    conn.execute("UPDATE scopes SET gen = gen + 1 WHERE scope_id = ?", (scope_id,))
-    return {"versions": len(vrows), "spans": len(gone), "blobs": max(blobs, 0)}

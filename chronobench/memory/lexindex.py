@@ -13,7 +13,7 @@ total and the documents holding each term, counted as the backend's own BM25 cou
 them).
 
 The score is the backend's to the last bit: tokens come from FTS5's own tokenizer
-(:class:`Fts5Tokenizer`), and the formula is evaluated in FTS5's operation order in
+(:class:`~chronobench.memory.fts5_tokenizer.Fts5Tokenizer`), and the formula is evaluated in FTS5's operation order in
 float64 (see :mod:`chronobench.memory.pg.lexical` for the formula); ties go to the
 earlier version, as the backends order them. A request with a quoted term that the
 tokenizer splits into several tokens (``foo_bar``: an FTS5 phrase) or into none goes
@@ -23,7 +23,6 @@ redacting store drops it at once: its postings hold the erased terms).
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,86 +30,11 @@ from typing import Any
 
 import numpy as np
 
-TOKENIZE = "porter unicode61 remove_diacritics 2"  # the SQLite backend's FTS5 tokenizer
+from chronobench.memory.fts5_tokenizer import TOKENIZE as TOKENIZE  # re-exported
+from chronobench.memory.fts5_tokenizer import Fts5Tokenizer as Fts5Tokenizer  # re-exported
+from chronobench.memory.fts5_tokenizer import tokenizer
+
 K1, B = 1.2, 0.75  # FTS5's bm25 constants
-
-
-class Fts5Tokenizer:
-    """FTS5's tokenizer, run on an in-memory SQLite table (thread-safe)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5 (body, tokenize = '{TOKENIZE}')")
-        self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab (t, 'instance')")
-
-    def tokens(self, texts: Sequence[str]) -> list[list[str]]:
-        """Each text's tokens, in order, as FTS5 indexes them."""
-        if not texts:
-            return []
-        with self._lock:
-            self._conn.execute("BEGIN")
-            try:
-                self._conn.executemany(
-                    "INSERT INTO t (rowid, body) VALUES (?, ?)", list(enumerate(texts))
-                )
-                rows = self._conn.execute(
-                    "SELECT doc, offset, term FROM v ORDER BY doc, offset"
-                ).fetchall()
-            finally:
-                self._conn.execute("ROLLBACK")
-        out: list[list[str]] = [[] for _ in texts]
-        for doc, _, term in rows:
-            out[doc].append(term)
-        return out
-
-    def counts(self, texts: Sequence[str]) -> tuple[list[tuple[str, int, int]], list[int]]:
-        """``[(term, text index, occurrences)]`` sorted by term then text, and each
-        text's token count: what an index of ``texts`` holds."""
-        if not texts:
-            return [], []
-        with self._lock:
-            self._conn.execute("BEGIN")
-            try:
-                self._conn.executemany(
-                    "INSERT INTO t (rowid, body) VALUES (?, ?)", list(enumerate(texts))
-                )
-                rows = self._conn.execute(
-                    "SELECT term, doc, count(*) FROM v GROUP BY term, doc"
-                ).fetchall()
-            finally:
-                self._conn.execute("ROLLBACK")
-        lengths = [0] * len(texts)
-        for _, doc, n in rows:
-            lengths[doc] += n
-        return rows, lengths
-
-    def postings(self, texts: Sequence[str]) -> list[tuple[dict[str, list[int]], int]]:
-        """Per text: ({term: positions}, number of tokens)."""
-        out = []
-        for toks in self.tokens(texts):
-            terms: dict[str, list[int]] = {}
-            for pos, term in enumerate(toks):
-                terms.setdefault(term, []).append(pos)
-            out.append((terms, len(toks)))
-        return out
-
-    def phrases(self, terms: Sequence[str]) -> list[list[str]]:
-        """The token sequence FTS5 makes of each quoted query term (maybe empty)."""
-        return self.tokens(list(terms))
-
-
-_TOKENIZER: Fts5Tokenizer | None = None
-_TOKENIZER_LOCK = threading.Lock()
-
-
-def tokenizer() -> Fts5Tokenizer:
-    """The process-wide tokenizer."""
-    global _TOKENIZER
-    with _TOKENIZER_LOCK:
-        if _TOKENIZER is None:
-            _TOKENIZER = Fts5Tokenizer()
-        return _TOKENIZER
 
 
 @dataclass(frozen=True)

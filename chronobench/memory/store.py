@@ -7,7 +7,8 @@ scope's row once and hands it, with the store's
 :mod:`~chronobench.memory.commit`, :mod:`~chronobench.memory.rollback`,
 :mod:`~chronobench.memory.resolve`, :mod:`~chronobench.memory.nl`,
 :mod:`~chronobench.memory.erasure` (redaction and compaction) and
-:mod:`~chronobench.memory.integrity`. Storage design (validity intervals,
+:mod:`~chronobench.memory.integrity`. The request-facing methods (resolution, rollback)
+live in :mod:`~chronobench.memory.store_requests`. Storage design (validity intervals,
 content-addressed blobs, O(1) truncates, version ids): :mod:`chronobench.memory.sql`.
 
 Concurrency: every write runs in one write transaction (SQLite: WAL mode, a busy
@@ -25,27 +26,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from chronobench.memory import commit as cm
-from chronobench.memory import erasure, integrity, nl, reads, rollback
-from chronobench.memory import query as q
+from chronobench.memory import erasure, integrity, reads
 from chronobench.memory import resolve as rs
 from chronobench.memory import validate as val
 from chronobench.memory.backend import open_backend
 from chronobench.memory.embedders import resolve_embedder
 from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.lexindex import LexicalCache
-from chronobench.memory.types import (
-    RollbackMode,
-    RollbackPlan,
-    RollbackResult,
-    Scope,
-    SearchHit,
-    UnknownVersionError,
-    VersionRecord,
-)
+from chronobench.memory.store_requests import RequestMethods
+from chronobench.memory.types import SearchHit, UnknownVersionError, VersionRecord
 
 
-class ChronoMem:
+class ChronoMem(RequestMethods):
     """Versioned memory store; see the module docstring for the design.
+
+    Resolution and rollback methods come from
+    :class:`~chronobench.memory.store_requests.RequestMethods`.
 
     Args:
         path: SQLite file, ``":memory:"``, or a PostgreSQL URL
@@ -142,25 +138,6 @@ class ChronoMem:
     def backend(self) -> Any:
         """The :class:`~chronobench.memory.backend.Backend` holding the store."""
         return self._db
-
-    def _query_scope(self, app: str, user: str, query: str, k: int) -> Scope | None:
-        val.text(query, "query", empty=True)
-        val.integer(k, "k", minimum=0)
-        return reads.find_scope(self._db, app, user)
-
-    def _retrieval(self) -> rs.Retrieval:
-        return rs.Retrieval(
-            self.stage,
-            self.depth,
-            self.rerank_depth,
-            self.rrf_k0,
-            self.reranker,
-            self.episode_label,
-            self._dense,
-            self._encoder.query_vector,
-            self._lexicon,
-            self._episodes,
-        )
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -291,156 +268,6 @@ class ChronoMem:
         return reads.search(
             self._db, sc, query, k, mode, self._encoder, self.depth, self.rrf_k0, self._items
         )
-
-    # -- resolution -------------------------------------------------------------------------
-
-    def resolve_lexical(
-        self, app: str, user: str, query: str, k: int = 5
-    ) -> list[tuple[int, float]]:
-        """BM25-only stage: versions whose descriptor matches ``query`` (score = -bm25)."""
-        sc = self._query_scope(app, user, query, k)
-        if sc is None:
-            return []
-        with self._db.lock:
-            return rs.lexical(
-                self._db, sc.scope_id, query, k, rs.lexical_index(self._db, sc, self._retrieval())
-            )
-
-    def resolve_dense(self, app: str, user: str, query: str, k: int = 5) -> list[tuple[int, float]]:
-        """Dense-only stage: max cosine between ``query`` and each descriptor window."""
-        sc = self._query_scope(app, user, query, k)
-        return [] if sc is None else rs.dense_stage(self._db, sc, query, k, self._retrieval())
-
-    def resolve_hybrid(
-        self, app: str, user: str, query: str, k: int = 5
-    ) -> list[tuple[int, float]]:
-        """Hybrid stage: RRF (k0 = ``rrf_k0``) of the lexical and dense top-``depth`` lists."""
-        val.integer(k, "k", minimum=0)
-        sc = self._query_scope(app, user, query, k)
-        return [] if sc is None else rs.hybrid_stage(self._db, sc, query, k, self._retrieval())[0]
-
-    def detect_intent(self, query: str) -> str:
-        """``"undo"`` or ``"restore_to"``; see :func:`chronobench.memory.query.detect_intent`."""
-        return q.detect_intent(val.text(query, "query", empty=True))
-
-    def resolve(
-        self,
-        app: str,
-        user: str,
-        query: str,
-        k: int = 5,
-        *,
-        intent: str | None = None,
-        rerank: bool = True,
-        stage: str | None = None,
-    ) -> list[tuple[int, float]]:
-        """Ranked restore targets ``[(version_id, score)]`` for a rollback request.
-
-        The retrieval ``stage`` (default: the store's ``stage``; "lexical", "dense" or
-        "hybrid") and the reranker, if any, find the commits the request describes;
-        the intent (detected, or forced with ``intent``) maps an ``undo`` to each
-        commit's parent and keeps ``restore_to`` targets as is. A request that names a
-        time is read against the writes' ``valid_time`` (see
-        :mod:`chronobench.memory.timeref`). ``rerank=False`` skips the reranker (an
-        ablation).
-        """
-        val.text(query, "query", empty=True)
-        val.integer(k, "k", minimum=0)
-        val.choice(intent, "intent", ("undo", "restore_to"), none_ok=True)
-        if not isinstance(rerank, bool):
-            raise TypeError(f"rerank must be True or False, got {rerank!r}")
-        sc = reads.require_scope(self._db, app, user)
-        intent = intent or q.detect_intent(query)
-        stage = None if stage is None else val.stage(stage, "stage")
-        rt = self._retrieval()
-        got = rs.resolve_request(self._db, sc, query, k + 1, intent, rt, rerank=rerank, stage=stage)
-        return got.targets.ranked[:k]
-
-    # -- rollback ---------------------------------------------------------------------------
-
-    def rollback_to_version(
-        self,
-        app: str,
-        user: str,
-        version_id: int,
-        *,
-        mode: RollbackMode = "truncate",
-        reason: str = "rollback",
-        expected_head: int | None = None,
-    ) -> int:
-        """Restore S(version_id) and return the new HEAD.
-
-        ``truncate`` sets HEAD to the target and hides every later version (O(1) in
-        their number; :meth:`compact` deletes them); ``revert`` appends a new version
-        equal to the target. Both change state and indexes in one transaction.
-        ``expected_head`` (e.g. a :class:`RollbackPlan`'s ``head``): if HEAD is not that
-        version any more (another writer moved it), raise :class:`HeadMovedError` and
-        change nothing.
-        """
-        val.integer(version_id, "version_id")
-        val.choice(mode, "mode", ("truncate", "revert"))
-        val.no_nul(val.text(reason, "reason", empty=True), "reason")
-        if expected_head is not None:
-            val.integer(expected_head, "expected_head", minimum=0)
-        return rollback.restore(
-            self._db, app, user, version_id, mode, reason, self._encoder.embed, expected_head
-        )
-
-    def plan_rollback_by_nl_query(
-        self,
-        app: str,
-        user: str,
-        query: str,
-        *,
-        intent: str | None = None,
-        k: int = 5,
-        mode: RollbackMode = "truncate",
-    ) -> RollbackPlan:
-        """What :meth:`rollback_to_version_by_nl_query` would do; writes nothing.
-
-        Raises :class:`UncertainRequestError` when the request is not confident (see
-        the module docstring of :mod:`chronobench.memory.nl` for the rule).
-        """
-        val.text(query, "query", empty=True)
-        val.choice(intent, "intent", ("undo", "restore_to"), none_ok=True)
-        val.integer(k, "k", minimum=1)
-        val.choice(mode, "mode", ("truncate", "revert"))
-        sc = reads.require_scope(self._db, app, user)
-        return nl.plan_rollback(
-            self._db, sc, query, intent, k, mode, self._retrieval(), self.resolver
-        )
-
-    def rollback_to_version_by_nl_query(
-        self,
-        app: str,
-        user: str,
-        query: str,
-        *,
-        mode: RollbackMode = "truncate",
-        intent: str | None = None,
-        k: int = 5,
-        preview: bool = False,
-    ) -> RollbackResult | RollbackPlan:
-        """Resolve ``query`` to a target and restore it, if the match is confident.
-
-        ``preview=True`` returns the :class:`RollbackPlan` and writes nothing (agents
-        confirm before destroying state). Otherwise the plan is applied with
-        :meth:`rollback_to_version` and a :class:`RollbackResult` (with confidence,
-        runner-up and the versions a truncate discarded) is returned. Raises
-        :class:`UncertainRequestError`, changing nothing, when not confident.
-        """
-        if not isinstance(preview, bool):
-            raise TypeError(f"preview must be True or False, got {preview!r}")
-        plan = self.plan_rollback_by_nl_query(app, user, query, intent=intent, k=k, mode=mode)
-        if preview:
-            return plan
-        # The request is kept as the rollback's reason (NUL, which PostgreSQL text cannot
-        # hold, shown as U+FFFD on every backend); the plan's HEAD must still be HEAD.
-        reason = "nl: " + query[:200].replace("\x00", "\ufffd")
-        head = self.rollback_to_version(
-            app, user, plan.target_version, mode=mode, reason=reason, expected_head=plan.head
-        )
-        return nl.rollback_result(plan, head)
 
     # -- upkeep -----------------------------------------------------------------------------
 

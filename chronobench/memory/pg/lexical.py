@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chronobench.memory.lexindex import TOKENIZE, Fts5Tokenizer, tokenizer
+from chronobench.memory.fts5_tokenizer import TOKENIZE, Fts5Tokenizer, tokenizer
 
 __all__ = ["TOKENIZE", "Fts5Tokenizer", "tokenizer", "Index", "ITEMS", "DESCRIPTORS"]
 
