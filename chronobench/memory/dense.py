@@ -8,7 +8,6 @@ scope's ``gen``; :func:`dense` ranks versions against one query vector.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +16,7 @@ import numpy as np
 from chronobench.memory import lexindex as lx
 from chronobench.memory.backend import Backend
 from chronobench.memory.embedders import rounded
+from chronobench.memory.scope_cache import ScopeCache
 
 
 @dataclass(frozen=True)
@@ -40,25 +40,14 @@ def _versions(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return owners[starts], starts
 
 
-class DenseCache:
+class DenseCache(ScopeCache[_DenseMatrix]):
     """Per-scope in-memory matrix of descriptor vectors, kept for the scope's ``gen``:
     when it moves, the rows a truncate hid are cut and the new versions' rows appended
     (:func:`~chronobench.memory.lexindex.kept_prefix`); reloaded after a redaction."""
 
-    def __init__(self) -> None:
-        self._by_scope: dict[int, _DenseMatrix] = {}
-        self._lock = threading.Lock()
-
-    def copy(self) -> DenseCache:
-        """A cache sharing the (immutable) matrices, for cloned stores."""
-        other = DenseCache()
-        other._by_scope = dict(self._by_scope)
-        return other
-
     def get(self, db: Backend, scope_id: int, gen: int) -> _DenseMatrix:
         """The scope's matrix at generation ``gen`` (loaded from the backend if stale)."""
-        with self._lock:
-            hit = self._by_scope.get(scope_id)
+        hit = self.cached(scope_id)
         if hit is not None and hit.gen == gen:
             return hit
         state = lx.change_state(db, scope_id)
@@ -85,17 +74,7 @@ class DenseCache:
                 vids, starts, matrix = base.vids, base.starts, base.matrix
                 vseqs = base.seqs  # type: ignore[assignment]
         built = _DenseMatrix(gen, vids, starts, matrix, state, last, vseqs)
-        with self._lock:
-            self._by_scope[scope_id] = built
-        return built
-
-    def drop(self, scope_id: int | None = None) -> None:
-        """Forget one scope's matrix (or all)."""
-        with self._lock:
-            if scope_id is None:
-                self._by_scope.clear()
-            else:
-                self._by_scope.pop(scope_id, None)
+        return self.store(scope_id, built)
 
 
 def dense(dm: _DenseMatrix, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"  # the SQLite backend's FTS5 tokenizer
 
@@ -23,21 +24,23 @@ class Fts5Tokenizer:
         self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5 (body, tokenize = '{TOKENIZE}')")
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab (t, 'instance')")
 
-    def tokens(self, texts: Sequence[str]) -> list[list[str]]:
-        """Each text's tokens, in order, as FTS5 indexes them."""
-        if not texts:
-            return []
+    def _vocab(self, texts: Sequence[str], sql: str) -> list[Any]:
+        """``sql`` over the fts5vocab table of ``texts`` indexed alone (rolled back)."""
         with self._lock:
             self._conn.execute("BEGIN")
             try:
                 self._conn.executemany(
                     "INSERT INTO t (rowid, body) VALUES (?, ?)", list(enumerate(texts))
                 )
-                rows = self._conn.execute(
-                    "SELECT doc, offset, term FROM v ORDER BY doc, offset"
-                ).fetchall()
+                return self._conn.execute(sql).fetchall()
             finally:
                 self._conn.execute("ROLLBACK")
+
+    def tokens(self, texts: Sequence[str]) -> list[list[str]]:
+        """Each text's tokens, in order, as FTS5 indexes them."""
+        if not texts:
+            return []
+        rows = self._vocab(texts, "SELECT doc, offset, term FROM v ORDER BY doc, offset")
         out: list[list[str]] = [[] for _ in texts]
         for doc, _, term in rows:
             out[doc].append(term)
@@ -48,17 +51,7 @@ class Fts5Tokenizer:
         text's token count: what an index of ``texts`` holds."""
         if not texts:
             return [], []
-        with self._lock:
-            self._conn.execute("BEGIN")
-            try:
-                self._conn.executemany(
-                    "INSERT INTO t (rowid, body) VALUES (?, ?)", list(enumerate(texts))
-                )
-                rows = self._conn.execute(
-                    "SELECT term, doc, count(*) FROM v GROUP BY term, doc"
-                ).fetchall()
-            finally:
-                self._conn.execute("ROLLBACK")
+        rows = self._vocab(texts, "SELECT term, doc, count(*) FROM v GROUP BY term, doc")
         lengths = [0] * len(texts)
         for _, doc, n in rows:
             lengths[doc] += n

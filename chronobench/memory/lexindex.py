@@ -33,6 +33,7 @@ import numpy as np
 from chronobench.memory.fts5_tokenizer import TOKENIZE as TOKENIZE  # re-exported
 from chronobench.memory.fts5_tokenizer import Fts5Tokenizer as Fts5Tokenizer  # re-exported
 from chronobench.memory.fts5_tokenizer import tokenizer
+from chronobench.memory.scope_cache import ScopeCache
 
 K1, B = 1.2, 0.75  # FTS5's bm25 constants
 
@@ -247,26 +248,15 @@ def change_state(db: Any, scope_id: int) -> tuple[Any, ...]:
     return (tuple((int(a), int(b)) for a, b in hidden), int(redacts))
 
 
-class LexicalCache:
+class LexicalCache(ScopeCache[LexicalIndex]):
     """Per-scope :class:`LexicalIndex`, rebuilt when the scope's ``gen`` moves."""
-
-    def __init__(self) -> None:
-        self._by_scope: dict[int, LexicalIndex] = {}
-        self._lock = threading.Lock()
-
-    def copy(self) -> LexicalCache:
-        """A cache sharing the (immutable) indexes, for cloned stores."""
-        other = LexicalCache()
-        other._by_scope = dict(self._by_scope)
-        return other
 
     def get(self, db: Any, scope_id: int, gen: int) -> LexicalIndex:
         """The scope's index at generation ``gen``: the cached one when current; extended
         with the versions committed since, after cutting the documents a truncate hid
         (:func:`kept_prefix`); rebuilt after a redaction (document lengths only:
         postings are read per term as requests use them)."""
-        with self._lock:
-            hit = self._by_scope.get(scope_id)
+        hit = self.cached(scope_id)
         if hit is not None and hit.gen == gen:
             return hit
         state = change_state(db, scope_id)
@@ -280,17 +270,7 @@ class LexicalCache:
         if base is not None and new[0] and base.postings:
             bodies = db.descriptor_docs(scope_id, after)[2]
         built = extend(gen, state, new, bodies, base)
-        with self._lock:
-            self._by_scope[scope_id] = built
-        return built
-
-    def drop(self, scope_id: int | None = None) -> None:
-        """Forget one scope's index (or all)."""
-        with self._lock:
-            if scope_id is None:
-                self._by_scope.clear()
-            else:
-                self._by_scope.pop(scope_id, None)
+        return self.store(scope_id, built)
 
 
 def match(
