@@ -34,11 +34,11 @@ class RequestSession:
         """The system's reply to each question."""
         return [self.system.reply(q, self.request) for q in questions]
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: these systems hold nothing
         """Nothing to release."""
 
 
-class NonRestoringSystem:
+class NonRestoringSystem(ABC):
     """Keeps the post-exposure memory; subclasses decide what each reply holds."""
 
     name = "non_restoring"
@@ -57,11 +57,11 @@ class NonRestoringSystem:
         """A session over the unchanged memory."""
         return RequestSession(self)
 
+    @abstractmethod
     def reply(self, question: Question, request: str | None) -> Reply:
         """The reply to ``question`` (``request``: the session's rollback request text)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement reply()")
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: these systems hold nothing
         """Nothing to release."""
 
 

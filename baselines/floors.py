@@ -64,21 +64,13 @@ class FloorTextSession(RequestSession):
         self.text = text
 
     def ask(self, questions: Any) -> list[Reply]:
-        """The floor text for a summary request, the abstain reply otherwise."""
-        out = []
-        for q in questions:
-            if not is_summary_request(q.text):
-                out.append(Reply(q.question_id, answer=ABSTAIN_REPLY))
-            elif self.text is None:
-                floor = getattr(self.system, "floor", "")
-                raise ValueError(
-                    f"system {self.system.name}: asked for a summary, but the oracle channel "
-                    f"held no floor text {floor!r} for this query (OracleTarget.floor_texts; "
-                    "rebuild the dataset with this version of chronobench)"
-                )
-            else:
-                out.append(Reply(q.question_id, answer=self.text))
-        return out
+        """The floor text for a summary request, the system's reply otherwise."""
+        return [
+            Reply(q.question_id, answer=self.text)
+            if self.text is not None and is_summary_request(q.text)
+            else self.system.reply(q, None)
+            for q in questions
+        ]
 
 
 class FloorTextSystem(NonRestoringSystem):
@@ -91,8 +83,15 @@ class FloorTextSystem(NonRestoringSystem):
     floor = ""
 
     def reply(self, question: Question, request: str | None) -> Reply:
-        """Never called: the sessions answer (see :class:`FloorTextSession`)."""
-        raise NotImplementedError
+        """Without the floor text: abstain on a question; a summary request is an error
+        (the oracle channel held no text for it, see :class:`FloorTextSession`)."""
+        if not is_summary_request(question.text):
+            return Reply(question.question_id, answer=ABSTAIN_REPLY)
+        raise ValueError(
+            f"system {self.name}: asked for a summary, but the oracle channel "
+            f"held no floor text {self.floor!r} for this query (OracleTarget.floor_texts; "
+            "rebuild the dataset with this version of chronobench)"
+        )
 
     def open_session(self) -> FloorTextSession:
         """A session without the floor text (it abstains on every question)."""

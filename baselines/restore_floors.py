@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import random
+from abc import ABC, abstractmethod
 from typing import Any
 
 from baselines._common import NonRestoringSystem
@@ -22,15 +23,15 @@ from chronobench.systems.chronomem import ChronoMemSession, ChronoMemSystem
 from chronobench.systems.prompts import ABSTAIN_REPLY, is_summary_request
 
 
-class RequestBlindRestoreFloor(ChronoMemSystem):
+class RequestBlindRestoreFloor(ChronoMemSystem, ABC):
     """Restores :meth:`choose`'s version whatever the request says, then reads as
     ChronoMem does."""
 
     name = "request_blind_restore"
 
+    @abstractmethod
     def choose(self, n: int, request: str) -> int:
         """The write id to restore on a stream of ``n`` writes (``request`` is not read)."""
-        raise NotImplementedError
 
     def open_session(self) -> ChronoMemSession:
         """A session whose rollback restores :meth:`choose`'s version."""
@@ -110,9 +111,9 @@ class LeadingWordsFloor(NonRestoringSystem):
             raise ValueError(f"system.n_words={n_words!r}: give a positive number of words")
         self.n_words = n_words
 
+    @abstractmethod
     def source_texts(self) -> list[str]:
         """The texts whose leading words are the summary, in stream order."""
-        raise NotImplementedError
 
     def reply(self, question: Question, request: str | None) -> Reply:
         """The leading words for a summary request, the abstain reply otherwise."""
