@@ -1,5 +1,5 @@
 """ChronoMem on a PostgreSQL server: many writer processes over TCP, crashes, restarts,
-lock isolation between scopes, reconnects, and redaction down to the data files.
+lock isolation between scopes and reconnects (redaction: test_memory_pg_redaction).
 
 The store suite itself (model state machine, bad input, scope isolation, hostile text,
 stale answers) runs on both backends through the ``store_location`` fixtures; these

@@ -1,6 +1,6 @@
 """Repair track: recorded provenance, planner rules, session replay, baselines and floors
-on a hand-built session log; generator determinism and the documented counts; the run
-cell and the report (offline policy, real SQLite; the store-backed tests also on
+on a hand-built session log; generator determinism and the documented counts (the run cell
+and the report: test_repair_runs) (offline policy, real SQLite; the store-backed tests also on
 PostgreSQL)."""
 
 from __future__ import annotations
