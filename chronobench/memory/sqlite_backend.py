@@ -146,8 +146,8 @@ class SQLiteBackend(SQLiteLexicon):
         self.busy_timeout_ms = busy_timeout_ms
         self.lock = threading.RLock()
         self._conn: sqlite3.Connection | None = connect(path, busy_timeout_ms=busy_timeout_ms)
-        self._vocab = False  # temp.desc_vocab created on this connection
-        self._stats: tuple[Any, tuple[int, int], dict[str, int]] = (None, (0, 0), {})
+        self._vocab = False  # the temp fts5vocab tables created on this connection
+        self._stats: dict[str, tuple[Any, tuple[int, int], dict[str, int]]] = {}
 
     # -- connection and transactions ---------------------------------------------------------
 
