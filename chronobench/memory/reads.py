@@ -122,7 +122,8 @@ class ItemCache:
     not once per question."""
 
     def __init__(self) -> None:
-        self._by_scope: dict[int, list[Any]] = {}  # scope id -> [gen, rows, matrix, index]
+        # scope id -> [gen, rows, matrix, lexical index, (item of span, span ids)]
+        self._by_scope: dict[int, list[Any]] = {}
         self._lock = threading.Lock()
 
     def copy(self) -> ItemCache:
@@ -150,8 +151,24 @@ class ItemCache:
             (sc.scope_id,),
         ).fetchall()
         with self._lock:
-            self._by_scope[sc.scope_id] = [sc.gen, rows, None, None]
+            self._by_scope[sc.scope_id] = [sc.gen, rows, None, None, None]
         return rows
+
+    def spans(self, sc: Scope, rows: list[Any]) -> tuple[dict[int, Any], np.ndarray]:
+        """``{span_id: (item_id, text)}`` and the span ids of ``rows`` in row order, kept
+        with the rows (a search would otherwise rebuild both per question)."""
+        with self._lock:
+            hit = self._by_scope.get(sc.scope_id)
+        if hit is not None and hit[1] is rows and hit[4] is not None:
+            return hit[4]
+        got = (
+            {sid: (item, text) for sid, item, text in rows},
+            np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+        )
+        with self._lock:
+            if hit is not None and hit[1] is rows:
+                hit[4] = got
+        return got
 
     def matrix(self, sc: Scope, rows: list[Any], encoder: StoreEncoder) -> np.ndarray:
         """The vectors of ``rows`` (from the embedding cache), kept with the rows."""
@@ -205,7 +222,7 @@ def search(
     cache = cache if cache is not None else ItemCache()
     with db.lock:
         items = cache.rows(db, sc)
-        by_span = {sid: (item, text) for sid, item, text in items}
+        by_span, span_ids = cache.spans(sc, items)
         lists: list[list[tuple[int, float]]] = []
         terms = fts_terms(query)
         if mode != "dense" and terms:
@@ -215,6 +232,6 @@ def search(
         sims = cache.matrix(sc, items, encoder) @ encoder.query_vector(query)
         sims = rounded(sims)  # last-bit noise must not rank; ties: lower span id first
         order = np.argsort(-sims, kind="stable")[:depth]
-        lists.append([(int(items[i][0]), float(sims[i])) for i in order])
+        lists.append(list(zip(span_ids[order].tolist(), sims[order].tolist(), strict=True)))
     fused = rrf(lists, rrf_k0) if len(lists) > 1 else (lists[0] if lists else [])
     return [SearchHit(*by_span[s], score) for s, score in fused[:k] if s in by_span]
