@@ -161,6 +161,10 @@ def test_redaction_keeps_results_exact_and_forgets_the_tokens() -> None:
     assert memo.epoch > epoch
     assert memo.ids(["zebracod"])[1] == [-1]
     assert not any("zebracode" in t for t in memo._texts)
+    # nor do the backend's per-token statistics (SQLite keeps them per connection)
+    assert not any(
+        "zebracod" in known for _, _, known in getattr(mem.backend, "_stats", {}).values()
+    )
     _check(mem, [*QUERIES, "zebracode"])
     mem.redact(APP, USER, "sushi", reason="test", by="text")
     _check(mem, [*QUERIES, "sushi"])

@@ -235,6 +235,7 @@ class SQLiteBackend(SQLiteLexicon):
         the WAL and truncate it; False if another connection kept the checkpoint from
         completing (the old pages then stay in the -wal file until it can)."""
         conn = self.conn
+        self._stats = {}  # the BM25 statistics kept per query token (maybe an erased one)
         conn.execute("INSERT INTO item_fts (item_fts) VALUES ('optimize')")
         conn.execute("INSERT INTO desc_fts (desc_fts) VALUES ('optimize')")
         busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
