@@ -230,3 +230,18 @@ def test_empty_state_and_no_matching_item() -> None:
     mem.commit(APP, USER, [{"op": "delete", "item_id": "a"}], source="t", reason="r")
     _check(mem, ["oslo", "kite"])  # S(HEAD) is empty, the index still holds a's span
     mem.close()
+
+
+def test_a_memo_over_its_bound_starts_again_and_stays_exact() -> None:
+    mem = hash_store()
+    mem.commit_many(APP, USER, _writes(30))
+    db = mem.backend
+    sc = reads.require_scope(db, APP, USER)
+    items = mem._items.rows(db, sc)
+    memo = ii.TextTokens(max_entries=3)  # fewer than S(HEAD)'s distinct texts
+    for query in QUERIES:
+        terms = fts_terms(query)
+        got = ii.match(db, sc.scope_id, terms, 40, lambda: ii.build(items, memo), memo)
+        assert got == db.match_items(sc.scope_id, terms, 40), query
+    assert len(memo._texts) <= len({r[2] for r in items})
+    mem.close()

@@ -49,9 +49,11 @@ class TextTokens:
     """Texts' and query terms' FTS5 tokens, memoised process-wide (thread-safe).
 
     Term ids index a vocabulary that lives as long as the memo; :meth:`forget` empties
-    both and moves :attr:`epoch`, so an :class:`ItemIndex` built before is rebuilt."""
+    both and moves :attr:`epoch`, so an :class:`ItemIndex` built before is rebuilt.
+    ``max_entries`` bounds the texts kept (a LoCoMo conversation holds ~600; the memo
+    keeps each text as its key, so it is emptied rather than left to grow)."""
 
-    def __init__(self, max_entries: int = 200_000) -> None:
+    def __init__(self, max_entries: int = 50_000) -> None:
         self.max_entries = max_entries
         self.epoch = 0
         self._lock = threading.Lock()
