@@ -141,8 +141,11 @@ def test_several_scopes_in_one_store() -> None:
     mem.commit_many(APP, USER, _writes(40))
     mem.commit_many(APP, "bob", _writes(30, seed=5))
     mem.commit_many("other", USER, _writes(20, seed=6))
+    # body words that spell a scope tag: only the body column counts for them
+    mem.commit(APP, USER, [add("tags", "s1 s2 s3 oslo")], source="t", reason="r")
+    queries = [*QUERIES, "s1", "s2 oslo", "s3 s1"]
     for user in (USER, "bob"):
-        _check(mem, user=user)
+        _check(mem, queries, user=user)
     mem.rollback_to_version(APP, "bob", 3, mode="truncate")
     for user in (USER, "bob"):
         _check(mem, user=user)
