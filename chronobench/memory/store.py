@@ -258,7 +258,9 @@ class ChronoMem(RequestMethods):
         """Items of S(HEAD) relevant to ``query``: FTS5 bm25 and dense cosine over the
         items, fused by RRF (``mode`` "lexical" or "dense" uses one stage). Item
         vectors come from the process-wide embedding cache, so the first dense
-        search embeds S(HEAD) once and later ones only embed new contents."""
+        search embeds S(HEAD) once and later ones only embed new contents; bm25 comes
+        from an in-memory copy of the item index, the backend's scores to the last bit
+        (:mod:`~chronobench.memory.itemindex`)."""
         val.text(query, "query", empty=True)
         val.integer(k, "k", minimum=0)
         val.choice(mode, "mode", ("hybrid", "lexical", "dense"))
