@@ -271,6 +271,15 @@ class ChronoMem(RequestMethods):
             self._db, sc, query, k, mode, self._encoder, self.depth, self.rrf_k0, self._items
         )
 
+    def warm_queries(self, queries: Sequence[str]) -> None:
+        """Embed search queries ahead, in one call: the embedder runs a call's texts at
+        once (onnxruntime: one thread per text), where searches asked one by one embed
+        one text at a time on one core. ``search`` then reads the same vectors from the
+        embedding cache."""
+        texts = [q for q in dict.fromkeys(queries) if isinstance(q, str) and q.strip()]
+        if texts:
+            self._encoder.encode(texts)
+
     # -- upkeep -----------------------------------------------------------------------------
 
     def check_integrity(self, app: str, user: str) -> list[str]:
