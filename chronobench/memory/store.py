@@ -206,9 +206,13 @@ class ChronoMem(RequestMethods):
         :class:`~chronobench.data.schema.Write`; its ``version`` field is ignored).
         """
         sc = reads.find_scope(self._db, app, user)  # validates app/user
-        return cm.commit_writes(
-            self._db, app, user, sc, writes, self._encoder, self.reranker, on_commit
-        )
+        try:
+            return cm.commit_writes(
+                self._db, app, user, sc, writes, self._encoder, self.reranker, on_commit
+            )
+        finally:
+            if _has_redact(writes):  # as redact(): no cached copy keeps the erased text
+                self._drop_text_caches()
 
     def record_answer(self, app: str, user: str, text: str, used_items: Iterable[str]) -> int:
         """Store a sent answer and the item contents it relied on; returns its id.
@@ -313,11 +317,25 @@ class ChronoMem(RequestMethods):
         try:
             return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)
         finally:
-            self._lexicon.drop()  # its postings hold the erased text's terms
-            self._episodes.drop()
-            self._items.drop()  # S(HEAD)'s cached item vectors may hold the erased text
+            self._drop_text_caches()
+
+    def _drop_text_caches(self) -> None:
+        """Forget the in-memory copies that may hold an erased text."""
+        self._lexicon.drop()  # its postings hold the erased text's terms
+        self._episodes.drop()
+        self._items.drop()  # S(HEAD)'s cached rows and item vectors may hold the erased text
 
     def compact(self, app: str, user: str) -> dict[str, int]:
         """Delete the history that truncate rollbacks discarded (hidden rows), under
         ``secure_delete``; returns counts of versions, spans and blobs removed."""
         return erasure.compact(self._db, app, user)
+
+
+def _has_redact(writes: Sequence[Any]) -> bool:
+    """Whether some write (a mapping or a Write) holds a ``redact`` op."""
+    for w in writes:
+        ops = w.get("ops") if isinstance(w, Mapping) else getattr(w, "ops", None)
+        for o in ops or ():
+            if (o.get("op") if isinstance(o, Mapping) else getattr(o, "op", None)) == "redact":
+                return True
+    return False
