@@ -280,7 +280,15 @@ class ChronoMem(RequestMethods):
         once (onnxruntime: one thread per text), where searches asked one by one embed
         one text at a time on one core. ``search`` then reads the same vectors from the
         embedding cache."""
-        texts = [q for q in dict.fromkeys(queries) if isinstance(q, str) and q.strip()]
+        if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
+            raise TypeError(
+                f"queries must be a list of query strings, got a {type(queries).__name__}; "
+                f"wrap a single query in a list: [{queries!r:.40}]"
+            )
+        queries = list(queries)
+        for i, q in enumerate(queries):
+            val.text(q, f"queries[{i}]", empty=True)
+        texts = [q for q in dict.fromkeys(queries) if q.strip()]
         if texts:
             self._encoder.encode(texts)
 

@@ -129,7 +129,7 @@ def _run_in_worker(cell: Any) -> tuple[str, str, dict[str, Any]]:
 
 
 def _validate_in_worker(cell: Any) -> None:
-    from chronobench.runner.experiment import validate_query_file
+    from chronobench.runner.query_files import validate_query_file
 
     validate_query_file(cell)
 
@@ -138,7 +138,7 @@ def run_parallel(cells: Sequence[Any], jobs: int) -> list[Path]:
     """Build the datasets here, check every user query file in the workers (all of them
     before any cell starts, as a sequential run does), then run ``cells`` on ``jobs``
     worker processes (see the module); returns the run folders in suite order."""
-    from chronobench.runner.experiment import query_file_cells, validate_query_file
+    from chronobench.runner.query_files import query_file_cells, validate_query_file
 
     prebuild(cells)
     context = multiprocessing.get_context("spawn")
