@@ -31,7 +31,8 @@ class RequestSession:
         return RollbackOutcome(selected_version=None)
 
     def ask(self, questions: Sequence[Question]) -> list[Reply]:
-        """The system's reply to each question."""
+        """The system's reply to each question (after its :meth:`prepare`)."""
+        self.system.prepare(questions, self.request)
         return [self.system.reply(q, self.request) for q in questions]
 
     def close(self) -> None:  # noqa: B027 - an optional hook: these systems hold nothing
@@ -56,6 +57,9 @@ class NonRestoringSystem(ABC):
     def open_session(self) -> RequestSession:
         """A session over the unchanged memory."""
         return RequestSession(self)
+
+    def prepare(self, questions: Sequence[Question], request: str | None) -> None:  # noqa: B027
+        """Work shared by the replies to ``questions`` (an optional hook; none here)."""
 
     @abstractmethod
     def reply(self, question: Question, request: str | None) -> Reply:

@@ -27,11 +27,19 @@ class RagOnlySystem(NonRestoringSystem):
         super().ingest(writes)
         self._ingested = self.ctx.stores.get(writes)
 
+    @staticmethod
+    def _query(question: Question, request: str | None) -> str:
+        return question.text if request is None else f"{request} {question.text}"
+
+    def prepare(self, questions: Sequence[Question], request: str | None) -> None:
+        """The session's search vectors in one embedder call (the same vectors)."""
+        self._ingested.store.warm_queries([self._query(q, request) for q in questions])
+
     def reply(self, question: Question, request: str | None) -> Reply:
         """Retrieve with the request and the question together (the question alone in a
         session without a rollback request), then prompt."""
         ing = self._ingested
-        text = question.text if request is None else f"{request} {question.text}"
+        text = self._query(question, request)
         hits = ing.store.search(APP, ing.user, text, k=self.top_k)
         if is_summary_request(question.text):
             items = pack_ranked([h.text for h in hits], self.summary_budget)

@@ -42,7 +42,7 @@ SPEC_VERSION = 1
 #: RunSpec fields that say where and how a cell runs, not what it computes: left out of
 #: the run id and of everything a run folder records (paths are machine-specific; the
 #: flags change nothing a cell computes).
-RUNTIME_FIELDS = ("paths", "progress", "overwrite", "leaderboard", "publish", "suite")
+RUNTIME_FIELDS = ("paths", "progress", "overwrite", "leaderboard", "publish", "suite", "jobs")
 
 
 class _Strict(BaseModel):
@@ -205,6 +205,9 @@ class RunSpec(_Strict):
     # the main job and the named experiment presets set it; experiment=single does not.
     publish: bool = False
     suite: list[list[str]] = Field(default_factory=list)
+    # Cells run at once, each in a worker process (chronobench.runner.parallel): an
+    # integer >= 1 or "auto" (one per CPU). Where a cell runs never changes what it writes.
+    jobs: PositiveInt | Literal["auto"] = 1
 
     @model_validator(mode="before")
     @classmethod

@@ -109,6 +109,9 @@ BUILDER_STOPWORDS = frozenset(
 _PUNCT_TABLE = str.maketrans("", "", string.punctuation)
 
 
+# Memoised: the dataset builders normalise the same history prefixes and answers again
+# for every request that points into them.
+@lru_cache(maxsize=8192)
 def normalize(text: str) -> str:
     """LoCoMo-style normalisation: lowercase, no commas/punctuation/articles, single spaces.
 

@@ -126,6 +126,41 @@ def _writer(path: str, start: int, n: int) -> int:
     return cache.stats["embedded"] + cache.stats["disk_hits"]
 
 
+class Slow(HashEmbedder):
+    """A hash embedder that takes its time, so two processes overlap."""
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        import time
+
+        time.sleep(0.05)
+        return super().encode(texts)
+
+
+def _same_texts(path: str, go: float) -> int:
+    import time
+
+    cache = EmbeddingCache(Slow(dim=32))
+    cache.attach(path)
+    time.sleep(max(0.0, go - time.time()))  # both start together
+    for i in range(0, 40, 5):
+        cache.encode([f"shared text {j}" for j in range(i, i + 5)])
+    return cache.stats["embedded"]
+
+
+@pytest.mark.slow  # worker subprocesses
+def test_two_processes_never_embed_the_same_text_twice(tmp_path: Path) -> None:
+    """Parallel cells ask for the same texts at the same moment: whoever holds the
+    file's compute lock embeds them, the other finds them stored."""
+    import time
+
+    path = str(tmp_path / "emb.sqlite")
+    with mp.get_context("spawn").Pool(2) as pool:
+        go = time.time() + 3.0
+        embedded = pool.starmap(_same_texts, [(path, go), (path, go)])
+    assert sum(embedded) == 40
+    assert PersistentVectors(path).count() == 40
+
+
 @pytest.mark.slow  # writer subprocesses
 def test_concurrent_writer_processes(tmp_path: Path) -> None:
     path = str(tmp_path / "emb.sqlite")

@@ -77,6 +77,8 @@ CASES: list[tuple[str, tuple, dict, type[Exception], str]] = [
     ("check_integrity", (APP, None), {}, TypeError, "user"),
     ("answers_relying_on_changed", (7, USER), {}, TypeError, "app"),
     ("compact", (APP, [USER]), {}, TypeError, "user"),
+    ("warm_queries", ("where is Rex",), {}, TypeError, "queries"),
+    ("warm_queries", (["where is Rex", 3],), {}, TypeError, "queries[1]"),
 ]
 
 PUBLIC = sorted(

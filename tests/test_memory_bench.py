@@ -1,4 +1,5 @@
-"""The store benchmark and the demo run end to end (small and hash-embedded here)."""
+"""The store and item-index benchmarks and the demo run end to end (small and hash-embedded
+here)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from chronobench.bench.store import synthetic_writes
 from chronobench.commands.bench import main as bench_main
 from chronobench.memory.demo import main as demo_main
+from tests.conftest import REPO_ROOT
 
 
 def test_bench_store_small(capsys: pytest.CaptureFixture[str]) -> None:
@@ -28,6 +30,18 @@ def test_bench_store_postgres_beside_sqlite(
     out = capsys.readouterr().out
     assert "== postgres: 40 writes" in out and "== sqlite: 40 writes" in out
     assert "| postgres | hash | 40 |" in out and "postgres:  2 concurrent writers" in out
+
+
+def test_bench_items_agrees_with_the_backend(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tiny = str(REPO_ROOT / "tests" / "fixtures" / "locomo_tiny.json")
+    args = ["items", "--locomo", tiny, "--repeat", "1", "--backend", "sqlite", "postgres"]
+    assert bench_main([*args, "--pg-url", pg_url]) == 0
+    out = capsys.readouterr().out
+    assert "sqlite: 45/45 lists identical (100.0%)" in out  # 9 questions x 5 states
+    assert "postgres: 45/45 lists identical (100.0%)" in out
+    assert "match_items" in out and "index build" in out
 
 
 def test_bench_rejects_tiny_streams() -> None:

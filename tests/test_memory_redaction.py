@@ -310,3 +310,15 @@ def test_redact_op_in_a_commit_forgets_the_old_descriptor_windows(tmp_path: Path
     mem.commit(APP, USER, [{"op": "redact", "item_id": "vault"}], source="user", reason="gdpr")
     assert keys.isdisjoint(_cache_keys(cache_file))
     mem.close()
+
+
+def test_redact_op_in_a_commit_drops_the_in_memory_copies() -> None:
+    """A redact op inside a commit drops what redact() drops: S(HEAD)'s cached rows
+    and item index, the lexical copy and the episode labels (they may hold the text)."""
+    mem = ChronoMem(":memory:", embedder="hash")
+    mem.commit(APP, USER, [add("vault", f"the vault code is {SECRET} now")], source="c", reason="r")
+    assert mem.search(APP, USER, "vault code", k=3)  # fills the item cache
+    assert any(SECRET in repr(entry) for entry in mem._items._by_scope.values())
+    mem.commit(APP, USER, [{"op": "redact", "item_id": "vault"}], source="user", reason="gdpr")
+    assert not any(SECRET in repr(entry) for entry in mem._items._by_scope.values())
+    mem.close()

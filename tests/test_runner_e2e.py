@@ -109,6 +109,24 @@ def test_rerun_resumes_without_new_work_and_rescore_is_identical(smoke):
     assert (run / "metrics.json").read_bytes() == metrics_before
 
 
+def test_cells_in_two_worker_processes_write_the_same_bytes(smoke, tmp_path):
+    """``jobs=2`` (chronobench.runner.parallel): every run folder's files equal the
+    sequential run's, byte for byte (the built data and caches are its own)."""
+    env = {
+        "CHRONOBENCH_RESULTS": str(tmp_path / "results"),
+        "CHRONOBENCH_DATA": str(tmp_path / "data"),
+        "CHRONOBENCH_CACHE": str(tmp_path / "cache"),
+    }
+    out = _run(["run", "experiment=smoke", "jobs=2"], env)
+    assert "2 at a time" in out
+    runs = sorted((smoke["results"] / "runs").iterdir())
+    for run in runs:
+        other = tmp_path / "results" / "runs" / run.name
+        for name in ("config.yaml", "manifest.json", "samples.jsonl", "metrics.json"):
+            assert (other / name).read_bytes() == (run / name).read_bytes(), f"{run.name}/{name}"
+    assert len(list((tmp_path / "results" / "runs").iterdir())) == len(runs)
+
+
 def test_resume_after_a_torn_samples_file(smoke, tmp_path):
     src = next(p for p in (smoke["results"] / "runs").iterdir() if "__prompt_only__" in p.name)
     lines = (src / "samples.jsonl").read_text().splitlines(keepends=True)

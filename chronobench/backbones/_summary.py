@@ -54,7 +54,10 @@ def budget_summary(context: Sequence[str], budget: int) -> str:
 
     def specificity(i: int) -> float:
         text = sentences[i].text
-        idf = sum(math.log(1 + n / df[t]) for t in set(terms(text)))
+        # fsum: a set's order follows the process's string hash seed, and a plain sum in
+        # another order can differ in the last bit, enough to reorder two tied sentences
+        # (one summary of the main job's 12,322 probes changed between processes).
+        idf = math.fsum(math.log(1 + n / df[t]) for t in set(terms(text)))
         return idf / math.sqrt(len(words(text)))
 
     groups: dict[object, list[int]] = {}

@@ -286,6 +286,7 @@ def _coverage(idf: dict[str, float], matched: frozenset[str] | set[str], total: 
 _CODE_MODULES = (
     "chronobench.backbones.extractive",
     "chronobench.backbones._spans",
+    "chronobench.backbones._summary",
     "chronobench.text",
     "chronobench.metrics.text",
 )

@@ -175,6 +175,14 @@ def instrumented(clock: StageClock) -> Iterator[list[str]]:
                 setattr(owner, attr, value)
 
 
+def _untimed_row(stats: dict[str, Any]) -> dict[str, Any]:
+    """A table row of a cell that ran in a worker: its wall seconds, as ``other``."""
+    row: dict[str, Any] = dict.fromkeys((*STAGES, "cpu"), 0.0)
+    row.update(cell=str(stats.get("cell", "?")), other=float(stats.get("seconds", 0.0)))
+    row["total"] = row["other"]
+    return row
+
+
 def format_table(rows: list[dict[str, Any]]) -> str:
     """Seconds per stage per cell, with a total row and each stage's share."""
     cols = [*STAGES, "other", "total", "cpu"]
@@ -287,6 +295,10 @@ def _time_here(args: argparse.Namespace) -> int:
     if args.limit_streams:
         overrides.append(f"dataset.limit_streams={args.limit_streams}")
     overrides += list(args.overrides)
+    if not any(o.split("=", 1)[0] == "jobs" for o in overrides):
+        # The stage timers patch this process: cells in worker processes (the main job's
+        # jobs=auto) would run untimed. Give jobs=N to time the parallel run's wall alone.
+        overrides.append("jobs=1")
     clock = StageClock()
     original = cell_module.run_cell
 
@@ -331,6 +343,12 @@ def _time_here(args: argparse.Namespace) -> int:
         else ("configured caches and data" if args.warm else "empty caches, data built (cold)")
     )
     print(f"bench main: {' '.join(overrides)} ({caches})")
+    from chronobench.runner import parallel
+
+    in_workers = not clock.cells and bool(parallel.LAST_STATS)
+    if in_workers:  # no stage timers in worker processes: each cell's wall time
+        clock.cells = [_untimed_row(s) for s in parallel.LAST_STATS]
+        print("cells ran in worker processes: seconds per cell only (stages need jobs=1)")
     print(format_table(clock.cells))
     print(f"wall time {wall:.1f} s (cells + config composition + start-up); load {load_averages()}")
     from chronobench.memory import embedders
@@ -338,7 +356,13 @@ def _time_here(args: argparse.Namespace) -> int:
     used = list(embedders._CACHES.values())
     embedded = sum(c.stats["embedded"] for c in used)
     served = sum(c.stats["hits"] + c.stats["disk_hits"] for c in used)
-    print(f"texts embedded {embedded}, served from the embedding cache {served}")
+    if in_workers:
+        embedded = sum(int(s.get("embedded", 0)) for s in parallel.LAST_STATS)
+        print(
+            f"texts embedded {embedded} (by the workers, a text two workers needed at once twice)"
+        )
+    else:
+        print(f"texts embedded {embedded}, served from the embedding cache {served}")
     if missing:
         print("not instrumented (absent in this version): " + ", ".join(missing))
     if args.json_out:

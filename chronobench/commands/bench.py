@@ -2,6 +2,7 @@
 
 Subcommands:
   store          ChronoMem commit / rollback / resolve latency and bytes per write
+  items          the in-memory item index vs the backend's match_items: agreement and speed
   agreement      whether two sets of RQ1 runs (e.g. store=sqlite vs postgres) pick the same versions
   rerank-eval    R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
   nl-confidence  share of real LoCoMo rollback requests the NL confidence gate refuses
@@ -127,6 +128,11 @@ BENCHMARKS: dict[
     tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]],
 ] = {
     "store": ("ChronoMem store latency and storage", _store_arguments, _store),
+    "items": (
+        "item index vs match_items on LoCoMo",
+        _module_arguments("chronobench.bench.items"),
+        _module_main("chronobench.bench.items"),
+    ),
     "agreement": (
         "same versions in two RQ1 runs?",
         _module_arguments("chronobench.bench.agreement"),

@@ -124,6 +124,12 @@ class Backend(Protocol):
         ``[(span_id, score)]``, best first."""
         ...
 
+    def item_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
+        """What :meth:`match_items` scores with: the documents and tokens (every column)
+        its BM25 counts, and how many documents hold each of ``tokens`` (indexed tokens,
+        as the tokenizer makes them); what an in-memory copy of the item index reads."""
+        ...
+
     def index_descriptor(self, scope_id: int, vrow: int, body: str) -> None:
         """Index one version's lexical descriptor."""
         ...

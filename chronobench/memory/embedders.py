@@ -17,6 +17,7 @@ and ties go to the lower id (:func:`rounded`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
@@ -175,25 +176,38 @@ class EmbeddingCache:
                 self.stats["disk_hits"] += len(stored)
                 missing = {k: t for k, t in missing.items() if k not in stored}
         if missing:
-            todo = list(missing.items())
-            t0 = time.perf_counter()
-            vecs = _normalise(self.embedder.encode([t for _, t in todo]))
-            self.stats["encode_s"] += time.perf_counter() - t0
-            if vecs.shape[0] != len(todo):
-                raise ValueError(
-                    f"embedder {type(self.embedder).__name__}.encode returned {vecs.shape[0]} rows "
-                    f"for {len(todo)} texts; it must return one row per text"
-                )
-            fresh = {k: v for (k, _), v in zip(todo, vecs, strict=True)}
-            self.stats["embedded"] += len(fresh)
-            if self.persistent is not None:
-                self.persistent.put(self.model_id, fresh.items())
-            self._remember(fresh)
+            claim = getattr(self.persistent, "computing", None)
+            with claim() if claim is not None else contextlib.nullcontext():
+                if claim is not None:  # stored by another process while this one waited
+                    stored = self.persistent.get(self.model_id, list(missing))
+                    if stored:
+                        self._remember(stored)
+                        self.stats["disk_hits"] += len(stored)
+                        missing = {k: t for k, t in missing.items() if k not in stored}
+                if missing:
+                    self._compute(missing)
         with self._lock:
             rows = [self._vecs.get(k) for k in keys]
         if any(r is None for r in rows):  # evicted concurrently: recompute directly
             return _normalise(self.embedder.encode(list(texts)))
         return np.stack(rows).astype(np.float32) if rows else np.zeros((0, 1), np.float32)
+
+    def _compute(self, missing: dict[str, str]) -> None:
+        """Embed ``missing`` (key -> text), store the vectors on disk and in memory."""
+        todo = list(missing.items())
+        t0 = time.perf_counter()
+        vecs = _normalise(self.embedder.encode([t for _, t in todo]))
+        self.stats["encode_s"] += time.perf_counter() - t0
+        if vecs.shape[0] != len(todo):
+            raise ValueError(
+                f"embedder {type(self.embedder).__name__}.encode returned {vecs.shape[0]} rows "
+                f"for {len(todo)} texts; it must return one row per text"
+            )
+        fresh = {k: v for (k, _), v in zip(todo, vecs, strict=True)}
+        self.stats["embedded"] += len(fresh)
+        if self.persistent is not None:
+            self.persistent.put(self.model_id, fresh.items())
+        self._remember(fresh)
 
     def _remember(self, vecs: dict[str, np.ndarray]) -> None:
         with self._lock:

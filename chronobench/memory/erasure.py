@@ -34,6 +34,7 @@ from chronobench.memory.compaction import erasing as erasing  # re-exported: com
 from chronobench.memory.dense import DenseCache
 from chronobench.memory.embedders import shared_cache
 from chronobench.memory.encoder import StoreEncoder
+from chronobench.memory.itemindex import text_tokens
 from chronobench.memory.query import content_query
 from chronobench.memory.reads import find_scope, locked_scope
 from chronobench.memory.rerank import delta_lines
@@ -42,7 +43,8 @@ from chronobench.memory.types import REDACTED
 
 def forget(texts: Iterable[str], encoder: StoreEncoder, reranker: Any = None) -> None:
     """Drop the vectors of ``texts`` from the embedding caches (memory and disk) of the
-    store's embedder and of a reranker that embeds with a model of its own."""
+    store's embedder and of a reranker that embeds with a model of its own, and every
+    memoised item token (:class:`~chronobench.memory.itemindex.TextTokens`)."""
     texts = list(texts)
     embedders = [encoder.embedder]
     other = getattr(reranker, "embedder", None)
@@ -50,6 +52,7 @@ def forget(texts: Iterable[str], encoder: StoreEncoder, reranker: Any = None) ->
         embedders.append(other)
     for embedder in embedders:
         shared_cache(embedder).forget(texts)
+    text_tokens().forget()  # the item index's memo: every text and token goes
 
 
 def item_known(db: Backend, scope_id: int, item_id: str) -> bool:

@@ -16,6 +16,9 @@ from chronobench.memory import validate as val
 from chronobench.memory.backend import Backend
 from chronobench.memory.embedders import rounded
 from chronobench.memory.encoder import StoreEncoder
+from chronobench.memory.itemindex import ItemIndex, text_tokens
+from chronobench.memory.itemindex import build as build_item_index
+from chronobench.memory.itemindex import match as match_index
 from chronobench.memory.query import fts_terms
 from chronobench.memory.resolve import rrf
 from chronobench.memory.sql import alive, alive_at, visible
@@ -112,12 +115,15 @@ def snapshot(db: Backend, sc: Scope, version: int | None = None) -> dict[str, st
 
 
 class ItemCache:
-    """S(HEAD)'s items per scope, and their vector matrix once a dense search needs it,
-    valid while the scope's ``gen`` holds (every change bumps it): a reader asking many
-    questions of one state reads and stacks S(HEAD) once, not once per question."""
+    """S(HEAD)'s items per scope, their vector matrix once a dense search needs it and
+    their lexical index (:class:`~chronobench.memory.itemindex.ItemIndex`) once a
+    lexical one does, valid while the scope's ``gen`` holds (every change bumps it): a
+    reader asking many questions of one state reads, stacks and indexes S(HEAD) once,
+    not once per question."""
 
     def __init__(self) -> None:
-        self._by_scope: dict[int, list[Any]] = {}  # scope id -> [gen, rows, matrix]
+        # scope id -> [gen, rows, matrix, lexical index, (item of span, span ids)]
+        self._by_scope: dict[int, list[Any]] = {}
         self._lock = threading.Lock()
 
     def copy(self) -> ItemCache:
@@ -127,7 +133,8 @@ class ItemCache:
         return other
 
     def drop(self) -> None:
-        """Forget every entry (a redaction: no erased text's vector stays in memory)."""
+        """Forget every entry (a redaction: no erased text's vector or tokens stay in
+        memory)."""
         with self._lock:
             self._by_scope.clear()
 
@@ -144,8 +151,24 @@ class ItemCache:
             (sc.scope_id,),
         ).fetchall()
         with self._lock:
-            self._by_scope[sc.scope_id] = [sc.gen, rows, None]
+            self._by_scope[sc.scope_id] = [sc.gen, rows, None, None, None]
         return rows
+
+    def spans(self, sc: Scope, rows: list[Any]) -> tuple[dict[int, Any], np.ndarray]:
+        """``{span_id: (item_id, text)}`` and the span ids of ``rows`` in row order, kept
+        with the rows (a search would otherwise rebuild both per question)."""
+        with self._lock:
+            hit = self._by_scope.get(sc.scope_id)
+        if hit is not None and hit[1] is rows and hit[4] is not None:
+            return hit[4]
+        got = (
+            {sid: (item, text) for sid, item, text in rows},
+            np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+        )
+        with self._lock:
+            if hit is not None and hit[1] is rows:
+                hit[4] = got
+        return got
 
     def matrix(self, sc: Scope, rows: list[Any], encoder: StoreEncoder) -> np.ndarray:
         """The vectors of ``rows`` (from the embedding cache), kept with the rows."""
@@ -158,6 +181,29 @@ class ItemCache:
             if hit is not None and hit[1] is rows:
                 hit[2] = mat
         return mat
+
+    def index(self, sc: Scope, rows: list[Any]) -> ItemIndex:
+        """The lexical index of ``rows``, kept with the rows (rebuilt once a redaction
+        emptied the token memo it was built from)."""
+        with self._lock:
+            hit = self._by_scope.get(sc.scope_id)
+        ix = hit[3] if hit is not None and hit[1] is rows else None
+        if ix is not None and ix.epoch == text_tokens().epoch:
+            return ix
+        ix = build_item_index(rows)
+        with self._lock:
+            if hit is not None and hit[1] is rows:
+                hit[3] = ix
+        return ix
+
+
+def match_items(
+    db: Backend, sc: Scope, terms: list[str], k: int, cache: ItemCache, items: list[Any]
+) -> list[tuple[int, float]]:
+    """What ``db.match_items`` returns for S(HEAD) ``items``, from the cached in-memory
+    index when it can score the request (else from the backend)."""
+    got = match_index(db, sc.scope_id, terms, k, lambda: cache.index(sc, items))
+    return db.match_items(sc.scope_id, terms, k) if got is None else got
 
 
 def search(
@@ -176,16 +222,16 @@ def search(
     cache = cache if cache is not None else ItemCache()
     with db.lock:
         items = cache.rows(db, sc)
-        by_span = {sid: (item, text) for sid, item, text in items}
+        by_span, span_ids = cache.spans(sc, items)
         lists: list[list[tuple[int, float]]] = []
         terms = fts_terms(query)
         if mode != "dense" and terms:
-            lists.append(db.match_items(sc.scope_id, terms, depth))
+            lists.append(match_items(db, sc, terms, depth, cache, items))
     if mode != "lexical" and items and query.strip():
         # Item vectors come from the embedding cache: S(HEAD) is embedded once.
         sims = cache.matrix(sc, items, encoder) @ encoder.query_vector(query)
         sims = rounded(sims)  # last-bit noise must not rank; ties: lower span id first
         order = np.argsort(-sims, kind="stable")[:depth]
-        lists.append([(int(items[i][0]), float(sims[i])) for i in order])
+        lists.append(list(zip(span_ids[order].tolist(), sims[order].tolist(), strict=True)))
     fused = rrf(lists, rrf_k0) if len(lists) > 1 else (lists[0] if lists else [])
     return [SearchHit(*by_span[s], score) for s, score in fused[:k] if s in by_span]

@@ -146,8 +146,8 @@ class SQLiteBackend(SQLiteLexicon):
         self.busy_timeout_ms = busy_timeout_ms
         self.lock = threading.RLock()
         self._conn: sqlite3.Connection | None = connect(path, busy_timeout_ms=busy_timeout_ms)
-        self._vocab = False  # temp.desc_vocab created on this connection
-        self._stats: tuple[Any, tuple[int, int], dict[str, int]] = (None, (0, 0), {})
+        self._vocab = False  # the temp fts5vocab tables created on this connection
+        self._stats: dict[str, tuple[Any, tuple[int, int], dict[str, int]]] = {}
 
     # -- connection and transactions ---------------------------------------------------------
 
@@ -235,6 +235,7 @@ class SQLiteBackend(SQLiteLexicon):
         the WAL and truncate it; False if another connection kept the checkpoint from
         completing (the old pages then stay in the -wal file until it can)."""
         conn = self.conn
+        self._stats = {}  # the BM25 statistics kept per query token (maybe an erased one)
         conn.execute("INSERT INTO item_fts (item_fts) VALUES ('optimize')")
         conn.execute("INSERT INTO desc_fts (desc_fts) VALUES ('optimize')")
         busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()

@@ -58,8 +58,8 @@ class SQLiteLexicon:
     (a mixin: the backend supplies the connection and initialises the caches)."""
 
     conn: sqlite3.Connection
-    _vocab: bool  # temp.desc_vocab created on this connection
-    _stats: tuple[Any, tuple[int, int], dict[str, int]]
+    _vocab: bool  # the temp fts5vocab tables created on this connection
+    _stats: dict[str, tuple[Any, tuple[int, int], dict[str, int]]]  # per index: see _fts_stats
 
     def index_item(self, scope_id: int, span_id: int, text: str) -> None:
         """Add a span's text to ``item_fts``."""
@@ -174,10 +174,11 @@ class SQLiteLexicon:
 
     def _ensure_vocab(self) -> None:
         if not self._vocab:
-            self.conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.desc_vocab USING fts5vocab "
-                "(main, desc_fts, col)"
-            )
+            for table in ("desc", "item"):
+                self.conn.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab USING fts5vocab "
+                    f"(main, {table}_fts, col)"
+                )
             self.conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.desc_inst USING fts5vocab "
                 "(main, desc_fts, instance)"
@@ -188,20 +189,29 @@ class SQLiteLexicon:
         """What FTS5's ``bm25()`` reads: the table's rows and tokens (every column, every
         scope) from its averages record, and the rows whose body holds each token (from
         an ``fts5vocab`` table in the connection's temp schema)."""
+        return self._fts_stats("desc", tokens)
+
+    def item_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
+        """What :meth:`match_items`' ``bm25()`` reads, from ``item_fts`` (every span ever
+        indexed, of every scope), as :meth:`descriptor_stats` reads ``desc_fts``."""
+        return self._fts_stats("item", tokens)
+
+    def _fts_stats(self, table: str, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
         conn = self.conn
         self._ensure_vocab()
         # Counts are kept until the file changes: another connection's commit moves
         # data_version, this connection's writes move total_changes.
         state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
-        if self._stats[0] != state:
-            row = conn.execute("SELECT block FROM desc_fts_data WHERE id = 1").fetchone()
-            self._stats = (state, _averages(row[0] if row else b""), {})
-        _, (n_docs, n_tokens), known = self._stats
+        cached = self._stats.get(table)
+        if cached is None or cached[0] != state:
+            row = conn.execute(f"SELECT block FROM {table}_fts_data WHERE id = 1").fetchone()
+            cached = self._stats[table] = (state, _averages(row[0] if row else b""), {})
+        _, (n_docs, n_tokens), known = cached
         wanted = sorted(set(tokens) - set(known))
         if wanted:
             found = dict(
                 conn.execute(
-                    f"SELECT term, doc FROM temp.desc_vocab WHERE col = 'body' AND term IN "
+                    f"SELECT term, doc FROM temp.{table}_vocab WHERE col = 'body' AND term IN "
                     f"({','.join('?' * len(wanted))})",
                     tuple(wanted),
                 ).fetchall()

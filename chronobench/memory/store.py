@@ -206,9 +206,13 @@ class ChronoMem(RequestMethods):
         :class:`~chronobench.data.schema.Write`; its ``version`` field is ignored).
         """
         sc = reads.find_scope(self._db, app, user)  # validates app/user
-        return cm.commit_writes(
-            self._db, app, user, sc, writes, self._encoder, self.reranker, on_commit
-        )
+        try:
+            return cm.commit_writes(
+                self._db, app, user, sc, writes, self._encoder, self.reranker, on_commit
+            )
+        finally:
+            if _has_redact(writes):  # as redact(): no cached copy keeps the erased text
+                self._drop_text_caches()
 
     def record_answer(self, app: str, user: str, text: str, used_items: Iterable[str]) -> int:
         """Store a sent answer and the item contents it relied on; returns its id.
@@ -258,7 +262,9 @@ class ChronoMem(RequestMethods):
         """Items of S(HEAD) relevant to ``query``: FTS5 bm25 and dense cosine over the
         items, fused by RRF (``mode`` "lexical" or "dense" uses one stage). Item
         vectors come from the process-wide embedding cache, so the first dense
-        search embeds S(HEAD) once and later ones only embed new contents."""
+        search embeds S(HEAD) once and later ones only embed new contents; bm25 comes
+        from an in-memory copy of the item index, the backend's scores to the last bit
+        (:mod:`~chronobench.memory.itemindex`)."""
         val.text(query, "query", empty=True)
         val.integer(k, "k", minimum=0)
         val.choice(mode, "mode", ("hybrid", "lexical", "dense"))
@@ -268,6 +274,23 @@ class ChronoMem(RequestMethods):
         return reads.search(
             self._db, sc, query, k, mode, self._encoder, self.depth, self.rrf_k0, self._items
         )
+
+    def warm_queries(self, queries: Sequence[str]) -> None:
+        """Embed search queries ahead, in one call: the embedder runs a call's texts at
+        once (onnxruntime: one thread per text), where searches asked one by one embed
+        one text at a time on one core. ``search`` then reads the same vectors from the
+        embedding cache."""
+        if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
+            raise TypeError(
+                f"queries must be a list of query strings, got a {type(queries).__name__}; "
+                f"wrap a single query in a list: [{queries!r:.40}]"
+            )
+        queries = list(queries)
+        for i, q in enumerate(queries):
+            val.text(q, f"queries[{i}]", empty=True)
+        texts = [q for q in dict.fromkeys(queries) if q.strip()]
+        if texts:
+            self._encoder.encode(texts)
 
     # -- upkeep -----------------------------------------------------------------------------
 
@@ -302,11 +325,25 @@ class ChronoMem(RequestMethods):
         try:
             return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)
         finally:
-            self._lexicon.drop()  # its postings hold the erased text's terms
-            self._episodes.drop()
-            self._items.drop()  # S(HEAD)'s cached item vectors may hold the erased text
+            self._drop_text_caches()
+
+    def _drop_text_caches(self) -> None:
+        """Forget the in-memory copies that may hold an erased text."""
+        self._lexicon.drop()  # its postings hold the erased text's terms
+        self._episodes.drop()
+        self._items.drop()  # S(HEAD)'s cached rows and item vectors may hold the erased text
 
     def compact(self, app: str, user: str) -> dict[str, int]:
         """Delete the history that truncate rollbacks discarded (hidden rows), under
         ``secure_delete``; returns counts of versions, spans and blobs removed."""
         return erasure.compact(self._db, app, user)
+
+
+def _has_redact(writes: Sequence[Any]) -> bool:
+    """Whether some write (a mapping or a Write) holds a ``redact`` op."""
+    for w in writes:
+        ops = w.get("ops") if isinstance(w, Mapping) else getattr(w, "ops", None)
+        for o in ops or ():
+            if (o.get("op") if isinstance(o, Mapping) else getattr(o, "op", None)) == "redact":
+                return True
+    return False

@@ -124,21 +124,29 @@ def _is_commit(rev: str) -> bool:
     return len(rev) == 40 and all(c in "0123456789abcdef" for c in rev)
 
 
+def ensure_built(dspec: DatasetSpec, data_dir: str | Path, paraphrase_backbone: Any = None) -> Path:
+    """Build the dataset described by ``dspec`` unless it is built; returns its folder."""
+    from data_builders import build_dataset
+
+    return Path(
+        build_dataset(
+            dspec.name,
+            granularity=dspec.granularity if dspec.name == "locomo" else None,
+            source=resolve_source(dspec.source),
+            out_dir=Path(data_dir) / build_folder_key(dspec),
+            paraphrase_backbone=paraphrase_backbone if dspec.paraphrase else None,
+            **dict(dspec.params),
+        )
+    )
+
+
 def load_run_data(
     dspec: DatasetSpec, data_dir: str | Path, paraphrase_backbone: Any = None
 ) -> RunData:
     """Build (or reuse) the dataset described by ``dspec`` and load it."""
     from chronobench.data.io import load_built
-    from data_builders import build_dataset
 
-    folder = build_dataset(
-        dspec.name,
-        granularity=dspec.granularity if dspec.name == "locomo" else None,
-        source=resolve_source(dspec.source),
-        out_dir=Path(data_dir) / build_folder_key(dspec),
-        paraphrase_backbone=paraphrase_backbone if dspec.paraphrase else None,
-        **dict(dspec.params),
-    )
+    folder = ensure_built(dspec, data_dir, paraphrase_backbone)
     built = load_built(folder)
     streams = list(built.streams)
     queries = list(built.queries)

@@ -137,35 +137,30 @@ def prepare_cells(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> list
     ]
 
 
-def validate_query_files(cells: Sequence[Any]) -> None:
-    """Check every user query file of the suite against its built dataset, before any
-    cell runs (resolving the cells already checked each file's shape; this checks its
-    sample ids and targets, building the dataset first when needed)."""
-    seen: set[str] = set()
-    for cell in cells:
-        dspec = cell.spec.dataset
-        if not dspec.queries_file or cell.dataset is None:
-            continue
-        key = f"{dspec.model_dump_json()}|{cell.spec.paths.data_dir}"
-        if key in seen:
-            continue
-        seen.add(key)
-        validate = getattr(cell.dataset.load()(), "validate", None)
-        if validate is not None:
-            validate(dspec, data_dir=Path(cell.spec.paths.data_dir))
-
-
 def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> list[Path]:
     """Validate and resolve every cell (and every user query file against its data),
-    then run them in order; returns the run folders."""
+    then run them in order, or ``jobs`` at a time in worker processes
+    (:mod:`chronobench.runner.parallel`); returns the run folders in suite order."""
     from chronobench.runner import cell as cell_module
+    from chronobench.runner.parallel import resolve_jobs, run_parallel
+    from chronobench.runner.query_files import validate_query_files
 
     cells = prepare_cells(cfg, user_overrides)
-    validate_query_files(cells)
+    jobs = resolve_jobs(cfg.get("jobs", 1), len(cells))
+    if jobs == 1:
+        validate_query_files(cells)  # run_parallel checks them in its workers
     results_dir = Path(cells[0].spec.paths.results_dir).resolve()
-    print(f"chronobench run: {len(cells)} cell(s); results under {results_dir}", flush=True)
-    folders = []
+    at_once = f", {jobs} at a time" if jobs > 1 else ""
+    print(
+        f"chronobench run: {len(cells)} cell(s){at_once}; results under {results_dir}",
+        flush=True,
+    )
     t_all = time.perf_counter()
+    if jobs > 1:
+        folders = run_parallel(cells, jobs)
+        print(f"chronobench run: {len(cells)} cell(s) in {time.perf_counter() - t_all:.1f} s")
+        return folders
+    folders = []
     for i, cell in enumerate(cells, start=1):
         print(f"[{i}/{len(cells)}] {cell.describe()}", flush=True)
         t = time.perf_counter()

@@ -51,6 +51,9 @@ class ChronoMemSession:
 
     def ask(self, questions: Sequence[Question]) -> list[Reply]:
         """One prompt per question, built from the session's state only."""
+        store = self._work if self._work is not None else self.system.ingested.store
+        # The questions' search vectors in one embedder call (the same vectors).
+        store.warm_queries([q.text for q in questions if not is_summary_request(q.text)])
         return [Reply(q.question_id, request=self._prompt(q.text)) for q in questions]
 
     def _prompt(self, text: str) -> GenerationRequest:

@@ -110,6 +110,22 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
         )
 
 
+def stats(conn: Any, ix: Index, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
+    """What :func:`bm25` reads for single-token phrases, in one round trip: the scope's
+    documents, tokens (each document's tag token included) and documents holding each
+    of ``tokens``."""
+    wanted = sorted(set(tokens))
+    rows = conn.execute(
+        f"SELECT NULL, {ix.n_col}, {ix.tok_col} FROM scopes WHERE scope_id = ? UNION ALL "
+        f"SELECT term, count(*), 0 FROM {ix.terms} WHERE scope_id = ? AND term = ANY(?) "
+        "GROUP BY term",
+        (scope_id, scope_id, wanted),
+    ).fetchall()
+    n, tok = next(((int(r[1]), int(r[2])) for r in rows if r[0] is None), (0, 0))
+    hits = {r[0]: int(r[1]) for r in rows if r[0] is not None}
+    return n, tok + n, [hits.get(t, 0) for t in tokens]
+
+
 def _hits_sql(ix: Index, phrases: list[list[str]]) -> tuple[str, list[Any]]:
     """SQL (idx, doc, tf) of every document holding each phrase, and its arguments."""
     parts: list[str] = []

@@ -115,18 +115,12 @@ class PgLexicon:
     def descriptor_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
         """The scope's totals (documents; tokens with each document's tag token, as
         :func:`~chronobench.memory.pg.lexical.bm25` counts them) and per-token documents."""
-        n, tok = self.conn.execute(
-            "SELECT desc_n, desc_tok FROM scopes WHERE scope_id = ?", (scope_id,)
-        ).fetchone()
-        wanted = sorted(set(tokens))
-        hits = dict(
-            self.conn.execute(
-                "SELECT term, count(*) FROM desc_terms WHERE scope_id = ? AND term = ANY(?) "
-                "GROUP BY term",
-                (scope_id, wanted),
-            ).fetchall()
-        )
-        return int(n), int(tok) + int(n), [int(hits.get(t, 0)) for t in tokens]
+        return lex.stats(self.conn, lex.DESCRIPTORS, scope_id, tokens)
+
+    def item_stats(self, scope_id: int, tokens: Sequence[str]) -> tuple[int, int, list[int]]:
+        """What :meth:`match_items` scores with, as :meth:`descriptor_stats` (every span
+        the scope's item index holds: closed and discarded ones too)."""
+        return lex.stats(self.conn, lex.ITEMS, scope_id, tokens)
 
     def descriptor_body(self, vrow: int) -> str | None:
         """The indexed lexical descriptor of a version row."""

@@ -1,0 +1,209 @@
+"""Run an experiment's cells in worker processes, several at once (``jobs``).
+
+Why processes: a cell is mostly single-threaded Python (item search, the extractive
+reader, scoring), so on a machine with several cores one cell leaves the others idle.
+Each worker is a fresh interpreter (``spawn``: no inherited locks, connections or
+threads) that runs whole cells; what a cell writes does not depend on where it runs, so
+the run folders are byte-identical to a sequential run's (``tests/test_runner_e2e.py``).
+
+What the workers share goes through files built for it: the embedding cache and the
+call cache are SQLite files in WAL mode with a busy timeout. Two cells that need the
+same vectors at the same time would both compute them, so cells are ordered by *warm
+groups* (:func:`warm_group`, cells that embed the same descriptors: one dataset at one
+granularity): the first cell of a group runs before any other cell of that group
+starts, and fills the caches the rest then read. Every dataset is built in this process
+before the workers start, so two workers never build one folder at once; the user query
+files are then checked in the workers, all of them before the first cell starts (as a
+sequential run checks them), since building a file's probes is seconds of work each.
+
+A cell's console output (its tables) is held by its worker and printed whole when the
+cell ends; progress bars are off in workers. A failing cell stops new cells from
+starting; the cells already running finish (runs resume, so nothing is lost), then the
+first error is raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from chronobench.errors import ConfigError
+
+#: Texts each finished cell embedded, in suite order, from the last :func:`run_parallel`
+#: (what ``bench main`` reports for a parallel run; a sequential run reads the caches).
+LAST_STATS: list[dict[str, Any]] = []
+
+
+def resolve_jobs(value: Any, n_cells: int) -> int:
+    """Worker processes for ``n_cells`` cells: ``jobs`` as configured (an integer >= 1,
+    or ``auto``: one per CPU this process may use), never more than the cells."""
+    if value in (None, "auto"):
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        jobs = int(cpus or 1)
+    elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            f"config key 'jobs': {value!r} is not a number of processes; give an integer "
+            ">= 1 (1 runs the cells one after another in this process) or auto"
+        )
+    else:
+        jobs = value
+    return max(1, min(jobs, n_cells))
+
+
+def _built_here(cell: Any) -> bool:
+    """Whether :func:`prebuild` builds the cell's dataset (a built LoCoMo/MAB dataset not
+    paraphrased by a backbone: a paraphrased one needs its cell's backbone)."""
+    from chronobench.runner.datasets import BuiltDatasetLoader
+
+    d = cell.spec.dataset
+    if cell.dataset is None or d.paraphrase:
+        return False
+    return isinstance(cell.dataset.load()(), BuiltDatasetLoader)
+
+
+def warm_group(cell: Any) -> tuple[Any, ...]:
+    """Cells that embed the same texts when they index their streams: one dataset build
+    at one granularity (the other settings change what is asked, not what is indexed).
+    A dataset its cell builds itself groups every granularity of the build, so that one
+    folder is never built by two workers at once."""
+    from chronobench.runner.datasets import build_folder_key
+
+    d = cell.spec.dataset
+    where = (build_folder_key(d), cell.spec.paths.data_dir)
+    return (*where, d.granularity, d.limit_streams) if _built_here(cell) else where
+
+
+def prebuild(cells: Sequence[Any]) -> None:
+    """Build every dataset of ``cells`` that :func:`_built_here`, once, here, before any
+    worker starts."""
+    from chronobench.runner.datasets import ensure_built
+
+    seen: set[tuple[Any, ...]] = set()
+    for cell in cells:
+        if not _built_here(cell):
+            continue
+        d = cell.spec.dataset
+        key = (
+            d.name,
+            d.granularity,
+            d.source,
+            repr(sorted(d.params.items())),
+            cell.spec.paths.data_dir,
+        )
+        if key not in seen:
+            seen.add(key)
+            ensure_built(d, cell.spec.paths.data_dir)
+
+
+def _embedded() -> int:
+    from chronobench.memory import embedders
+
+    return sum(c.stats["embedded"] for c in embedders._CACHES.values())
+
+
+def _run_in_worker(cell: Any) -> tuple[str, str, dict[str, Any]]:
+    """Run one cell in a worker: (run folder, its console output, its counters)."""
+    from chronobench.runner import cell as cell_module
+
+    quiet = dataclasses.replace(cell, spec=cell.spec.model_copy(update={"progress": False}))
+    out = io.StringIO()
+    before, t0 = _embedded(), time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(out):
+            folder = cell_module.run_cell(quiet)
+    except BaseException:
+        sys.stdout.write(out.getvalue())  # what the cell printed before it failed
+        sys.stdout.flush()
+        raise
+    stats = {"embedded": _embedded() - before, "seconds": round(time.perf_counter() - t0, 3)}
+    return str(folder), out.getvalue(), stats
+
+
+def _validate_in_worker(cell: Any) -> None:
+    from chronobench.runner.query_files import validate_query_file
+
+    validate_query_file(cell)
+
+
+def run_parallel(cells: Sequence[Any], jobs: int) -> list[Path]:
+    """Build the datasets here, check every user query file in the workers (all of them
+    before any cell starts, as a sequential run does), then run ``cells`` on ``jobs``
+    worker processes (see the module); returns the run folders in suite order."""
+    from chronobench.runner.query_files import query_file_cells, validate_query_file
+
+    prebuild(cells)
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    try:
+        to_check = query_file_cells(cells)
+        # A dataset built by its own loader is checked here: the check may build it.
+        for cell in (c for c in to_check if not _built_here(c)):
+            validate_query_file(cell)
+        checks = [pool.submit(_validate_in_worker, c) for c in to_check if _built_here(c)]
+        for fut in checks:
+            fut.result()  # the first bad file, in suite order, is the error
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    return _run_cells(pool, cells, jobs)
+
+
+def _run_cells(pool: ProcessPoolExecutor, cells: Sequence[Any], jobs: int) -> list[Path]:
+    n = len(cells)
+    groups = [warm_group(c) for c in cells]
+    leader = {g: i for i, g in reversed(list(enumerate(groups)))}  # first cell per group
+    folders: list[Path | None] = [None] * n
+    stats: list[dict[str, Any]] = [{} for _ in cells]
+    done: set[int] = set()
+    todo = list(range(n))
+    running: dict[Future[Any], int] = {}
+    failure: BaseException | None = None
+    started: dict[int, float] = {}
+
+    def ready(i: int) -> bool:
+        return leader[groups[i]] == i or leader[groups[i]] in done
+
+    try:
+        while todo or running:
+            while failure is None and len(running) < jobs:
+                nxt = next((i for i in todo if ready(i)), None)
+                if nxt is None:
+                    break
+                todo.remove(nxt)
+                print(f"[{nxt + 1}/{n}] {cells[nxt].describe()}", flush=True)
+                started[nxt] = time.perf_counter()
+                running[pool.submit(_run_in_worker, cells[nxt])] = nxt
+            if not running:
+                break  # a failure left cells unstarted
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                i = running.pop(fut)
+                try:
+                    folder, output, stats[i] = fut.result()
+                except BaseException as exc:  # noqa: BLE001 - re-raised below, first one wins
+                    if failure is None:
+                        failure = exc
+                    continue
+                sys.stdout.write(output)
+                stats[i]["cell"] = cells[i].describe()
+                folders[i] = Path(folder)
+                done.add(i)
+                took = time.perf_counter() - started[i]
+                print(f"[{i + 1}/{n}] wrote {folder} ({took:.1f} s)", flush=True)
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    LAST_STATS[:] = stats
+    if failure is not None:
+        raise failure
+    return [f for f in folders if f is not None]

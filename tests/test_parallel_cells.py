@@ -1,0 +1,102 @@
+"""Cells in worker processes (``jobs``): what runs where never changes what is written.
+
+The byte-for-byte check of a whole suite run with ``jobs=2`` against the sequential
+smoke run is in ``tests/test_runner_e2e.py``; here: the setting, the warm groups of the
+main job, and a failing cell in a worker.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from chronobench.errors import ConfigError
+from chronobench.runner.parallel import resolve_jobs, run_parallel, warm_group
+
+
+def _cells(compose_cells, overrides):
+    from chronobench.runner.components import resolve_cell
+    from chronobench.spec import spec_from_config
+
+    return [
+        resolve_cell(spec_from_config(cfg, choices=ch), choices=ch)
+        for cfg, ch in compose_cells(overrides)
+    ]
+
+
+def test_jobs_is_a_number_of_processes_or_auto():
+    assert resolve_jobs(1, 10) == 1
+    assert resolve_jobs(3, 10) == 3
+    assert resolve_jobs(8, 2) == 2  # never more workers than cells
+    assert resolve_jobs("auto", 100) >= 1
+    for bad in (0, -1, "two", True, 1.5):
+        with pytest.raises(ConfigError, match="config key 'jobs'"):
+            resolve_jobs(bad, 4)
+
+
+def test_a_bad_jobs_value_is_rejected_before_any_cell(compose_cells):
+    from chronobench.spec import spec_from_config
+
+    ((cfg, choices),) = compose_cells(["experiment=single", "dataset=tiny"])
+    assert spec_from_config({**cfg, "jobs": 2}, choices=choices).jobs == 2
+    assert spec_from_config({**cfg, "jobs": "auto"}, choices=choices).jobs == "auto"
+    for bad in (0, "many"):
+        with pytest.raises(ConfigError, match="jobs"):
+            spec_from_config({**cfg, "jobs": bad}, choices=choices)
+
+
+def test_jobs_is_not_part_of_the_run_identity(compose_cells):
+    from chronobench.spec import spec_from_config, spec_sha256
+
+    ((cfg, choices),) = compose_cells(["experiment=single", "dataset=tiny"])
+    one = spec_from_config({**cfg, "jobs": 1}, choices=choices)
+    many = spec_from_config({**cfg, "jobs": 4}, choices=choices)
+    assert spec_sha256(one) == spec_sha256(many)
+    assert "jobs" not in one.recorded()
+
+
+def test_the_main_job_runs_on_every_cpu_and_warms_each_granularity_first(compose_cells):
+    """Session cells wait for the first session cell, turn cells for the first turn cell:
+    the two leaders index different descriptors, so they can run side by side."""
+    from chronobench.runner.experiment import compose
+    from tests.conftest import hydra_context
+
+    with hydra_context():
+        cfg, _ = compose(["experiment=default"])
+    assert cfg["jobs"] == "auto"
+    cells = _cells(compose_cells, ["experiment=default"])
+    groups = [warm_group(c) for c in cells]
+    grans = [c.spec.dataset.granularity for c in cells]
+    assert groups[0] != groups[1] and {grans[0], grans[1]} == {"session", "turn"}
+    for g, gran in zip(groups, grans, strict=True):
+        assert g == groups[grans.index(gran)]  # one group per granularity
+
+
+def test_a_failing_cell_stops_new_cells_and_raises_in_the_parent(compose_cells, tmp_path):
+    """A worker's error reaches the caller with its type; the cell already running
+    finishes and writes its folder."""
+    overrides = ["experiment=smoke", "progress=false", "leaderboard=false"]
+    paths = {
+        "results_dir": str(tmp_path / "results"),
+        "data_dir": str(tmp_path / "data"),
+        "cache_dir": str(tmp_path / "cache"),
+    }
+    cells = _cells(compose_cells, overrides)[:3]
+    cells = [
+        dataclasses.replace(
+            c, spec=c.spec.model_copy(update={"paths": type(c.spec.paths)(**paths)})
+        )
+        for c in cells
+    ]
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the runs folder should be")
+    bad_paths = type(cells[1].spec.paths)(**{**paths, "results_dir": str(blocked)})
+    cells[1] = dataclasses.replace(
+        cells[1], spec=cells[1].spec.model_copy(update={"paths": bad_paths})
+    )
+    with pytest.raises((FileExistsError, NotADirectoryError)):
+        run_parallel(cells, 2)
+    written = list((tmp_path / "results" / "runs").iterdir())
+    assert [p.name for p in written] and all(Path(p, "metrics.json").is_file() for p in written)
