@@ -111,3 +111,52 @@ def test_budget_summary_does_not_depend_on_the_string_hash_seed() -> None:
         for seed in range(4)
     }
     assert len(outs) == 1
+
+
+def _reference_answer(bb: ExtractiveBackbone, question: str, context: tuple[str, ...]) -> str:
+    """The reader's span choice as first written: every sentence scored, later ones
+    winning ties (the indexed version must pick the same sentence)."""
+    from chronobench.backbones import extractive as ex
+
+    choice = ex._CHOICE.match(question)
+    if choice:
+        return bb.choose(choice["q"], (choice["a"], choice["b"]), context)
+    sentences, sent_terms, df = ex._indexed(tuple(context))
+    q_terms = set(ex.terms(question))
+    if not sentences or not q_terms:
+        return ABSTAIN_TEXT
+    idf, total = ex._idf(q_terms, len(sentences), df)
+    qtype = ex._question_type(question)
+    best = None
+    for i, (sent, ts) in enumerate(zip(sentences, sent_terms, strict=True)):
+        coverage = ex._coverage(idf, q_terms & ts, total)
+        rank = coverage + (bb.type_bonus if bb._has_type(sent, qtype) else 0.0)
+        if best is None or (rank, coverage, i) >= best:
+            best = (rank, coverage, i)
+    assert best is not None
+    _, coverage, index = best
+    if coverage < bb.abstain_threshold:
+        return ABSTAIN_TEXT
+    return bb._span(sentences[index], question, q_terms, qtype)
+
+
+@pytest.mark.parametrize("type_bonus", [0.15, 0.0, -0.2])
+def test_indexed_answers_equal_every_sentence_scored(type_bonus: float, locomo_path) -> None:
+    """On a LoCoMo conversation's whole history and two prefixes (what full_history and
+    restored memories show), every question gets the answer of the unindexed loop."""
+    import json
+
+    conv = json.loads(locomo_path.read_text())[1]
+    c = conv["conversation"]
+    history = [
+        f"[{c[f'session_{s}_date_time']}] {t['speaker']}: {t['text']}"
+        for s in range(1, 40)
+        if c.get(f"session_{s}")
+        for t in c[f"session_{s}"]
+    ]
+    bb = ExtractiveBackbone(type_bonus=type_bonus)
+    questions = [q["question"] for q in conv["qa"]]
+    for cut in (len(history), len(history) // 3, 5):
+        context = tuple(history[:cut])
+        for q in questions:
+            assert bb.answer(q, context) == _reference_answer(bb, q, context), (cut, q)

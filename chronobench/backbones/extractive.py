@@ -160,12 +160,32 @@ class ExtractiveBackbone:
             return ABSTAIN_TEXT
         idf, total = _idf(q_terms, len(sentences), df)
         qtype = _question_type(question)
+        typed = _typed(tuple(context), qtype)
+        # The best (rank, coverage, index) over every sentence, later ones winning ties.
+        # Only sentences holding a question term can cover it; each of the others ranks
+        # as its type bonus alone (coverage 0.0), so of them only the last typed and the
+        # last untyped one can be best (a full history has ~700 sentences per question).
+        posting = _postings(tuple(context))
+        matched: dict[int, list[str]] = {}
+        for t in q_terms:
+            for i in posting.get(t, ()):
+                matched.setdefault(i, []).append(t)
+        # Many sentences cover the same terms (a speaker's name is in every header):
+        # one exact sum per set of terms (fsum: the same value in any order).
+        sums: dict[frozenset[str], float] = {}
         best: tuple[float, float, int] | None = None
-        for i, (sent, ts) in enumerate(zip(sentences, sent_terms, strict=True)):
-            coverage = _coverage(idf, q_terms & ts, total)
-            rank = coverage + (self.type_bonus if self._has_type(sent, qtype) else 0.0)
-            if best is None or (rank, coverage, i) >= best:
+        for i, found in matched.items():  # tuples differ in i: the max is order-free
+            key = frozenset(found)
+            coverage = sums.get(key)
+            if coverage is None:
+                coverage = sums[key] = _coverage(idf, key, total)
+            rank = coverage + (self.type_bonus if typed[i] else 0.0)
+            if best is None or (rank, coverage, i) > best:
                 best = (rank, coverage, i)
+        for i in _last_uncovered(matched, typed):
+            zero = (0.0 + (self.type_bonus if typed[i] else 0.0), 0.0, i)
+            if best is None or zero > best:
+                best = zero
         assert best is not None
         _, coverage, index = best
         if coverage < self.abstain_threshold:
@@ -318,6 +338,34 @@ def _indexed(
     sent_terms = [frozenset(terms(s.header + " " + s.text)) for s in sentences]
     df = Counter(t for ts in sent_terms for t in ts)
     return sentences, sent_terms, df
+
+
+@lru_cache(maxsize=16)
+def _postings(context: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """Term -> indices of the context's sentences holding it (see :func:`_indexed`)."""
+    out: dict[str, list[int]] = {}
+    for i, ts in enumerate(_indexed(context)[1]):
+        for t in ts:
+            out.setdefault(t, []).append(i)
+    return {t: tuple(v) for t, v in out.items()}
+
+
+@lru_cache(maxsize=64)
+def _typed(context: tuple[str, ...], qtype: str) -> tuple[bool, ...]:
+    """Whether each sentence of the context holds what a ``qtype`` question asks for."""
+    return tuple(ExtractiveBackbone._has_type(s, qtype) for s in _indexed(context)[0])
+
+
+def _last_uncovered(covered: dict[int, Any], typed: tuple[bool, ...]) -> list[int]:
+    """The last sentence not in ``covered`` (those holding a question term) among the
+    typed ones and among the others (at most two indices)."""
+    found: dict[bool, int] = {}
+    for i in range(len(typed) - 1, -1, -1):
+        if i not in covered and typed[i] not in found:
+            found[typed[i]] = i
+            if len(found) == 2:
+                break
+    return sorted(found.values())
 
 
 def _names(text: str, q_terms: set[str]) -> list[str]:

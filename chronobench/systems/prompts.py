@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from chronobench.protocols import ChatMessage, GenerationParams, GenerationRequest
 
@@ -48,6 +49,13 @@ def estimate_tokens(text: str) -> int:
 
 
 def _render_memory(items: Sequence[str]) -> str:
+    return _render(tuple(items))
+
+
+# Memoised: a system showing one memory view for a session's questions (a whole
+# history is ~100 KB) renders it once.
+@lru_cache(maxsize=32)
+def _render(items: tuple[str, ...]) -> str:
     if not items:
         return "(memory is empty)"
     return "\n".join(f"- {t}" for t in items)
