@@ -7,14 +7,16 @@ threads) that runs whole cells; what a cell writes does not depend on where it r
 the run folders are byte-identical to a sequential run's (``tests/test_runner_e2e.py``).
 
 What the workers share goes through files built for it: the embedding cache and the
-call cache are SQLite files in WAL mode with a busy timeout. Two cells that need the
-same vectors at the same time would both compute them, so cells are ordered by *warm
+call cache are SQLite files in WAL mode with a busy timeout, and one process at a time
+computes a cache file's missing vectors (``PersistentVectors.computing`` in
+:mod:`chronobench.memory.vector_cache`), so no text is embedded twice. Cells are ordered by *warm
 groups* (:func:`warm_group`, cells that embed the same descriptors: one dataset at one
 granularity): the first cell of a group runs before any other cell of that group
-starts, and fills the caches the rest then read. Every dataset is built in this process
-before the workers start, so two workers never build one folder at once; the user query
-files are then checked in the workers, all of them before the first cell starts (as a
-sequential run checks them), since building a file's probes is seconds of work each.
+starts, so the others read its vectors instead of queueing behind it for the lock.
+Every dataset is built in this process before the workers start, so two workers never
+build one folder at once; the user query files are then checked in the workers, all of
+them before the first cell starts (as a sequential run checks them), since building a
+file's probes is seconds of work each.
 
 A cell's console output (its tables) is held by its worker and printed whole when the
 cell ends; progress bars are off in workers. A failing cell stops new cells from
