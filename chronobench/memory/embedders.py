@@ -170,20 +170,12 @@ class EmbeddingCache:
             missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._vecs}
             self.stats["hits"] += len(keys) - len(missing)
         if missing and self.persistent is not None:
-            stored = self.persistent.get(self.model_id, list(missing))
-            if stored:
-                self._remember(stored)
-                self.stats["disk_hits"] += len(stored)
-                missing = {k: t for k, t in missing.items() if k not in stored}
+            missing = self._from_disk(missing)
         if missing:
             claim = getattr(self.persistent, "computing", None)
             with claim() if claim is not None else contextlib.nullcontext():
                 if claim is not None:  # stored by another process while this one waited
-                    stored = self.persistent.get(self.model_id, list(missing))
-                    if stored:
-                        self._remember(stored)
-                        self.stats["disk_hits"] += len(stored)
-                        missing = {k: t for k, t in missing.items() if k not in stored}
+                    missing = self._from_disk(missing)
                 if missing:
                     self._compute(missing)
         with self._lock:
@@ -191,6 +183,15 @@ class EmbeddingCache:
         if any(r is None for r in rows):  # evicted concurrently: recompute directly
             return _normalise(self.embedder.encode(list(texts)))
         return np.stack(rows).astype(np.float32) if rows else np.zeros((0, 1), np.float32)
+
+    def _from_disk(self, missing: dict[str, str]) -> dict[str, str]:
+        """Take what the persistent level holds of ``missing``; returns the rest."""
+        stored = self.persistent.get(self.model_id, list(missing))
+        if not stored:
+            return missing
+        self._remember(stored)
+        self.stats["disk_hits"] += len(stored)
+        return {k: t for k, t in missing.items() if k not in stored}
 
     def _compute(self, missing: dict[str, str]) -> None:
         """Embed ``missing`` (key -> text), store the vectors on disk and in memory."""

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from chronobench.memory.fts5_tokenizer import tokenizer
-from chronobench.memory.lexindex import K1, B
+from chronobench.memory.lexindex import K1, B, best_order
 
 Entry = tuple[np.ndarray, np.ndarray, int]  # (term ids int64, counts float64, tokens)
 
@@ -220,16 +220,7 @@ def score(
 
 def top_k(ix: ItemIndex, rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
     """The ``k`` best ``(span_id, score)``, ties to the lower span id (row order)."""
-    if rows.size == 0 or k <= 0:
-        return []
-    k = min(k, rows.size)
-    if k < rows.size:
-        # argpartition cannot break ties by row, so keep every score >= the k-th best
-        kth = np.partition(-scores, k - 1)[k - 1]
-        keep = np.flatnonzero(-scores <= kth)
-    else:
-        keep = np.arange(rows.size)
-    order = keep[np.lexsort((rows[keep], -scores[keep]))][:k]
+    order = best_order(rows, scores, k)
     return list(zip(ix.spans[rows[order]].tolist(), scores[order].tolist(), strict=True))
 
 

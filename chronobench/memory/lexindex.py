@@ -219,12 +219,10 @@ def score(
     return rows, total[rows]
 
 
-def top_k(
-    ix: LexicalIndex, rows: np.ndarray, scores: np.ndarray, k: int
-) -> list[tuple[int, float]]:
-    """The ``k`` best ``(version id, score)``, ties in history order (row order)."""
+def best_order(rows: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` best ``scores``, best first, ties to the lower row."""
     if rows.size == 0 or k <= 0:
-        return []
+        return np.zeros(0, dtype=np.int64)
     k = min(k, rows.size)
     if k < rows.size:
         # argpartition cannot break ties by row, so keep every score >= the k-th best
@@ -232,8 +230,14 @@ def top_k(
         keep = np.flatnonzero(-scores <= kth)
     else:
         keep = np.arange(rows.size)
-    order = keep[np.lexsort((rows[keep], -scores[keep]))][:k]
-    return [(int(ix.vids[rows[i]]), float(scores[i])) for i in order]
+    return keep[np.lexsort((rows[keep], -scores[keep]))][:k]
+
+
+def top_k(
+    ix: LexicalIndex, rows: np.ndarray, scores: np.ndarray, k: int
+) -> list[tuple[int, float]]:
+    """The ``k`` best ``(version id, score)``, ties in history order (row order)."""
+    return [(int(ix.vids[rows[i]]), float(scores[i])) for i in best_order(rows, scores, k)]
 
 
 def change_state(db: Any, scope_id: int) -> tuple[Any, ...]:
