@@ -206,7 +206,8 @@ class RunSpec(_Strict):
     publish: bool = False
     suite: list[list[str]] = Field(default_factory=list)
     # Cells run at once, each in a worker process (chronobench.runner.parallel): an
-    # integer >= 1 or "auto" (one per CPU). Where a cell runs never changes what it writes.
+    # integer >= 1 or "auto" (one per CPU, at most 4). Where a cell runs never changes
+    # what it writes.
     jobs: PositiveInt | Literal["auto"] = 1
 
     @model_validator(mode="before")

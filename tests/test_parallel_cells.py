@@ -30,7 +30,7 @@ def test_jobs_is_a_number_of_processes_or_auto():
     assert resolve_jobs(1, 10) == 1
     assert resolve_jobs(3, 10) == 3
     assert resolve_jobs(8, 2) == 2  # never more workers than cells
-    assert resolve_jobs("auto", 100) >= 1
+    assert 1 <= resolve_jobs("auto", 100) <= 4  # one per CPU, at most AUTO_MAX_JOBS
     for bad in (0, -1, "two", True, 1.5):
         with pytest.raises(ConfigError, match="config key 'jobs'"):
             resolve_jobs(bad, 4)

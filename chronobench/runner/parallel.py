@@ -45,12 +45,19 @@ from chronobench.errors import ConfigError
 LAST_STATS: list[dict[str, Any]] = []
 
 
+#: The most workers ``jobs=auto`` starts: each holds its own embedding model, stores and
+#: caches (a main-job worker peaked at 4.4 GB resident), and more than a few workers
+#: mostly queue for the embedding cache's compute lock.
+AUTO_MAX_JOBS = 4
+
+
 def resolve_jobs(value: Any, n_cells: int) -> int:
     """Worker processes for ``n_cells`` cells: ``jobs`` as configured (an integer >= 1,
-    or ``auto``: one per CPU this process may use), never more than the cells."""
+    or ``auto``: one per CPU this process may use, at most :data:`AUTO_MAX_JOBS`),
+    never more than the cells."""
     if value in (None, "auto"):
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        jobs = int(cpus or 1)
+        jobs = min(int(cpus or 1), AUTO_MAX_JOBS)
     elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(
             f"config key 'jobs': {value!r} is not a number of processes; give an integer "
