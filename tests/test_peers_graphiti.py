@@ -81,6 +81,34 @@ def test_search_is_graphiti_facts_mapped_to_items(peer):
     assert hits[0].score > hits[-1].score or len(hits) == 1
 
 
+def test_kuzus_flaky_full_text_failure_is_retried_once_and_counted(peer, monkeypatch):
+    """Kuzu's QUERY_FTS_INDEX sometimes raises ``unordered_map::at`` and then succeeds
+    on the same call; one retry, counted. Any other error, or the flake twice, is raised."""
+    real = peer.graphiti.search
+    fails = {"left": 1}
+
+    async def flaky(*args, **kwargs):
+        if fails["left"] > 0:
+            fails["left"] -= 1
+            raise RuntimeError("unordered_map::at")
+        return await real(*args, **kwargs)
+
+    want = peer.search("violin lessons", 2)
+    monkeypatch.setattr(peer.graphiti, "search", flaky)
+    assert peer.search("violin lessons", 2) == want and peer.search_retries == 1
+    fails["left"] = 2
+    with pytest.raises(RuntimeError, match="unordered_map"):
+        peer.search("violin lessons", 2)
+
+    async def broken(*args, **kwargs):
+        raise RuntimeError("Binder exception: table does not exist")
+
+    monkeypatch.setattr(peer.graphiti, "search", broken)
+    with pytest.raises(RuntimeError, match="Binder"):
+        peer.search("violin lessons", 2)
+    assert peer.search_retries == 2
+
+
 def test_reference_times_and_no_telemetry(peer):
     from graphiti_core.nodes import EpisodicNode
 
