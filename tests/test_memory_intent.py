@@ -194,3 +194,22 @@ def test_episode_requests_snap_to_session_boundaries():
             "a", "u", "go back to right after the conversation where Ann adopted a cat Miso"
         )
         assert top[0][0] == vids[0]
+
+
+def test_rrf_with_a_limit_is_the_sorted_fusion_cut() -> None:
+    """Item search asks for the fused top k only: the same list as sorting all and
+    cutting, ties (equal fused scores) to the lower id."""
+    import random
+
+    from chronobench.memory.resolve import rrf
+
+    rng = random.Random(7)
+    for _ in range(200):
+        lists = [
+            [(rng.randrange(30), 0.0) for _ in range(rng.randrange(0, 25))]
+            for _ in range(rng.randrange(1, 4))
+        ]
+        lists = [list(dict.fromkeys(ranked)) for ranked in lists]  # an id once per list
+        full = rrf(lists, 60)
+        for k in (0, 1, 3, 8, 100):
+            assert rrf(lists, 60, limit=k) == full[:k]

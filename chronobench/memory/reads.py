@@ -233,5 +233,5 @@ def search(
         sims = rounded(sims)  # last-bit noise must not rank; ties: lower span id first
         order = np.argsort(-sims, kind="stable")[:depth]
         lists.append(list(zip(span_ids[order].tolist(), sims[order].tolist(), strict=True)))
-    fused = rrf(lists, rrf_k0) if len(lists) > 1 else (lists[0] if lists else [])
+    fused = rrf(lists, rrf_k0, limit=k) if len(lists) > 1 else (lists[0] if lists else [])
     return [SearchHit(*by_span[s], score) for s, score in fused[:k] if s in by_span]

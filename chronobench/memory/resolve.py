@@ -14,6 +14,7 @@ episode's boundary).
 
 from __future__ import annotations
 
+import heapq
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -51,13 +52,22 @@ def lexical_index(db: Backend, sc: Scope, rt: Retrieval) -> lx.LexicalIndex | No
     return None if rt.lexicon is None else rt.lexicon.get(db, sc.scope_id, sc.gen)
 
 
-def rrf(lists: Sequence[Sequence[tuple[int, float]]], k0: int = 60) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion: sum over lists of 1 / (k0 + rank), ranks from 1."""
+def rrf(
+    lists: Sequence[Sequence[tuple[int, float]]], k0: int = 60, limit: int | None = None
+) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: sum over lists of 1 / (k0 + rank), ranks from 1; best
+    first, ties to the lower id; only the first ``limit`` when given."""
     fused: dict[int, float] = {}
     for ranked in lists:
         for rank, (vid, _) in enumerate(ranked, start=1):
             fused[vid] = fused.get(vid, 0.0) + 1.0 / (k0 + rank)
-    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+    if limit is not None:  # the same as sorting and cutting (heapq's documented contract)
+        return heapq.nsmallest(max(0, limit), fused.items(), key=_fused_order)
+    return sorted(fused.items(), key=_fused_order)
+
+
+def _fused_order(kv: tuple[int, float]) -> tuple[float, int]:
+    return (-kv[1], kv[0])
 
 
 def apply_intent(
