@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from chronobench.errors import ConfigError
-from chronobench.runner.parallel import resolve_jobs, run_parallel, warm_group
+from chronobench.runner.parallel import local_models, resolve_jobs, run_parallel, warm_group
 
 
 def _cells(compose_cells, overrides):
@@ -100,3 +100,18 @@ def test_a_failing_cell_stops_new_cells_and_raises_in_the_parent(compose_cells, 
         run_parallel(cells, 2)
     written = list((tmp_path / "results" / "runs").iterdir())
     assert [p.name for p in written] and all(Path(p, "metrics.json").is_file() for p in written)
+
+
+def test_auto_runs_local_model_cells_one_at_a_time(compose_cells):
+    """Two workers would each load a vLLM or transformers model on one GPU: the runner
+    falls back to one cell at a time for jobs=auto (an explicit jobs=N still runs N)."""
+    cells = _cells(compose_cells, ["experiment=smoke"])
+    assert local_models(cells) == []  # the extractive backbone loads nothing
+    gen = next(c for c in cells if c.spec.task.generates)
+    sel = next(c for c in cells if not c.spec.task.generates)
+    for name in ("vllm", "transformers"):
+        backbone = gen.spec.backbone.model_copy(update={"name": name})
+        local = dataclasses.replace(gen, spec=gen.spec.model_copy(update={"backbone": backbone}))
+        assert local_models([sel, local]) == [name]
+        unused = dataclasses.replace(sel, spec=sel.spec.model_copy(update={"backbone": backbone}))
+        assert local_models([unused]) == []  # selection builds no backbone

@@ -142,11 +142,18 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
     then run them in order, or ``jobs`` at a time in worker processes
     (:mod:`chronobench.runner.parallel`); returns the run folders in suite order."""
     from chronobench.runner import cell as cell_module
-    from chronobench.runner.parallel import resolve_jobs, run_parallel
+    from chronobench.runner.parallel import local_models, resolve_jobs, run_parallel
     from chronobench.runner.query_files import validate_query_files
 
     cells = prepare_cells(cfg, user_overrides)
     jobs = resolve_jobs(cfg.get("jobs", 1), len(cells))
+    if cfg.get("jobs", 1) == "auto" and jobs > 1 and local_models(cells):
+        jobs = 1
+        print(
+            f"jobs=auto: one cell at a time, since backbone {', '.join(local_models(cells))} "
+            "loads a model into this machine per worker (give jobs=N to run N at once)",
+            flush=True,
+        )
     if jobs == 1:
         validate_query_files(cells)  # run_parallel checks them in its workers
     results_dir = Path(cells[0].spec.paths.results_dir).resolve()

@@ -79,6 +79,23 @@ def _built_here(cell: Any) -> bool:
     return isinstance(cell.dataset.load()(), BuiltDatasetLoader)
 
 
+#: Backbones that load a model into this machine (its GPU): two workers would each load
+#: one, so ``jobs=auto`` runs their cells one at a time.
+LOCAL_MODEL_BACKBONES = ("vllm", "transformers")
+
+
+def local_models(cells: Sequence[Any]) -> list[str]:
+    """The local-model backbones (:data:`LOCAL_MODEL_BACKBONES`) that ``cells`` build."""
+    from chronobench.runner.components import needs_backbone
+
+    names = {
+        c.spec.backbone.name
+        for c in cells
+        if c.spec.backbone.name in LOCAL_MODEL_BACKBONES and needs_backbone(c.spec)
+    }
+    return sorted(names)
+
+
 def warm_group(cell: Any) -> tuple[Any, ...]:
     """Cells that embed the same texts when they index their streams: one dataset build
     at one granularity (the other settings change what is asked, not what is indexed).
