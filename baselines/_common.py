@@ -81,18 +81,21 @@ class InstructedSystem(NonRestoringSystem, ABC):
         """Memory view + the rollback instruction (when the session has one) + the question."""
         return Reply(question.question_id, request=self._prompt(question.text, request))
 
+    def __init__(self, ctx: SystemContext, **kwargs: Any) -> None:
+        super().__init__(ctx, **kwargs)
+        self._views: dict[int, list[str]] = {}  # budget -> packed view of self.writes
+
     def ingest(self, writes: Sequence[StreamWrite]) -> None:
         """Exposure: remember the writes (and forget the views packed from older ones)."""
         super().ingest(writes)
-        self._views: dict[int, list[str]] = {}
+        self._views.clear()
 
     def _view(self, budget: int) -> list[str]:
         """The most recent memory texts that fit ``budget``: the memory stays as ingested,
         so each budget's view is packed once per stream, not once per question."""
-        views = self.__dict__.setdefault("_views", {})
-        if budget not in views:
-            views[budget] = pack_recent(self.memory_texts(), budget)
-        return list(views[budget])
+        if budget not in self._views:
+            self._views[budget] = pack_recent(self.memory_texts(), budget)
+        return list(self._views[budget])
 
     def _prompt(self, text: str, request: str | None) -> GenerationRequest:
         instruction = rollback_instruction(request) if request is not None else None

@@ -154,18 +154,19 @@ class ExtractiveBackbone:
         choice = _CHOICE.match(question)
         if choice:
             return self.choose(choice["q"], (choice["a"], choice["b"]), context)
-        sentences, sent_terms, df = _indexed(tuple(context))
+        ctx = tuple(context)
+        sentences, _, df = _indexed(ctx)
         q_terms = set(terms(question))
         if not sentences or not q_terms:
             return ABSTAIN_TEXT
         idf, total = _idf(q_terms, len(sentences), df)
         qtype = _question_type(question)
-        typed = _typed(tuple(context), qtype)
+        typed = _typed(ctx, qtype)
         # The best (rank, coverage, index) over every sentence, later ones winning ties.
         # Only sentences holding a question term can cover it; each of the others ranks
         # as its type bonus alone (coverage 0.0), so of them only the last typed and the
         # last untyped one can be best (a full history has ~700 sentences per question).
-        posting = _postings(tuple(context))
+        posting = _postings(ctx)
         matched: dict[int, list[str]] = {}
         for t in q_terms:
             for i in posting.get(t, ()):

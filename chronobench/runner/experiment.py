@@ -147,10 +147,11 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
 
     cells = prepare_cells(cfg, user_overrides)
     jobs = resolve_jobs(cfg.get("jobs", 1), len(cells))
-    if cfg.get("jobs", 1) == "auto" and jobs > 1 and local_models(cells):
+    models = local_models(cells) if cfg.get("jobs", 1) == "auto" and jobs > 1 else []
+    if models:
         jobs = 1
         print(
-            f"jobs=auto: one cell at a time, since backbone {', '.join(local_models(cells))} "
+            f"jobs=auto: one cell at a time, since backbone {', '.join(models)} "
             "loads a model into this machine per worker (give jobs=N to run N at once)",
             flush=True,
         )

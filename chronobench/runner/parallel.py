@@ -111,23 +111,17 @@ def warm_group(cell: Any) -> tuple[Any, ...]:
 def prebuild(cells: Sequence[Any]) -> None:
     """Build every dataset of ``cells`` that :func:`_built_here`, once, here, before any
     worker starts."""
-    from chronobench.runner.datasets import ensure_built
+    from chronobench.runner.datasets import build_folder_key, ensure_built
 
     seen: set[tuple[Any, ...]] = set()
     for cell in cells:
         if not _built_here(cell):
             continue
-        d = cell.spec.dataset
-        key = (
-            d.name,
-            d.granularity,
-            d.source,
-            repr(sorted(d.params.items())),
-            cell.spec.paths.data_dir,
-        )
+        d, data_dir = cell.spec.dataset, cell.spec.paths.data_dir
+        key = (build_folder_key(d), d.granularity, data_dir)  # what decides the folder
         if key not in seen:
             seen.add(key)
-            ensure_built(d, cell.spec.paths.data_dir)
+            ensure_built(d, data_dir)
 
 
 def _embedded() -> int:
@@ -171,10 +165,13 @@ def run_parallel(cells: Sequence[Any], jobs: int) -> list[Path]:
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
     try:
         to_check = query_file_cells(cells)
+        built = [_built_here(c) for c in to_check]
         # A dataset built by its own loader is checked here: the check may build it.
-        for cell in (c for c in to_check if not _built_here(c)):
+        for cell in (c for c, b in zip(to_check, built, strict=True) if not b):
             validate_query_file(cell)
-        checks = [pool.submit(_validate_in_worker, c) for c in to_check if _built_here(c)]
+        checks = [
+            pool.submit(_validate_in_worker, c) for c, b in zip(to_check, built, strict=True) if b
+        ]
         for fut in checks:
             fut.result()  # the first bad file, in suite order, is the error
     except BaseException:
