@@ -151,3 +151,57 @@ def test_concurrent_writer_processes(tmp_path: Path) -> None:
         assert pool.starmap(_cache_worker, [(path, 0, 60), (path, 30, 60)]) == [60, 60]
     with CachedBackbone(ScriptedBackbone(lambda r: "unused"), path) as cache:
         assert len(cache) == 90
+
+
+def _reference_key(backbone, request) -> str:  # type: ignore[no-untyped-def]
+    # The key's encoding as first written (one json.dumps of the whole payload): cached
+    # calls are filed under these bytes, so the assembled key must equal it.
+    import json
+    from dataclasses import asdict
+
+    from chronobench.hashing import sha256_text
+
+    payload = {
+        "backbone": backbone.name,
+        "model": backbone.model,
+        "config": getattr(backbone, "cache_config", {}),
+        "messages": [[m.role, m.content] for m in request.messages],
+        "params": asdict(request.params),
+        "task": request.task,
+        "context": list(request.context),
+        "question": request.question,
+    }
+    return sha256_text(json.dumps(payload, sort_keys=True, ensure_ascii=False, default=list))
+
+
+def _reference_prompt_sha256(request) -> str:  # type: ignore[no-untyped-def]
+    import json
+
+    from chronobench.hashing import sha256_text
+
+    blob = json.dumps([[m.role, m.content] for m in request.messages], ensure_ascii=False)
+    return sha256_text(blob)
+
+
+def test_key_and_prompt_hash_keep_their_bytes() -> None:
+    from chronobench.backbones.request_hash import prompt_sha256
+
+    odd = 'quote " backslash \\ tab \t newline \n émoji 🎉 ünï \u2028 ctrl \x01'
+    backbones = [
+        ExtractiveBackbone(),
+        ExtractiveBackbone(abstain_threshold=0.25, model="extractive-v2"),
+        ScriptedBackbone(),
+    ]
+    requests = [
+        make_request("q"),
+        make_request(odd, (odd, "b", "")),
+        make_request("q", tuple(f"item {i} {odd}" for i in range(50)), task="summary"),
+        make_request("q", ("x",), params=GenerationParams(seed=3, stop=("\n", "Q:"))),
+    ]
+    for bb in backbones:
+        for req in requests:
+            assert request_key(bb, req) == _reference_key(bb, req)
+            assert request_key(bb, req) == _reference_key(bb, req)  # context served once seen
+            assert prompt_sha256(req) == _reference_prompt_sha256(req)
+    fresh = make_request(odd, ("c",))  # the prompt hash before any key was computed
+    assert prompt_sha256(fresh) == _reference_prompt_sha256(fresh)

@@ -11,7 +11,6 @@ backbone reports none), and a hit returns it with the text.
 
 from __future__ import annotations
 
-import json
 import math
 import sqlite3
 import threading
@@ -21,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from chronobench.hashing import sha256_text
+from chronobench.backbones.request_hash import request_key
 from chronobench.protocols import Backbone, Completion, GenerationRequest, as_completion
 from chronobench.sqlite_retry import retry_busy
 
@@ -43,26 +42,6 @@ CREATE TABLE IF NOT EXISTS generations (
 def estimate_tokens(text: str) -> int:
     """Rough token count (about 4 characters per token); for budgeting, not billing."""
     return math.ceil(len(text) / 4)
-
-
-def request_key(backbone: Backbone, request: GenerationRequest) -> str:
-    """The cache key of ``request`` for ``backbone`` (hex sha256)."""
-    payload = {
-        "backbone": backbone.name,
-        "model": backbone.model,
-        "config": getattr(backbone, "cache_config", {}),
-        "messages": [[m.role, m.content] for m in request.messages],
-        "params": asdict(request.params),
-        "task": request.task,
-        # Context and question are usually inside the messages; they are keyed too
-        # because LLM-free backbones read them directly.
-        "context": list(request.context),
-        "question": request.question,
-    }
-    # Not canonical_json: every cached call is filed under this key, so its encoding
-    # (default separators, tuples as lists) stays as it was.
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=list)
-    return sha256_text(blob)
 
 
 @dataclass

@@ -46,6 +46,7 @@ __all__ = ["RECIPE", "OnnxEmbedder", "UnsupportedModelError", "model_folder"]
 RECIPE = "meanpool-opset17-int8pc-rr-lnfed-v1"
 _OPSET = 17
 _VERSIONED = ("onnxruntime", "onnx", "torch", "transformers")  # shape the graph or kernels
+_COUNT_MEMO = 200_000  # token counts kept (texts as keys)
 _WEIGHT_FILES = ("config.json", "tokenizer.json", "model.safetensors", "pytorch_model.bin")
 
 
@@ -253,6 +254,7 @@ class OnnxEmbedder:
         self._session: Any = None
         self._lock = threading.Lock()
         self._model_id: str | None = None
+        self._counts: dict[str, int] = {}
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -296,7 +298,16 @@ class OnnxEmbedder:
 
     def count_tokens(self, text: str) -> int:
         """Number of word-piece tokens of ``text`` without special tokens."""
-        return len(self._tokenizer().encode(text, add_special_tokens=False).ids)
+        # Memoised: the store counts every descriptor line to window it, and each cell
+        # commits the same streams again.
+        got = self._counts.get(text)
+        if got is None:
+            if len(self._counts) >= _COUNT_MEMO:
+                self._counts.clear()
+            got = self._counts[text] = len(
+                self._tokenizer().encode(text, add_special_tokens=False).ids
+            )
+        return got
 
     def _ids(self, text: str) -> np.ndarray:
         """Token ids with special tokens, cut at the model window as sentence-transformers

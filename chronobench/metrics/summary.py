@@ -52,10 +52,13 @@ def _scorer() -> Any:
 
     class StemmingTokenizer(tokenizers.Tokenizer):
         def __init__(self) -> None:
-            self._stemmer = MemoStemmer()
+            stemmer = MemoStemmer()
+            # Token lists memoised too (the scorer only reads them): each reference is
+            # scored once per cell and per variant (ROUGE-1, content, specific).
+            self._tokens = lru_cache(maxsize=16_384)(lambda text: tokenize.tokenize(text, stemmer))
 
         def tokenize(self, text: str) -> list[str]:
-            return tokenize.tokenize(text, self._stemmer)
+            return self._tokens(text)
 
     return rouge_scorer.RougeScorer(["rouge1"], tokenizer=StemmingTokenizer())
 

@@ -57,6 +57,15 @@ class SampleLog:
     def read_records(self) -> list[SampleRecord]:
         """All complete rows as typed records, in file order; a row that does not fit its
         record type is a :class:`~chronobench.errors.ResultsError` naming file and line."""
+        return [record for _, record in self._checked()]
+
+    def read_checked(self) -> list[dict[str, Any]]:
+        """All complete rows as plain JSON objects, each checked against its record type
+        as :meth:`read_records` does: for readers that want rows, not records (metrics),
+        without dumping every record back into a row."""
+        return [row for row, _ in self._checked()]
+
+    def _checked(self) -> list[tuple[dict[str, Any], SampleRecord]]:
         from pydantic import ValidationError
 
         from chronobench.errors import ResultsError
@@ -64,7 +73,7 @@ class SampleLog:
         out = []
         for lineno, row in enumerate(self.read(), start=1):
             try:
-                out.append(parse_record(row))
+                out.append((row, parse_record(row)))
             except ValidationError as exc:
                 raise ResultsError(
                     f"{self.path}: sample {lineno} ({row.get('sample_id')!r}): {explain(exc)}; "

@@ -136,7 +136,7 @@ def run_benchmark_cell(cell: Components) -> Path:
         embedding_stats = _stats_delta(embed_before, _embedding_stats(stores))
         stores.close()
 
-    records = log.read_records()
+    records = log.read_checked()
     metrics = compute_metrics(records, seed=int(spec.seed))
     timings["total_s"] = round(time.perf_counter() - t0, 3)
     write_results(

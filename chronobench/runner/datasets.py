@@ -140,6 +140,49 @@ def ensure_built(dspec: DatasetSpec, data_dir: str | Path, paraphrase_backbone: 
     )
 
 
+class _LoadMemo:
+    """What this process loaded from built folders, keyed by the files' signatures: the
+    runner asks for the same dataset once per cell (and once more to check a query
+    file), and parsing a LoCoMo build costs about a second each time. The loaded
+    models are shared between callers, who only read them (each gets its own lists)."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self._entries: dict[Any, Any] = {}
+
+    def get(self, key: Any) -> Any:
+        return self._entries.get(key)
+
+    def put(self, key: Any, value: Any) -> Any:
+        if len(self._entries) >= self.size:
+            self._entries.pop(next(iter(self._entries)))  # oldest first
+        self._entries[key] = value
+        return value
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+_MEMO = _LoadMemo()
+
+
+def _signature(folder: Path) -> tuple[Any, ...]:
+    """The folder and its files' (name, size, mtime_ns): a rebuilt or edited file
+    changes it, so a stale load is never reused."""
+    out: list[Any] = [str(folder.resolve())]
+    for child in sorted(folder.iterdir()) if folder.is_dir() else ():
+        if child.is_file():
+            st = child.stat()
+            out.append((child.name, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def _loaded(folder: Path, load: Any) -> Any:
+    key = ("built", _signature(folder))
+    hit = _MEMO.get(key)
+    return hit if hit is not None else _MEMO.put(key, load(folder))
+
+
 def load_run_data(
     dspec: DatasetSpec, data_dir: str | Path, paraphrase_backbone: Any = None
 ) -> RunData:
@@ -147,7 +190,7 @@ def load_run_data(
     from chronobench.data.io import load_built
 
     folder = ensure_built(dspec, data_dir, paraphrase_backbone)
-    built = load_built(folder)
+    built = _loaded(Path(folder), load_built)
     streams = list(built.streams)
     queries = list(built.queries)
     queries_sha256 = None
@@ -157,7 +200,17 @@ def load_run_data(
         qpath = Path(resolve_source(dspec.queries_file) or dspec.queries_file)
         queries_sha256 = file_sha256(qpath) if qpath.is_file() else None
         # User-written requests replace the built ones and are scored the same way.
-        queries = load_user_queries(qpath, built, turn_gold=dspec.turn_gold)
+        key = (
+            "queries",
+            _signature(Path(folder)),
+            qpath.resolve(),
+            queries_sha256,
+            dspec.turn_gold,
+        )
+        hit = _MEMO.get(key)
+        if hit is None:
+            hit = _MEMO.put(key, load_user_queries(qpath, built, turn_gold=dspec.turn_gold))
+        queries = list(hit)
     if dspec.limit_streams:
         keep = {s.stream_id for s in streams[: int(dspec.limit_streams)]}
         streams = [s for s in streams if s.stream_id in keep]

@@ -7,12 +7,11 @@ answers when each sample row is scored.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from chronobench.backbones.request_hash import prompt_sha256
 from chronobench.data.schema import Probe, RollbackQuery
-from chronobench.hashing import sha256_text
 from chronobench.metrics import score_probe
 from chronobench.protocols import GenerationRequest, RollbackOutcome, public_writes
 from chronobench.results.io import SampleLog
@@ -28,14 +27,6 @@ _MAX_CONTEXT_IN_ROW = 20
 def probe_sample_id(query_id: str, probe_id: str) -> str:
     """Stable id of one probe answered after one rollback."""
     return f"probe/{query_id}/{probe_id}"
-
-
-def prompt_sha256(req: GenerationRequest) -> str:
-    """Hash of the exact messages sent to the backbone."""
-    # Not canonical_json: published sample rows hold this hash, so its encoding (default
-    # separators) stays as it was.
-    blob = json.dumps([[m.role, m.content] for m in req.messages], ensure_ascii=False)
-    return sha256_text(blob)
 
 
 @dataclass

@@ -213,7 +213,7 @@ def run_peers_cell(cell: Any) -> Path:
         )
     finally:
         stores.close()
-    records = log.read_records()
+    records = log.read_checked()
     metrics = compute_metrics(records, seed=int(spec.seed))
     fid = summarize(measured.fidelity)
     metrics["peer"] = {

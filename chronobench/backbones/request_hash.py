@@ -1,0 +1,88 @@
+"""The two hashes of a generation request: the call-cache key and the prompt hash.
+
+Both are published or persisted bytes (every cached call is filed under its key; sample
+rows hold the prompt hash), so their encodings stay as they were first written: plain
+``json.dumps`` with default separators and unescaped unicode. What changes here is only
+how often the work is done. A long prompt (the whole history, ~100 KB) used to be
+encoded three times per request: its context for the key, its messages for the key, and
+its messages again for the prompt hash. Now the messages are encoded once (the prompt
+hash is kept on the request), and a context shared by many requests (one packed memory
+view per stream and budget) is encoded once while it is in use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import asdict
+from typing import Any
+
+from chronobench.hashing import sha256_text
+from chronobench.protocols import Backbone, GenerationRequest
+
+__all__ = ["messages_json", "prompt_sha256", "request_key"]
+
+# Where a request keeps its prompt hash once computed (frozen dataclasses still have a
+# __dict__; the hash is a function of the immutable messages, so it can never go stale).
+_DIGEST = "_chronobench_prompt_sha256"
+_CONTEXTS: OrderedDict[tuple[str, ...], str] = OrderedDict()
+_CONTEXTS_MAX = 64
+
+
+def messages_json(request: GenerationRequest) -> str:
+    """``request``'s messages as ``[[role, content], ...]`` JSON; keeps their sha256 on the
+    request for :func:`prompt_sha256`."""
+    text = json.dumps([[m.role, m.content] for m in request.messages], ensure_ascii=False)
+    request.__dict__[_DIGEST] = sha256_text(text)
+    return text
+
+
+def prompt_sha256(request: GenerationRequest) -> str:
+    """Hash of the exact messages sent to the backbone."""
+    got = request.__dict__.get(_DIGEST)
+    if got is None:
+        messages_json(request)
+        got = request.__dict__[_DIGEST]
+    return got
+
+
+def _context_json(context: tuple[str, ...]) -> str:
+    # Keyed by the tuple itself: its items' string hashes are cached, so a lookup costs
+    # a pointer walk, not a re-encode.
+    got = _CONTEXTS.get(context)
+    if got is None:
+        got = _dump(list(context))
+        _CONTEXTS[context] = got
+        if len(_CONTEXTS) > _CONTEXTS_MAX:
+            _CONTEXTS.popitem(last=False)
+    else:
+        _CONTEXTS.move_to_end(context)
+    return got
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=list)
+
+
+def request_key(backbone: Backbone, request: GenerationRequest) -> str:
+    """The cache key of ``request`` for ``backbone`` (hex sha256).
+
+    The key hashes ``json.dumps(payload, sort_keys=True, ensure_ascii=False,
+    default=list)`` of the backbone's name, model and ``cache_config``, the messages,
+    params, task, context and question. Context and question are usually inside the
+    messages; they are keyed too because LLM-free backbones read them directly. The
+    payload is assembled here from separately encoded values, in sorted key order, which
+    gives the same bytes (tested against the one-call encoding)."""
+    context = tuple(request.context)
+    parts = {
+        "backbone": _dump(backbone.name),
+        "config": _dump(getattr(backbone, "cache_config", {})),
+        "context": _context_json(context) if context else "[]",
+        "messages": messages_json(request),
+        "model": _dump(backbone.model),
+        "params": _dump(asdict(request.params)),
+        "question": _dump(request.question),
+        "task": _dump(request.task),
+    }
+    blob = "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in sorted(parts.items())) + "}"
+    return sha256_text(blob)
