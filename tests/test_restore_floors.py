@@ -115,6 +115,56 @@ def test_restore_floors_read_as_chronomem_reads_at_the_same_version(stores: Any)
     b.close()
 
 
+@pytest.mark.parametrize("mode", ["truncate", "revert"])
+def test_a_version_restored_again_gets_the_prompts_a_fresh_system_builds(
+    mode: str, stores: Any
+) -> None:
+    """Prompts are shared between sessions of one system that restore the same version
+    (ChronoMemSystem.prompts): each equals what a system that never saw the earlier
+    sessions builds, at that version, after a refused rollback and without rollback."""
+    from chronobench.protocols import OracleTarget
+
+    questions = [
+        Question("q1", "What happened at event number 3?"),
+        Question("q2", "Summarise what has happened so far."),
+        Question("q3", "What happened at event number 17?"),
+    ]
+    writes = public_writes(_stream())
+
+    def prompts(system: Any, target: int | None) -> list[Any]:
+        if target is None:  # a session without rollback (final_qa)
+            session = system.open_session()
+        else:
+            session = system.open_oracle_session(OracleTarget(target_version=target))
+            session.rollback("anything")
+        out = [r.request for r in session.ask(questions)]
+        session.close()
+        return out
+
+    shared = make_system("chronomem_oracle", stores, rollback_mode=mode)
+    assert shared.mode == mode
+    shared.ingest(writes)
+    seen = [(t, prompts(shared, t)) for t in (5, 15, None, 5, 15, None, 15)]
+    assert len(shared.prompts) == 3 * len(questions)
+    for target, got in seen:
+        fresh = make_system("chronomem_oracle", stores, rollback_mode=mode)
+        fresh.ingest(writes)
+        assert got == prompts(fresh, target)
+        fresh.close()
+    assert seen[0][1] != seen[1][1]  # another version, other prompts
+    # A refused rollback leaves a state the memo does not know: nothing is shared.
+    chrono = make_system("chronomem", stores, rollback_mode=mode)
+    chrono.ingest(writes)
+    session = chrono.open_session()
+    outcome = session.rollback("zzz qqq")
+    session.ask(questions)
+    assert outcome.selected_version is None and "refused" in outcome.meta
+    assert chrono.prompts == {}
+    session.close()
+    shared.close()
+    chrono.close()
+
+
 @pytest.mark.parametrize("n_words", [5, 150])
 def test_text_floors_answer_summaries_with_leading_words_and_abstain_otherwise(
     n_words: int, stores: Any

@@ -14,6 +14,18 @@ import numpy as np
 from chronobench.memory.embedders import shared_cache, split_windows, window_budget
 
 
+def vector_text(descriptor: str) -> str:
+    """The text a descriptor's dense vectors are computed from: the descriptor, except
+    that a commit of one added item (the one line ``"add: <text>"``, as every turn of a
+    turn-granularity stream is) is embedded as the item text alone. Its vector is then
+    the item's own, which item search and the reranker embed anyway, so each turn is
+    embedded once instead of twice (a fifth of the main job's tokens); the op name
+    stays in the lexical text. Set on the tuning sets (docs/metrics.md)."""
+    if descriptor.startswith("add: ") and "\n" not in descriptor:
+        return descriptor[5:]
+    return descriptor
+
+
 class StoreEncoder:
     """Descriptor windows and vectors for one store.
 
@@ -44,8 +56,9 @@ class StoreEncoder:
         return split_windows(text, max_units, count)
 
     def embed_many(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """Window every text and embed all windows in one encoder call."""
-        windows = [self.windows(t) for t in texts]
+        """Window every descriptor text (:func:`vector_text` of it) and embed all windows
+        in one encoder call."""
+        windows = [self.windows(vector_text(t)) for t in texts]
         flat = [w for ws in windows for w in ws]
         vecs = self.encode(flat) if flat else np.zeros((0, 1), np.float32)
         out, pos = [], 0

@@ -41,20 +41,38 @@ class ChronoMemSession:
         self.system = system
         self._restore = restore
         self._work: Any = None
+        # What the session's state is known to equal (see ChronoMemSystem.prompts): the
+        # post-exposure store until a rollback, then the restored version.
+        self._state: tuple[Any, ...] | None = ("head",)
 
     def rollback(self, request: str) -> RollbackOutcome:
         """Restore the version ``request`` leads to, on a copy of the store."""
         if self._work is not None:
             raise RuntimeError("a session rolls back once; open a new session for the next")
+        self._state = None  # unknown until the restore says which version it is
         self._work = self.system.ingested.store.clone()
-        return self._restore(self._work, request)
+        outcome = self._restore(self._work, request)
+        if outcome.selected_version is not None and "refused" not in outcome.meta:
+            self._state = ("restored", self.system.mode, int(outcome.selected_version))
+        return outcome
 
     def ask(self, questions: Sequence[Question]) -> list[Reply]:
         """One prompt per question, built from the session's state only."""
         store = self._work if self._work is not None else self.system.ingested.store
+        memo = self.system.prompts if self._state is not None else {}
+        todo = [q.text for q in questions if (self._state, q.text) not in memo]
         # The questions' search vectors in one embedder call (the same vectors).
-        store.warm_queries([q.text for q in questions if not is_summary_request(q.text)])
-        return [Reply(q.question_id, request=self._prompt(q.text)) for q in questions]
+        store.warm_queries([t for t in todo if not is_summary_request(t)])
+        replies = []
+        for q in questions:
+            key = (self._state, q.text)
+            req = memo.get(key) if self._state is not None else None
+            if req is None:
+                req = self._prompt(q.text)
+                if self._state is not None:
+                    memo[key] = req
+            replies.append(Reply(q.question_id, request=req))
+        return replies
 
     def _prompt(self, text: str) -> GenerationRequest:
         sys_, ing = self.system, self.system.ingested
@@ -106,6 +124,13 @@ class ChronoMemSystem(RestoringReaderOptions):
         )
         self._ingested: IngestedStream | None = None
         self.order: dict[str, tuple[int, int]] = {}
+        # Prompts by (session state, question) for the current stream. Rollback is
+        # deterministic: every session of this system that restores write j of this
+        # stream (same mode) holds the same state, so a question asked there again (the
+        # request-blind floors restore one version per stream; ChronoMem and the oracle
+        # often share v*) gets the prompt already built: the same search, the same
+        # items. Sessions whose state is unknown (a refused rollback) never share.
+        self.prompts: dict[tuple[Any, str], GenerationRequest] = {}
         self.resolver = self._resolver(resolver, resolver_top_k, resolver_max_chars)
 
     def _resolver(self, kind: str, top_k: int, max_chars: int) -> Any:
@@ -145,6 +170,7 @@ class ChronoMemSystem(RestoringReaderOptions):
         """Exposure: every write is committed (once per run, then cloned per session)."""
         self._ingested = self.ctx.stores.get(writes)
         self.order = item_order(writes)
+        self.prompts = {}
 
     def open_session(self) -> ChronoMemSession:
         """A session whose rollback resolves the request text."""
@@ -180,6 +206,7 @@ class ChronoMemSystem(RestoringReaderOptions):
     def close(self) -> None:
         """Nothing to release (the run's store provider owns the stores)."""
         self._ingested = None
+        self.prompts = {}
 
 
 class ChronoMemOracleSystem(ChronoMemSystem):
