@@ -196,6 +196,7 @@ def load_user_queries(
     by_sample = {s.sample_id: s for s in built.streams}
     out: list[RollbackQuery] = []
     seen: dict[str, int] = {}
+    pools: dict[str, ProbePool] = {}
     for n_line, (line, rec) in enumerate(lines, start=1):
         stream = by_sample.get(rec["sample_id"])
         if stream is None:
@@ -220,12 +221,11 @@ def load_user_queries(
         if qid in seen:
             raise _err(path, line, "query", f"repeats line {seen[qid]} (same request and target)")
         seen[qid] = line
-        pool_rec = built.pools.get(stream.stream_id)
-        probes = (
-            attach_probes(ProbePool.model_validate(pool_rec), stream, qid, v_star)
-            if pool_rec
-            else []
-        )
+        pool = pools.get(stream.stream_id)
+        if pool is None and built.pools.get(stream.stream_id):
+            # Validated once per stream (attach_probes only reads it), not once per line.
+            pool = pools[stream.stream_id] = ProbePool.model_validate(built.pools[stream.stream_id])
+        probes = attach_probes(pool, stream, qid, v_star) if pool is not None else []
         out.append(
             RollbackQuery(
                 query_id=qid,

@@ -69,10 +69,20 @@ def test_bench_main_on_the_tiny_fixture(
     parser = argparse.ArgumentParser()
     profile.add_arguments(parser)
     args = parser.parse_args(
-        ["--experiment", "single", "dataset=tiny", "task=all", "system=rag_only", "--before"]
+        [
+            "--experiment",
+            "single",
+            "dataset=tiny",
+            "task=all",
+            "system=rag_only",
+            "--keep",
+            str(tmp_path / "k"),
+            "--before",
+        ]
     )
     assert args.before == []  # --before with no override: the experiment alone, in-process
     assert profile.main(args) == 0
+    assert any((tmp_path / "k" / "after" / "runs").iterdir())  # the one side, kept
     out = capsys.readouterr().out
     table = out[out.index("bench main:") :]
     assert "system=rag_only" in table and "all cells" in table
@@ -81,6 +91,8 @@ def test_bench_main_on_the_tiny_fixture(
     assert len(cols) == len(STAGES) + 3 and cols[-2] > 0 and cols[-1] > 0
     assert cols[STAGES.index("embed")] > 0  # MiniLM really ran (cold caches)
     assert not (tmp_path / "results-untouched").exists()  # results went to a temp folder
+    with pytest.raises(SystemExit, match="not empty"):
+        profile.main(args)  # the kept runs would resume
 
 
 @pytest.mark.slow

@@ -230,7 +230,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--keep",
         default=None,
         metavar="DIR",
-        help="keep each side's results folder as DIR/before and DIR/after (default: dropped)",
+        help="keep each side's results folder as DIR/before and DIR/after (with --before "
+        "and no value: the one run's as DIR/after; default: dropped)",
     )
     parser.add_argument("--json-out", default=None, help=argparse.SUPPRESS)  # child side
     parser.add_argument("--results-dir", default=None, help=argparse.SUPPRESS)  # child side
@@ -245,8 +246,18 @@ def main(args: argparse.Namespace) -> int:
     """Time the experiment (and, with ``--before``, the experiment with those overrides)."""
     if args.limit_streams is not None and args.limit_streams < 1:
         raise SystemExit("--limit-streams: at least 1")
-    if args.json_out or not args.before:
+    if args.json_out:
         return _time_here(args)
+    if not args.before:
+        if args.keep:  # one side: its results folder is kept as DIR/after
+            after = os.path.join(os.path.abspath(args.keep), "after")
+            if os.path.isdir(after) and os.listdir(after):
+                raise SystemExit(f"--keep: {after} is not empty (its runs would resume)")
+            args.results_dir = after
+        code = _time_here(args)
+        if args.keep:
+            print(f"\nresults kept in {args.results_dir}")
+        return code
     from chronobench.bench.compare import agreement, format_comparison, run_side
 
     with tempfile.TemporaryDirectory(prefix="chronobench-bench-compare-") as tmp:
@@ -359,7 +370,8 @@ def _time_here(args: argparse.Namespace) -> int:
     if in_workers:
         embedded = sum(int(s.get("embedded", 0)) for s in parallel.LAST_STATS)
         print(
-            f"texts embedded {embedded} (by the workers, a text two workers needed at once twice)"
+            f"texts embedded {embedded} (by the workers; one process at a time computes a "
+            "text's vector, so none is counted twice)"
         )
     else:
         print(f"texts embedded {embedded}, served from the embedding cache {served}")

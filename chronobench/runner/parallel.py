@@ -13,10 +13,11 @@ computes a cache file's missing vectors (``PersistentVectors.computing`` in
 groups* (:func:`warm_group`, cells that embed the same descriptors: one dataset at one
 granularity): the first cell of a group runs before any other cell of that group
 starts, so the others read its vectors instead of queueing behind it for the lock.
-Every dataset is built in this process before the workers start, so two workers never
-build one folder at once; the user query files are then checked in the workers, all of
-them before the first cell starts (as a sequential run checks them), since building a
-file's probes is seconds of work each.
+Every dataset is built before the first cell starts, each folder by one worker (so two
+workers never build one folder at once, and two builds run side by side); the user
+query files are then checked in the workers, all of them before the first cell starts
+(as a sequential run checks them), since building a file's probes is seconds of work
+each.
 
 A cell's console output (its tables) is held by its worker and printed whole when the
 cell ends; progress bars are off in workers. A failing cell stops new cells from
@@ -108,20 +109,24 @@ def warm_group(cell: Any) -> tuple[Any, ...]:
     return (*where, d.granularity, d.limit_streams) if _built_here(cell) else where
 
 
-def prebuild(cells: Sequence[Any]) -> None:
-    """Build every dataset of ``cells`` that :func:`_built_here`, once, here, before any
-    worker starts."""
+def prebuild(cells: Sequence[Any], pool: ProcessPoolExecutor | None = None) -> None:
+    """Build every dataset of ``cells`` that :func:`_built_here`, once each, before any
+    cell starts: here, or on ``pool``'s workers side by side (each folder by one worker;
+    a build is single-threaded, and the main job builds two)."""
     from chronobench.runner.datasets import build_folder_key, ensure_built
 
-    seen: set[tuple[Any, ...]] = set()
+    todo: dict[tuple[Any, ...], Any] = {}
     for cell in cells:
-        if not _built_here(cell):
-            continue
-        d, data_dir = cell.spec.dataset, cell.spec.paths.data_dir
-        key = (build_folder_key(d), d.granularity, data_dir)  # what decides the folder
-        if key not in seen:
-            seen.add(key)
+        if _built_here(cell):
+            d, data_dir = cell.spec.dataset, cell.spec.paths.data_dir
+            todo.setdefault((build_folder_key(d), d.granularity, data_dir), (d, data_dir))
+    if pool is None or len(todo) < 2:
+        for d, data_dir in todo.values():
             ensure_built(d, data_dir)
+        return
+    builds = [pool.submit(ensure_built, d, data_dir) for d, data_dir in todo.values()]
+    for fut in builds:
+        fut.result()  # the first failing build, in suite order, is the error
 
 
 def _embedded() -> int:
@@ -160,10 +165,10 @@ def run_parallel(cells: Sequence[Any], jobs: int) -> list[Path]:
     worker processes (see the module); returns the run folders in suite order."""
     from chronobench.runner.query_files import query_file_cells, validate_query_file
 
-    prebuild(cells)
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
     try:
+        prebuild(cells, pool)
         to_check = query_file_cells(cells)
         built = [_built_here(c) for c in to_check]
         # A dataset built by its own loader is checked here: the check may build it.
