@@ -57,6 +57,67 @@ def test_sample_log_drops_a_torn_tail_and_reports_bad_lines(tmp_path):
         raise AssertionError("a corrupt line must be reported")
 
 
+def test_sample_log_serves_its_own_rows_only_while_the_file_holds_just_them(tmp_path):
+    from chronobench.results.records import ProbeRecord, SelectionRecord
+
+    def sel(i):
+        return SelectionRecord(
+            sample_id=f"s{i}",
+            query_id="q",
+            stream_id="st",
+            intent="undo",
+            source="user",
+            request="forget it",
+            gold_version=2,
+            selector="bm25",
+            n_versions=3,
+            ranked=[(2, 0.5), (1, 0.25)],
+            scores={"recall_at_1": 1.0, "n": 3},
+        )
+
+    probe = ProbeRecord(
+        sample_id="p",
+        query_id="q",
+        stream_id="st",
+        intent=None,
+        source=None,
+        request="r",
+        gold_version=2,
+        probe_kind="qa",
+        category=1,
+        selected_version=None,
+        candidates=[(1, 0.1)],
+        context=["a"],
+        context_n=1,
+        prompt_sha256=None,
+        prediction="x",
+        probe={"question": "q?"},
+        scores={"f1": 0.5},
+    )
+    path = tmp_path / "samples.jsonl"
+    log = SampleLog(path)
+    log.append([sel(0), probe])
+    log.append([sel(1)])
+    kept = log.read_checked()
+    assert kept is not log.read_checked()  # a copy each time
+    # What the file holds, read back: equal once tuples are lists (the file's JSON).
+    assert json.loads(json.dumps(kept)) == [row for row, _ in log._checked()]
+    assert compute_metrics(kept) == compute_metrics(log.read_records())
+    # Another writer's line: the file is read (and checked) again.
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(sel(2).to_row()) + "\n")
+    assert [r["sample_id"] for r in log.read_checked()] == ["s0", "p", "s1", "s2"]
+    # A resumed log (the file had rows) and a log given plain rows both read the file.
+    resumed = SampleLog(path)
+    resumed.append([sel(3)])
+    assert len(resumed.read_checked()) == 5 and isinstance(
+        resumed.read_checked()[0]["ranked"][0], list
+    )
+    plain = SampleLog(tmp_path / "plain.jsonl")
+    plain.append([sel(0).to_row()])
+    assert isinstance(plain.read_checked()[0]["ranked"][0], list)
+
+
 def test_atomic_write_leaves_no_temp_files(tmp_path):
     atomic_write_json(tmp_path / "m.json", {"b": 1, "a": 2})
     assert json.loads((tmp_path / "m.json").read_text()) == {"a": 2, "b": 1}

@@ -6,8 +6,9 @@ rows hold the prompt hash), so their encodings stay as they were first written: 
 how often the work is done. A long prompt (the whole history, ~100 KB) used to be
 encoded three times per request: its context for the key, its messages for the key, and
 its messages again for the prompt hash. Now the messages are encoded once (the prompt
-hash is kept on the request), and a context shared by many requests (one packed memory
-view per stream and budget) is encoded once while it is in use.
+hash is kept on the request, as is its key per backbone, for a request object asked
+again), and a context shared by many requests (one packed memory view per stream and
+budget) is encoded once while it is in use.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = ["messages_json", "prompt_sha256", "request_key"]
 # Where a request keeps its prompt hash once computed (frozen dataclasses still have a
 # __dict__; the hash is a function of the immutable messages, so it can never go stale).
 _DIGEST = "_chronobench_prompt_sha256"
+_KEYS = "_chronobench_request_keys"  # {(backbone name, model, config): key}
 _CONTEXTS: OrderedDict[tuple[str, ...], str] = OrderedDict()
 _CONTEXTS_MAX = 64
 
@@ -73,10 +75,15 @@ def request_key(backbone: Backbone, request: GenerationRequest) -> str:
     messages; they are keyed too because LLM-free backbones read them directly. The
     payload is assembled here from separately encoded values, in sorted key order, which
     gives the same bytes (tested against the one-call encoding)."""
+    config = _dump(getattr(backbone, "cache_config", {}))
+    who = (backbone.name, backbone.model, config)
+    known = request.__dict__.setdefault(_KEYS, {})
+    if who in known:  # one request object asked again (a prompt shared between sessions)
+        return known[who]
     context = tuple(request.context)
     parts = {
         "backbone": _dump(backbone.name),
-        "config": _dump(getattr(backbone, "cache_config", {})),
+        "config": config,
         "context": _context_json(context) if context else "[]",
         "messages": messages_json(request),
         "model": _dump(backbone.model),
@@ -85,4 +92,5 @@ def request_key(backbone: Backbone, request: GenerationRequest) -> str:
         "task": _dump(request.task),
     }
     blob = "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in sorted(parts.items())) + "}"
-    return sha256_text(blob)
+    known[who] = key = sha256_text(blob)
+    return key

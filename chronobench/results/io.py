@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from chronobench.results.records import SampleRecord, dump_record, explain, parse_record
+from chronobench.results.records import SampleRecord, dump_row, explain, parse_record
 
 
 class SampleLog:
@@ -23,6 +23,11 @@ class SampleLog:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._drop_torn_tail()
+        # The rows of typed records this log appended, while the file holds exactly them
+        # (it started empty and grew by what we wrote): read_checked() returns them
+        # instead of parsing and validating the file again.
+        self._size = self.path.stat().st_size if self.path.exists() else 0
+        self._kept: list[dict[str, Any]] | None = [] if self._size == 0 else None
 
     def _drop_torn_tail(self) -> None:
         # A SIGKILL mid-write can leave a partial last line; cut it so resuming is clean.
@@ -60,9 +65,13 @@ class SampleLog:
         return [record for _, record in self._checked()]
 
     def read_checked(self) -> list[dict[str, Any]]:
-        """All complete rows as plain JSON objects, each checked against its record type
-        as :meth:`read_records` does: for readers that want rows, not records (metrics),
-        without dumping every record back into a row."""
+        """All complete rows as plain objects, each checked against its record type as
+        :meth:`read_records` does: for readers that want rows, not records (metrics).
+        When every line of the file was appended here from typed records, those rows
+        are returned as they were dumped (tuples where the file has lists)."""
+        size = self.path.stat().st_size if self.path.exists() else 0
+        if self._kept is not None and size == self._size:
+            return list(self._kept)
         return [row for row, _ in self._checked()]
 
     def _checked(self) -> list[tuple[dict[str, Any], SampleRecord]]:
@@ -87,11 +96,22 @@ class SampleLog:
 
     def append(self, records: Iterable[SampleRecord | Mapping[str, Any]]) -> int:
         """Append records (or plain rows) and fsync; returns how many were written."""
-        lines = [dump_record(r) for r in records]
-        if not lines:
+        typed, rows = True, []
+        for r in records:
+            typed = typed and isinstance(r, SampleRecord)
+            rows.append(r.to_row() if isinstance(r, SampleRecord) else dict(r))
+        if not rows:
             return 0
+        data = "".join(dump_row(row) for row in rows)
         with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write("".join(lines))
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        return len(lines)
+        self._size += len(data.encode("utf-8"))
+        if self._kept is not None:
+            # Plain rows were never validated: from now on the file is read back.
+            if typed:
+                self._kept.extend(rows)
+            else:
+                self._kept = None
+        return len(rows)

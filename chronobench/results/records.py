@@ -33,6 +33,7 @@ __all__ = [
     "SelectionRecord",
     "TaskRecord",
     "dump_record",
+    "dump_row",
     "explain",
     "parse_record",
 ]
@@ -124,7 +125,11 @@ def parse_record(row: Mapping[str, Any] | SampleRecord) -> SampleRecord:
 
 def dump_record(record: SampleRecord | Mapping[str, Any]) -> str:
     """One ``samples.jsonl`` line (sorted keys, newline-terminated)."""
-    row = record.to_row() if isinstance(record, SampleRecord) else dict(record)
+    return dump_row(record.to_row() if isinstance(record, SampleRecord) else dict(record))
+
+
+def dump_row(row: Mapping[str, Any]) -> str:
+    """The ``samples.jsonl`` line of a plain row (what :func:`dump_record` writes)."""
     return json.dumps(row, sort_keys=True, default=str) + "\n"
 
 
