@@ -38,6 +38,23 @@ class _Pending:
     direct: str | None
 
 
+# A probe's JSON form by object: every cell (and every rollback of a stream) records the
+# same loaded probes again. The probe is kept with its row, so an id is never reused.
+_PROBE_ROWS: dict[int, tuple[Probe, dict[str, Any]]] = {}
+_PROBE_ROWS_MAX = 100_000
+
+
+def _probe_row(probe: Probe) -> dict[str, Any]:
+    hit = _PROBE_ROWS.get(id(probe))
+    if hit is not None and hit[0] is probe:
+        return hit[1]
+    if len(_PROBE_ROWS) >= _PROBE_ROWS_MAX:
+        _PROBE_ROWS.clear()
+    row = probe.model_dump(mode="json")
+    _PROBE_ROWS[id(probe)] = (probe, row)
+    return row
+
+
 def _record(p: _Pending, prediction: str) -> ProbeRecord:
     q, probe, req = p.query, p.probe, p.request
     context = list(req.context) if req is not None else []
@@ -52,7 +69,7 @@ def _record(p: _Pending, prediction: str) -> ProbeRecord:
         context_n=len(context),
         prompt_sha256=prompt_sha256(req) if req is not None else None,
         prediction=prediction,
-        probe=probe.model_dump(mode="json"),
+        probe=_probe_row(probe),
         scores=score_probe(probe, prediction),
     )
 
