@@ -196,6 +196,9 @@ def test_key_and_prompt_hash_keep_their_bytes() -> None:
         make_request("q"),
         make_request(odd, (odd, "b", "")),
         make_request("q", tuple(f"item {i} {odd}" for i in range(50)), task="summary"),
+        # long contents: the part before the last blank line is encoded once, then reused
+        make_request("first?", tuple(f"item {i} {odd}" for i in range(400))),
+        make_request("second?", tuple(f"item {i} {odd}" for i in range(400))),
         make_request("q", ("x",), params=GenerationParams(seed=3, stop=("\n", "Q:"))),
     ]
     for bb in backbones:

@@ -31,10 +31,37 @@ _CONTEXTS: OrderedDict[tuple[str, ...], str] = OrderedDict()
 _CONTEXTS_MAX = 64
 
 
+_HEADS: OrderedDict[str, str] = OrderedDict()
+_HEADS_MAX = 64
+_LONG = 8192  # characters: shorter contents are encoded whole
+
+
+def _string_json(text: str) -> str:
+    """``json.dumps(text, ensure_ascii=False)``. JSON escapes character by character, so
+    the encoding of ``head + tail`` is the two encodings joined; a long content's head
+    (all before its last blank line: the memory view a stream's questions share) is
+    encoded once while in use, its tail (the question) each time."""
+    cut = text.rfind("\n\n") if len(text) > _LONG else -1
+    if cut <= 0:
+        return json.dumps(text, ensure_ascii=False)
+    head, tail = text[:cut], text[cut:]
+    got = _HEADS.get(head)
+    if got is None:
+        got = _HEADS[head] = json.dumps(head, ensure_ascii=False)[:-1]
+        if len(_HEADS) > _HEADS_MAX:
+            _HEADS.popitem(last=False)
+    else:
+        _HEADS.move_to_end(head)
+    return got + json.dumps(tail, ensure_ascii=False)[1:]
+
+
 def messages_json(request: GenerationRequest) -> str:
-    """``request``'s messages as ``[[role, content], ...]`` JSON; keeps their sha256 on the
-    request for :func:`prompt_sha256`."""
-    text = json.dumps([[m.role, m.content] for m in request.messages], ensure_ascii=False)
+    """``request``'s messages as ``[[role, content], ...]`` JSON (default separators,
+    unescaped unicode); keeps their sha256 on the request for :func:`prompt_sha256`."""
+    pairs = ", ".join(
+        f"[{_string_json(m.role)}, {_string_json(m.content)}]" for m in request.messages
+    )
+    text = f"[{pairs}]"
     request.__dict__[_DIGEST] = sha256_text(text)
     return text
 

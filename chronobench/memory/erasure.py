@@ -37,14 +37,15 @@ from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.itemindex import text_tokens
 from chronobench.memory.query import content_query
 from chronobench.memory.reads import find_scope, locked_scope
-from chronobench.memory.rerank import delta_lines
+from chronobench.memory.rerank import delta_lines, forget_descriptor_terms
 from chronobench.memory.types import REDACTED
 
 
 def forget(texts: Iterable[str], encoder: StoreEncoder, reranker: Any = None) -> None:
     """Drop the vectors of ``texts`` from the embedding caches (memory and disk) of the
-    store's embedder and of a reranker that embeds with a model of its own, and every
-    memoised item token (:class:`~chronobench.memory.itemindex.TextTokens`)."""
+    store's embedder and of a reranker that embeds with a model of its own, every
+    memoised item token (:class:`~chronobench.memory.itemindex.TextTokens`) and the
+    reranker's memoised descriptor token sets."""
     texts = list(texts)
     embedders = [encoder.embedder]
     other = getattr(reranker, "embedder", None)
@@ -53,6 +54,7 @@ def forget(texts: Iterable[str], encoder: StoreEncoder, reranker: Any = None) ->
     for embedder in embedders:
         shared_cache(embedder).forget(texts)
     text_tokens().forget()  # the item index's memo: every text and token goes
+    forget_descriptor_terms()  # the reranker's descriptor token sets, likewise
 
 
 def item_known(db: Backend, scope_id: int, item_id: str) -> bool:

@@ -74,6 +74,27 @@ class CrossEncoderReranker:
         return sorted(ranked, key=lambda kv: (-kv[1], kv[0]))  # ties: lower version id
 
 
+# A descriptor's token set by text: the same candidates come back for many requests.
+# Holds descriptor text, so a redaction clears it (erasure.forget).
+_TERMS: dict[str, frozenset[str]] = {}
+_TERMS_MAX = 100_000
+
+
+def descriptor_terms(descriptor: str) -> frozenset[str]:
+    """The :func:`~chronobench.memory.query.tokens` of ``descriptor`` as a set (memoised)."""
+    got = _TERMS.get(descriptor)
+    if got is None:
+        if len(_TERMS) >= _TERMS_MAX:
+            _TERMS.clear()
+        got = _TERMS[descriptor] = frozenset(tokens(descriptor))
+    return got
+
+
+def forget_descriptor_terms() -> None:
+    """Drop every memoised descriptor token set (a redaction erased some text)."""
+    _TERMS.clear()
+
+
 def delta_lines(descriptor: str) -> list[str]:
     """The changed-item texts (and summary) of a descriptor, one per delta line."""
     out = []
@@ -155,7 +176,7 @@ class DeltaReranker:
         if not q_terms:
             return [0.0] * len(descriptors)
         strong = {t.lower() for t in re.findall(r"\b(?:[A-Z]\w+|\w*\d\w*)\b", query)}
-        doc_terms = [set(tokens(d)) for d in descriptors]
+        doc_terms = [descriptor_terms(d) for d in descriptors]
         n = len(descriptors)
         weights = {}
         for t in q_terms:
