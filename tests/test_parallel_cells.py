@@ -115,3 +115,22 @@ def test_auto_runs_local_model_cells_one_at_a_time(compose_cells):
         assert local_models([sel, local]) == [name]
         unused = dataclasses.replace(sel, spec=sel.spec.model_copy(update={"backbone": backbone}))
         assert local_models([unused]) == []  # selection builds no backbone
+
+
+def test_a_missing_int8_export_is_made_beside_the_builds(compose_cells, tmp_path):
+    """The main job's cells share one int8 MiniLM: listed once while its cache folder has
+    no exported model, not at all once it has one (or for a torch or hash embedder)."""
+    from chronobench.memory.onnx_embedder import OnnxEmbedder
+    from chronobench.runner.parallel import _missing_exports
+
+    cache = tmp_path / "cache"
+    cells = _cells(compose_cells, ["experiment=default", f"paths.cache_dir={cache}"])
+    missing = _missing_exports(cells)
+    assert missing == [(cells[0].spec.embedder.model_dump(), str(cache))]
+    assert missing[0][0]["runtime"] == "onnx_int8"
+    target = OnnxEmbedder("minilm", cache_dir=cache).export_path()
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"exported")
+    assert _missing_exports(cells) == []
+    torch_cells = _cells(compose_cells, ["experiment=smoke", "embedder.runtime=torch"])
+    assert _missing_exports(torch_cells) == []

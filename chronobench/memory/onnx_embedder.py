@@ -316,6 +316,10 @@ class OnnxEmbedder:
 
     # -- model ------------------------------------------------------------------------------
 
+    def prepare(self) -> None:
+        """Export the model (once per cache folder) and load it now, not on first use."""
+        self._load()
+
     def _load(self) -> Any:
         with self._lock:
             if self._session is None:

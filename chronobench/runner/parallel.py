@@ -124,9 +124,41 @@ def prebuild(cells: Sequence[Any], pool: ProcessPoolExecutor | None = None) -> N
         for d, data_dir in todo.values():
             ensure_built(d, data_dir)
         return
+    # An int8 model not exported yet is exported beside the builds (single-threaded
+    # work both), instead of by the first cell while the other workers wait for it.
+    exports = [pool.submit(_prepare_embedder, *e) for e in _missing_exports(cells)]
     builds = [pool.submit(ensure_built, d, data_dir) for d, data_dir in todo.values()]
-    for fut in builds:
+    for fut in [*builds, *exports]:
         fut.result()  # the first failing build, in suite order, is the error
+
+
+def _missing_exports(cells: Sequence[Any]) -> list[tuple[dict[str, Any], str]]:
+    """(embedder spec, cache folder) of every onnx_int8 embedder the cells use whose
+    exported model is not in its cache folder yet."""
+    from chronobench.memory.onnx_embedder import OnnxEmbedder
+
+    out: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
+    for cell in cells:
+        emb, cache_dir = cell.spec.embedder, str(cell.spec.paths.cache_dir)
+        if emb.runtime != "onnx_int8" or (emb.model, cache_dir) in out:
+            continue
+        try:
+            missing = not OnnxEmbedder(emb.model, cache_dir=cache_dir).export_path().is_file()
+        except Exception:  # noqa: BLE001 - the cell reports an unusable model itself
+            continue
+        if missing:
+            out[(emb.model, cache_dir)] = (emb.model_dump(), cache_dir)
+    return list(out.values())
+
+
+def _prepare_embedder(spec: dict[str, Any], cache_dir: str) -> None:
+    from chronobench.memory import resolve_embedder
+    from chronobench.memory.embedders import shared_cache
+    from chronobench.systems.stores import EMBEDDING_CACHE_FILE
+
+    embedder = resolve_embedder(spec)
+    shared_cache(embedder).attach(Path(cache_dir) / EMBEDDING_CACHE_FILE)
+    embedder.prepare()
 
 
 def _embedded() -> int:
