@@ -14,8 +14,8 @@ budget) is encoded once while it is in use.
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from dataclasses import asdict
+from functools import lru_cache
 from typing import Any
 
 from chronobench.hashing import sha256_text
@@ -27,13 +27,13 @@ __all__ = ["messages_json", "prompt_sha256", "request_key"]
 # __dict__; the hash is a function of the immutable messages, so it can never go stale).
 _DIGEST = "_chronobench_prompt_sha256"
 _KEYS = "_chronobench_request_keys"  # {(backbone name, model, config): key}
-_CONTEXTS: OrderedDict[tuple[str, ...], str] = OrderedDict()
-_CONTEXTS_MAX = 64
-
-
-_HEADS: OrderedDict[str, str] = OrderedDict()
-_HEADS_MAX = 64
 _LONG = 8192  # characters: shorter contents are encoded whole
+
+
+@lru_cache(maxsize=64)
+def _head_json(head: str) -> str:
+    # The opening quote and the head's escapes, no closing quote (see _string_json).
+    return json.dumps(head, ensure_ascii=False)[:-1]
 
 
 def _string_json(text: str) -> str:
@@ -44,15 +44,7 @@ def _string_json(text: str) -> str:
     cut = text.rfind("\n\n") if len(text) > _LONG else -1
     if cut <= 0:
         return json.dumps(text, ensure_ascii=False)
-    head, tail = text[:cut], text[cut:]
-    got = _HEADS.get(head)
-    if got is None:
-        got = _HEADS[head] = json.dumps(head, ensure_ascii=False)[:-1]
-        if len(_HEADS) > _HEADS_MAX:
-            _HEADS.popitem(last=False)
-    else:
-        _HEADS.move_to_end(head)
-    return got + json.dumps(tail, ensure_ascii=False)[1:]
+    return _head_json(text[:cut]) + json.dumps(text[cut:], ensure_ascii=False)[1:]
 
 
 def messages_json(request: GenerationRequest) -> str:
@@ -75,18 +67,11 @@ def prompt_sha256(request: GenerationRequest) -> str:
     return got
 
 
+@lru_cache(maxsize=64)
 def _context_json(context: tuple[str, ...]) -> str:
     # Keyed by the tuple itself: its items' string hashes are cached, so a lookup costs
     # a pointer walk, not a re-encode.
-    got = _CONTEXTS.get(context)
-    if got is None:
-        got = _dump(list(context))
-        _CONTEXTS[context] = got
-        if len(_CONTEXTS) > _CONTEXTS_MAX:
-            _CONTEXTS.popitem(last=False)
-    else:
-        _CONTEXTS.move_to_end(context)
-    return got
+    return _dump(list(context))
 
 
 def _dump(value: Any) -> str:
@@ -107,11 +92,10 @@ def request_key(backbone: Backbone, request: GenerationRequest) -> str:
     known = request.__dict__.setdefault(_KEYS, {})
     if who in known:  # one request object asked again (a prompt shared between sessions)
         return known[who]
-    context = tuple(request.context)
     parts = {
         "backbone": _dump(backbone.name),
         "config": config,
-        "context": _context_json(context) if context else "[]",
+        "context": _context_json(tuple(request.context)),
         "messages": messages_json(request),
         "model": _dump(backbone.model),
         "params": _dump(asdict(request.params)),

@@ -140,30 +140,21 @@ def ensure_built(dspec: DatasetSpec, data_dir: str | Path, paraphrase_backbone: 
     )
 
 
-class _LoadMemo:
-    """What this process loaded from built folders, keyed by the files' signatures: the
-    runner asks for the same dataset once per cell (and once more to check a query
-    file), and parsing a LoCoMo build costs about a second each time. The loaded
-    models are shared between callers, who only read them (each gets its own lists)."""
-
-    def __init__(self, size: int = 16) -> None:
-        self.size = size
-        self._entries: dict[Any, Any] = {}
-
-    def get(self, key: Any) -> Any:
-        return self._entries.get(key)
-
-    def put(self, key: Any, value: Any) -> Any:
-        if len(self._entries) >= self.size:
-            self._entries.pop(next(iter(self._entries)))  # oldest first
-        self._entries[key] = value
-        return value
-
-    def clear(self) -> None:
-        self._entries.clear()
+# What this process loaded from built folders, keyed by the files' signatures: the
+# runner asks for the same dataset once per cell (and once more to check a query file),
+# and parsing a LoCoMo build costs about a second each time. The loaded models are
+# shared between callers, who only read them (each gets its own lists).
+_LOADED: dict[tuple[Any, ...], Any] = {}
+_LOADED_MAX = 16
 
 
-_MEMO = _LoadMemo()
+def _memo(key: tuple[Any, ...], load: Any) -> Any:
+    """``load()``, or what it returned for ``key`` before in this process."""
+    if key not in _LOADED:
+        if len(_LOADED) >= _LOADED_MAX:
+            _LOADED.pop(next(iter(_LOADED)))  # oldest first
+        _LOADED[key] = load()
+    return _LOADED[key]
 
 
 def _signature(folder: Path) -> tuple[Any, ...]:
@@ -177,12 +168,6 @@ def _signature(folder: Path) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _loaded(folder: Path, load: Any) -> Any:
-    key = ("built", _signature(folder))
-    hit = _MEMO.get(key)
-    return hit if hit is not None else _MEMO.put(key, load(folder))
-
-
 def load_run_data(
     dspec: DatasetSpec, data_dir: str | Path, paraphrase_backbone: Any = None
 ) -> RunData:
@@ -190,7 +175,8 @@ def load_run_data(
     from chronobench.data.io import load_built
 
     folder = ensure_built(dspec, data_dir, paraphrase_backbone)
-    built = _loaded(Path(folder), load_built)
+    signature = _signature(Path(folder))
+    built = _memo(("built", signature), lambda: load_built(folder))
     streams = list(built.streams)
     queries = list(built.queries)
     queries_sha256 = None
@@ -200,16 +186,8 @@ def load_run_data(
         qpath = Path(resolve_source(dspec.queries_file) or dspec.queries_file)
         queries_sha256 = file_sha256(qpath) if qpath.is_file() else None
         # User-written requests replace the built ones and are scored the same way.
-        key = (
-            "queries",
-            _signature(Path(folder)),
-            qpath.resolve(),
-            queries_sha256,
-            dspec.turn_gold,
-        )
-        hit = _MEMO.get(key)
-        if hit is None:
-            hit = _MEMO.put(key, load_user_queries(qpath, built, turn_gold=dspec.turn_gold))
+        key = ("queries", signature, qpath.resolve(), queries_sha256, dspec.turn_gold)
+        hit = _memo(key, lambda: load_user_queries(qpath, built, turn_gold=dspec.turn_gold))
         queries = list(hit)
     if dspec.limit_streams:
         keep = {s.stream_id for s in streams[: int(dspec.limit_streams)]}

@@ -59,6 +59,7 @@ class ChronoMemSession:
     def ask(self, questions: Sequence[Question]) -> list[Reply]:
         """One prompt per question, built from the session's state only."""
         store = self._work if self._work is not None else self.system.ingested.store
+        # An unknown state shares nothing: its prompts go to a dict of this call only.
         memo = self.system.prompts if self._state is not None else {}
         todo = [q.text for q in questions if (self._state, q.text) not in memo]
         # The questions' search vectors in one embedder call (the same vectors).
@@ -66,12 +67,9 @@ class ChronoMemSession:
         replies = []
         for q in questions:
             key = (self._state, q.text)
-            req = memo.get(key) if self._state is not None else None
-            if req is None:
-                req = self._prompt(q.text)
-                if self._state is not None:
-                    memo[key] = req
-            replies.append(Reply(q.question_id, request=req))
+            if key not in memo:
+                memo[key] = self._prompt(q.text)
+            replies.append(Reply(q.question_id, request=memo[key]))
         return replies
 
     def _prompt(self, text: str) -> GenerationRequest:
