@@ -1,18 +1,18 @@
-"""Boundary probes (issue 15): questions on both sides of ``v*``.
+"""Boundary windows (issue 15) and the recall-statement helpers.
 
-The RC-QA headline reads them (docs/metrics.md): QA items and recall probes whose
-evidence is in the session at ``v*`` (kept by a correct rollback, lost by one that
-stops short) and in the first session after it (gone after a correct rollback, exposed
-by one that overshoots).
+The RC-QA headline reads the battery items whose evidence is in the session at ``v*``
+(kept by a correct rollback, lost by one that stops short) and in the first session
+after it (gone after a correct rollback, exposed by one that overshoots); see
+:func:`data_builders.battery.label_probes` and docs/metrics.md.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from chronobench.data.schema import Probe, Stream
+from chronobench.data.schema import Stream
 from chronobench.text import CONTENT_STOPWORDS
-from data_builders.pools import FutureCheck, PoolFact, PoolQA, ProbePool, qa_probe, ranked
+from data_builders.pools import ProbePool
 
 
 def boundary_windows(
@@ -32,43 +32,6 @@ def boundary_windows(
     return (before if v_star >= 1 else None), after
 
 
-def boundary_probes(
-    pool: ProbePool,
-    query_id: str,
-    v_star: int,
-    usable: list[PoolQA],
-    taken: list[Probe],
-    check: FutureCheck,
-    prefer: frozenset[str],
-) -> list[Probe]:
-    """Up to ``max_boundary`` answerable probes whose evidence ends in the ``before``
-    window and as many future probes whose evidence starts in the ``after`` window
-    (:func:`boundary_windows`); probes already in ``taken`` are flagged, not repeated.
-    Every boundary probe carries ``meta["boundary"]`` (``"before"`` / ``"after"``), which
-    the RC-QA headline reads (docs/metrics.md). Category 5 and questions without a gold
-    answer are never boundary probes (they are not in A)."""
-    before, after = boundary_windows(pool, v_star)
-    have = {(p.kind, p.meta.get("qa_id")): p for p in taken}
-    out: list[Probe] = []
-    sides: list[tuple[str, str, list[PoolQA]]] = []
-    if before is not None:
-        lo, hi = before
-        cands = [q for q in usable if q.answers and q.category != 5 and lo <= q.hi <= hi]
-        sides.append(("before", "qa", cands))
-    if after is not None:
-        lo, hi = after
-        cands = [q for q in usable if q.future_ok and lo <= q.lo <= hi]
-        sides.append(("after", "future_qa", [q for q in cands if check.reason(q) is None]))
-    for side, kind, cands in sides:
-        for qa in ranked(cands, lambda q: q.qa_id, pool, v_star, prefer)[: pool.max_boundary]:
-            probe = have.get((kind, qa.qa_id))
-            if probe is None:
-                probe = qa_probe(query_id, qa, kind, pool)
-                out.append(probe)
-            probe.meta["boundary"] = side
-    return out
-
-
 RECALL_PREFIX = "Is it true that"
 #: A recall statement must carry this many content stems that the memory on the wrong
 #: side of the boundary never said (docs/metrics.md: recall probes).
@@ -84,10 +47,31 @@ def recall_question(statement: str) -> str:
     return f"{RECALL_PREFIX} {text}?"
 
 
-def _novel_enough(statement: str, known: set[str], names: list[str]) -> bool:
+def novel_enough(statement: str, known: frozenset[str] | set[str], names: list[str]) -> bool:
+    """Whether ``statement`` has :data:`RECALL_MIN_NOVEL` content stems ``known`` lacks."""
     from chronobench.metrics.content import content_stems
 
     return len(content_stems(statement, names) - known) >= RECALL_MIN_NOVEL
+
+
+_UPTO: dict[tuple[int, int, tuple[str, ...]], tuple[Stream, frozenset[str]]] = {}
+
+
+def stems_upto(stream: Stream, v: int, names: tuple[str, ...]) -> frozenset[str]:
+    """Content stems of every write up to version ``v`` (memoised per stream object:
+    every query of a stream asks for the same prefixes)."""
+    key = (id(stream), v, names)
+    hit = _UPTO.get(key)
+    if hit is not None and hit[0] is stream:
+        return hit[1]
+    if len(_UPTO) > 4096:
+        _UPTO.clear()
+    known: set[str] = set()
+    for w in stream.writes[: max(v, 0)]:
+        known |= _write_stems(" ".join(op.text or "" for op in w.ops), names)
+    out = frozenset(known)
+    _UPTO[key] = (stream, out)
+    return out
 
 
 @lru_cache(maxsize=8192)
@@ -96,60 +80,3 @@ def _write_stems(text: str, names: tuple[str, ...]) -> frozenset[str]:
     from chronobench.metrics.content import content_stems
 
     return frozenset(content_stems(text, names))
-
-
-def recall_probes(pool: ProbePool, stream: Stream, query_id: str, v_star: int) -> list[Probe]:
-    """Up to ``max_recall`` recall probes per boundary side (docs/metrics.md).
-
-    ``before``: statements whose turns are all in the session at ``v*`` and most of
-    whose content the memory before that session does not hold, so a restore that stops
-    short loses them; gold "Yes". ``after``: statements whose turns start in the first
-    session after ``v*`` and most of whose content the memory up to ``v*`` does not
-    hold, so a restore that overshoots exposes them; gold: abstain (or "No")."""
-    if pool.max_recall <= 0 or not pool.facts:
-        return []
-    before, after = boundary_windows(pool, v_star)
-    out: list[Probe] = []
-    names = tuple(pool.speakers)
-
-    def known_upto(v: int) -> set[str]:
-        known: set[str] = set()
-        for w in stream.writes[:v]:
-            known |= _write_stems(" ".join(op.text or "" for op in w.ops), names)
-        return known
-
-    sides: list[tuple[str, list[PoolFact], set[str]]] = []
-    if before is not None:
-        lo, hi = before
-        cands = [f for f in pool.facts if lo <= f.lo and f.hi <= hi]
-        if cands:
-            sides.append(("before", cands, known_upto(lo - 1)))
-    if after is not None:
-        lo, hi = after
-        cands = [f for f in pool.facts if lo <= f.lo <= hi]
-        if cands:
-            sides.append(("after", cands, known_upto(v_star)))
-    for side, cands, known in sides:
-        ok = [f for f in cands if _novel_enough(f.statement, known, pool.speakers)]
-        for f in ranked(ok, lambda f: f.fact_id, pool, v_star)[: pool.max_recall]:
-            kind = "qa" if side == "before" else "future_qa"
-            answers = ["Yes"]
-            out.append(
-                Probe(
-                    probe_id=f"{query_id}/{kind}/{f.fact_id}",
-                    kind=kind,  # type: ignore[arg-type]
-                    question=recall_question(f.statement),
-                    answers=answers if kind == "qa" else [],
-                    future_answers=answers if kind == "future_qa" else [],
-                    evidence_versions=sorted({f.lo, f.hi}),
-                    scoring=pool.scoring,
-                    meta={
-                        "qa_id": f.fact_id,
-                        "format": "recall",
-                        "statement": f.statement,
-                        "boundary": side,
-                        **f.meta,
-                    },
-                )
-            )
-    return out

@@ -29,6 +29,11 @@ LOCOMO_DEFAULTS: dict[str, Any] = {
     "max_boundary": 10,
     # Recall probes per side ("Is it true that <observation>?", data_builders/boundary.py).
     "max_recall": 6,
+    # The stream's question battery (data_builders/battery.py): per session, QA items,
+    # true recall statements and as many false ones, category-5 items.
+    "battery_qa": 4,
+    "battery_recall": 2,
+    "battery_adversarial": 1,
     "jaccard_threshold": 0.5,
     # data_builders/uniqueness.py: drop an anchor when one annotation record of another
     # episode covers >= 40% of its key-term weight, or its key terms weigh < 1 in all.
@@ -44,6 +49,7 @@ MAB_DEFAULTS: dict[str, Any] = {
     "max_queries_per_stream": 40,
     "max_answerable": 3,
     "max_future": 3,
+    "battery_qa": 4,  # battery QA items per write (data_builders/battery.py)
     "jaccard_threshold": 0.5,
     "seed": 0,
 }

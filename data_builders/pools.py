@@ -63,6 +63,11 @@ class PoolFact(_Model):
     statement: str
     lo: int
     hi: int
+    false_statement: str | None = Field(
+        None,
+        description="the statement with one word swapped for one never said with its "
+        "subject (data_builders/locomo/falsify.py); false at every version",
+    )
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -104,6 +109,13 @@ class ProbePool(_Model):
     max_recall: int = Field(
         0, description="recall probes (from ``facts``) per boundary side; 0 = none"
     )
+    battery_qa: int = Field(
+        4, description="battery QA items per session (or per write without sessions)"
+    )
+    battery_recall: int = Field(
+        2, description="battery recall statements per session, true and as many false"
+    )
+    battery_adversarial: int = Field(1, description="battery category-5 items per session")
     seed: int = 0
 
 
@@ -151,7 +163,7 @@ def _answer_stems(answer: str) -> set[str]:
     }
 
 
-def _adversarial_options(pool: ProbePool, qa: PoolQA) -> list[str]:
+def adversarial_options(pool: ProbePool, qa: PoolQA) -> list[str]:
     adversarial = str(qa.meta.get("adversarial_answer") or "").strip()
     options = [NOT_MENTIONED_OPTION, adversarial or "Yes"]
     # LoCoMo shuffles the two options; seeded per question, so every query sees one order.
@@ -165,7 +177,7 @@ def qa_probe(query_id: str, qa: PoolQA, kind: str, pool: ProbePool) -> Probe:
     question = qa.question
     meta: dict[str, Any] = {"qa_id": qa.qa_id, **qa.meta}
     if qa.category == 5 and kind == "qa":
-        meta["options"] = _adversarial_options(pool, qa)
+        meta["options"] = adversarial_options(pool, qa)
         question = choice_question(qa.question, meta["options"])
     return Probe(
         probe_id=f"{query_id}/{kind}/{qa.qa_id}",

@@ -14,7 +14,7 @@ from typing import Any
 
 from chronobench.data.schema import Probe, Stream
 from chronobench.metrics.summary import SUMMARY_WORDS, novel_event_words, session_new_words
-from data_builders.boundary import boundary_probes, boundary_windows, recall_probes, recall_question
+from data_builders.boundary import boundary_windows, recall_question
 from data_builders.pools import (
     FUTURE_CATEGORIES,
     FutureCheck,
@@ -53,12 +53,16 @@ def budget_question(words: int = SUMMARY_WORDS) -> str:
     return f"Summarise what has happened so far in at most {words} words."
 
 
-def _summary_probe(query_id: str, pool: ProbePool, stream: Stream, v_star: int) -> Probe | None:
+def summary_probe(
+    query_id: str, pool: ProbePool, stream: Stream, v_star: int, question: str
+) -> Probe | None:
+    """The summary probe at ``v*`` (its reference: the events up to v*), asked as
+    ``question`` (the battery's text); None when nothing is committed by then."""
     if pool.summary_reference is not None:
         return Probe(
             probe_id=f"{query_id}/summary",
             kind="summary",
-            question=SUMMARY_QUESTION,
+            question=question,
             reference=pool.summary_reference,
             scoring=pool.scoring,
             meta={"caveat": pool.summary_caveat} if pool.summary_caveat else {},
@@ -76,7 +80,7 @@ def _summary_probe(query_id: str, pool: ProbePool, stream: Stream, v_star: int) 
     return Probe(
         probe_id=f"{query_id}/summary",
         kind="summary",
-        question=budget_question(),
+        question=question,
         reference=reference,
         future_references=future,
         scoring=pool.scoring,
@@ -125,54 +129,14 @@ def attach_probes(
     prefer_qa: frozenset[str] = frozenset(),
     stats: Counter[str] | None = None,
 ) -> list[Probe]:
-    """Build the probes for a query at ``v*``: answerable QA, future QA, boundary QA
-    (:func:`boundary_windows`, up to ``max_boundary`` per side), counterfactual QA
-    (conflict slots), and one summary probe when a reference exists.
+    """The scored probes of a query at ``v*``: the stream's battery labelled for that
+    v* (:func:`data_builders.battery.label_probes`). Every query of the stream is asked
+    the whole battery; these are the ones that count for it, and how."""
+    from data_builders.battery import label_probes
 
-    Future probes are categories 1, 2 and 4 (and MAB questions, which have none); a
-    category-3 question qualifies only when no content word of its answer occurs before
-    ``v*``. Candidates passed over are counted in ``stats`` by reason (the cap of
-    ``max_future`` stops the count, so it measures what the cap would otherwise take).
-    """
-    probes: list[Probe] = []
-    usable = [qa for qa in pool.qas if qa.qa_id not in exclude_qa]
-    answerable = [qa for qa in usable if qa.hi <= v_star]
-    for qa in ranked(answerable, lambda q: q.qa_id, pool, v_star, prefer_qa)[: pool.max_answerable]:
-        probes.append(qa_probe(query_id, qa, "qa", pool))
-    future = [qa for qa in usable if qa.lo > v_star and qa.future_ok]
-    check = FutureCheck(stream, v_star)
-    if future and pool.max_future > 0:
-        taken = 0
-        for qa in ranked(future, lambda q: q.qa_id, pool, v_star, prefer_qa):
-            if taken >= pool.max_future:
-                break
-            why = check.reason(qa)
-            if why:
-                _count(stats, why)
-                continue
-            probes.append(qa_probe(query_id, qa, "future_qa", pool))
-            taken += 1
-    if pool.max_boundary > 0:
-        probes.extend(boundary_probes(pool, query_id, v_star, usable, probes, check, prefer_qa))
-    probes.extend(recall_probes(pool, stream, query_id, v_star))
-    live = [c for c in pool.conflicts if c.old_version <= v_star < c.new_version]
-    for c in ranked(live, lambda c: c.pair_id, pool, v_star, prefer_qa)[: pool.max_answerable]:
-        probes.append(
-            Probe(
-                probe_id=f"{query_id}/qa/{c.pair_id}",
-                kind="qa",
-                question=c.question,
-                answers=[c.old],
-                evidence_versions=[c.old_version],
-                future_answers=[c.new],
-                scoring=pool.scoring,
-                meta={"counterfactual": True, "override_version": c.new_version},
-            )
-        )
-    summary = _summary_probe(query_id, pool, stream, v_star)
-    if summary is not None:
-        probes.append(summary)
-    return probes
+    return label_probes(
+        pool, stream, query_id, v_star, exclude_qa=exclude_qa, prefer_qa=prefer_qa, stats=stats
+    )
 
 
 def _count(stats: Counter[str] | None, key: str) -> None:
@@ -180,41 +144,25 @@ def _count(stats: Counter[str] | None, key: str) -> None:
         stats[key] += 1
 
 
-def add_final_probes(queries: Iterable[Any]) -> int:
-    """Give every future question of a stream, and every boundary answerable question,
-    one ``final_qa`` probe: the same question asked at the stream's last version without
-    rollback. Consistent forgetting and the RC-QA headline need to know whether the
-    system can answer a question at all when its evidence is in memory
-    (docs/metrics.md). It is attached to the first query (by ``query_id``) whose probes
-    hold it, so each question is asked once per stream. Returns the number added."""
-    seen: set[tuple[str, str]] = set()
-    added = 0
+def add_final_probes(
+    queries: Iterable[Any], pools: Iterable[ProbePool], streams: Iterable[Stream]
+) -> int:
+    """Give each stream its ``final_qa`` probes (:func:`data_builders.battery.final_probes`:
+    the battery asked once at the stream's last version, no rollback), attached to the
+    stream's first query by ``query_id``; the runner asks them in one session after all
+    of the stream's queries. Returns the number added."""
+    from data_builders.battery import final_probes
+
+    by_pool = {p.stream_id: p for p in pools}
+    by_stream = {s.stream_id: s for s in streams}
+    first: dict[str, Any] = {}
     for q in sorted(queries, key=lambda q: q.query_id):
-        extra = []
-        for p in q.probes:
-            if p.kind == "future_qa":
-                answers = list(p.future_answers)
-            elif p.kind == "qa" and p.meta.get("boundary") and p.answers:
-                # Boundary answerable questions (QA and recall): the headline scores A
-                # only on those the system answers at the last version.
-                answers = list(p.answers)
-            else:
-                continue
-            qa_id = str(p.meta.get("qa_id", p.question))
-            if (q.stream_id, qa_id) in seen:
-                continue
-            seen.add((q.stream_id, qa_id))
-            meta = {k: v for k, v in p.meta.items() if k not in ("boundary", "options")}
-            extra.append(
-                p.model_copy(
-                    update={
-                        "probe_id": f"{q.query_id}/final_qa/{qa_id}",
-                        "kind": "final_qa",
-                        "answers": answers,
-                        "meta": {**meta, "asked_at": "last_version"},
-                    }
-                )
-            )
+        first.setdefault(q.stream_id, q)
+    added = 0
+    for sid, q in first.items():
+        if sid not in by_pool or sid not in by_stream:
+            continue
+        extra = final_probes(by_pool[sid], by_stream[sid], q.query_id)
         q.probes.extend(extra)
         added += len(extra)
     return added

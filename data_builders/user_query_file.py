@@ -239,5 +239,5 @@ def load_user_queries(
             )
         )
     # Consistent forgetting: each future question once more at the last version.
-    add_final_probes(out)
+    add_final_probes(out, pools.values(), built.streams)
     return out

@@ -13,6 +13,7 @@ __all__ = [
     "CORRECT_THRESHOLD",
     "NEGATIVE",
     "affirms",
+    "says_no",
     "denies",
     "LEAK_F1_THRESHOLD",
     "NOT_MENTIONED_OPTION",
@@ -109,6 +110,11 @@ def affirms(prediction: str) -> bool:
     """A reply that says yes: it does not abstain and its first normalised word is in
     :data:`AFFIRMATIVE` ("Yes, she did.", "True")."""
     return not is_abstention(prediction) and _first_word(prediction) in AFFIRMATIVE
+
+
+def says_no(prediction: str) -> bool:
+    """An explicit no: not an abstention, first normalised word in :data:`NEGATIVE`."""
+    return not is_abstention(prediction) and _first_word(prediction) in NEGATIVE
 
 
 def denies(prediction: str) -> bool:

@@ -60,16 +60,22 @@ def _side_score(row: Mapping[str, Any], scores: Mapping[str, Any]) -> tuple[str,
     return str(side), float(scores[field])
 
 
-def run_units(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def run_units(
+    rows: Iterable[Mapping[str, Any]], known: Mapping[str, Iterable[str]] | None = None
+) -> list[dict[str, Any]]:
     """Probe units and query units of a run's probe rows (see the module docstring).
 
+    ``known`` (protocol 3): per stream, the battery items the reference reader answers
+    correctly at the stream's last version (:mod:`chronobench.runner.known`): one set for
+    every system scored with the run's backbone, so no system chooses which of its
+    probes count. Without it (older runs) a probe is known when the system itself
+    answered it correctly in its final session.
+
     ``consistent_forgetting`` (on a LoCoMo future probe) is its ``future_abstain`` when
-    the same system answered that question correctly (``final_correct``) at the stream's
-    last version in the same run; it is absent otherwise.
+    the probe is known; it is absent otherwise.
 
     Query units, the RC-QA headline: the query's *boundary* probes (``meta.boundary``;
-    data_builders/boundary.py) that the system answers correctly at the last version are
-    its *known* probes. A_q = mean score at v* over the known ``before`` probes (LoCoMo
+    data_builders/battery.py) that are known are its *known* probes. A_q = mean score at v* over the known ``before`` probes (LoCoMo
     ``qa_f1`` or recall ``recall_acc``), B_q = mean forgetting over the known ``after``
     probes (``future_abstain`` or ``recall_forget``); a side with no known probe scores
     0. ``rc_qa`` = 2 A_q B_q / (A_q + B_q), for every query that has boundary probes on
@@ -79,9 +85,13 @@ def run_units(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """
     rows = list(rows)
     final: dict[tuple[str, str], float] = {}
-    for r in rows:
-        if r.get("probe_kind") == "final_qa":
-            final[(str(r.get("stream_id", "")), _qa_id(r))] = float(r["scores"]["final_correct"])
+    if known is not None:
+        final = {(str(s), str(q)): 1.0 for s, ids in known.items() for q in ids}
+    else:
+        for r in rows:
+            if r.get("probe_kind") == "final_qa":
+                key = (str(r.get("stream_id", "")), _qa_id(r))
+                final[key] = float(r["scores"]["final_correct"])
     units: list[dict[str, Any]] = []
     sides: dict[str, dict[str, list[float]]] = defaultdict(
         lambda: {"before": [], "after": [], "n_before": [], "n_after": []}

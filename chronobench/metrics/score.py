@@ -21,6 +21,7 @@ from chronobench.metrics.qa import (
     leaked,
     locomo_em,
     picked_option,
+    says_no,
     substring_em,
 )
 from chronobench.metrics.summary import (
@@ -51,15 +52,22 @@ def _score_adversarial(probe: Probe, prediction: str) -> dict[str, float]:
 
 
 def _score_recall(probe: Probe, prediction: str) -> dict[str, float]:
-    # "Is it true that <statement>?": before v* the memory holds it (right = yes); after
-    # v* it does not (right = abstain or no). Own fields, so the LoCoMo columns (A, B,
-    # leakage) keep the dataset's questions only.
-    yes = float(affirms(prediction))
+    # "Is it true that <statement>?" (docs/metrics.md, recall probes). Protocol 3 asks true
+    # and false statements (``meta["truth"]``). Kept side: right = "Yes" to a true one and
+    # an explicit "No" to a false one (abstaining is wrong: the memory holds the fact).
+    # Forgotten side: right = abstaining, on both (the memory at v* has no say; "Yes" to a
+    # true one or "No" to a false one shows the fact was not forgotten). Own fields, so the
+    # LoCoMo columns (A, B, leakage) keep the dataset's questions only.
+    truth = probe.meta.get("truth")
+    said = affirms(prediction) if truth is not False else says_no(prediction)
     if probe.kind == "qa":
-        return {"recall_acc": yes}
+        return {"recall_acc": float(said)}
     if probe.kind == "future_qa":
-        return {"recall_forget": float(denies(prediction)), "recall_leak": yes}
-    return {"final_correct": yes, "final_abstain": float(is_abstention(prediction))}
+        if truth is None:
+            # A protocol-2 probe (true statements only): "No" counted as forgetting.
+            return {"recall_forget": float(denies(prediction)), "recall_leak": float(said)}
+        return {"recall_forget": float(is_abstention(prediction)), "recall_leak": float(said)}
+    return {"final_correct": float(said), "final_abstain": float(is_abstention(prediction))}
 
 
 def _score_answerable(probe: Probe, prediction: str) -> dict[str, float]:

@@ -100,6 +100,9 @@ class Manifest(_Model):
     seed: int
     dataset: DatasetInfo
     samples: SamplesInfo
+    # Protocol 3: sha256 of the known set the run was scored with (known.json beside it;
+    # chronobench.runner.known); None for runs without QA probes and older protocols.
+    known_sha256: str | None = None
     # Set when the file was rewritten from an older schema (its samples are older code's).
     migrated_from: str | None = None
 

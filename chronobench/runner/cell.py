@@ -137,7 +137,15 @@ def run_benchmark_cell(cell: Components) -> Path:
         stores.close()
 
     records = log.read_checked()
-    metrics = compute_metrics(records, seed=int(spec.seed))
+    known, known_sha = None, None
+    if spec.task.qa:
+        from chronobench.runner.known import reference_known, write_known
+
+        t = time.perf_counter()
+        known, known_sha = reference_known(spec, data, backbone)
+        write_known(run_dir, known, known_sha)
+        timings["known_s"] = round(time.perf_counter() - t, 3)
+    metrics = compute_metrics(records, seed=int(spec.seed), known=known)
     timings["total_s"] = round(time.perf_counter() - t0, 3)
     write_results(
         run_dir,
@@ -150,6 +158,7 @@ def run_benchmark_cell(cell: Components) -> Path:
         timings=timings,
         backbone_stats=backbone_stats,
         embedding_stats=embedding_stats,
+        known_sha256=known_sha,
     )
     print(summary_table(rid, metrics))
     return run_dir
@@ -207,6 +216,7 @@ def write_results(
     timings: dict[str, float],
     backbone_stats: dict[str, Any] | None = None,
     embedding_stats: dict[str, Any] | None = None,
+    known_sha256: str | None = None,
 ) -> None:
     """Write ``metrics.json``, ``volatile.json``, then ``manifest.json`` (atomically,
     schema-validated): the manifest holds the run's identity only, the volatile file
@@ -244,6 +254,7 @@ def write_results(
             "selection": sum(1 for r in rows if _kind(r) == "selection"),
             "probes": sum(1 for r in rows if _kind(r) == "probe"),
         },
+        known_sha256=known_sha256,
     )
     atomic_write_json(run_dir / "manifest.json", manifest.model_dump(mode="json"))
 

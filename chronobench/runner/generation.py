@@ -18,7 +18,7 @@ from chronobench.results.io import SampleLog
 from chronobench.results.records import ProbeRecord
 from chronobench.runner.datasets import RunData
 from chronobench.runner.rows import query_fields
-from chronobench.runner.sealed import ask_query
+from chronobench.runner.sealed import FINAL_KIND, ask_final, ask_query, stream_questions
 
 # How much of the shown memory a sample row keeps (the prompt hash pins the rest).
 _MAX_CONTEXT_IN_ROW = 20
@@ -90,7 +90,7 @@ def run_generation(
     """Answer every wanted probe not yet in ``done``; returns rows written.
 
     ``oracle``: the system is registered as an oracle and gets each query's target
-    through the oracle channel; ``seed`` orders each session's questions.
+    through the oracle channel; ``seed`` orders each stream's battery and final questions.
     Prompts are prepared for all queries first and sent to the backbone in chunks of
     ``chunk_size`` (0 = one call for the whole run, what vLLM batches best); each chunk's
     rows are appended as soon as it is scored so a killed run loses at most one chunk.
@@ -118,15 +118,25 @@ def run_generation(
         if not todo:
             continue
         system.ingest(public_writes(stream))
+        questions = stream_questions(stream, seed)
+        finals: list[tuple[RollbackQuery, Probe]] = []
         for q in todo:
             wanted = [
                 p
                 for p in q.probes
                 if p.kind in kinds and probe_sample_id(q.query_id, p.probe_id) not in done
             ]
-            outcome, answered = ask_query(system, q, wanted, oracle=oracle, seed=seed)
+            finals += [(q, p) for p in wanted if p.kind == FINAL_KIND]
+            wanted = [p for p in wanted if p.kind != FINAL_KIND]
+            outcome, answered = ask_query(system, q, wanted, questions=questions, oracle=oracle)
             pending += [_Pending(q, p, outcome, r.request, r.answer) for p, r in answered]
             bar.update(1)
+        if finals:
+            # Once per stream, after all of its queries: the agent at its last version.
+            owner = {p.probe_id: q for q, p in finals}
+            last = RollbackOutcome(selected_version=None)
+            for p, r in ask_final(system, stream.stream_id, [p for _, p in finals], seed=seed):
+                pending.append(_Pending(owner[p.probe_id], p, last, r.request, r.answer))
     bar.close()
     system.close()
 

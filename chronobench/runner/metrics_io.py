@@ -64,7 +64,10 @@ def _rows(records: Iterable[SampleRecord | Mapping[str, Any]]) -> tuple[list[dic
 
 
 def compute_metrics(
-    records: Iterable[SampleRecord | Mapping[str, Any]], *, seed: int = 0
+    records: Iterable[SampleRecord | Mapping[str, Any]],
+    *,
+    seed: int = 0,
+    known: Mapping[str, Iterable[str]] | None = None,
 ) -> dict[str, Any]:
     """Aggregate records: selection per selector; probes overall, per kind and per category.
 
@@ -73,7 +76,8 @@ def compute_metrics(
     the query-level headline (``rc_qa``) and consistent forgetting. Each selector's
     ``mrr_depth`` is the longest ranking it recorded: MRR is MRR@depth. Records whose
     status is not ``ok`` are left out and counted under ``errors`` (absent when none).
-    Plain rows (dicts shaped like the records) are accepted too.
+    Plain rows (dicts shaped like the records) are accepted too. ``known``: the
+    reference reader's known set (:mod:`chronobench.runner.known`; protocol 3).
     """
     rows, errors = _rows(records)
     selection: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -89,7 +93,7 @@ def compute_metrics(
         # MRR is over the ranking the run recorded: its depth labels the column (MRR@depth).
         out["selection"][name]["mrr_depth"] = max(len(r.get("ranked") or []) for r in v)
     if probes:
-        units = run_units(probes)
+        units = run_units(probes, known)
         out["probes"] = _grouped(units, seed)
         cats: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for u in units:
@@ -103,7 +107,7 @@ def compute_metrics(
                 "cluster": str(r.get("stream_id")),
                 "key": ("restored", r["query_id"]),
             }
-            for r in {r["query_id"]: r for r in probes}.values()
+            for r in {r["query_id"]: r for r in probes if r["probe_kind"] != "final_qa"}.values()
             if r.get("selected_version") is not None
         ]
         if restored:

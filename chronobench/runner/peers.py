@@ -214,7 +214,11 @@ def run_peers_cell(cell: Any) -> Path:
     finally:
         stores.close()
     records = log.read_checked()
-    metrics = compute_metrics(records, seed=int(spec.seed))
+    from chronobench.runner.known import reference_known, write_known
+
+    known, known_sha = reference_known(spec, data, backbone)
+    write_known(run_dir, known, known_sha)
+    metrics = compute_metrics(records, seed=int(spec.seed), known=known)
     fid = summarize(measured.fidelity)
     metrics["peer"] = {
         "rollback": {"native": measured.native, "method": measured.method},
@@ -247,6 +251,7 @@ def run_peers_cell(cell: Any) -> Path:
         rows=records,
         timings=timings,
         backbone_stats=dict(getattr(backbone, "stats", {}) or {}),
+        known_sha256=known_sha,
     )
     rq2 = (metrics.get("probes") or {}).get("all", {}).get("rc_qa", {}).get("mean")
     print(

@@ -29,7 +29,9 @@ def rescore_run(run_dir: Path, *, write_samples: bool = False) -> dict:
     records = rescore(SampleLog(samples).read_records(), k=k)
     if write_samples:
         atomic_write_text(samples, "".join(dump_record(r) for r in records))
-    metrics = compute_metrics(records, seed=int(run.manifest.seed))
+    from chronobench.runner.known import read_known
+
+    metrics = compute_metrics(records, seed=int(run.manifest.seed), known=read_known(run_dir))
     atomic_write_json(
         run_dir / "metrics.json",
         {

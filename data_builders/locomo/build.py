@@ -12,6 +12,7 @@ from data_builders.locomo.anchors import (
     indexed_text,
     qa_anchors,
 )
+from data_builders.battery import battery_record, stream_battery
 from data_builders.locomo.pool import build_pool, finish_probes
 from data_builders.locomo.source import load_locomo
 from data_builders.locomo.streams import GRANULARITIES, build_stream
@@ -43,6 +44,9 @@ def build_locomo(
     max_future: int = 3,
     max_boundary: int = 10,
     max_recall: int = 6,
+    battery_qa: int = 4,
+    battery_recall: int = 2,
+    battery_adversarial: int = 1,
     jaccard_threshold: float = 0.5,
     annotation_share: float = DEFAULT_SHARE,
     annotation_min_weight: float = DEFAULT_MIN_WEIGHT,
@@ -66,6 +70,9 @@ def build_locomo(
             max_future=max_future,
             max_boundary=max_boundary,
             max_recall=max_recall,
+            battery_qa=battery_qa,
+            battery_recall=battery_recall,
+            battery_adversarial=battery_adversarial,
             seed=seed,
         )
         res.skipped.update({f"qa:{k}": v for k, v in skipped.items()})
@@ -83,6 +90,7 @@ def build_locomo(
         res.dropped_anchors.update(drops)
         res.dropped_anchors.update(ann_drops)
         stream = sb.stream
+        stream.meta["battery"] = battery_record(stream_battery(pool, stream))
         queries: list[RollbackQuery] = []
         for anchor, intent in select(kept, stream.stream_id, max_queries_per_stream, seed):
             q = make_query(anchor, intent, stream.stream_id, seed)

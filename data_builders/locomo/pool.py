@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from data_builders.errors import DatasetError, where
+from data_builders.locomo.falsify import Falsifier, conversation_texts
 from data_builders.locomo.source import parse_evidence
 from data_builders.locomo.streams import StreamBuild, observations
 from data_builders.probes import PoolFact, PoolQA, PoolSession, ProbePool, add_final_probes
@@ -36,6 +37,9 @@ def build_pool(
     max_future: int,
     max_boundary: int = 0,
     max_recall: int = 0,
+    battery_qa: int = 4,
+    battery_recall: int = 2,
+    battery_adversarial: int = 1,
     seed: int,
 ) -> tuple[ProbePool, Counter[str]]:
     """Place every QA item and session on the timeline; count QA items left out, by reason.
@@ -101,19 +105,30 @@ def build_pool(
             )
         )
     facts: list[PoolFact] = []
+    turns, obs = conversation_texts(rec, sorted(sb.spans), observations)
+    speakers = [str(x) for x in sb.stream.meta.get("speakers", [])]
+    falsifier = Falsifier(turns, obs, speakers, seed=seed, stream_id=sb.stream.stream_id)
     for n in sorted(sb.spans):
         for k, (speaker, text, ids) in enumerate(observations(rec, n), start=1):
             ranges = [sb.dia_range[i] for i in ids if i in sb.dia_range]
             if not ranges or len(ranges) < len(ids) or not text.strip():
                 skipped["fact:unknown_evidence"] += 1
                 continue
+            fact_id = f"o{n}.{k}"
+            twin = falsifier.twin(fact_id, text.strip(), speaker)
+            meta: dict[str, Any] = {"dialog_ids": ids, "speaker": speaker}
+            if twin is not None:
+                meta["swap"] = [twin.original, twin.replacement]
+            else:
+                skipped["fact:no_false_twin"] += 1
             facts.append(
                 PoolFact(
-                    fact_id=f"o{n}.{k}",
+                    fact_id=fact_id,
                     statement=text.strip(),
                     lo=min(r[0] for r in ranges),
                     hi=max(r[1] for r in ranges),
-                    meta={"dialog_ids": ids, "speaker": speaker},
+                    false_statement=twin.statement if twin is not None else None,
+                    meta=meta,
                 )
             )
     pool = ProbePool(
@@ -125,9 +140,12 @@ def build_pool(
         max_future=max_future,
         max_boundary=max_boundary,
         max_recall=max_recall,
+        battery_qa=battery_qa,
+        battery_recall=battery_recall,
+        battery_adversarial=battery_adversarial,
         facts=facts,
         seed=seed,
-        speakers=[str(x) for x in sb.stream.meta.get("speakers", [])],
+        speakers=speakers,
     )
     return pool, skipped
 
@@ -180,7 +198,7 @@ def finish_probes(res: Any, future_skipped: Counter[str]) -> None:
             if p.kind == "summary" and p.meta.get("floor_texts") is not None:
                 p.meta["generic_stems"] = generic
     res.extra["generic_summary_stems"] = len(generic)
-    res.extra["final_qa_probes"] = add_final_probes(res.queries)
+    res.extra["final_qa_probes"] = add_final_probes(res.queries, res.pools, res.streams)
     res.extra["future_candidates_skipped"] = dict(sorted(future_skipped.items()))
 
 

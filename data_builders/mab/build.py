@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.data.schema import RollbackQuery, Stream
+from data_builders.battery import battery_record, stream_battery
 from data_builders.mab.chunking import chunk_context, numbered_statements
 from data_builders.mab.common import locate_questions, row_stream_id, texts_stream
 from data_builders.mab.conflict import conflict_pairs
@@ -89,6 +90,7 @@ def build_mab(
     max_queries_per_stream: int = 40,
     max_answerable: int = 3,
     max_future: int = 3,
+    battery_qa: int = 4,
     jaccard_threshold: float = 0.5,
     seed: int = 0,
     rows: list[dict[str, Any]] | None = None,
@@ -97,12 +99,19 @@ def build_mab(
     if rows is None:
         rows, _, _ = load_mab_rows(split, source, revision)
     res = BuildResult(streams=[], queries=[], pools=[], caveats=list(CAVEATS.get(split, [])))
-    caps = {"max_answerable": max_answerable, "max_future": max_future, "seed": seed}
+    caps = {
+        "max_answerable": max_answerable,
+        "max_future": max_future,
+        "battery_qa": battery_qa,
+        "battery_recall": 0,
+        "seed": seed,
+    }
     for i, row in enumerate(rows):
         stream, pool, anchors, counts = _row(
             split, row, i, chunk_size=chunk_size, chunk_unit=chunk_unit, caps=caps
         )
         res.skipped.update(counts)
+        stream.meta["battery"] = battery_record(stream_battery(pool, stream))
         kept, drops = filter_anchors(anchors, threshold=jaccard_threshold)
         res.dropped_anchors.update(drops)
         queries: list[RollbackQuery] = []

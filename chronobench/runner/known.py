@@ -1,0 +1,155 @@
+"""The known set (protocol 3, docs/metrics.md): which battery items count for RC-QA.
+
+A boundary probe tests rollback only when the question is answerable with its evidence
+in memory. Whether it is, is decided once per (dataset build, backbone) by one fixed
+reference reader, never by the system under test: ChronoMem with its default options,
+reading the stream's last version (no rollback) through the cell's backbone. Why
+ChronoMem: a retrieval reader sees the evidence of any question at any history length;
+full-history is cut by its context budget, so on long conversations it would call a
+question unanswerable because of where its evidence lies. The set is computed once,
+cached on disk beside the call cache (a lock, so parallel cells compute it once), copied
+into each run folder (``known.json``) and its sha256 is in the manifest; every system
+scored with the same backbone on the same build is scored against the same set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from chronobench.fileio import atomic_write_text
+from chronobench.hashing import canonical_json, sha256_text
+
+REFERENCE_SYSTEM = "chronomem"
+KNOWN_FILE = "known.json"
+_VERSION = 1
+
+
+def reference_identity(spec: Any, data: Any, backbone: Any) -> dict[str, Any]:
+    """What the known set depends on: the build, the backbone (with its output-changing
+    settings), the embedder the reference reads with, and the reference itself."""
+    from chronobench.spec import PROTOCOL_VERSION
+
+    inner = getattr(backbone, "inner", backbone)
+    return {
+        "version": _VERSION,
+        "protocol": PROTOCOL_VERSION,
+        "reference": REFERENCE_SYSTEM,
+        "dataset_manifest_sha256": data.manifest_sha256,
+        "backbone": {
+            "name": spec.backbone.name,
+            "model": spec.backbone.model,
+            "params": dict(spec.backbone.params),
+            "generation": spec.backbone.generation.model_dump(mode="json"),
+            "cache_config": getattr(inner, "cache_config", None),
+        },
+        "embedder": spec.embedder.model_dump(mode="json"),
+        "seed": int(spec.seed),
+    }
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _finals_by_stream(data: Any) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for q in data.queries:
+        for p in q.probes:
+            if p.kind == "final_qa":
+                out.setdefault(q.stream_id, []).append(p)
+    return out
+
+
+def _compute(
+    spec: Any, streams: list[Any], finals: dict[str, list[Any]], backbone: Any
+) -> dict[str, list[str]]:
+    from chronobench.metrics import score_probe
+    from chronobench.protocols import GenerationParams, public_writes
+    from chronobench.runner.sealed import ask_final
+    from chronobench.systems import SystemContext
+    from chronobench.systems.registry import SYSTEMS
+    from chronobench.systems.stores import StoreProvider
+
+    gen = spec.backbone.generation
+    params = GenerationParams(
+        max_new_tokens=gen.max_new_tokens,
+        temperature=gen.temperature,
+        top_p=gen.top_p,
+        seed=int(spec.seed),
+    )
+    entry = SYSTEMS.entry(REFERENCE_SYSTEM)
+    options = entry.check_options({}, where="the known set's reference reader")
+    # Its own in-memory stores: the reference does not depend on the cell's store,
+    # retriever or reranker (a session with no rollback reads items, not commits).
+    stores = StoreProvider(embedder=spec.embedder.model_dump(), cache_dir=spec.paths.cache_dir)
+    system = entry.load()(SystemContext(params=params, stores=stores), **options)
+    out: dict[str, list[str]] = {}
+    try:
+        for stream in streams:
+            probes = finals.get(stream.stream_id, [])
+            if not probes:
+                out[stream.stream_id] = []
+                continue
+            system.ingest(public_writes(stream))
+            answered = ask_final(system, stream.stream_id, probes, seed=int(spec.seed))
+            needs = [r.request for _, r in answered if r.answer is None]
+            outputs = iter(backbone.generate(needs) if needs else [])
+            ids = []
+            for p, r in answered:
+                text = r.answer if r.answer is not None else next(outputs).text
+                if score_probe(p, text).get("final_correct") == 1.0:
+                    ids.append(str(p.meta.get("qa_id")))
+            out[stream.stream_id] = sorted(ids)
+    finally:
+        system.close()
+        stores.close()
+    return out
+
+
+def reference_known(spec: Any, data: Any, backbone: Any) -> tuple[dict[str, list[str]], str]:
+    """The known set of ``data``'s streams for the cell's backbone, and the sha256 of its
+    identity and content; computed once and cached (``<cache_dir>/known/``)."""
+    ident = reference_identity(spec, data, backbone)
+    key = sha256_text(canonical_json(ident))[:16]
+    path = Path(spec.paths.cache_dir) / "known" / f"{key}.json"
+    finals = _finals_by_stream(data)
+    with _locked(path):
+        cached: dict[str, list[str]] = {}
+        if path.is_file():
+            try:
+                cached = dict(json.loads(path.read_text(encoding="utf-8")).get("known", {}))
+            except (OSError, ValueError):
+                cached = {}  # a damaged cache file is recomputed
+        missing = [s for s in data.streams if s.stream_id not in cached]
+        if missing:
+            cached.update(_compute(spec, missing, finals, backbone))
+            body = {"identity": ident, "known": dict(sorted(cached.items()))}
+            atomic_write_text(path, json.dumps(body, sort_keys=True, indent=1) + "\n")
+    known = {s.stream_id: cached[s.stream_id] for s in data.streams}
+    return known, sha256_text(canonical_json({"identity": ident, "known": known}))
+
+
+def write_known(run_dir: Path, known: dict[str, list[str]], sha: str) -> None:
+    """Keep the run's known set beside its samples (``score`` re-reads it)."""
+    body = {"sha256": sha, "reference": REFERENCE_SYSTEM, "known": known}
+    atomic_write_text(run_dir / KNOWN_FILE, json.dumps(body, sort_keys=True, indent=1) + "\n")
+
+
+def read_known(run_dir: Path) -> dict[str, list[str]] | None:
+    """The known set a run was scored with, or None (a run of an older protocol)."""
+    path = Path(run_dir) / KNOWN_FILE
+    if not path.is_file():
+        return None
+    return dict(json.loads(path.read_text(encoding="utf-8"))["known"])
