@@ -116,3 +116,21 @@ class GenericWordsFloor(FloorTextSystem):
 
     name = "floor_generic_words"
     floor = "generic_words"
+
+
+class AlwaysYesFloor(ConstantAnswerSystem):
+    """Recall floor: "Yes" to every question (every true recall statement right)."""
+
+    name = "floor_always_yes"
+
+    def __init__(self, ctx: SystemContext, **kwargs: Any) -> None:
+        super().__init__(ctx, answer="Yes", **kwargs)
+
+
+class AlwaysNoFloor(ConstantAnswerSystem):
+    """Recall floor: "No" to every question (every false recall statement right)."""
+
+    name = "floor_always_no"
+
+    def __init__(self, ctx: SystemContext, **kwargs: Any) -> None:
+        super().__init__(ctx, answer="No", **kwargs)

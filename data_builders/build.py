@@ -31,8 +31,8 @@ LOCOMO_DEFAULTS: dict[str, Any] = {
     "max_recall": 6,
     # The stream's question battery (data_builders/battery.py): per session, QA items,
     # true recall statements and as many false ones, category-5 items.
-    "battery_qa": 4,
-    "battery_recall": 2,
+    "battery_qa": 8,
+    "battery_recall": 4,
     "battery_adversarial": 1,
     "jaccard_threshold": 0.5,
     # data_builders/uniqueness.py: drop an anchor when one annotation record of another

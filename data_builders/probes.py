@@ -17,15 +17,12 @@ from chronobench.metrics.summary import SUMMARY_WORDS, novel_event_words, sessio
 from data_builders.boundary import boundary_windows, recall_question
 from data_builders.pools import (
     FUTURE_CATEGORIES,
-    FutureCheck,
     PoolConflict,
     PoolFact,
     PoolQA,
     PoolSession,
     ProbePool,
     past_text,
-    qa_probe,
-    ranked,
 )
 
 __all__ = [

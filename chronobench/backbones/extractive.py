@@ -17,7 +17,10 @@ QA (``task="qa"``)
      capitalised name); ties go to the later sentence (the more recent memory).
   5. Answer with a short span from the winner: the date (relative phrases such as
      "yesterday" resolved against the passage date, else the passage date itself), the
-     number, or the names not already in the question; for yes/no questions "Yes";
+     number, or the names not already in the question; for yes/no questions "Yes",
+     or "No" when a word of the statement missing from the winning sentence occurs in
+     memory only where its subject neither speaks nor is named (a fact given the
+     wrong thing, as protocol 3's false recall statements are);
      otherwise the sentence without question words and stopwords, at most
      ``max_answer_words`` words. LoCoMo gold answers are short, so trimming words the
      gold cannot contain raises token F1.
@@ -80,6 +83,10 @@ _CHOICE = re.compile(
     re.S,
 )
 _WHERE = re.compile(r"^\s*where\b|\bwhich (city|country|place|state)\b", re.I)
+
+
+#: Words of a yes/no question that are no part of the statement it asks about.
+_VERDICT_FILLER = frozenset({"true", "correct", "fact"})
 
 
 def _question_type(question: str) -> str:
@@ -191,7 +198,29 @@ class ExtractiveBackbone:
         _, coverage, index = best
         if coverage < self.abstain_threshold:
             return ABSTAIN_TEXT
+        if qtype == "yesno":
+            return self._verdict(question, q_terms, index, ctx)
         return self._span(sentences[index], question, q_terms, qtype)
+
+    def _verdict(self, question: str, q_terms: set[str], index: int, ctx: tuple[str, ...]) -> str:
+        """Yes, unless a word of the statement that the best-matching sentence lacks
+        occurs in the memory only in sentences that neither the statement's subject says
+        nor name them: the statement then gives the subject something the memory says
+        only of others, and the answer is No. Words the memory never uses (paraphrase,
+        the question's own "true") decide nothing."""
+        names = _names(question, set())
+        if not names:
+            return "Yes"
+        subject = stem(names[0].split()[0].lower().replace("'", ""))
+        _, sent_terms, _ = _indexed(ctx)
+        posting = _postings(ctx)
+        for t in q_terms - sent_terms[index]:
+            holders = posting.get(t, ())
+            if t in _VERDICT_FILLER or not holders:
+                continue
+            if all(subject not in sent_terms[i] for i in holders):
+                return "No"
+        return "Yes"
 
     def choose(self, question: str, options: tuple[str, str], context: tuple[str, ...]) -> str:
         """Pick one of two options: the non-abstaining one only with evidence in memory."""
@@ -252,8 +281,6 @@ class ExtractiveBackbone:
             found = _names(text, q_terms)
             if found:
                 return ", ".join(found)
-        elif qtype == "yesno":
-            return "Yes"
         return self._trim(text, q_terms)
 
     def _trim(self, text: str, q_terms: set[str]) -> str:

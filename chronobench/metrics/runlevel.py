@@ -77,9 +77,10 @@ def run_units(
     Query units, the RC-QA headline: the query's *boundary* probes (``meta.boundary``;
     data_builders/battery.py) that are known are its *known* probes. A_q = mean score at v* over the known ``before`` probes (LoCoMo
     ``qa_f1`` or recall ``recall_acc``), B_q = mean forgetting over the known ``after``
-    probes (``future_abstain`` or ``recall_forget``); a side with no known probe scores
-    0. ``rc_qa`` = 2 A_q B_q / (A_q + B_q), for every query that has boundary probes on
-    both sides (a set fixed by the dataset, not by the system). Also per query:
+    probes (``future_abstain`` or ``recall_forget``). ``rc_qa`` = 2 A_q B_q / (A_q +
+    B_q), for every query with known boundary probes on both sides (with ``known``: a
+    set fixed by the build and the backbone, not by the system); without ``known``, for
+    every query with boundary probes on both sides, a side with no known probe scoring 0. Also per query:
     ``rc_qa_known_a`` / ``rc_qa_known_b`` (how many known probes) and ``rc_qa_a_zero``
     (1 when A_q = 0).
     """
@@ -129,6 +130,11 @@ def run_units(
                 sides[qid][name].append(value)
     for qid, p in sorted(sides.items()):
         if not p["n_before"] or not p["n_after"]:
+            continue
+        if known is not None and (not p["before"] or not p["after"]):
+            # Protocol 3: the known set is the reference reader's, the same for every
+            # system, so which queries have known probes on both sides is fixed by the
+            # build and the backbone; a query without them tests nothing.
             continue
         r = first[qid]
         a = _mean(p["before"]) if p["before"] else 0.0

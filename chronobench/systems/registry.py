@@ -194,6 +194,22 @@ for _i, (_name, _target, _options, _label) in enumerate(
             LeadingWordsOptions,
             "floor: first N words of the stream",
         ),
+        # Protocol 3 floors: the recall constants, a surface reading of recall statements,
+        # and a boundary inferred from the questions.
+        ("floor_always_yes", "baselines.floors:AlwaysYesFloor", NoOptions, "floor: always Yes"),
+        ("floor_always_no", "baselines.floors:AlwaysNoFloor", NoOptions, "floor: always No"),
+        (
+            "floor_recall_surface",
+            "baselines.question_floors:RecallSurfaceFloor",
+            NoOptions,
+            "floor: recall by surface words",
+        ),
+        (
+            "floor_question_density",
+            "baselines.question_floors:QuestionDensityFloor",
+            ChronoMemOptions,
+            "floor: boundary the questions point to",
+        ),
     )
 ):
     register_system(

@@ -6,13 +6,13 @@ from collections import Counter
 from pathlib import Path
 
 from chronobench.data.schema import RollbackQuery
+from data_builders.battery import battery_record, stream_battery
 from data_builders.locomo.anchors import (
     annotation_indexes,
     event_anchors,
     indexed_text,
     qa_anchors,
 )
-from data_builders.battery import battery_record, stream_battery
 from data_builders.locomo.pool import build_pool, finish_probes
 from data_builders.locomo.source import load_locomo
 from data_builders.locomo.streams import GRANULARITIES, build_stream
@@ -44,8 +44,8 @@ def build_locomo(
     max_future: int = 3,
     max_boundary: int = 10,
     max_recall: int = 6,
-    battery_qa: int = 4,
-    battery_recall: int = 2,
+    battery_qa: int = 8,
+    battery_recall: int = 4,
     battery_adversarial: int = 1,
     jaccard_threshold: float = 0.5,
     annotation_share: float = DEFAULT_SHARE,

@@ -37,8 +37,8 @@ def build_pool(
     max_future: int,
     max_boundary: int = 0,
     max_recall: int = 0,
-    battery_qa: int = 4,
-    battery_recall: int = 2,
+    battery_qa: int = 8,
+    battery_recall: int = 4,
     battery_adversarial: int = 1,
     seed: int,
 ) -> tuple[ProbePool, Counter[str]]:
