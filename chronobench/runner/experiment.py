@@ -52,6 +52,8 @@ def compose(overrides: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
         resolved = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if first.startswith("Could not override"):
+            first = _unknown_key_message(exc, first)
         if "Could not find" in first:
             first += (
                 " (configs of your own or of a plug-in: run --config-dir DIR or "
@@ -60,6 +62,28 @@ def compose(overrides: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
         shown = [o for o in overrides if _key(o) != "hydra.searchpath"]
         raise ConfigError(f"overrides {' '.join(shown)}: {first}") from None
     return resolved, choices  # type: ignore[return-value]
+
+
+def _unknown_key_message(exc: Exception, first: str) -> str:
+    """Hydra's "Could not override 'a.b'." with the keys that node does have (closest
+    first) and Hydra's own advice for adding a new key."""
+    from chronobench.errors import valid_keys_hint
+
+    cause = exc.__cause__ or exc.__context__
+    full_key = str(getattr(cause, "full_key", "") or "")
+    parent = getattr(cause, "parent_node", None)
+    out = first.rstrip(".")
+    if full_key and parent is not None and hasattr(parent, "keys"):
+        of, _, leaf = full_key.rpartition(".")
+        valid = [str(k) for k in parent if of or k != "hydra"]
+        hint = valid_keys_hint(leaf, valid, of=of or "the config")
+        if hint:
+            out += f": {hint}"
+    # Hydra's second line: "To append to your config use +a.b=value".
+    append = [line for line in str(exc).splitlines() if line.startswith("To append")]
+    if append:
+        out += f"; a key the config lacks is added with a leading +: {append[0].split()[-1]}"
+    return out
 
 
 def _check_clashes(cells: list[list[str]], user: Sequence[str]) -> None:
