@@ -2,8 +2,8 @@
 lines and exits 2 (``--traceback`` or ``CHRONOBENCH_DEBUG=1`` shows the stack).
 
 Other modules keep their own error types (``DatasetError``, ``UserQueryError``,
-``UncertainRequestError``); :func:`is_expected` lists every type the CLI treats as
-expected.
+``UncertainRequestError``, ``StoreConnectionError``: a database server that cannot be
+reached); :func:`is_expected` lists every type the CLI treats as expected.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ def expected_types() -> tuple[type[BaseException], ...]:
         ("data_builders.errors", "DatasetError"),
         ("data_builders.user_query_file", "UserQueryError"),
         ("chronobench.memory", "UncertainRequestError"),
+        ("chronobench.memory", "StoreConnectionError"),
     ):
         try:
             mod = __import__(module, fromlist=[name])

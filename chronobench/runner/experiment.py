@@ -161,6 +161,31 @@ def prepare_cells(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> list
     ]
 
 
+def check_store_servers(cells: Sequence[Any]) -> None:
+    """Connect once to each PostgreSQL server the cells' stores use, before any work: a
+    stopped server or a wrong URL is a short error naming the URL (never its password)
+    and the fix, not a failure in the middle of the first cell."""
+    urls = sorted(
+        {c.spec.store.url for c in cells if c.spec.store.backend == "postgres" and c.spec.store.url}
+    )
+    if not urls:
+        return
+    from chronobench.memory.pg.conn import connect_raw, describe_url, driver_message
+    from chronobench.memory.types import StoreConnectionError
+
+    for url in urls:
+        try:
+            connect_raw(url, None, 10_000, "chronobench-check").close()
+        except StoreConnectionError as exc:
+            why = driver_message(exc.__cause__ or exc, url)
+            raise ConfigError(
+                f"config key 'store.url': cannot connect to PostgreSQL at {describe_url(url)} "
+                f"({why}); start the server, or point store.url=... or $CHRONOBENCH_PG_URL at "
+                "a running one: postgresql://user@host:port/db, the password in ~/.pgpass or "
+                "$PGPASSWORD rather than the URL"
+            ) from None
+
+
 def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> list[Path]:
     """Validate and resolve every cell (and every user query file against its data),
     then run them in order, or ``jobs`` at a time in worker processes
@@ -170,6 +195,7 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
     from chronobench.runner.query_files import validate_query_files
 
     cells = prepare_cells(cfg, user_overrides)
+    check_store_servers(cells)
     jobs = resolve_jobs(cfg.get("jobs", 1), len(cells))
     models = local_models(cells) if cfg.get("jobs", 1) == "auto" and jobs > 1 else []
     if models:
