@@ -76,6 +76,14 @@ def test_an_unreachable_server_is_one_line_naming_the_url_without_its_password()
     assert is_expected(StoreConnectionError("lost the connection"))
 
 
+def test_a_running_server_passes_the_check(pg_url: str) -> None:
+    from types import SimpleNamespace
+
+    from chronobench.runner.experiment import check_store_servers
+
+    check_store_servers([SimpleNamespace(spec=_spec(backend="postgres", url=pg_url))])
+
+
 def test_driver_messages_lose_the_password_and_the_line_breaks() -> None:
     pytest.importorskip("psycopg")
     from chronobench.memory.pg.conn import describe_url, driver_message
