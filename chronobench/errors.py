@@ -2,11 +2,14 @@
 lines and exits 2 (``--traceback`` or ``CHRONOBENCH_DEBUG=1`` shows the stack).
 
 Other modules keep their own error types (``DatasetError``, ``UserQueryError``,
-``UncertainRequestError``); :func:`is_expected` lists every type the CLI treats as
-expected.
+``UncertainRequestError``, ``StoreConnectionError``: a database server that cannot be
+reached); :func:`is_expected` lists every type the CLI treats as expected.
 """
 
 from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
 
 
 class ChronobenchError(Exception):
@@ -36,6 +39,27 @@ class LeaderboardShrinkError(ChronobenchError):
     """Rebuilding would drop rows of the committed leaderboard (pass --force to allow it)."""
 
 
+def closest_first(given: str, valid: Iterable[str]) -> list[str]:
+    """``valid`` (each once) with the names closest to ``given`` first, the rest in the
+    order given."""
+    names = list(dict.fromkeys(str(v) for v in valid))
+    close = difflib.get_close_matches(given, names, n=3, cutoff=0.6)
+    return [*close, *(n for n in names if n not in close)]
+
+
+def valid_keys_hint(given: str, valid: Iterable[str], *, of: str = "") -> str:
+    """``did you mean 'top_k_items'? valid keys of system: top_k_items, name, ...`` for
+    an unknown key ``given`` (its last dotted part is compared); "" when none is valid."""
+    leaf = given.rsplit(".", 1)[-1]
+    names = closest_first(leaf, valid)
+    if not names:
+        return ""
+    close = difflib.get_close_matches(leaf, names, n=1, cutoff=0.6)
+    guess = f"did you mean {close[0]!r}? " if close else ""
+    where = f" of {of}" if of else ""
+    return f"{guess}valid keys{where}: {', '.join(names)}"
+
+
 def expected_types() -> tuple[type[BaseException], ...]:
     """Exception types reported as a short message (exit 2) instead of a traceback."""
     types: list[type[BaseException]] = [ChronobenchError]
@@ -43,6 +67,7 @@ def expected_types() -> tuple[type[BaseException], ...]:
         ("data_builders.errors", "DatasetError"),
         ("data_builders.user_query_file", "UserQueryError"),
         ("chronobench.memory", "UncertainRequestError"),
+        ("chronobench.memory", "StoreConnectionError"),
     ):
         try:
             mod = __import__(module, fromlist=[name])

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +22,19 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
 
     The bytes go to a temporary file in the same folder, are fsynced, and the file is
     renamed over ``path``; the folder is fsynced too, so after a crash ``path`` holds
-    either the old or the new content, never a torn one.
+    either the old or the new content, never a torn one. The file gets the mode a plain
+    ``open(path, "w")`` would give it: an existing file's own, else 0666 less the umask.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _open_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        # mkstemp makes the file 0600: others could not read a shared results folder.
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        else:  # pragma: no cover - Windows before Python 3.13
+            os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()
@@ -36,6 +45,34 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
         raise
     _fsync_dir(path.parent)
     return path
+
+
+_UMASK_LOCK = threading.Lock()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the OS allows (Linux)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    # Elsewhere the only way is to set it and put it back; the lock keeps our own
+    # writers from seeing the temporary value.
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def _open_mode(path: Path) -> int:
+    """The permission bits ``open(path, "w")`` would leave on ``path``."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
 
 
 def _fsync_dir(folder: Path) -> None:

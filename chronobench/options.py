@@ -11,23 +11,26 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from chronobench.errors import ConfigError
+from chronobench.errors import ConfigError, valid_keys_hint
+
+_UNKNOWN = "unknown option: nothing reads it"
 
 
-def _errors(errors: list[Any], *, group: str, where: str) -> ConfigError:
+def _errors(errors: list[Any], *, group: str, where: str, valid: Sequence[str] = ()) -> ConfigError:
+    """One message for a validation's errors; an unknown key lists the ``valid`` ones."""
     lines = []
     for err in errors:
         key = ".".join(str(p) for p in err["loc"])
-        why = (
-            "unknown option: nothing reads it (remove it or fix its spelling)"
-            if err["type"] == "extra_forbidden"
-            else f"{err['msg']} (got {err.get('input')!r})"
-        )
+        if err["type"] == "extra_forbidden":
+            hint = valid_keys_hint(key, valid, of=group)
+            why = f"{_UNKNOWN}; {hint}" if hint else f"{_UNKNOWN} (remove it)"
+        else:
+            why = f"{err['msg']} (got {err.get('input')!r})"
         lines.append(f"config key '{group}.{key}': {why} [{where}]")
     return ConfigError("; ".join(lines))
 
@@ -39,7 +42,9 @@ def check_model_options(
     try:
         parsed = model.model_validate(dict(options))
     except ValidationError as exc:
-        raise _errors(exc.errors(), group=group, where=where) from None
+        raise _errors(
+            exc.errors(), group=group, where=where, valid=list(model.model_fields)
+        ) from None
     return parsed.model_dump(exclude_unset=True)
 
 
@@ -88,5 +93,6 @@ def check_call_options(
     except ValidationError as exc:
         real = [e for e in exc.errors() if not (e["loc"] and e["loc"][0] in provided)]
         if real:
-            raise _errors(real, group=group, where=where) from None
+            valid = [k for k in model.model_fields if k not in provided]
+            raise _errors(real, group=group, where=where, valid=valid) from None
     return dict(options)

@@ -16,6 +16,14 @@ _PACKAGE = Path(__file__).resolve().parent
 
 # Folders of user configs (os.pathsep-separated), searched after configs/.
 CONFIG_PATH_ENV = "CHRONOBENCH_CONFIG_PATH"
+# The results folder of runs and the leaderboard (configs/config.yaml's paths.results_dir).
+RESULTS_ENV = "CHRONOBENCH_RESULTS"
+
+
+def results_dir() -> Path:
+    """The results folder a command uses when given none: ``$CHRONOBENCH_RESULTS``, else
+    ``results`` (as ``run`` reads it: ``paths.results_dir`` in configs/config.yaml)."""
+    return Path(os.environ.get(RESULTS_ENV) or "results").expanduser()
 
 
 def roots() -> list[Path]:

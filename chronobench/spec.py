@@ -31,7 +31,7 @@ from pydantic import (
     model_validator,
 )
 
-from chronobench.errors import ConfigError
+from chronobench.errors import ConfigError, valid_keys_hint
 from chronobench.hashing import canonical_json, sha256_text
 from chronobench.resolver_options import LLM_FREE_BACKBONES as LLM_FREE_BACKBONES  # re-exported
 from chronobench.resolver_options import RESOLVER_KEYS as RESOLVER_KEYS  # re-exported
@@ -360,9 +360,23 @@ def _origin(loc: tuple[Any, ...], choices: Mapping[str, str] | None) -> str:
     return "configs/config.yaml"
 
 
+def _fields_at(loc: tuple[Any, ...]) -> list[str]:
+    """The declared keys of the spec node holding ``loc``'s last key ([] when unknown)."""
+    model: Any = RunSpec
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part)) if isinstance(model, type) else None
+        model = getattr(field, "annotation", None)
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return []
+    return list(model.model_fields)
+
+
 def _explain(err: dict[str, Any]) -> str:
     if err["type"] == "extra_forbidden":
-        return "unknown key: nothing reads it (remove it or fix its spelling)"
+        loc = tuple(err["loc"])
+        of = ".".join(str(p) for p in loc[:-1]) or "the config"
+        hint = valid_keys_hint(str(loc[-1]), _fields_at(loc), of=of)
+        return f"unknown key: nothing reads it; {hint}" if hint else "unknown key (remove it)"
     if err["type"] == "missing":
         return "required key is missing"
     return f"{err['msg']} (got {err.get('input')!r})"

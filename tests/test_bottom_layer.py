@@ -33,6 +33,35 @@ def test_atomic_write_failure_keeps_old_content_and_no_temp(tmp_path, monkeypatc
     assert [p.name for p in tmp_path.iterdir()] == ["m.json"]
 
 
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o002])
+def test_atomic_write_gives_the_mode_a_plain_open_would(tmp_path, monkeypatch, umask):
+    # A shared results folder: run files must be as readable as any file the user writes.
+    old = os.umask(umask)
+    try:
+        plain = tmp_path / "plain.txt"
+        with open(plain, "w") as fh:
+            fh.write("x")
+        made = fileio.atomic_write_json(tmp_path / "run" / "metrics.json", {"v": 1})
+        assert oct(made.stat().st_mode & 0o777) == oct(plain.stat().st_mode & 0o777)
+        assert made.stat().st_mode & 0o777 == 0o666 & ~umask
+
+        # Without /proc (macOS, BSD) the umask is read by setting it and putting it back.
+        def no_proc(*args, **kwargs):
+            raise OSError("no /proc")
+
+        monkeypatch.setattr(fileio, "open", no_proc, raising=False)
+        assert fileio._umask() == umask
+        assert os.umask(umask) == umask  # left as it was
+        monkeypatch.undo()
+        # Replacing a file keeps that file's own mode, as open(path, "w") does.
+        os.chmod(made, 0o600)
+        fileio.atomic_write_json(made, {"v": 2})
+        assert made.stat().st_mode & 0o777 == 0o600 and '"v": 2' in made.read_text()
+    finally:
+        os.umask(old)
+
+
 def test_canonical_json_is_order_free_and_unescaped():
     a = hashing.canonical_json({"b": [1, 2], "a": "é"})
     assert a == '{"a":"é","b":[1,2]}'

@@ -65,6 +65,21 @@ def test_missing_run_folder_and_missing_data(tmp_path):
     _short_error(proc, "CHRONOBENCH_LOCOMO")
 
 
+def test_unreachable_postgres_server_is_a_short_error(tmp_path):
+    pytest.importorskip("psycopg")
+    import socket
+
+    with socket.socket() as sock:  # bound, then closed: nothing listens there now
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://alice:s3cret@127.0.0.1:{port}/bench"
+    args = ["run", "experiment=single", "dataset=tiny", "task=selection", "store=postgres"]
+    proc = _cli(args, tmp_path, CHRONOBENCH_PG_URL=url)
+    _short_error(proc, f"postgresql://alice@127.0.0.1:{port}/bench", "start the server")
+    assert "s3cret" not in proc.stderr + proc.stdout
+    assert not (tmp_path / "results" / "runs").exists()  # refused before any cell
+
+
 def test_traceback_flag_shows_the_stack(tmp_path):
     proc = _cli(["--traceback", "run", "experiment=single", "+system.bogus=1"], tmp_path)
     assert proc.returncode != 0 and "Traceback" in proc.stderr

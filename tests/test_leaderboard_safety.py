@@ -5,6 +5,7 @@ committed file matches the runs it names."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -106,6 +107,25 @@ def test_leaderboard_command_on_a_fresh_clone_keeps_the_committed_file(tmp_path)
     assert "nothing was written" in proc.stderr.lower()
     assert len(proc.stderr.strip().splitlines()) <= 2
     assert (tmp_path / "LEADERBOARD.md").read_text().startswith("# committed")
+
+
+def test_leaderboard_command_reads_the_results_folder_the_run_writes(tmp_path, monkeypatch):
+    # `run` writes to $CHRONOBENCH_RESULTS; `leaderboard` with no --results reads it too.
+    from chronobench.commands.leaderboard import main
+
+    env_dir, flag_dir = tmp_path / "from-env", tmp_path / "from-flag"
+    for folder in (env_dir, flag_dir):
+        folder.mkdir()
+        (folder / "LEADERBOARD.md").write_text("# committed\n`x__selection__abcdef0123`\n")
+    monkeypatch.chdir(tmp_path)  # no ./results here: the default must not be used
+    monkeypatch.setenv("CHRONOBENCH_RESULTS", str(env_dir))
+    with pytest.raises(LeaderboardShrinkError, match=re.escape(str(env_dir))):
+        main([])
+    with pytest.raises(LeaderboardShrinkError, match=re.escape(str(flag_dir))):
+        main(["--results", str(flag_dir)])  # the flag wins over the variable
+    monkeypatch.delenv("CHRONOBENCH_RESULTS")
+    with pytest.raises(LeaderboardShrinkError, match=re.escape(str(tmp_path / "results"))):
+        main([])
 
 
 def test_committed_leaderboard_matches_the_runs_it_names(tmp_path):

@@ -125,6 +125,24 @@ def test_the_docs_show_the_example_package_as_it_is():
         assert (REPO_ROOT / path).read_text() == text, path
 
 
+def test_the_docs_publish_a_plugin_row_the_way_the_run_says(monkeypatch, capsys, tmp_path):
+    """docs/plugins.md's publishing step names what the run's "not published" line says:
+    publish=true on the run, or the leaderboard command afterwards."""
+    from chronobench.commands import run as run_command
+    from chronobench.runner import experiment
+
+    monkeypatch.setattr(experiment, "run_experiment", lambda cfg, overrides: [tmp_path / "x"])
+    cfg = {"publish": False, "paths": {"results_dir": str(tmp_path)}}
+    run_command.run_and_publish(cfg, ["experiment=single"])
+    said = capsys.readouterr().out
+    assert "publish=true" in said and "python -m chronobench leaderboard" in said
+    doc = (REPO_ROOT / "docs" / "plugins.md").read_text()
+    step = doc.split("### 6. Publish its row\n", 1)[1].split("\n### ", 1)[0]
+    assert "system=keyword_undo task=generation publish=true" in step
+    assert "\npython -m chronobench leaderboard\n" in step
+    assert "is added to that folder's" not in doc  # the old claim: added with no step
+
+
 def _env(tmp_path: Path, site: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("CHRONOBENCH_CONFIG_PATH",)}
     path = [str(site), *filter(None, [env.get("PYTHONPATH")])]

@@ -97,6 +97,32 @@ def test_unknown_key_names_the_key_and_the_file(compose_cells):
         _check(cfg, choices)
 
 
+def test_unknown_key_lists_the_valid_keys_closest_first(compose_cells):
+    # An override of a key the config lacks (Hydra's "Could not override"), a component
+    # option nothing reads, and a spec key nothing reads: each lists what is valid.
+    with pytest.raises(ConfigError) as err:
+        compose_cells(["experiment=single", "system.top_k_itemz=3"])
+    msg = str(err.value)
+    assert "Could not override 'system.top_k_itemz'" in msg and "\n" not in msg
+    assert "did you mean 'top_k_items'? valid keys of system: top_k_items, " in msg
+    assert "rollback_mode" in msg and "+system.top_k_itemz=3" in msg
+    with pytest.raises(ConfigError, match=r"'seed'\? valid keys of the config: seed, .*dataset"):
+        compose_cells(["experiment=single", "seedd=1"])
+    with pytest.raises(ConfigError) as err:
+        compose_cells(["experiment=single", "seedd=1"])
+    assert "hydra" not in str(err.value).split("valid keys")[1]  # Hydra's node is not a key
+    ((cfg, choices),) = compose_cells(["experiment=single", "+system.top_k_itemz=3"])
+    with pytest.raises(ConfigError, match=r"did you mean 'top_k_items'\? valid keys of system: "):
+        _check(cfg, choices)
+    ((cfg, choices),) = compose_cells(["experiment=single", "+embedder.modle=x"])
+    with pytest.raises(ConfigError, match=r"'model'\? valid keys of embedder: model, runtime"):
+        _check(cfg, choices)
+    # A backbone's options are checked against its constructor's signature.
+    ((cfg, choices),) = compose_cells(["experiment=single", "+backbone.params.abstain_treshold=1"])
+    with pytest.raises(ConfigError, match=r"did you mean 'abstain_threshold'\? valid keys"):
+        _check(cfg, choices)
+
+
 def test_mistyped_system_and_backbone_options_are_rejected(compose_cells):
     ((cfg, choices),) = compose_cells(["experiment=single", "system.top_k_items=many"])
     with pytest.raises(ConfigError, match=r"system\.top_k_items"):

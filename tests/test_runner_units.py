@@ -167,3 +167,31 @@ def test_packing_respects_budget_and_order():
     assert 2 <= len(spread) <= 3 and spread == sorted(spread, key=texts.index)
     assert texts.index(spread[0]) < 5 < texts.index(spread[-1])
     assert pack_spread(texts, 1000) == texts
+
+
+def test_missing_locomo_advice_names_the_run_key_not_the_build_flag(tmp_path, monkeypatch):
+    # Offline, no copy anywhere: the builder's advice (`build --source PATH`) becomes the
+    # setting `run` takes (dataset.source=PATH); `build` keeps its own flag.
+    import urllib.error
+
+    import pytest
+
+    from chronobench.runner.datasets import ensure_built
+    from chronobench.spec import DatasetSpec
+    from data_builders.errors import DatasetError
+    from data_builders.locomo import source
+
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.delenv(source.ENV_VAR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(source, "_shared_candidates", lambda: [])
+    monkeypatch.setattr(source.urllib.request, "urlopen", offline)
+    with pytest.raises(DatasetError, match=r"--source PATH"):
+        source.resolve_locomo_source()
+    with pytest.raises(DatasetError) as err:
+        ensure_built(DatasetSpec(name="locomo", granularity="session"), tmp_path / "data")
+    msg = str(err.value)
+    assert "dataset.source=PATH" in msg and "--source" not in msg
+    assert "CHRONOBENCH_LOCOMO" in msg

@@ -67,3 +67,30 @@ def test_rules_apply_intent_on_top_of_a_stage(
 def test_unknown_selector_is_refused(setup: tuple[tuple[StreamWrite, ...], StoreProvider]) -> None:
     with pytest.raises(KeyError, match="unknown selector"):
         StoreSelector("bm25_plus", setup[1])
+
+
+def test_the_plugin_docs_selector_runs_on_the_interface_the_runner_passes(
+    setup: tuple[tuple[StreamWrite, ...], StoreProvider],
+) -> None:
+    """docs/plugins.md's selector section: its example, run as the runner runs a selector
+    (a tuple of StreamWrite, opaque request ids, the run's StoreProvider)."""
+    import inspect
+    import re
+
+    from chronobench.protocols import Selector
+    from tests.conftest import REPO_ROOT
+
+    doc = (REPO_ROOT / "docs" / "plugins.md").read_text()
+    section = doc.split("## Selectors and backbones\n", 1)[1].split("\n## ", 1)[0]
+    assert "search(writes, queries, top_k)" in section
+    params = list(inspect.signature(Selector.search).parameters)[1:]
+    assert params == ["writes", "queries", "top_k"]  # the names the section uses
+    (code,) = re.findall(r"```python\n(.*?)```\n", section, re.S)
+    namespace: dict = {}
+    exec(compile(code, "docs/plugins.md", "exec"), namespace)  # noqa: S102 - our own docs
+    writes, provider = setup
+    selector = namespace["LateBM25Selector"]("late_bm25", provider)
+    assert isinstance(selector, Selector)
+    ranked = selector.search(writes, {"r1": "pottery classes", "r2": "marathon"}, top_k=3)
+    assert ranked["r1"][0][0] == 2 and ranked["r2"][0][0] == 4
+    assert all(isinstance(j, int) and 0 <= j <= len(writes) for j, _ in ranked["r1"])

@@ -1,8 +1,9 @@
 """``python -m chronobench leaderboard``: rebuild results/LEADERBOARD.md and .csv.
 
-From the committed published runs (results/published/) plus local runs (results/runs/);
-it never names fewer runs than the file it replaces unless --force (then: local runs
-only). Fixture, smoke and debug runs are never published.
+From the committed published runs (results/published/) plus local runs (results/runs/)
+of the folder ``run`` writes to (``--results``, else ``$CHRONOBENCH_RESULTS``, else
+``results``); it never names fewer runs than the file it replaces unless --force (then:
+local runs only). Fixture, smoke and debug runs are never published.
 """
 
 from __future__ import annotations
@@ -14,8 +15,15 @@ from pathlib import Path
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry."""
+    from chronobench.paths import RESULTS_ENV, results_dir
+
     parser = argparse.ArgumentParser(prog="chronobench leaderboard", description=__doc__)
-    parser.add_argument("--results", type=Path, default=Path("results"), help="results folder")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=None,
+        help=f"results folder (default: ${RESULTS_ENV}, as `run` writes it, else results)",
+    )
     parser.add_argument(
         "--force",
         action="store_true",
@@ -25,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from chronobench.leaderboard.build import write_leaderboard
 
-    path = write_leaderboard(args.results, force=args.force)
+    path = write_leaderboard(args.results or results_dir(), force=args.force)
     if args.print:
         print(path.read_text())
     print(f"written: {path} and {path.with_suffix('.csv')}")

@@ -47,7 +47,7 @@ def run_and_publish(cfg: Mapping[str, Any], overrides: Sequence[str]) -> list[Pa
         print(
             "not published: only the main job and the named experiment presets write "
             "results/LEADERBOARD.* and results/published/ (add publish=true to publish "
-            "these runs)"
+            "these runs, or run `python -m chronobench leaderboard` later)"
         )
         return folders
     from chronobench.leaderboard.build import publish_after_run

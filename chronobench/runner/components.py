@@ -14,6 +14,7 @@ before any work, and nothing is looked up again while the cell runs.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.backbones.registry import BACKBONES
-from chronobench.errors import ConfigError
+from chronobench.errors import ConfigError, MissingDependencyError
 from chronobench.registry import Entry, Registry
 from chronobench.selectors import SELECTORS
 from chronobench.spec import LLM_FREE_BACKBONES, RetrieverSpec, RunSpec
@@ -263,6 +264,11 @@ def resolve_cell(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> 
             "config key 'store.url': store=postgres needs a server URL; set "
             "CHRONOBENCH_PG_URL=postgresql://user@host:port/db or store.url=... "
             f"[{_where('store', choices)}]"
+        )
+    if spec.store.backend == "postgres" and importlib.util.find_spec("psycopg") is None:
+        raise MissingDependencyError(
+            "store=postgres needs psycopg 3, which is not installed: "
+            "pip install 'chronobench[postgres]'"
         )
     backbone = _backbone(spec, choices)
     checked = needs_backbone(spec)

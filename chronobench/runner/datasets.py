@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,9 +128,10 @@ def _is_commit(rev: str) -> bool:
 def ensure_built(dspec: DatasetSpec, data_dir: str | Path, paraphrase_backbone: Any = None) -> Path:
     """Build the dataset described by ``dspec`` unless it is built; returns its folder."""
     from data_builders import build_dataset
+    from data_builders.errors import DatasetError
 
-    return Path(
-        build_dataset(
+    try:
+        folder = build_dataset(
             dspec.name,
             granularity=dspec.granularity if dspec.name == "locomo" else None,
             source=resolve_source(dspec.source),
@@ -137,7 +139,23 @@ def ensure_built(dspec: DatasetSpec, data_dir: str | Path, paraphrase_backbone: 
             paraphrase_backbone=paraphrase_backbone if dspec.paraphrase else None,
             **dict(dspec.params),
         )
-    )
+    except DatasetError as exc:
+        raise advice_for_run(exc) from exc
+    return Path(folder)
+
+
+# The builders' advice names `chronobench build`'s flag; `run` rejects flags and takes the
+# same setting as a config key.
+_BUILD_SOURCE_FLAG = re.compile(r"--source(?: PATH)?")
+
+
+def advice_for_run(exc: Exception) -> Exception:
+    """``exc`` (a builder's error) with its ``--source PATH`` advice given as ``run``
+    takes it, ``dataset.source=PATH``; unchanged when it gives none."""
+    text = str(exc)
+    if not _BUILD_SOURCE_FLAG.search(text):
+        return exc
+    return type(exc)(_BUILD_SOURCE_FLAG.sub("dataset.source=PATH", text))
 
 
 # What this process loaded from built folders, keyed by the files' signatures: the

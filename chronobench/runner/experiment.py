@@ -52,6 +52,8 @@ def compose(overrides: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
         resolved = OmegaConf.to_container(cfg, resolve=True)
     except (HydraException, OmegaConfBaseException) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if first.startswith("Could not override"):
+            first = _unknown_key_message(exc, first)
         if "Could not find" in first:
             first += (
                 " (configs of your own or of a plug-in: run --config-dir DIR or "
@@ -60,6 +62,28 @@ def compose(overrides: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
         shown = [o for o in overrides if _key(o) != "hydra.searchpath"]
         raise ConfigError(f"overrides {' '.join(shown)}: {first}") from None
     return resolved, choices  # type: ignore[return-value]
+
+
+def _unknown_key_message(exc: Exception, first: str) -> str:
+    """Hydra's "Could not override 'a.b'." with the keys that node does have (closest
+    first) and Hydra's own advice for adding a new key."""
+    from chronobench.errors import valid_keys_hint
+
+    cause = exc.__cause__ or exc.__context__
+    full_key = str(getattr(cause, "full_key", "") or "")
+    parent = getattr(cause, "parent_node", None)
+    out = first.rstrip(".")
+    if full_key and parent is not None and hasattr(parent, "keys"):
+        of, _, leaf = full_key.rpartition(".")
+        valid = [str(k) for k in parent if of or k != "hydra"]
+        hint = valid_keys_hint(leaf, valid, of=of or "the config")
+        if hint:
+            out += f": {hint}"
+    # Hydra's second line: "To append to your config use +a.b=value".
+    append = [line for line in str(exc).splitlines() if line.startswith("To append")]
+    if append:
+        out += f"; a key the config lacks is added with a leading +: {append[0].split()[-1]}"
+    return out
 
 
 def _check_clashes(cells: list[list[str]], user: Sequence[str]) -> None:
@@ -137,6 +161,31 @@ def prepare_cells(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> list
     ]
 
 
+def check_store_servers(cells: Sequence[Any]) -> None:
+    """Connect once to each PostgreSQL server the cells' stores use, before any work: a
+    stopped server or a wrong URL is a short error naming the URL (never its password)
+    and the fix, not a failure in the middle of the first cell."""
+    urls = sorted(
+        {c.spec.store.url for c in cells if c.spec.store.backend == "postgres" and c.spec.store.url}
+    )
+    if not urls:
+        return
+    from chronobench.memory.pg.conn import connect_raw, describe_url, driver_message
+    from chronobench.memory.types import StoreConnectionError
+
+    for url in urls:
+        try:
+            connect_raw(url, None, 10_000, "chronobench-check").close()
+        except StoreConnectionError as exc:
+            why = driver_message(exc.__cause__ or exc, url)
+            raise ConfigError(
+                f"config key 'store.url': cannot connect to PostgreSQL at {describe_url(url)} "
+                f"({why}); start the server, or point store.url=... or $CHRONOBENCH_PG_URL at "
+                "a running one: postgresql://user@host:port/db, the password in ~/.pgpass or "
+                "$PGPASSWORD rather than the URL"
+            ) from None
+
+
 def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> list[Path]:
     """Validate and resolve every cell (and every user query file against its data),
     then run them in order, or ``jobs`` at a time in worker processes
@@ -146,6 +195,7 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
     from chronobench.runner.query_files import validate_query_files
 
     cells = prepare_cells(cfg, user_overrides)
+    check_store_servers(cells)
     jobs = resolve_jobs(cfg.get("jobs", 1), len(cells))
     models = local_models(cells) if cfg.get("jobs", 1) == "auto" and jobs > 1 else []
     if models:

@@ -47,14 +47,31 @@ def _register_numpy(adapters: Any) -> None:
 
 
 def describe_url(url: str) -> str:
-    """``host:port/db`` of a URL, without credentials (for error messages)."""
+    """``postgresql://user@host:port/db`` of a URL: no password, no query string (for
+    error messages)."""
     from psycopg.conninfo import conninfo_to_dict
 
     try:
         info = conninfo_to_dict(url)
     except Exception:  # noqa: BLE001 - a message helper must not raise
         return "the server"
-    return f"{info.get('host', 'localhost')}:{info.get('port', 5432)}/{info.get('dbname', '')}"
+    user = f"{info['user']}@" if info.get("user") else ""
+    host, port = info.get("host", "localhost"), info.get("port", 5432)
+    return f"postgresql://{user}{host}:{port}/{info.get('dbname', '')}"
+
+
+def driver_message(exc: BaseException, url: str) -> str:
+    """The driver's message on one line, with ``url``'s password (if any) masked."""
+    from urllib.parse import unquote, urlsplit
+
+    text = " ".join(str(exc).split())
+    try:
+        password = urlsplit(url).password
+    except ValueError:  # a malformed URL: nothing to mask that we could find
+        password = None
+    for form in {password, unquote(password or "")} - {None, ""}:
+        text = text.replace(str(form), "***")
+    return text[:300]
 
 
 class PgConn:
@@ -73,8 +90,9 @@ class PgConn:
             if writing
             else ""
         )
+        why = " ".join(str(exc).split())[:200]  # one line: the CLI prints it as is
         return StoreConnectionError(
-            f"lost the connection to PostgreSQL at {self.where} ({str(exc).strip()[:200]}).{may}"
+            f"lost the connection to PostgreSQL at {self.where} ({why}).{may}"
             " The store reconnects on its next call."
         )
 
@@ -187,8 +205,9 @@ def connect_raw(url: str, schema: str | None, busy_timeout_ms: int, application:
         )
     except psycopg.OperationalError as exc:
         raise StoreConnectionError(
-            f"cannot connect to PostgreSQL at {describe_url(url)}: {str(exc).strip()[:300]}; "
-            "check the URL (postgresql://user@host:port/db) and that the server runs"
+            f"cannot connect to PostgreSQL at {describe_url(url)}: {driver_message(exc, url)}; "
+            "check that the server runs and the URL (postgresql://user@host:port/db; the "
+            "password in ~/.pgpass or $PGPASSWORD rather than the URL)"
         ) from exc
     _register_numpy(raw.adapters)
     raw.adapters.register_loader(FLOAT4_ARRAY_OID, float4_loader(psycopg))

@@ -45,7 +45,7 @@ class PgVectors:
         """The connection, under the lock; a lost one is a clear error (reconnects next)."""
         import psycopg
 
-        from chronobench.memory.pg.conn import describe_url
+        from chronobench.memory.pg.conn import describe_url, driver_message
         from chronobench.memory.types import StoreConnectionError
 
         with self._lock:
@@ -57,7 +57,7 @@ class PgVectors:
                 self._conn = None
                 raise StoreConnectionError(
                     f"lost the connection to PostgreSQL at {describe_url(self.url)} (embedding "
-                    f"cache: {str(exc).strip()[:200]}). Nothing was written. The store "
+                    f"cache: {driver_message(exc, self.url)[:200]}). Nothing was written. The store "
                     "reconnects on its next call."
                 ) from exc
 
