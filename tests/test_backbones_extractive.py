@@ -137,6 +137,8 @@ def _reference_answer(bb: ExtractiveBackbone, question: str, context: tuple[str,
     _, coverage, index = best
     if coverage < bb.abstain_threshold:
         return ABSTAIN_TEXT
+    if qtype == "yesno":
+        return bb._verdict(question, q_terms, index, tuple(context))
     return bb._span(sentences[index], question, q_terms, qtype)
 
 

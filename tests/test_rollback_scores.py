@@ -77,28 +77,49 @@ def test_boundary_and_recall_probes_sit_on_both_sides_of_v_star() -> None:
         PoolFact(fact_id="o2", statement="Ann sold her first vase at a market.", lo=5, hi=5),
         # Says nothing the memory before its session lacks: never a recall probe.
         PoolFact(fact_id="o3", statement="Ann adopted a puppy.", lo=4, hi=4),
+        PoolFact(
+            fact_id="o4",
+            statement="Ann glazed pottery classes bowls downtown.",
+            false_statement="Ann glazed pottery classes dogs downtown.",
+            lo=3,
+            hi=3,
+        ),
     ]
     pool = _pool(qas=qas, facts=facts, max_answerable=0, max_future=0, max_boundary=5, max_recall=5)
-    probes = attach_probes(pool, _stream(), "Q", 4)
+    stream = _stream()
+    probes = attach_probes(pool, stream, "Q", 4)
     sides = {(p.kind, p.meta["qa_id"], p.meta["boundary"]) for p in probes if p.kind != "summary"}
     assert sides == {
         ("qa", "q2", "before"),
         ("future_qa", "q3", "after"),
         ("qa", "o1", "before"),
+        ("qa", "o4-false", "before"),
         ("future_qa", "o2", "after"),
     }
     recall = next(p for p in probes if p.meta["qa_id"] == "o1")
     assert recall.question == "Is it true that Ann started pottery classes downtown?"
     assert recall.answers == ["Yes"] and recall.meta["format"] == "recall"
-    # Every boundary question (and every future one) is asked once more at the end.
+    false = next(p for p in probes if p.meta["qa_id"] == "o4-false")
+    assert false.question == "Is it true that Ann glazed pottery classes dogs downtown?"
+    assert false.answers == ["No"] and false.meta["truth"] is False
+    # Every probe is a battery item, asked under the battery's text; other v* label the
+    # same battery differently.
+    from data_builders.battery import stream_battery
+
+    battery = {it.item_id: it.question for it in stream_battery(pool, stream)}
+    assert all(battery[p.meta["battery_id"]] == p.question for p in probes)
+    later = {(p.kind, p.meta["qa_id"]) for p in attach_probes(pool, stream, "Q2", 6)}
+    assert ("qa", "q3") in later and ("qa", "o2") in later
+    # Every battery question with a gold answer is asked once more, at the end.
     from chronobench.data.schema import RollbackQuery
 
     q = RollbackQuery(
         query_id="Q", stream_id="s", text="t", intent="undo", source="user", target_version=4
     )
     q.probes = probes
-    assert add_final_probes([q]) == 4
-    assert {p.meta["qa_id"] for p in q.probes if p.kind == "final_qa"} == {"q2", "q3", "o1", "o2"}
+    assert add_final_probes([q], [pool], [stream]) == 7
+    finals = {p.meta["qa_id"] for p in q.probes if p.kind == "final_qa"}
+    assert finals == {"q1", "q2", "q3", "o1", "o2", "o3", "o4-false"}
 
 
 def test_recall_question_lowercases_a_leading_function_word() -> None:
@@ -118,10 +139,41 @@ def test_recall_replies_are_read_as_yes_no_or_abstain() -> None:
     )
     drop = keep.model_copy(update={"kind": "future_qa", "answers": [], "future_answers": ["Yes"]})
     final = keep.model_copy(update={"kind": "final_qa"})
+    # A protocol-2 probe (no ``truth``): "No" forgets, as it was scored then.
     assert score_probe(keep, "Yes") == {"recall_acc": 1.0}
     assert score_probe(drop, "Not mentioned.") == {"recall_forget": 1.0, "recall_leak": 0.0}
     assert score_probe(drop, "Yes, it is") == {"recall_forget": 0.0, "recall_leak": 1.0}
+    assert score_probe(drop, "No.")["recall_forget"] == 1.0
     assert score_probe(final, "yes")["final_correct"] == 1.0
+
+
+def test_true_and_false_statements_are_scored_so_no_constant_wins_a_side() -> None:
+    def probe(kind: str, truth: bool) -> Probe:
+        gold = ["Yes" if truth else "No"]
+        return Probe(
+            probe_id=f"{kind}{truth}",
+            kind=kind,  # type: ignore[arg-type]
+            question="Is it true that x?",
+            answers=gold if kind != "future_qa" else [],
+            future_answers=gold if kind == "future_qa" else [],
+            meta={"format": "recall", "truth": truth},
+        )
+
+    field = {"qa": "recall_acc", "future_qa": "recall_forget", "final_qa": "final_correct"}
+    for constant in ("Yes", "No", "Not mentioned."):
+        for kind in ("qa", "future_qa"):
+            scores = [score_probe(probe(kind, t), constant)[field[kind]] for t in (True, False)]
+            # Kept side: at most one of the pair (chance); forgotten side: only abstaining
+            # is right (and abstaining is wrong on the kept side).
+            if kind == "qa":
+                assert sum(scores) == (0.0 if constant == "Not mentioned." else 1.0), constant
+            else:
+                assert sum(scores) == (2.0 if constant == "Not mentioned." else 0.0), constant
+    assert score_probe(probe("qa", False), "No, never.")["recall_acc"] == 1.0
+    assert score_probe(probe("qa", False), "Not mentioned.")["recall_acc"] == 0.0
+    assert score_probe(probe("future_qa", False), "No")["recall_leak"] == 1.0
+    assert score_probe(probe("future_qa", True), "No")["recall_forget"] == 0.0
+    assert score_probe(probe("final_qa", False), "No")["final_correct"] == 1.0
 
 
 def test_session_new_words_belong_to_the_first_session_that_says_them() -> None:

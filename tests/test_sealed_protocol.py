@@ -1,14 +1,15 @@
 """The sealed protocol (issue 15): a system receives exactly what a deployed agent would.
 
-A spy wraps every registered non-oracle system and records everything the runner hands
-it, in a real cell (``run_cell`` on the tiny fixture, and on a MemoryAgentBench
-fixture): the context it is built with, the writes at ingest, the request text at
-rollback, the questions at ask. The test asserts that this is exactly the stream's
-public writes, the request text and the question texts, in the protocol's order
-(rollback, then the questions; ``final_qa`` questions afterwards in a new session
-without a rollback), with opaque question ids; that no gold field name, no oracle
-message and no answer or reference text the stream does not itself contain reaches the
-system. Oracles get the target through the oracle channel only; RQ1 selectors get the
+A spy wraps every registered non-oracle system (the peers included) and records
+everything the runner hands it, in a real cell (``run_cell`` on the tiny fixture, and on
+a MemoryAgentBench fixture): the context it is built with, the writes at ingest, the
+request text at rollback, the questions at ask. The test asserts that this is exactly
+the stream's public writes, the request text and the stream's question battery, in the
+protocol's order (per query: rollback, then the battery; the stream's ``final_qa``
+questions once, after its queries, in a session without a rollback), with opaque
+question ids; that apart from the request text every query of a stream is handed the
+same, byte for byte (protocol 3); that no gold field name, no oracle message and no
+answer or reference text the stream does not itself contain reaches the system. Oracles get the target through the oracle channel only; RQ1 selectors get the
 public writes and the request texts under opaque ids; repair methods never see a
 case's gold.
 """
@@ -247,6 +248,8 @@ def _check_handed(name: str, log: list, contexts: list, data: Any) -> None:
         "close",
     }, f"{name}: {sorted({ev[0] for ev in log})}"
 
+    from chronobench.runner.sealed import stream_questions
+
     by_stream = data.queries_by_stream()
     ingests = [ev[1] for ev in log if ev[0] == "ingest"]
     assert len(ingests) == len([s for s in data.streams if by_stream.get(s.stream_id)])
@@ -262,40 +265,44 @@ def _check_handed(name: str, log: list, contexts: list, data: Any) -> None:
         assert {type(c) for w in writes for c in w.changes} == {ItemChange}
         handed.append(writes)
         stream_text = "\n".join(op.text or "" for w in stream.writes for op in w.ops)
-        for q in by_stream[stream.stream_id]:
-            main = [p for p in q.probes if p.kind != "final_qa"]
-            final = [p for p in q.probes if p.kind == "final_qa"]
+        battery = [text for _, text in stream_questions(stream, 0)]
+        queries = by_stream[stream.stream_id]
+        final = [p for q in queries for p in q.probes if p.kind == "final_qa"]
+        label_keys = {k for w in stream.writes for k in w.labels}
+        blind: list[bytes] = []
+        for q in queries:
             first = next(it)
-            # Session 1: the request, then every question but the final ones.
+            # One session per query: the request, then the stream's whole battery.
             assert first[0] == ("open_session", (), {}), f"{name}: {first[0]}"
-            expected = ["open_session", "rollback", *(["ask"] if main else []), "close_session"]
-            assert [ev[0] for ev in first] == expected
+            assert [ev[0] for ev in first] == ["open_session", "rollback", "ask", "close_session"]
             assert first[1] == ("rollback", q.text) and type(first[1][1]) is str
-            questions: list[Question] = first[2][1] if main else []
-            if final:  # session 2, after session 1 closed: no rollback
-                second = next(it)
-                assert [ev[0] for ev in second] == ["open_session", "ask", "close_session"]
-                questions_final: list[Question] = second[1][1]
-            else:
-                questions_final = []
-            for asked, probes in ((questions, main), (questions_final, final)):
-                assert {type(x) for x in asked} <= {Question}
-                assert sorted(x.text for x in asked) == sorted(p.question for p in probes)
-                # Opaque ids: q1, q2, ... in the order asked; nothing of the probe in them.
-                assert [x.question_id for x in asked] == [f"q{i}" for i in range(1, len(asked) + 1)]
-            allowed = "\n".join([stream_text, q.text, *(p.question for p in q.probes)])
-            handed_q = [q.text, questions, questions_final]
-            label_keys = {k for w in stream.writes for k in w.labels}
+            questions: list[Question] = first[2][1]
+            assert {type(x) for x in questions} <= {Question}
+            assert [x.text for x in questions] == battery
+            # Opaque ids: q1, q2, ... in the order asked; nothing of the probe in them.
+            assert [x.question_id for x in questions] == [
+                f"q{i}" for i in range(1, len(questions) + 1)
+            ]
+            # What the session was handed, the request text left out, byte for byte.
+            blind.append(repr([ev for ev in first if ev[0] != "rollback"]).encode())
+            allowed = "\n".join([stream_text, q.text, *battery])
+            handed_q = [q.text, questions]
             names, oracle, leaked = _leaks(handed_q, [q], allowed, label_keys)
             assert not names, f"{name}: gold field names handed over: {names}"
             assert not oracle, f"{name}: a non-oracle system got the oracle channel"
             assert not leaked, f"{name}: gold text the stream does not contain: {leaked[:3]}"
             handed += handed_q
+        # Apart from the request text, every query of the stream was handed the same.
+        assert len(set(blind)) == 1, f"{name}: queries of {stream.stream_id} differ"
+        if final:  # once per stream, after its queries: a session with no rollback
+            last = next(it)
+            assert [ev[0] for ev in last] == ["open_session", "ask", "close_session"]
+            asked = last[1][1]
+            assert sorted(x.text for x in asked) == sorted(p.question for p in final)
+            assert [x.question_id for x in asked] == [f"q{i}" for i in range(1, len(asked) + 1)]
+            handed.append(asked)
         # The writes themselves hold no gold field name and no foreign gold text.
-        label_keys = {k for w in stream.writes for k in w.labels}
-        names, oracle, leaked = _leaks(
-            [writes], by_stream[stream.stream_id], stream_text, label_keys
-        )
+        names, oracle, leaked = _leaks([writes], queries, stream_text, label_keys)
         assert not names and not oracle and not leaked, (name, names, leaked[:3])
     assert next(it, None) is None, f"{name}: sessions the runner did not account for"
     assert log[-1] == ("close",)
@@ -352,6 +359,7 @@ def test_oracles_get_the_target_through_the_oracle_channel_only(
             assert "rollback" not in [ev[0] for ev in s]
     if name == "chronomem_oracle":
         rows = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
+        rows = [r for r in rows if r["probe_kind"] != "final_qa"]  # no rollback there
         assert rows and all(r["selected_version"] == r["gold_version"] for r in rows)
 
 

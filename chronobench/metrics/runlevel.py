@@ -85,6 +85,7 @@ def run_units(
     (1 when A_q = 0).
     """
     rows = list(rows)
+    reference = known is not None
     final: dict[tuple[str, str], float] = {}
     if known is not None:
         final = {(str(s), str(q)): 1.0 for s, ids in known.items() for q in ids}
@@ -103,8 +104,8 @@ def run_units(
         scores = dict(r["scores"])
         stream = str(r.get("stream_id", ""))
         question = str((r.get("probe") or {}).get("question", r.get("sample_id")))
-        known = final.get((stream, _qa_id(r))) == 1.0
-        if kind == "future_qa" and known and "future_abstain" in scores:
+        is_known = final.get((stream, _qa_id(r))) == 1.0
+        if kind == "future_qa" and is_known and "future_abstain" in scores:
             scores["consistent_forgetting"] = scores["future_abstain"]
         # final_qa is asked without rollback: its identity does not involve v*.
         v_star = None if kind == "final_qa" else r.get("gold_version")
@@ -126,12 +127,12 @@ def run_units(
         if side is not None:
             name, value = side
             sides[qid][f"n_{name}"].append(1.0)
-            if known:
+            if is_known:
                 sides[qid][name].append(value)
     for qid, p in sorted(sides.items()):
         if not p["n_before"] or not p["n_after"]:
             continue
-        if known is not None and (not p["before"] or not p["after"]):
+        if reference and (not p["before"] or not p["after"]):
             # Protocol 3: the known set is the reference reader's, the same for every
             # system, so which queries have known probes on both sides is fixed by the
             # build and the backbone; a query without them tests nothing.
