@@ -80,6 +80,7 @@ def _units(pool: ProbePool, stream: Stream) -> list[tuple[int, int]]:
 
 def _build(pool: ProbePool, stream: Stream) -> list[BatteryItem]:
     items: list[BatteryItem] = []
+    swapped: set[str] = set()
     qid = lambda q: q.qa_id  # noqa: E731
     fid = lambda f: f.fact_id  # noqa: E731
     for lo, hi in _units(pool, stream):
@@ -91,11 +92,19 @@ def _build(pool: ProbePool, stream: Stream) -> list[BatteryItem]:
         items += [_qa_item(q, pool) for q in sorted(chosen, key=qid)]
         if pool.battery_recall > 0:
             facts = [f for f in pool.facts if lo <= f.lo and f.hi <= hi]
-            false = _static([f for f in facts if f.false_statement], fid, pool)
-            false = false[: pool.battery_recall]
+            false = []
+            for f in _static([f for f in facts if f.false_statement], fid, pool):
+                swap = f.meta.get("swap")
+                word = str(swap[1]).lower() if swap else str(f.false_statement)
+                if word in swapped:
+                    continue  # one false statement per replacement word and stream
+                if len(false) < min(pool.battery_recall, len(facts) // 2):
+                    false.append(f)
+                    swapped.add(word)
             taken = {f.fact_id for f in false}
             true = [f for f in _static(facts, fid, pool) if f.fact_id not in taken]
-            true = true[: pool.battery_recall]
+            # As many true statements as false ones, per session.
+            true = true[: len(false)]
             recall = [(f, True) for f in true] + [(f, False) for f in false]
             items += [_recall_item(f, t) for f, t in sorted(recall, key=lambda x: x[0].fact_id)]
         live = [c for c in pool.conflicts if lo <= c.old_version <= hi]

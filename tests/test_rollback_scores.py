@@ -84,6 +84,20 @@ def test_boundary_and_recall_probes_sit_on_both_sides_of_v_star() -> None:
             lo=3,
             hi=3,
         ),
+        PoolFact(
+            fact_id="o6",
+            statement="Ann fired glazed mugs in a kiln.",
+            false_statement="Ann fired glazed kittens in a kiln.",
+            lo=3,
+            hi=4,
+        ),
+        PoolFact(
+            fact_id="o5",
+            statement="Ann sold her second bowl at a fair.",
+            false_statement="Ann sold her second kettle at a fair.",
+            lo=5,
+            hi=6,
+        ),
     ]
     pool = _pool(qas=qas, facts=facts, max_answerable=0, max_future=0, max_boundary=5, max_recall=5)
     stream = _stream()
@@ -94,7 +108,9 @@ def test_boundary_and_recall_probes_sit_on_both_sides_of_v_star() -> None:
         ("future_qa", "q3", "after"),
         ("qa", "o1", "before"),
         ("qa", "o4-false", "before"),
+        ("qa", "o6-false", "before"),
         ("future_qa", "o2", "after"),
+        ("future_qa", "o5-false", "after"),
     }
     recall = next(p for p in probes if p.meta["qa_id"] == "o1")
     assert recall.question == "Is it true that Ann started pottery classes downtown?"
@@ -117,9 +133,9 @@ def test_boundary_and_recall_probes_sit_on_both_sides_of_v_star() -> None:
         query_id="Q", stream_id="s", text="t", intent="undo", source="user", target_version=4
     )
     q.probes = probes
-    assert add_final_probes([q], [pool], [stream]) == 7
+    assert add_final_probes([q], [pool], [stream]) == 9
     finals = {p.meta["qa_id"] for p in q.probes if p.kind == "final_qa"}
-    assert finals == {"q1", "q2", "q3", "o1", "o2", "o3", "o4-false"}
+    assert finals == {"q1", "q2", "q3", "o1", "o2", "o3", "o4-false", "o5-false", "o6-false"}
 
 
 def test_recall_question_lowercases_a_leading_function_word() -> None:

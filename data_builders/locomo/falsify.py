@@ -74,8 +74,8 @@ class Falsifier:
 
     ``turns``: ``(speaker, text)`` of every turn (the stream's public text);
     ``observations``: ``(speaker, text)`` of every observation; ``speakers``: the two
-    names. Built once per conversation; :meth:`twin` is called in a fixed order (each
-    replacement word is used once per conversation)."""
+    names. Built once per conversation. (The battery asks at most one false statement per
+    replacement word, data_builders/battery.py: a word in many would mark them.)"""
 
     def __init__(
         self,
@@ -100,7 +100,6 @@ class Falsifier:
                 if i > 0 and t[:1].isupper() and toks[i - 1][-1:] not in ".!?":
                     proper[t.lower()] += 1
         self.df, self.nounish, self.proper = df, nounish, proper
-        self.used: set[str] = set()
         # Per subject: the stems of every turn and observation it occurs in.
         self._with: dict[str, set[str]] = {}
         for subject in speakers:
@@ -167,14 +166,12 @@ class Falsifier:
                 for w in self._cands(kind)
                 if self._content(w)
                 and "'" not in w
-                and w not in self.used
                 and stem(w) not in banned
                 and stem(w) not in own
             ]
             if not cands:
                 continue
             pick = min(cands, key=lambda w: (stable_hash(self.seed, self.stream_id, fact_id, w), w))
-            self.used.add(pick)  # a word in many false statements would mark them
             original = toks[i]
             word = pick
             if original[:1].isupper() or kind == "name":

@@ -1,0 +1,230 @@
+"""Protocol 3 (issue 24, docs/protocol.md): one question battery per stream, false
+recall statements, and a known set no system chooses.
+
+- The battery is drawn without any v*: every query of a stream is labelled from the same
+  items, and the runner hands every query the same texts (the spy in
+  tests/test_sealed_protocol.py checks what a system receives).
+- False statements follow their rule on the real LoCoMo build: the swapped-in word
+  never occurs with the statement's subject, and both words are in the public writes.
+- A system that fails its final questions on purpose gets the same known set and the
+  same RC-QA as one that answers them (under protocol 2 it dropped its own mistakes).
+- Request-blind policies, the question-density floor and the recall constants score
+  below ChronoMem's interval on a slice of real LoCoMo.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chronobench.protocols import Question, Reply
+from chronobench.systems.chronomem import ChronoMemSession, ChronoMemSystem
+
+
+@pytest.fixture(scope="module")
+def locomo_built(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> Any:
+    from chronobench.data.io import load_built
+    from data_builders import build_dataset
+
+    out = tmp_path_factory.mktemp("locomo3")
+    return load_built(
+        build_dataset("locomo", granularity="session", source=locomo_path, out_dir=out)
+    )
+
+
+def test_every_query_is_labelled_from_its_streams_battery(locomo_built: Any) -> None:
+    by_stream = {s.stream_id: s for s in locomo_built.streams}
+    sides: dict[str, set[str]] = {"before": set(), "after": set()}
+    for q in locomo_built.queries:
+        battery = {b["id"]: b["question"] for b in by_stream[q.stream_id].meta["battery"]}
+        for p in q.probes:
+            assert battery[p.meta["battery_id"]] == p.question, p.probe_id
+            if p.meta.get("boundary") in sides:
+                sides[p.meta["boundary"]].add(p.meta.get("format", "qa"))
+    assert sides == {"before": {"qa", "recall"}, "after": {"qa", "recall"}}
+    for s in locomo_built.streams:
+        items = s.meta["battery"]
+        ids = [b["id"] for b in items]
+        assert len(ids) == len(set(ids)) and len(items) > 100
+        true = [i for i in ids if i.startswith("o") and not i.endswith("-false")]
+        false = [i for i in ids if i.endswith("-false")]
+        # As many false statements as true ones, and no replacement word twice (a word
+        # in many false statements would mark them).
+        assert false and len(true) == len(false), s.stream_id
+        swaps = [
+            f["meta"]["swap"][1].lower()
+            for f in locomo_built.pools[s.stream_id]["facts"]
+            if f"{f['fact_id']}-false" in false
+        ]
+        assert len(swaps) == len(set(swaps)), s.stream_id
+
+
+def test_false_statements_never_occur_with_their_subject(
+    locomo_built: Any, locomo_path: Path
+) -> None:
+    from data_builders.locomo.falsify import _TOKEN
+    from data_builders.locomo.streams import observations
+    from chronobench.text import stem
+
+    records = {r["sample_id"]: r for r in json.loads(locomo_path.read_text())}
+    checked = 0
+    for pool in locomo_built.pools.values():
+        rec = records[pool["stream_id"].split("/")[-1]]
+        conv = rec["conversation"]
+        n_sessions = [
+            int(k.split("_")[1]) for k in conv if k.startswith("session_") and k.count("_") == 1
+        ]
+        turns = [(t["speaker"], t["text"]) for n in n_sessions for t in conv[f"session_{n}"]]
+        obs = [(sp, text) for n in n_sessions for sp, text, _ in observations(rec, n)]
+        public = {t.lower() for _, text in turns for t in _TOKEN.findall(text)}
+        for f in pool["facts"]:
+            if not f.get("false_statement"):
+                continue
+            original, word = f["meta"]["swap"]
+            subject = f["meta"]["speaker"]
+            first = subject.split()[0].lower()
+            with_subject = {
+                stem(t.lower())
+                for sp, text in turns + obs
+                if sp == subject or first in [x.lower() for x in _TOKEN.findall(text)]
+                for t in _TOKEN.findall(text)
+            }
+            assert stem(word.lower()) not in with_subject, (f["fact_id"], word)
+            assert original.lower() in public and word.lower() in public, f["fact_id"]
+            assert f["false_statement"] != f["statement"]
+            checked += 1
+    assert checked > 500
+
+
+class _ForgetfulSession(ChronoMemSession):
+    """Answers nothing in a session without a rollback (the final questions)."""
+
+    def ask(self, questions: Sequence[Question]) -> list[Reply]:
+        if self._work is None:
+            return [Reply(q.question_id, answer="Not mentioned.") for q in questions]
+        return super().ask(questions)
+
+
+class SandbaggingChronoMem(ChronoMemSystem):
+    """ChronoMem that fails every final question on purpose (protocol 2's hole: its own
+    final answers chose which of its probes counted)."""
+
+    name = "test_sandbagger"
+
+    def open_session(self) -> ChronoMemSession:
+        return _ForgetfulSession(self, self.resolve)
+
+
+def _run(system: str, base: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from tests.test_sealed_protocol import _spec
+
+    from chronobench.runner.cell import run_cell
+    from chronobench.runner.components import resolve_cell
+
+    spec = _spec(["system=chronomem", f"system.name={system}", "task=qa", "dataset=tiny"], base)
+    return run_cell(resolve_cell(spec))
+
+
+def test_final_answers_choose_no_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from chronobench.systems.registry import SYSTEMS, register_system
+
+    register_system("test_sandbagger", SandbaggingChronoMem)
+    try:
+        honest = _run("chronomem", tmp_path, monkeypatch)
+        sandbag = _run("test_sandbagger", tmp_path, monkeypatch)
+    finally:
+        SYSTEMS._entries.pop("test_sandbagger", None)
+
+    def metrics(run: Path) -> dict[str, Any]:
+        return json.loads((run / "metrics.json").read_text())["metrics"]["probes"]["all"]
+
+    a, b = metrics(honest), metrics(sandbag)
+    # Its final answers differ (every one abstains) ...
+    assert b["final_correct"]["mean"] == 0.0 < a["final_correct"]["mean"]
+    # ... and choose nothing: the same known set, the same headline.
+    assert (honest / "known.json").read_bytes() == (sandbag / "known.json").read_bytes()
+    for field in ("rc_qa", "rc_qa_a", "rc_qa_b", "rc_qa_known_a", "rc_qa_known_b"):
+        assert a[field] == b[field], field
+    manifest = json.loads((sandbag / "manifest.json").read_text())
+    assert manifest["protocol"] == 3 and manifest["known_sha256"]
+
+
+def test_protocol2s_known_rule_would_have_let_it_choose(tmp_path: Path) -> None:
+    """Control: scoring the same rows with the system's own final answers (protocol 2)
+    moves the headline when the final answers change."""
+    from chronobench.metrics.runlevel import run_units
+
+    def row(kind: str, qa_id: str, side: str | None, score: dict[str, float]) -> dict[str, Any]:
+        meta = {"qa_id": qa_id, **({"boundary": side} if side else {})}
+        return {
+            "query_id": "q1",
+            "stream_id": "s",
+            "gold_version": 2,
+            "probe_kind": kind,
+            "probe": {"question": qa_id, "meta": meta},
+            "scores": score,
+        }
+
+    rows = [
+        row("qa", "a", "before", {"qa_f1": 1.0}),
+        row("qa", "b", "before", {"qa_f1": 0.0}),  # a rollback mistake
+        row("future_qa", "c", "after", {"future_abstain": 1.0}),
+    ]
+    honest = [row("final_qa", x, None, {"final_correct": 1.0}) for x in "abc"]
+    sandbag = [row("final_qa", "b", None, {"final_correct": 0.0})] + honest[::2]
+
+    def h(extra: list[dict[str, Any]], known: Any = None) -> float:
+        return next(u["scores"]["rc_qa"] for u in run_units(rows + extra, known) if "rc_qa" in u["scores"])
+
+    assert h(sandbag) > h(honest)  # protocol 2: the mistake is dropped
+    known = {"s": ["a", "b", "c"]}
+    assert h(sandbag, known) == h(honest, known)  # protocol 3: it is not
+
+
+FLOORS = (
+    "floor_question_density",
+    "floor_restore_random",
+    "floor_restore_v1",
+    "floor_restore_60",
+    "floor_restore_75",
+    "floor_restore_90",
+    "floor_always_yes",
+    "floor_always_no",
+    "always_abstain",
+    "floor_recall_surface",
+)
+
+
+@pytest.mark.slow  # real LoCoMo, every conversation, 12 queries each, 11 cells
+def test_request_blind_and_question_reading_floors_sit_below_chronomem(
+    tmp_path: Path, locomo_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.test_sealed_protocol import _spec
+
+    from chronobench.runner.cell import run_cell
+    from chronobench.runner.components import resolve_cell
+
+    def rcqa(system: str) -> dict[str, Any]:
+        spec = _spec(
+            [
+                f"system={system}",
+                "task=qa",
+                f"dataset.source={locomo_path}",
+                "dataset.limit_queries=12",
+            ],
+            tmp_path,
+        )
+        run = run_cell(resolve_cell(spec))
+        return json.loads((run / "metrics.json").read_text())["metrics"]["probes"]["all"]["rc_qa"]
+
+    ours = rcqa("chronomem")
+    assert ours["n_clusters"] == 10 and ours["mean"] > 0.5
+    for floor in FLOORS:
+        got = rcqa(floor)
+        assert got["mean"] < ours["ci_low"], (floor, got, ours)
+        if floor.startswith(("floor_always", "always")):
+            assert got["mean"] == 0.0, floor
