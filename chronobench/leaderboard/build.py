@@ -244,6 +244,10 @@ _ARCHIVE_NOTE = (
 _PROTOCOL_WHY = {
     1: "Under protocol 1 a system received the whole rollback query, gold target, probe kinds,\n"
     "answers and references included; these figures are not comparable with protocol 2's.",
+    2: "Under protocol 2 a query's questions were drawn around its target version (75% from\n"
+    "the sessions at v* and after it), the system's own final answers chose which of its\n"
+    "probes counted, and every recall statement was true: a policy reading the questions,\n"
+    "not the request, scored above the oracle. Not comparable with protocol 3's figures.",
 }
 
 
