@@ -124,7 +124,7 @@ class QuestionDensityFloor(ChronoMemSystem):
 
 
 class RecallSurfaceFloor(NonRestoringSystem):
-    """"No" to a recall statement with a content word the public writes never use, "Yes"
+    """ "No" to a recall statement with a content word the public writes never use, "Yes"
     to the others; abstains on everything else (see the module docstring)."""
 
     name = "floor_recall_surface"

@@ -178,6 +178,27 @@ def _tag(probe: Probe, item: BatteryItem, side: str | None = None) -> Probe:
     return probe
 
 
+def _recall_side(
+    f: PoolFact,
+    pool: ProbePool,
+    stream: Stream,
+    v_star: int,
+    before: tuple[int, int] | None,
+    after: tuple[int, int] | None,
+) -> str | None:
+    """Which boundary side a recall statement tests at ``v*`` (None: neither): its turns
+    all in the session at v*, or starting in the one after it, with enough content the
+    memory on the other side of the boundary lacks (docs/metrics.md)."""
+    names = tuple(pool.speakers)
+    if before and before[0] <= f.lo and f.hi <= before[1]:
+        known = stems_upto(stream, before[0] - 1, names)
+        return "before" if novel_enough(f.statement, known, pool.speakers) else None
+    if after and after[0] <= f.lo <= after[1]:
+        known = stems_upto(stream, v_star, names)
+        return "after" if novel_enough(f.statement, known, pool.speakers) else None
+    return None
+
+
 def label_probes(
     pool: ProbePool,
     stream: Stream,
@@ -199,7 +220,6 @@ def label_probes(
     battery = stream_battery(pool, stream)
     before, after = boundary_windows(pool, v_star)
     check = FutureCheck(stream, v_star)
-    names = tuple(pool.speakers)
     out: list[Probe] = []
     keep_qa: list[BatteryItem] = []
     forget_qa: list[BatteryItem] = []
@@ -229,14 +249,11 @@ def label_probes(
                 elif stats is not None:
                     stats[why] += 1
         elif it.source == "recall":
-            f: PoolFact = it.ref
-            if before and before[0] <= f.lo and f.hi <= before[1]:
-                known = stems_upto(stream, before[0] - 1, names)
-                if novel_enough(f.statement, known, pool.speakers):
-                    keep_recall.append(it)
-            elif after and after[0] <= f.lo <= after[1]:
-                if novel_enough(f.statement, stems_upto(stream, v_star, names), pool.speakers):
-                    forget_recall.append(it)
+            side = _recall_side(it.ref, pool, stream, v_star, before, after)
+            if side == "before":
+                keep_recall.append(it)
+            elif side == "after":
+                forget_recall.append(it)
         elif it.source == "conflict":
             c: PoolConflict = it.ref
             if c.old_version <= v_star < c.new_version:

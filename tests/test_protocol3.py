@@ -66,9 +66,9 @@ def test_every_query_is_labelled_from_its_streams_battery(locomo_built: Any) -> 
 def test_false_statements_never_occur_with_their_subject(
     locomo_built: Any, locomo_path: Path
 ) -> None:
+    from chronobench.text import stem
     from data_builders.locomo.falsify import _TOKEN
     from data_builders.locomo.streams import observations
-    from chronobench.text import stem
 
     records = {r["sample_id"]: r for r in json.loads(locomo_path.read_text())}
     checked = 0
@@ -120,10 +120,9 @@ class SandbaggingChronoMem(ChronoMemSystem):
 
 
 def _run(system: str, base: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from tests.test_sealed_protocol import _spec
-
     from chronobench.runner.cell import run_cell
     from chronobench.runner.components import resolve_cell
+    from tests.test_sealed_protocol import _spec
 
     spec = _spec(["system=chronomem", f"system.name={system}", "task=qa", "dataset=tiny"], base)
     return run_cell(resolve_cell(spec))
@@ -178,7 +177,9 @@ def test_protocol2s_known_rule_would_have_let_it_choose(tmp_path: Path) -> None:
     sandbag = [row("final_qa", "b", None, {"final_correct": 0.0})] + honest[::2]
 
     def h(extra: list[dict[str, Any]], known: Any = None) -> float:
-        return next(u["scores"]["rc_qa"] for u in run_units(rows + extra, known) if "rc_qa" in u["scores"])
+        return next(
+            u["scores"]["rc_qa"] for u in run_units(rows + extra, known) if "rc_qa" in u["scores"]
+        )
 
     assert h(sandbag) > h(honest)  # protocol 2: the mistake is dropped
     known = {"s": ["a", "b", "c"]}
@@ -203,10 +204,9 @@ FLOORS = (
 def test_request_blind_and_question_reading_floors_sit_below_chronomem(
     tmp_path: Path, locomo_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.test_sealed_protocol import _spec
-
     from chronobench.runner.cell import run_cell
     from chronobench.runner.components import resolve_cell
+    from tests.test_sealed_protocol import _spec
 
     def rcqa(system: str) -> dict[str, Any]:
         spec = _spec(

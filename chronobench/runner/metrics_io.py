@@ -107,7 +107,9 @@ def compute_metrics(
                 "cluster": str(r.get("stream_id")),
                 "key": ("restored", r["query_id"]),
             }
-            for r in {r["query_id"]: r for r in probes if r.get("probe_kind") != "final_qa"}.values()
+            for r in {
+                r["query_id"]: r for r in probes if r.get("probe_kind") != "final_qa"
+            }.values()
             if r.get("selected_version") is not None
         ]
         if restored:
