@@ -8,7 +8,7 @@ provenance the agent recorded.
 2. Support check, in time order: a candidate stays valid when one of its evidence
    groups (support / derive / consolidate edges sharing a group label) lies wholly
    outside the faults and the candidates already found unsupported. Admissible
-   evidence: a trusted input, a valid memory record, a valid claim. A claim the
+   evidence: the input of a session not diagnosed, a valid record, a valid claim. A claim the
    backbone answered ``unknown`` (``default``) needs none. When the backbone cited
    several sources for one line, the newest must be valid: the agent's rule is that the
    most recent record wins, so an older agreeing record does not hold the decision.
@@ -105,12 +105,35 @@ def stated_by_user(graph: ProvGraph, node_id: str) -> bool:
     )  # fmt: skip
 
 
+def slot_of(graph: ProvGraph, node_id: str) -> str | None:
+    """The one slot a claim or single-slot record states (None: several, or unknown)."""
+    node = graph.nodes[node_id]
+    if node.kind == "claim":
+        return node.attrs.get("key")
+    item = str(node.attrs.get("item", ""))
+    prefix, _, slot = item.partition(":")
+    return slot if node.kind == "memory" and prefix in ("pref", "ext", "note", "tool") else None
+
+
 def check_support(
-    graph: ProvGraph, faults: set[str], affected: set[str], *, enabled: bool = True
+    graph: ProvGraph,
+    faults: set[str],
+    affected: set[str],
+    *,
+    enabled: bool = True,
+    value_level: bool = True,
 ) -> tuple[set[str], dict[str, str]]:
     """(unsupported candidates, reason per candidate). ``enabled=False`` is the ablation:
-    every candidate is unsupported except records the user stated outright."""
-    bad, why = set(faults), {}
+    every candidate is unsupported except records the user stated outright.
+    ``value_level``: a summary record that is itself unsupported (one merged value lost
+    its support) still supports a node that used only a value of it whose merge claim
+    is supported: the re-derived summary states that value again."""
+    # A session's own input is admissible evidence unless the session is a diagnosed
+    # fault's: most untrusted inputs (pastes, syncs) are correct, and the diagnosis, not
+    # the input's kind, says which are not.
+    fault_inputs = {e.src for f in faults if (p := producer(graph, f))
+                    for e in graph.in_edges(p) if e.etype == "initiate"}  # fmt: skip
+    bad, why = set(faults) | fault_inputs, {}
     for node in sorted((graph.nodes[n] for n in affected), key=lambda n: n.order):
         nid = node.node_id
         if node.kind == "step":
@@ -126,7 +149,12 @@ def check_support(
         for e in graph.in_edges(nid):
             if e.etype in EVIDENCE:
                 groups[e.group or e.src].append(e.src)
-        ok = [g for g, srcs in sorted(groups.items()) if all(_valid(graph, s, bad) for s in srcs)]
+        slot = slot_of(graph, nid) if value_level else None
+        ok = [
+            g
+            for g, srcs in sorted(groups.items())
+            if all(_valid(graph, s, bad, slot) for s in srcs)
+        ]
         cited = [g for g, srcs in groups.items() if srcs == [g]]  # one cited source each
         if len(cited) > 1:
             # The agent's rule is that the newest record wins: several cited records that
@@ -140,13 +168,17 @@ def check_support(
         else:
             bad.add(nid)
             why[nid] = "no evidence group outside the faulty/affected sets"
-    return bad - faults, why
+    return bad - faults - fault_inputs, why
 
 
-def _valid(graph: ProvGraph, src: str, bad: set[str]) -> bool:
+def _valid(graph: ProvGraph, src: str, bad: set[str], slot: str | None = None) -> bool:
     node = graph.nodes[src]
     if node.kind == "input":
-        return bool(node.attrs.get("trusted"))
+        return src not in bad
+    if src in bad and slot and node.kind == "memory":
+        merged = [e.src for e in graph.in_edges(src) if e.etype == "consolidate"]
+        same = [c for c in merged if graph.nodes[c].attrs.get("key") == slot]
+        return bool(same) and all(c not in bad for c in same)
     return src not in bad
 
 
@@ -156,23 +188,37 @@ def producer(graph: ProvGraph, node_id: str) -> str | None:
 
 
 def plan_repair(
-    graph: ProvGraph, fault_nodes: list[str], *, run_tag: str = "run", support_check: bool = True
+    graph: ProvGraph,
+    fault_nodes: list[str],
+    *,
+    run_tag: str = "run",
+    support_check: bool = True,
+    value_level: bool = True,
+    unavailable: frozenset[str] | set[str] = frozenset(),
 ) -> RepairPlan:
-    """The deterministic plan for repairing the history and the task trace ``run_tag``."""
+    """The deterministic plan for repairing the history and the task trace ``run_tag``.
+    ``value_level``: see :func:`check_support`; a task step is then replayed only when
+    one of its outputs is unsupported or it consumes an unsupported claim (a record it
+    was shown that lost support does not matter when what it took from it kept it).
+    ``unavailable``: sessions that cannot be re-run; their unsupported records are
+    quarantined instead."""
     missing = [f for f in fault_nodes if f not in graph.nodes]
     if missing:
         raise KeyError(f"diagnosed faults not in the provenance graph: {missing}")
     faults = set(fault_nodes)
     via = trace_affected(graph, faults)
     affected = set(via)
-    unsupported, why = check_support(graph, faults, affected, enabled=support_check)
+    unsupported, why = check_support(
+        graph, faults, affected, enabled=support_check, value_level=value_level
+    )
     fault_events = {graph.nodes[p].attrs.get("event") for f in faults if (p := producer(graph, f))}
     replay_events: dict[str, int] = {}
     quarantined = set()
     for nid in unsupported:
         step = producer(graph, nid)
         event = graph.nodes[step].attrs.get("event") if step else None
-        if step and graph.nodes[step].attrs.get("trace") == "history" and event not in fault_events:
+        history = step and graph.nodes[step].attrs.get("trace") == "history"
+        if history and event not in fault_events and event not in unavailable:
             replay_events[event] = min(replay_events.get(event, 1 << 30), graph.nodes[step].order)
         elif graph.nodes[nid].kind == "memory":
             quarantined.add(nid)
@@ -184,6 +230,8 @@ def plan_repair(
         if graph.nodes[nid].kind == "step" and nid.startswith(prefix) and nid in relevant:
             outs = [e.dst for e in graph.out_edges(nid) if e.etype == "produce"]
             consumes = [e.src for e in graph.in_edges(nid) if e.etype == "cite"]
+            if value_level:
+                consumes = [n for n in consumes if graph.nodes[n].kind == "claim"]
             if any(n in unsupported for n in outs + consumes):
                 replay.add(nid)
     ctx = (
