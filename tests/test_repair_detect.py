@@ -41,3 +41,46 @@ def test_most_untrusted_sessions_are_benign_and_kind_or_source_alone_is_chance()
         sigma = (share * (1 - share) / n) ** 0.5
         assert abs(bad[key] / n - share) < 3 * sigma + 0.02, (key, bad[key], n)
     assert {k for k, *_ in rows} == {"paste", "sync", "forwarded", "summary_job"}
+
+
+def test_detectors_see_the_view_only_and_are_scored_against_the_faults():
+    from chronobench.repair.cases import VISIBLE, agent_view, default_params
+    from chronobench.repair.detect import DETECTORS, detection_scores, untrusted_sessions
+    from chronobench.repair.policy import RepairPolicyBackbone
+
+    total: Counter = Counter()
+    for i in range(0, 60, 4):  # every family and fault type
+        case = make_case(0, "controlled", i)
+        view = agent_view(case)
+        assert set(view) == set(VISIBLE)
+        benign = {b["event"]: b["mode"] for b in case["benign"]}
+        floor = DETECTORS["untrusted"](view, None, RepairPolicyBackbone(), default_params())
+        assert floor.calls == 0
+        assert set(floor.events) == {e["event"] for e in untrusted_sessions(view)}
+        judged = DETECTORS["judge"](view, None, RepairPolicyBackbone(), default_params())
+        assert judged.calls == len(untrusted_sessions(view))
+        # A benign update the user confirms later is never flagged.
+        assert not [e for e in judged.events if benign.get(e) == "update_confirmed"]
+        for name, det in (("floor", floor), ("judge", judged)):
+            for k, v in detection_scores(case, det.events).items():
+                total[(name, k)] += v
+    assert (
+        total[("floor", "det_fn")] == 0
+        and total[("floor", "det_fp")] > 2 * total[("floor", "det_tp")]
+    )
+    # The judge earns precision and pays recall (a fault the user later repeats is missed).
+    assert total[("judge", "det_fp")] < total[("floor", "det_fp")]
+    assert 0 < total[("judge", "det_fn")] < total[("judge", "det_tp")]
+
+
+def test_repair_on_a_detectors_diagnosis_reports_its_scores():
+    from chronobench.repair.policy import RepairPolicyBackbone
+    from chronobench.repair.run import repair_case
+
+    case = make_case(0, "controlled", 1)
+    row = repair_case(case, "dgr", RepairPolicyBackbone(), 0, diagnosis="untrusted")
+    s = row["scores"]
+    assert row["diagnosed_by"] == "untrusted" and s["det_fn"] == 0 and s["det_fp"] >= 1
+    assert row["n_diagnosed"] > len(case["faults"])
+    given = repair_case(case, "dgr", RepairPolicyBackbone(), 0)["scores"]
+    assert given["det_fp"] == 0 and given["det_fn"] == 0 and given["recovery"] == 1.0

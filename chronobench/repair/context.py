@@ -39,6 +39,7 @@ class RepairContext:
     diagnosed: list[str]  # memory node ids of the diagnosed faults
     unavailable: set[str] = field(default_factory=set)  # sessions that cannot be re-run
     memo: dict[str, str] = field(default_factory=dict)  # the failed run's replies by prompt
+    recorded: dict[str, list] | None = None  # the failed history's ops per session (lazy)
 
     @property
     def scope(self) -> tuple[str, str]:
@@ -53,7 +54,9 @@ class RepairContext:
         """A history agent writing into the task runner's recorder (through ``backbone``,
         default the case's); it re-applies, rather than re-runs, unavailable sessions."""
         agent = cls(self.case, backbone or self.backbone, self.runner.rec, self.runner.params)
-        agent.unavailable, agent.recorded = set(self.unavailable), recorded_ops(self.graph())
+        if self.recorded is None:
+            self.recorded = recorded_ops(self.graph()) if self.unavailable else {}
+        agent.unavailable, agent.recorded = set(self.unavailable), self.recorded
         return agent
 
     @property

@@ -24,8 +24,8 @@ SUBSETS = ("controlled", "stress")
 _DATASET_PARAMS = {"n_controlled": 150, "n_stress": 50}
 _TASK_PARAMS = {"limit_cases", "diagnosis", "noise", "noise_key", "retention"}
 # Where the diagnosis comes from: the case's own (complete, or missing one fault in every
-# fourth stress case), every fault (true), or a detector (chronobench.repair.detect).
-DIAGNOSES = ("given", "true", "judge", "untrusted")
+# fourth stress case), every fault (oracle), or a detector (chronobench.repair.detect).
+DIAGNOSES = ("given", "oracle", "judge", "untrusted")
 
 
 def check_spec(spec: Any) -> None:
