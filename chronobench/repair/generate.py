@@ -42,7 +42,8 @@ SOURCES = {
     "forwarded": ("another session", "a shared inbox", "the partner portal"),
 }
 # The untrusted session kind each fault type arrives through; every fault comes with
-# BENIGN_PER_FAULT correct sessions of the same kind (75% of untrusted sessions benign).
+# BENIGN_PER_FAULT correct sessions of the same kind (75% of untrusted sessions benign;
+# stress cases try one more per fault).
 FAULT_KIND = {"poisoned": "paste", "stale": "sync", "wrong_user": "forwarded",
               "summary_drift": "summary_job"}  # fmt: skip
 BENIGN_PER_FAULT = 3
@@ -302,7 +303,10 @@ def draft_case(
         w.say(s, w.other(s, w.value(s)))
     faults, head = [], w.d.chain[0].source
     # Benign untrusted sessions go into the gaps before, between and after the faults.
-    kinds = [FAULT_KIND[t] for t, _ in plan for _ in range(BENIGN_PER_FAULT)]
+    # A stress case's routes protect more slots, so some benign sessions find no slot:
+    # one more is tried per fault to keep the benign share above 70% there too.
+    per = BENIGN_PER_FAULT + int(stress)
+    kinds = [FAULT_KIND[t] for t, _ in plan for _ in range(per)]
     gaps: dict[int, list[str]] = {}
     for kind in kinds:
         gaps.setdefault(rng.randrange(len(plan) + 1), []).append(kind)
