@@ -360,11 +360,10 @@ def _family_calls(everything: dict) -> list[str]:
 def _pooled(per_case: dict[str, list], num: str, extra: str, seed: int = 0) -> dict[str, Any]:
     """sum(num) / sum(num + extra) with a bootstrap interval over cases (a weighted mean
     of per-case ratios, weights the per-case denominators)."""
-    den = [a + b for a, b in zip(per_case[num], per_case[extra], strict=True)]
-    vals = [a / d if d else 0.0 for a, d in zip(per_case[num], den, strict=True)]
-    if not sum(den):
+    pairs = [(a, a + b) for a, b in zip(per_case[num], per_case[extra], strict=True) if a + b]
+    if not pairs:  # a case with nothing to count adds nothing to the pooled ratio
         return {"mean": None}
-    return summarise(vals, seed=seed, weights=den)
+    return summarise([a / d for a, d in pairs], seed=seed, weights=[d for _, d in pairs])
 
 
 def _detectors(everything: dict) -> list[str]:
