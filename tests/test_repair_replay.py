@@ -130,3 +130,28 @@ def test_unreplayable_sessions_are_reapplied_not_rerun():
         row = _row(case, method, retention=0)
         task_calls = sum(1 for s in row["replayed_steps"] if not s.startswith("tool"))
         assert row["scores"]["backbone_calls"] <= task_calls, method  # no session re-run
+
+
+def test_checked_citations_catch_wrong_ones_and_leave_exact_ones_alone():
+    from chronobench.memory import ChronoMem
+    from chronobench.repair.cases import default_params
+    from chronobench.repair.context import run_failed
+    from chronobench.repair.planner import suspect_citations
+    from chronobench.repair.provenance import load_graph
+
+    case = make_case(0, "controlled", 6)
+    with ChronoMem(":memory:", embedder="hash") as mem:
+        run_failed(mem, agent_view(case), RepairPolicyBackbone(), default_params())
+        assert (
+            suspect_citations(load_graph(mem, case["app"], case["user"]), case["domain"]) == set()
+        )
+    exact = {m: _row(case, m) for m in ("dgr", "dgr_checked_citations")}
+    assert exact["dgr"]["scores"] == exact["dgr_checked_citations"]["scores"]
+    # controlled-006 with wrong citations at rate 0.1: DGR trusts one and replays
+    # nothing; with the citations checked against the prompt it recovers.
+    noise = NoiseModel(miscite=0.1)
+    plain, checked = (
+        _row(case, "dgr", noise=noise),
+        _row(case, "dgr_checked_citations", noise=noise),
+    )
+    assert plain["scores"]["recovery"] == 0.0 and checked["scores"]["recovery"] == 1.0

@@ -13,6 +13,10 @@
 - ``dgr_record_support``: support checked per record, not per value (before issue 30):
   a node that used one value of a summary whose other merged value lost its support is
   re-derived, and a task step shown an unsupported record is replayed.
+- ``dgr_checked_citations``: DGR on the citations the prompts bear out: a line whose
+  cited record is not the newest shown record stating its slot (or states another value)
+  gets its whole prompt as evidence, as if it cited nothing (robustness to noisy
+  citations; identical to ``dgr`` when citations are exact).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from chronobench.repair.context import (
     delete_ops,
     history_after,
 )
-from chronobench.repair.planner import RepairPlan, plan_repair, prompt_level
+from chronobench.repair.planner import RepairPlan, checked_citations, plan_repair, prompt_level
 from chronobench.repair.provenance import Recorder
 
 
@@ -35,9 +39,12 @@ def dgr(
     selective: bool = True,
     cited: bool = True,
     value_level: bool = True,
+    checked: bool = False,
 ) -> RepairOutcome:
     """Dependency-guided repair (see module doc for the switches)."""
     graph = ctx.graph()
+    if checked:
+        graph = checked_citations(graph, ctx.case["domain"])
     plan = plan_repair(
         graph if cited else prompt_level(graph),
         ctx.diagnosed,
@@ -88,4 +95,5 @@ ABLATIONS = {
     "dgr_no_selective_replay": lambda ctx: dgr(ctx, selective=False),
     "dgr_prompt_provenance": lambda ctx: dgr(ctx, cited=False),
     "dgr_record_support": lambda ctx: dgr(ctx, value_level=False),
+    "dgr_checked_citations": lambda ctx: dgr(ctx, checked=True),
 }

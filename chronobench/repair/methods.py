@@ -19,6 +19,7 @@ LABELS = {
     "dgr_no_selective_replay": "  w/o selective replay",
     "dgr_prompt_provenance": "  w/o backbone citations (prompt-level provenance)",
     "dgr_record_support": "  w/ record-level support (no value-level check)",
+    "dgr_checked_citations": "  w/ citations checked against the prompt",
     "delete_only": "Delete-only + rerun",
     "full_reset_replay": "Full reset + whole-history replay",
     "rollback_replay": "Version rollback + replay",

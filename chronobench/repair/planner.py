@@ -26,7 +26,9 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from chronobench.repair.domains import parse_record
 from chronobench.repair.graph import EVIDENCE, PROPAGATION, Edge, ProvGraph
+from chronobench.repair.lexicon import read_pairs
 
 
 @dataclass(frozen=True)
@@ -303,16 +305,21 @@ def _decide(
     return "none", f"{reached}; its outputs are handled above"
 
 
-def prompt_level(graph: ProvGraph) -> ProvGraph:
+def prompt_level(graph: ProvGraph, only: set[str] | None = None) -> ProvGraph:
     """The graph an agent whose backbone never cites would record: every evidence edge
     from a record or an input is replaced by the whole prompt of the producing step
-    (every record it showed and its input) as one jointly needed group."""
+    (every record it showed and its input) as one jointly needed group. ``only``: rewire
+    just these nodes' evidence (None: every node's)."""
     out = ProvGraph()
     for n in graph.of_order():
         out.add_node(n)
     rewired = set()
     for e in graph.edges:
-        if e.etype in EVIDENCE and graph.nodes[e.src].kind in ("memory", "input"):
+        if (
+            e.etype in EVIDENCE
+            and graph.nodes[e.src].kind in ("memory", "input")
+            and (only is None or e.dst in only)
+        ):
             rewired.add(e.dst)
         else:
             out.add_edge(e)
@@ -323,6 +330,48 @@ def prompt_level(graph: ProvGraph) -> ProvGraph:
         for src in dict.fromkeys(srcs):
             out.add_edge(Edge(src, dst, "support", "prompt"))
     return out
+
+
+def suspect_citations(graph: ProvGraph, domain: str) -> set[str]:
+    """Nodes whose cited evidence the prompt does not bear out: the newest record the
+    producing step was shown that states the node's slot (the agent's rule: the most
+    recent day wins, then the later line) is not among the records cited, or states
+    another value than the node. A slip (an older record read, and cited) and a wrong
+    citation both show up here; an exact citation never does."""
+    out = set()
+    for nid, node in graph.nodes.items():
+        slot = slot_of(graph, nid) if node.kind in ("claim", "memory") else None
+        cited = [e.src for e in graph.in_edges(nid) if e.etype in EVIDENCE
+                 and e.group == e.src and graph.nodes[e.src].kind == "memory"]  # fmt: skip
+        step = producer(graph, nid) if slot and cited else None
+        if not step:
+            continue
+        value = node.attrs.get("value") if node.kind == "claim" else _value_in(node, slot, domain)
+        best = None
+        shown = [
+            e.src
+            for e in graph.in_edges(step)
+            if e.etype == "cite" and graph.nodes[e.src].kind == "memory"
+        ]
+        for pos, src in enumerate(shown):
+            text = graph.nodes[src].attrs.get("text", "")
+            parsed = parse_record(text)
+            for s, v in read_pairs(text, domain):
+                if s == slot and (best is None or (parsed[0] if parsed else 0, pos) >= best[:2]):
+                    best = (parsed[0] if parsed else 0, pos, v, src)
+        if best is None or best[3] not in cited or best[2] != value:
+            out.add(nid)
+    return out
+
+
+def _value_in(node: Any, slot: str, domain: str) -> str | None:
+    return next((v for s, v in read_pairs(node.attrs.get("text", ""), domain) if s == slot), None)
+
+
+def checked_citations(graph: ProvGraph, domain: str) -> ProvGraph:
+    """``graph`` with the evidence of every :func:`suspect_citations` node replaced by its
+    step's whole prompt (what an agent records for a line that cites nothing)."""
+    return prompt_level(graph, only=suspect_citations(graph, domain))
 
 
 def dependency_edges(graph: ProvGraph) -> set[tuple[str, str]]:

@@ -31,6 +31,7 @@ _ABLATIONS = (
     "dgr_no_selective_replay",
     "dgr_prompt_provenance",
     "dgr_record_support",
+    "dgr_checked_citations",
 )
 _COLS = (
     ("recovery", "Recovery %", 100, True),
@@ -304,15 +305,17 @@ def _verdict(dgr: dict[str, Any], other: dict[str, Any]) -> str:
     return f"tie: recovery {r}, calls {c}"
 
 
-def _standing(everything: dict) -> list[str]:
-    conds = [c for c in _CONDITIONS if (c[0], "dgr", c[1]) in everything]
+def _standing(everything: dict, base: str = "dgr") -> list[str]:
+    conds = [c for c in _CONDITIONS if (c[0], base, c[1]) in everything]
     out = ["| DGR against | " + " | ".join(c[2] for c in conds) + " |",
            "|" + "---|" * (len(conds) + 1)]  # fmt: skip
-    for m in (*_BASELINES, *_ABLATIONS):
+    for m in (*_BASELINES, *_ABLATIONS, "dgr"):
+        if m == base:
+            continue
         cells = []
         for sub, cond, _ in conds:
             other = everything.get((sub, m, cond))
-            cells.append(_verdict(everything[(sub, "dgr", cond)], other) if other else "-")
+            cells.append(_verdict(everything[(sub, base, cond)], other) if other else "-")
         if any(c != "-" for c in cells):
             out.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
     return out if len(out) > 2 else []
@@ -324,7 +327,8 @@ def _per_case(everything: dict) -> list[str]:
            "mean calls difference [95% CI] |", "|---|---|---|---|---|---|"]  # fmt: skip
     for sub, cond, name in (*_CONDITIONS, ("controlled", "retention=2", "inputs kept 2 days")):
         dgr = everything.get((sub, "dgr", cond))
-        for m in ("value_replay", "memo_replay", "dgr_record_support", "dgr_prompt_provenance"):
+        for m in ("value_replay", "memo_replay", "dgr_record_support", "dgr_prompt_provenance",
+                  "dgr_checked_citations"):  # fmt: skip
             other = everything.get((sub, m, cond))
             if not dgr or not other or margin(dgr, other, "backbone_calls") is None:
                 continue  # not the same cases, or runs from before per-case values
@@ -347,7 +351,8 @@ def _split(diffs: list[float]) -> str:
 
 
 def _family_calls(everything: dict) -> list[str]:
-    methods = [m for m in ("dgr", "value_replay", "memo_replay", "dgr_record_support", "dgr_prompt_provenance")
+    methods = [m for m in ("dgr", "value_replay", "memo_replay", "dgr_record_support", "dgr_prompt_provenance",
+                           "dgr_checked_citations")
                if ("controlled", m, "") in everything]  # fmt: skip
     out = ["| Method | " + " | ".join(_FAMILIES) + " |", "|" + "---|" * (len(_FAMILIES) + 1)]
     for m in methods:
@@ -411,6 +416,12 @@ def _issue30_sections(everything: dict) -> list[str]:
                   "over cases]): **better** when DGR's recovery margin excludes 0, worse when the method's does; "
                   "otherwise recovery is not separated and the backbone calls decide (fewer / more calls when "
                   "that margin excludes 0, else a tie).", "", *standing, ""]  # fmt: skip
+    checked = _standing(everything, "dgr_checked_citations")
+    if checked:
+        lines += ["The same for DGR with its citations checked against the prompt "
+                  "(`dgr_checked_citations`: a line whose cited record is not the newest shown record "
+                  "stating its slot gets its whole prompt as evidence; identical to DGR when citations "
+                  "are exact):", "", *checked, ""]  # fmt: skip
     per_case = _per_case(everything)
     if per_case:
         lines += ["### What the provenance graph adds over value-change and memoised replay, case by case", "",
@@ -433,7 +444,13 @@ def _issue30_sections(everything: dict) -> list[str]:
         if grid:
             lines += [f"### {sub.capitalize()} set: recovery % given each diagnosis", "", *grid, ""]
     rate_names = ("0 (exact)", "0.05", "0.1", "0.2")
-    methods = ("dgr", "dgr_prompt_provenance", "dgr_record_support", *_BASELINES)
+    methods = (
+        "dgr",
+        "dgr_checked_citations",
+        "dgr_prompt_provenance",
+        "dgr_record_support",
+        *_BASELINES,
+    )
     grid = _grid(everything, "controlled", _RATES, rate_names, methods)
     if grid:
         lines += ["### Replay noise: recovery % over the noise rate (controlled set)", "",
