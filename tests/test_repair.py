@@ -213,7 +213,8 @@ def test_text_floor_misses_paraphrase_and_tool_route_and_full_replay_costs_more(
         assert rec[m] == 1.0, m
     calls = {m: r["scores"]["backbone_calls"] for m, r in rows.items()}
     assert calls["dgr"] < calls["rollback_replay"] < calls["full_reset_replay"]
-    assert calls["dgr"] < calls["dgr_prompt_provenance"]
+    # The value check prunes what prompt-level provenance over-traces (issue 30).
+    assert calls["dgr"] <= calls["dgr_prompt_provenance"]
     for r in rows.values():
         assert 0.0 <= r["scores"]["replay_ratio"] <= 1.0 and r["scores"]["faulty_removal"] == 1.0
 

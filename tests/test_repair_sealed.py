@@ -32,3 +32,26 @@ def test_repair_methods_never_read_a_cases_gold(monkeypatch: pytest.MonkeyPatch)
             assert set(given) == set(VISIBLE) == set(runner_case), method
             for key in ("gold", "failed", "faults", "fault_types", "families", "records"):
                 assert key not in given and key not in runner_case
+
+
+def test_detectors_get_the_agents_view_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detector sees the session log (the agent's view) and the store, never the
+    generator's fault list or the benign sessions' labels."""
+    from chronobench.repair import detect
+    from chronobench.repair import run as repair_run
+    from chronobench.repair.cases import VISIBLE, make_case
+    from chronobench.repair.policy import RepairPolicyBackbone
+
+    seen: dict[str, Any] = {}
+    for name, fn in list(detect.DETECTORS.items()):
+
+        def spy(view: Any, *args: Any, _fn: Any = fn, _n: str = name) -> Any:
+            seen[_n] = dict(view)
+            return _fn(view, *args)
+
+        monkeypatch.setitem(detect.DETECTORS, name, spy)
+    case = make_case(0, "stress", 3)
+    for name in detect.DETECTORS:
+        repair_run.repair_case(case, "dgr", RepairPolicyBackbone(), 0, diagnosis=name)
+        assert set(seen[name]) == set(VISIBLE), name
+        assert "benign" not in seen[name] and "faults" not in seen[name]

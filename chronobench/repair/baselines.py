@@ -17,6 +17,11 @@ graph's evidence edges; the full re-runs and the floors use the session log.
   whose record those re-runs changed (a stronger text rule than the review's).
 - ``text_taint_replay``: the same with the slots propagated: a re-run session's
   written slots (read word for word) count as touched for the sessions after it.
+- ``value_replay`` (issue 30's graph-free method): re-walk the log over the state rebuilt
+  from the version history and re-run a session or task step only when a slot value it
+  reads changed.
+- ``memo_replay``: full reset and replay through the failed run's prompt memo (only
+  byte-different prompts reach the backbone).
 """
 
 from __future__ import annotations
@@ -24,18 +29,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from chronobench.repair.agent import Shown, make_request, reply_text
+from chronobench.repair.agent import MEMO_ITEM, Shown, View, make_request, reply_text, workflow
 from chronobench.repair.context import (
     RepairContext,
     RepairOutcome,
     apply_timeline,
     delete_ops,
     fault_events,
+    recorded_ops,
 )
 from chronobench.repair.domains import DOMAINS, parse_record
 from chronobench.repair.graph import ProvGraph
-from chronobench.repair.history import materialize
+from chronobench.repair.history import diff_ops, materialize, read_value, values_changed
 from chronobench.repair.lexicon import literal_repeat, slot_phrase
+from chronobench.repair.noise import MemoBackbone
 from chronobench.repair.provenance import Recorder
 from chronobench.repair.steps import HistoryAgent
 
@@ -47,14 +54,19 @@ def delete_only(ctx: RepairContext) -> RepairOutcome:
     return RepairOutcome(trace)
 
 
-def _rerun(ctx: RepairContext, version: int, after: int, reason: str) -> RepairOutcome:
+def _rerun(
+    ctx: RepairContext, version: int, after: int, reason: str, backbone: Any = None
+) -> RepairOutcome:
     graph = ctx.graph()
     skip = fault_events(graph, ctx.diagnosed)
+    recorded = recorded_ops(graph)  # before the rollback hides the later versions
     ctx.mem.rollback_to_version(*ctx.scope, int(version), reason=reason)
     rec = Recorder.resume(ctx.mem, *ctx.scope)
-    agent = _Counting(ctx.case, ctx.backbone, rec, ctx.runner.params)
+    backbone = backbone or ctx.backbone
+    agent = _Counting(ctx.case, backbone, rec, ctx.runner.params)
+    agent.unavailable, agent.recorded = set(ctx.unavailable), recorded
     materialize(ctx.mem, ctx.case, agent, skip=skip, after=after)
-    runner = type(ctx.runner)(ctx.mem, ctx.case, ctx.backbone, rec, ctx.runner.params)
+    runner = type(ctx.runner)(ctx.mem, ctx.case, backbone, rec, ctx.runner.params)
     trace = runner.run("repair", labels=ctx.labels)
     return RepairOutcome(trace, agent.steps, agent.calls, notes={"rolled_back_to": version})
 
@@ -87,6 +99,66 @@ def version_rollback(ctx: RepairContext) -> RepairOutcome:
     events = fault_events(graph, ctx.diagnosed)
     index = min(i for i, e in enumerate(ctx.case["events"]) if e["event"] in events)
     return _rerun(ctx, int(parent or 0), index - 1, "repair: rollback")
+
+
+def memo_replay(ctx: RepairContext) -> RepairOutcome:
+    """Full reset and whole-history replay through the failed run's prompt memo: a call
+    whose prompt is byte-identical to one the failed run made reuses that reply (a
+    deployed agent's call cache); only the others reach the backbone."""
+    memo = MemoBackbone(ctx.backbone, ctx.memo)
+    out = _rerun(ctx, 0, -1, "repair: memoised full replay", backbone=memo)
+    out.memo_hits = memo.hits
+    out.notes["memo_hits"] = memo.hits
+    return out
+
+
+def value_replay(ctx: RepairContext) -> RepairOutcome:
+    """Graph-free repair: re-walk the session log from the first diagnosed session over
+    the state rebuilt from ChronoMem's version history; skip the diagnosed sessions;
+    re-run a session only when a slot value it reads differs from what it read in the
+    failed history (else re-apply its recorded ops, the diff of its version); then replay
+    the task steps whose slots' values changed. Reads neither provenance edges nor
+    citations: only the log, the versions and the agent's newest-record rule."""
+    app, user = ctx.scope
+    domain = ctx.case["domain"]
+    bad = {n.split(":")[1] for n in ctx.diagnosed if n.count(":") >= 2}
+    events = ctx.case["events"]
+    versions = {v.labels.get("event"): v for v in ctx.mem.versions(app, user)}
+    starts = [i for i, e in enumerate(events) if e["event"] in bad and e["event"] in versions]
+    head = ctx.mem.snapshot(app, user)
+    if not starts:
+        return RepairOutcome(ctx.runner.run("repair", old=ctx.old, replay=set(), labels=ctx.labels))
+    first = versions[events[starts[0]]["event"]]
+    before = ctx.mem.snapshot(app, user, int(first.parent)) if first.parent else {}
+    view = View(dict(before))
+    agent = ctx.agent(cls=_Counting)
+    rerun: list[str] = []
+    for ev in events[starts[0] :]:
+        v = versions.get(ev["event"])
+        after = ctx.mem.snapshot(app, user, int(v.version_id)) if v else before
+        if ev["event"] not in bad:
+            changed = values_changed(ev, view.items, before, domain)
+            if changed and ev["event"] not in ctx.unavailable:
+                agent.execute(ev, view, "repair")
+                rerun.append(ev["event"])
+            elif not changed:  # its recorded writes, in order (newest last)
+                for item in [i for i in before if i not in after]:
+                    view.items.pop(item, None)
+                for item, text in after.items():
+                    if before.get(item) != text:
+                        view.items.pop(item, None)
+                        view.items[item] = text
+            # changed but unavailable: its writes are not trusted and cannot be redone
+        before = after
+    if MEMO_ITEM in head:
+        view.items[MEMO_ITEM] = head[MEMO_ITEM]
+    ops, overlay = diff_ops(head, view.items, ctx.method)
+    failed = {k: t for k, t in head.items() if k != MEMO_ITEM}
+    steps = {spec.step_id for spec in workflow(domain) if spec.role in ("args", "answer")
+             and any(read_value(view.items, s, domain) != read_value(failed, s, domain) for s in spec.slots)}  # fmt: skip
+    kw = {"overlay": overlay, "repair_ops": ops, "labels": ctx.labels, "nodes": view.nodes}
+    trace = ctx.runner.run("repair", old=ctx.old, replay=steps, **kw)
+    return RepairOutcome(trace, agent.steps, agent.calls, notes={"rerun": rerun})
 
 
 def backbone_judged(ctx: RepairContext) -> RepairOutcome:
@@ -234,4 +306,6 @@ BASELINES = {
     "text_floor": text_floor,
     "text_floor_replay": lambda ctx: text_floor(ctx, history=True),
     "text_taint_replay": lambda ctx: text_floor(ctx, history=True, transitive=True),
+    "value_replay": value_replay,
+    "memo_replay": memo_replay,
 }

@@ -13,9 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chronobench.repair.agent import TaskRunner, Trace
+from chronobench.repair.agent import TaskRunner, Trace, workflow
 from chronobench.repair.graph import ProvGraph
-from chronobench.repair.history import Replayed, diff_ops, materialize, replay_timeline
+from chronobench.repair.history import (
+    Replayed,
+    diff_ops,
+    materialize,
+    read_value,
+    replay_timeline,
+)
 from chronobench.repair.provenance import Recorder, load_graph
 from chronobench.repair.steps import HistoryAgent
 
@@ -31,6 +37,9 @@ class RepairContext:
     backbone: Any
     method: str
     diagnosed: list[str]  # memory node ids of the diagnosed faults
+    unavailable: set[str] = field(default_factory=set)  # sessions that cannot be re-run
+    memo: dict[str, str] = field(default_factory=dict)  # the failed run's replies by prompt
+    recorded: dict[str, list] | None = None  # the failed history's ops per session (lazy)
 
     @property
     def scope(self) -> tuple[str, str]:
@@ -41,9 +50,14 @@ class RepairContext:
         """The stored provenance graph now."""
         return load_graph(self.mem, *self.scope)
 
-    def agent(self) -> HistoryAgent:
-        """A history agent writing into the task runner's recorder."""
-        return HistoryAgent(self.case, self.backbone, self.runner.rec, self.runner.params)
+    def agent(self, backbone: Any = None, cls: type[HistoryAgent] = HistoryAgent) -> HistoryAgent:
+        """A history agent writing into the task runner's recorder (through ``backbone``,
+        default the case's); it re-applies, rather than re-runs, unavailable sessions."""
+        agent = cls(self.case, backbone or self.backbone, self.runner.rec, self.runner.params)
+        if self.recorded is None:
+            self.recorded = recorded_ops(self.graph()) if self.unavailable else {}
+        agent.unavailable, agent.recorded = set(self.unavailable), self.recorded
+        return agent
 
     @property
     def labels(self) -> dict[str, str]:
@@ -59,8 +73,15 @@ class RepairOutcome:
     history_steps: int = 0  # history steps re-executed
     history_calls: int = 0  # backbone calls of those steps
     extra_calls: int = 0  # backbone calls spent deciding (judging), not replaying
+    memo_hits: int = 0  # of the calls above, those answered from the failed run's memo
     plan: dict[str, Any] | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+
+
+def recorded_ops(graph: ProvGraph) -> dict[str, list]:
+    """event -> the ops its session applied, from the stored steps."""
+    return {s.attrs["event"]: s.attrs["ops"] for s in graph.of_kind("step")
+            if s.attrs.get("trace") == "history" and "ops" in s.attrs and s.attrs.get("event")}  # fmt: skip
 
 
 def resolve_faults(graph: ProvGraph, diagnosed: list[str]) -> list[str]:
@@ -105,19 +126,40 @@ def apply_timeline(
     drop: set[str],
     replay: set[str],
     steps: list[str] | Callable[[dict], list[str]] | None,
+    value_check: bool = False,
 ) -> tuple[Trace, Replayed]:
     """Re-walk the history with ``drop`` removed and ``replay`` re-executed, commit the
     resulting state, and replay the task steps ``steps`` (all of them when None; a
     callable gets the overlay of changed items); the store changes and the replays'
-    provenance are one commit."""
-    replayed = replay_timeline(ctx.graph(), ctx.case, ctx.agent(), drop=drop, replay=replay)
+    provenance are one commit. ``value_check``: a planned session or args / answer step
+    runs only when a slot value it reads changed (the agent's newest-record rule on the
+    repaired state against what it read or claimed before)."""
+    replayed = replay_timeline(ctx.graph(), ctx.case, ctx.agent(), drop=drop, replay=replay,
+                               value_check=value_check)  # fmt: skip
     ops, overlay = diff_ops(ctx.mem.snapshot(*ctx.scope), replayed.items, ctx.method)
     if callable(steps):
         steps = steps(overlay)
+    if value_check and steps is not None:
+        steps = value_changed_steps(ctx, steps, replayed.items)
     kw = {"overlay": overlay, "repair_ops": ops, "labels": ctx.labels, "nodes": replayed.nodes}
     if steps is None:
         return ctx.runner.run("repair", **kw), replayed
     return ctx.runner.run("repair", old=ctx.old, replay=set(steps), **kw), replayed
+
+
+def value_changed_steps(ctx: RepairContext, steps: list[str], items: dict[str, str]) -> list[str]:
+    """The args / answer steps of ``steps`` whose slots now read another value than the
+    failed run claimed (tool steps and the answer follow by the replay's closure)."""
+    domain = ctx.case["domain"]
+    keep = []
+    for spec in workflow(domain):
+        if (
+            spec.step_id in steps
+            and spec.role in ("args", "answer")
+            and any(read_value(items, s, domain) != ctx.old.claims.get(s) for s in spec.slots)
+        ):
+            keep.append(spec.step_id)
+    return keep
 
 
 def history_after(graph: ProvGraph, faults: list[str]) -> set[str]:

@@ -10,6 +10,13 @@
   fault on and the whole task are re-run.
 - ``dgr_prompt_provenance``: plan on the provenance an agent records when its backbone
   does not cite: every record a step's prompt showed is jointly its evidence.
+- ``dgr_record_support``: support checked per record, not per value (before issue 30):
+  a node that used one value of a summary whose other merged value lost its support is
+  re-derived, and a task step shown an unsupported record is replayed.
+- ``dgr_checked_citations``: DGR on the citations the prompts bear out: a line whose
+  cited record is not the newest shown record stating its slot (or states another value)
+  gets its whole prompt as evidence, as if it cited nothing (robustness to noisy
+  citations; identical to ``dgr`` when citations are exact).
 """
 
 from __future__ import annotations
@@ -21,25 +28,40 @@ from chronobench.repair.context import (
     delete_ops,
     history_after,
 )
-from chronobench.repair.planner import RepairPlan, plan_repair, prompt_level
+from chronobench.repair.planner import RepairPlan, checked_citations, plan_repair, prompt_level
 from chronobench.repair.provenance import Recorder
 
 
 def dgr(
-    ctx: RepairContext, *, support_check: bool = True, selective: bool = True, cited: bool = True
+    ctx: RepairContext,
+    *,
+    support_check: bool = True,
+    selective: bool = True,
+    cited: bool = True,
+    value_level: bool = True,
+    checked: bool = False,
 ) -> RepairOutcome:
     """Dependency-guided repair (see module doc for the switches)."""
     graph = ctx.graph()
+    if checked:
+        graph = checked_citations(graph, ctx.case["domain"])
     plan = plan_repair(
-        graph if cited else prompt_level(graph), ctx.diagnosed, support_check=support_check
+        graph if cited else prompt_level(graph),
+        ctx.diagnosed,
+        support_check=support_check,
+        value_level=value_level,
+        unavailable=ctx.unavailable,
     )
     _record_plan(ctx.runner.rec, plan)
     drop = set(plan.faults) | set(plan.quarantined)
     if selective:
-        trace, rp = apply_timeline(ctx, drop, set(plan.replay_events), plan.replay_steps)
+        trace, rp = apply_timeline(
+            ctx, drop, set(plan.replay_events), plan.replay_steps, value_check=value_level
+        )
     else:
         trace, rp = apply_timeline(ctx, drop, history_after(graph, plan.faults), None)
-    return RepairOutcome(trace, rp.steps, rp.calls, plan=plan.to_dict(), notes={"rerun": rp.events})
+    notes = {"rerun": rp.events, "kept_by_value_check": rp.kept}
+    return RepairOutcome(trace, rp.steps, rp.calls, plan=plan.to_dict(), notes=notes)
 
 
 def _record_plan(rec: Recorder, plan: RepairPlan) -> None:
@@ -72,4 +94,6 @@ ABLATIONS = {
     "dgr_no_support_check": lambda ctx: dgr(ctx, support_check=False),
     "dgr_no_selective_replay": lambda ctx: dgr(ctx, selective=False),
     "dgr_prompt_provenance": lambda ctx: dgr(ctx, cited=False),
+    "dgr_record_support": lambda ctx: dgr(ctx, value_level=False),
+    "dgr_checked_citations": lambda ctx: dgr(ctx, checked=True),
 }

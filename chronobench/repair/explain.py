@@ -33,7 +33,9 @@ def explain(case_id: str, *, seed: int = 0, as_json: bool = False) -> str:
         f"{f['record']} ({f['type']}, {f['family']}, {f['slot']})" for f in case["faults"]
     )
     head = [f"case {case_id}: {case['domain']}; faults {faults}; diagnosed {case['diagnosed']}",
-            f"failed answer: {case['failed']['answer']}", f"gold answer:   {case['gold']['answer']}"]  # fmt: skip
+            f"failed answer: {case['failed']['answer']}", f"gold answer:   {case['gold']['answer']}",
+            "(the plan; at execution the value check keeps the recorded output of a planned session "
+            "or step whose read values are unchanged: the run's notes list them)"]  # fmt: skip
     return "\n".join([*head, str(plan)])
 
 

@@ -11,12 +11,15 @@ text back, because the overwrite is never applied.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from chronobench.repair.agent import View, view_of
+from chronobench.repair.domains import DOMAINS
 from chronobench.repair.graph import ProvGraph
+from chronobench.repair.lexicon import find_pairs
+from chronobench.repair.policy import latest
 from chronobench.repair.provenance import commit_with_provenance
 from chronobench.repair.steps import HistoryAgent
 
@@ -64,6 +67,37 @@ class Replayed:
     steps: int = 0
     calls: int = 0
     events: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # planned sessions the value check kept
+
+
+def read_value(items: Mapping[str, str], slot: str, domain: str) -> str:
+    """What the agent's reading rule (the newest record stating the slot wins; the system
+    prompt says so) takes for ``slot`` from ``items``."""
+    return latest(list(enumerate(items.values())), slot, domain)[0]
+
+
+def session_reads(ev: dict[str, Any], domain: str) -> set[str]:
+    """The slots a session reads from memory, from its log entry: a message's named
+    slots, a note's slot, a merge's slots, a lookup's argument (system writes: none)."""
+    kind = ev["kind"]
+    if kind in ("chat", "paste"):
+        return {s for s, _ in find_pairs(ev.get("input") or "", domain)}
+    if kind == "note":
+        return {ev["slot"]}
+    if kind == "consolidate":
+        return set(ev["slots"])
+    if kind == "lookup":
+        return {next(d.source for d in DOMAINS[domain].chain if d.name == ev["derivation"])}
+    return set()
+
+
+def values_changed(
+    ev: dict[str, Any], new: Mapping[str, str], old: Mapping[str, str], domain: str
+) -> bool:
+    """Whether a slot the session reads has another value in ``new`` than in ``old``."""
+    return any(
+        read_value(new, s, domain) != read_value(old, s, domain) for s in session_reads(ev, domain)
+    )
 
 
 def replay_timeline(
@@ -74,43 +108,62 @@ def replay_timeline(
     drop: set[str],
     replay: set[str],
     tag: str = "repair",
+    value_check: bool = False,
 ) -> Replayed:
     """The state after re-walking every writing step (history sessions and the task memo)
-    with the records in ``drop`` removed and the sessions in ``replay`` re-executed."""
+    with the records in ``drop`` removed and the sessions in ``replay`` re-executed.
+    ``value_check``: a planned session re-runs only when a slot value it reads differs
+    from what it read in the failed history (:func:`values_changed`); otherwise its
+    recorded ops are reused."""
     events = {e["event"]: e for e in case["events"]}
     out = Replayed({})
     view = View(out.items, out.nodes)
+    orig: dict[str, str] = {}  # the failed history's state at the same point
     done: set[str] = set()
     for step in (
         n for n in graph.of_kind("step") if "ops" in n.attrs or n.attrs.get("event") in replay
     ):
         eid = step.attrs.get("event")
-        if eid in replay:
+        fresh = eid in replay and eid not in done and eid not in out.kept
+        if (
+            fresh
+            and value_check
+            and not values_changed(events[eid], view.items, orig, case["domain"])
+        ):
+            out.kept.append(eid)  # the same values: its recorded ops stand
+        if eid in replay and eid not in out.kept:
             if eid not in done:
                 done.add(eid)
                 res = agent.execute(events[eid], view, tag)
                 out.steps += res.steps
                 out.calls += res.calls
                 out.events.append(eid)
-            continue
-        if "ops" not in step.attrs:
-            continue
-        made = {(graph.nodes[e.dst].attrs["item"], graph.nodes[e.dst].attrs["text"]): e.dst
-                for e in graph.out_edges(step.node_id) if e.etype == "produce" and graph.nodes[e.dst].kind == "memory"}  # fmt: skip
-        lost = any(node in drop for node in made.values())
-        for item, text in step.attrs["ops"]:
-            if text is None:
-                if not lost:  # a merge whose summary is dropped leaves its originals
-                    view.items.pop(item, None)
-                continue
-            node = made.get((item, text))
-            if node in drop:
-                continue
-            view.items.pop(item, None)
-            view.items[item] = text
-            if node:
-                view.nodes[(item, text)] = node
+        elif "ops" in step.attrs:
+            _apply_recorded(graph, step, view, drop)
+        for item, text in step.attrs.get("ops", []):
+            orig.pop(item, None)
+            if text is not None:
+                orig[item] = text
     return out
+
+
+def _apply_recorded(graph: ProvGraph, step: Any, view: View, drop: set[str]) -> None:
+    """A step's recorded ops on ``view``, less the records in ``drop``."""
+    made = {(graph.nodes[e.dst].attrs["item"], graph.nodes[e.dst].attrs["text"]): e.dst
+            for e in graph.out_edges(step.node_id) if e.etype == "produce" and graph.nodes[e.dst].kind == "memory"}  # fmt: skip
+    lost = any(node in drop for node in made.values())
+    for item, text in step.attrs["ops"]:
+        if text is None:
+            if not lost:  # a merge whose summary is dropped leaves its originals
+                view.items.pop(item, None)
+            continue
+        node = made.get((item, text))
+        if node in drop:
+            continue
+        view.items.pop(item, None)
+        view.items[item] = text
+        if node:
+            view.nodes[(item, text)] = node
 
 
 def diff_ops(

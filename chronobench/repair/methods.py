@@ -18,6 +18,8 @@ LABELS = {
     "dgr_no_support_check": "  w/o support check",
     "dgr_no_selective_replay": "  w/o selective replay",
     "dgr_prompt_provenance": "  w/o backbone citations (prompt-level provenance)",
+    "dgr_record_support": "  w/ record-level support (no value-level check)",
+    "dgr_checked_citations": "  w/ citations checked against the prompt",
     "delete_only": "Delete-only + rerun",
     "full_reset_replay": "Full reset + whole-history replay",
     "rollback_replay": "Version rollback + replay",
@@ -25,6 +27,8 @@ LABELS = {
     "text_floor": "Text-heuristic floor (review's rule)",
     "text_floor_replay": "Text heuristic + session replay",
     "text_taint_replay": "Text heuristic + transitive session replay",
+    "value_replay": "Graph-free value-change replay",
+    "memo_replay": "Prompt-memoised full replay",
 }
 STEPS_PER_TASK = {d: len(workflow(d)) for d in ("shopping", "travel", "customer_support")}
 __all__ = ["LABELS", "METHODS", "MEMO_ITEM", "RepairContext", "RepairOutcome"]

@@ -33,8 +33,13 @@ METRICS = (
     "prov_recall",
     "prompt_precision",
     "prompt_recall",
+    "det_tp",
+    "det_fp",
+    "det_fn",
+    "detector_calls",
 )
-PAIRED = ("recovery", "benign_preservation", "replay_ratio", "backbone_calls", "recurrence")
+PAIRED = ("recovery", "benign_preservation", "replay_ratio", "backbone_calls", "recurrence",
+          "det_tp", "det_fp", "det_fn")  # fmt: skip
 
 
 def claim_f1(predicted: set[str], gold: set[str]) -> float:
@@ -106,7 +111,7 @@ def score_case(
             else 1.0
         ),
         "replay_ratio": executed / total_steps,
-        "backbone_calls": float(trace.calls + out.history_calls + out.extra_calls),
+        "backbone_calls": float(trace.calls + out.history_calls + out.extra_calls - out.memo_hits),
         "recurrence": float(survives),
         "claim_f1": claim_f1(recomputed(trace, failed["claims"]), changed),
         **provenance,
@@ -119,7 +124,7 @@ def aggregate(rows: list[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
     plus the per-case values of the main metrics in case order (for paired margins)."""
 
     def block(rs: list[dict[str, Any]]) -> dict[str, Any]:
-        return {m: summarise([r["scores"][m] for r in rs], seed=seed) for m in METRICS}
+        return {m: summarise([r["scores"].get(m, 0.0) for r in rs], seed=seed) for m in METRICS}
 
     groups: dict[str, dict[str, list]] = {
         k: defaultdict(list) for k in ("by_domain", "by_fault_type", "by_family", "by_diagnosis")
@@ -137,6 +142,6 @@ def aggregate(rows: list[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
         **{g: {k: block(v) for k, v in sorted(members.items())} for g, members in groups.items()},
         "per_case": {
             "case_id": [r["case_id"] for r in ordered],
-            **{m: [r["scores"][m] for r in ordered] for m in PAIRED},
+            **{m: [r["scores"].get(m, 0.0) for r in ordered] for m in PAIRED},
         },  # fmt: skip
     }

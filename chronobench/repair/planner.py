@@ -8,7 +8,7 @@ provenance the agent recorded.
 2. Support check, in time order: a candidate stays valid when one of its evidence
    groups (support / derive / consolidate edges sharing a group label) lies wholly
    outside the faults and the candidates already found unsupported. Admissible
-   evidence: a trusted input, a valid memory record, a valid claim. A claim the
+   evidence: the input of a session not diagnosed, a valid record, a valid claim. A claim the
    backbone answered ``unknown`` (``default``) needs none. When the backbone cited
    several sources for one line, the newest must be valid: the agent's rule is that the
    most recent record wins, so an older agreeing record does not hold the decision.
@@ -26,7 +26,9 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from chronobench.repair.domains import parse_record
 from chronobench.repair.graph import EVIDENCE, PROPAGATION, Edge, ProvGraph
+from chronobench.repair.lexicon import read_pairs
 
 
 @dataclass(frozen=True)
@@ -105,12 +107,35 @@ def stated_by_user(graph: ProvGraph, node_id: str) -> bool:
     )  # fmt: skip
 
 
+def slot_of(graph: ProvGraph, node_id: str) -> str | None:
+    """The one slot a claim or single-slot record states (None: several, or unknown)."""
+    node = graph.nodes[node_id]
+    if node.kind == "claim":
+        return node.attrs.get("key")
+    item = str(node.attrs.get("item", ""))
+    prefix, _, slot = item.partition(":")
+    return slot if node.kind == "memory" and prefix in ("pref", "ext", "note", "tool") else None
+
+
 def check_support(
-    graph: ProvGraph, faults: set[str], affected: set[str], *, enabled: bool = True
+    graph: ProvGraph,
+    faults: set[str],
+    affected: set[str],
+    *,
+    enabled: bool = True,
+    value_level: bool = True,
 ) -> tuple[set[str], dict[str, str]]:
     """(unsupported candidates, reason per candidate). ``enabled=False`` is the ablation:
-    every candidate is unsupported except records the user stated outright."""
-    bad, why = set(faults), {}
+    every candidate is unsupported except records the user stated outright.
+    ``value_level``: a summary record that is itself unsupported (one merged value lost
+    its support) still supports a node that used only a value of it whose merge claim
+    is supported: the re-derived summary states that value again."""
+    # A session's own input is admissible evidence unless the session is a diagnosed
+    # fault's: most untrusted inputs (pastes, syncs) are correct, and the diagnosis, not
+    # the input's kind, says which are not.
+    fault_inputs = {e.src for f in faults if (p := producer(graph, f))
+                    for e in graph.in_edges(p) if e.etype == "initiate"}  # fmt: skip
+    bad, why = set(faults) | fault_inputs, {}
     for node in sorted((graph.nodes[n] for n in affected), key=lambda n: n.order):
         nid = node.node_id
         if node.kind == "step":
@@ -126,7 +151,12 @@ def check_support(
         for e in graph.in_edges(nid):
             if e.etype in EVIDENCE:
                 groups[e.group or e.src].append(e.src)
-        ok = [g for g, srcs in sorted(groups.items()) if all(_valid(graph, s, bad) for s in srcs)]
+        slot = slot_of(graph, nid) if value_level else None
+        ok = [
+            g
+            for g, srcs in sorted(groups.items())
+            if all(_valid(graph, s, bad, slot) for s in srcs)
+        ]
         cited = [g for g, srcs in groups.items() if srcs == [g]]  # one cited source each
         if len(cited) > 1:
             # The agent's rule is that the newest record wins: several cited records that
@@ -140,13 +170,17 @@ def check_support(
         else:
             bad.add(nid)
             why[nid] = "no evidence group outside the faulty/affected sets"
-    return bad - faults, why
+    return bad - faults - fault_inputs, why
 
 
-def _valid(graph: ProvGraph, src: str, bad: set[str]) -> bool:
+def _valid(graph: ProvGraph, src: str, bad: set[str], slot: str | None = None) -> bool:
     node = graph.nodes[src]
     if node.kind == "input":
-        return bool(node.attrs.get("trusted"))
+        return src not in bad
+    if src in bad and slot and node.kind == "memory":
+        merged = [e.src for e in graph.in_edges(src) if e.etype == "consolidate"]
+        same = [c for c in merged if graph.nodes[c].attrs.get("key") == slot]
+        return bool(same) and all(c not in bad for c in same)
     return src not in bad
 
 
@@ -156,23 +190,37 @@ def producer(graph: ProvGraph, node_id: str) -> str | None:
 
 
 def plan_repair(
-    graph: ProvGraph, fault_nodes: list[str], *, run_tag: str = "run", support_check: bool = True
+    graph: ProvGraph,
+    fault_nodes: list[str],
+    *,
+    run_tag: str = "run",
+    support_check: bool = True,
+    value_level: bool = True,
+    unavailable: frozenset[str] | set[str] = frozenset(),
 ) -> RepairPlan:
-    """The deterministic plan for repairing the history and the task trace ``run_tag``."""
+    """The deterministic plan for repairing the history and the task trace ``run_tag``.
+    ``value_level``: see :func:`check_support`; a task step is then replayed only when
+    one of its outputs is unsupported or it consumes an unsupported claim (a record it
+    was shown that lost support does not matter when what it took from it kept it).
+    ``unavailable``: sessions that cannot be re-run; their unsupported records are
+    quarantined instead."""
     missing = [f for f in fault_nodes if f not in graph.nodes]
     if missing:
         raise KeyError(f"diagnosed faults not in the provenance graph: {missing}")
     faults = set(fault_nodes)
     via = trace_affected(graph, faults)
     affected = set(via)
-    unsupported, why = check_support(graph, faults, affected, enabled=support_check)
+    unsupported, why = check_support(
+        graph, faults, affected, enabled=support_check, value_level=value_level
+    )
     fault_events = {graph.nodes[p].attrs.get("event") for f in faults if (p := producer(graph, f))}
     replay_events: dict[str, int] = {}
     quarantined = set()
     for nid in unsupported:
         step = producer(graph, nid)
         event = graph.nodes[step].attrs.get("event") if step else None
-        if step and graph.nodes[step].attrs.get("trace") == "history" and event not in fault_events:
+        history = step and graph.nodes[step].attrs.get("trace") == "history"
+        if history and event not in fault_events and event not in unavailable:
             replay_events[event] = min(replay_events.get(event, 1 << 30), graph.nodes[step].order)
         elif graph.nodes[nid].kind == "memory":
             quarantined.add(nid)
@@ -184,6 +232,8 @@ def plan_repair(
         if graph.nodes[nid].kind == "step" and nid.startswith(prefix) and nid in relevant:
             outs = [e.dst for e in graph.out_edges(nid) if e.etype == "produce"]
             consumes = [e.src for e in graph.in_edges(nid) if e.etype == "cite"]
+            if value_level:
+                consumes = [n for n in consumes if graph.nodes[n].kind == "claim"]
             if any(n in unsupported for n in outs + consumes):
                 replay.add(nid)
     ctx = (
@@ -255,16 +305,21 @@ def _decide(
     return "none", f"{reached}; its outputs are handled above"
 
 
-def prompt_level(graph: ProvGraph) -> ProvGraph:
+def prompt_level(graph: ProvGraph, only: set[str] | None = None) -> ProvGraph:
     """The graph an agent whose backbone never cites would record: every evidence edge
     from a record or an input is replaced by the whole prompt of the producing step
-    (every record it showed and its input) as one jointly needed group."""
+    (every record it showed and its input) as one jointly needed group. ``only``: rewire
+    just these nodes' evidence (None: every node's)."""
     out = ProvGraph()
     for n in graph.of_order():
         out.add_node(n)
     rewired = set()
     for e in graph.edges:
-        if e.etype in EVIDENCE and graph.nodes[e.src].kind in ("memory", "input"):
+        if (
+            e.etype in EVIDENCE
+            and graph.nodes[e.src].kind in ("memory", "input")
+            and (only is None or e.dst in only)
+        ):
             rewired.add(e.dst)
         else:
             out.add_edge(e)
@@ -275,6 +330,48 @@ def prompt_level(graph: ProvGraph) -> ProvGraph:
         for src in dict.fromkeys(srcs):
             out.add_edge(Edge(src, dst, "support", "prompt"))
     return out
+
+
+def suspect_citations(graph: ProvGraph, domain: str) -> set[str]:
+    """Nodes whose cited evidence the prompt does not bear out: the newest record the
+    producing step was shown that states the node's slot (the agent's rule: the most
+    recent day wins, then the later line) is not among the records cited, or states
+    another value than the node. A slip (an older record read, and cited) and a wrong
+    citation both show up here; an exact citation never does."""
+    out = set()
+    for nid, node in graph.nodes.items():
+        slot = slot_of(graph, nid) if node.kind in ("claim", "memory") else None
+        cited = [e.src for e in graph.in_edges(nid) if e.etype in EVIDENCE
+                 and e.group == e.src and graph.nodes[e.src].kind == "memory"]  # fmt: skip
+        step = producer(graph, nid) if slot and cited else None
+        if not step:
+            continue
+        value = node.attrs.get("value") if node.kind == "claim" else _value_in(node, slot, domain)
+        best = None
+        shown = [
+            e.src
+            for e in graph.in_edges(step)
+            if e.etype == "cite" and graph.nodes[e.src].kind == "memory"
+        ]
+        for pos, src in enumerate(shown):
+            text = graph.nodes[src].attrs.get("text", "")
+            parsed = parse_record(text)
+            for s, v in read_pairs(text, domain):
+                if s == slot and (best is None or (parsed[0] if parsed else 0, pos) >= best[:2]):
+                    best = (parsed[0] if parsed else 0, pos, v, src)
+        if best is None or best[3] not in cited or best[2] != value:
+            out.add(nid)
+    return out
+
+
+def _value_in(node: Any, slot: str, domain: str) -> str | None:
+    return next((v for s, v in read_pairs(node.attrs.get("text", ""), domain) if s == slot), None)
+
+
+def checked_citations(graph: ProvGraph, domain: str) -> ProvGraph:
+    """``graph`` with the evidence of every :func:`suspect_citations` node replaced by its
+    step's whole prompt (what an agent records for a line that cites nothing)."""
+    return prompt_level(graph, only=suspect_citations(graph, domain))
 
 
 def dependency_edges(graph: ProvGraph) -> set[tuple[str, str]]:

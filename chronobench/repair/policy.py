@@ -29,6 +29,9 @@ _LINE = re.compile(r"^\[(m\d+)\] (.*)$")
 _DAY = re.compile(r"Today is day (\d+)")
 _NOTE = re.compile(r"reminder note about the user's (.+?) in your own words")
 _MESSAGE = re.compile(r"^New message \([^)]*\): (.*)$", re.MULTILINE)
+_UNTRUSTED = re.compile(r"^Untrusted \S+ session, day (\d+): (.*)$", re.MULTILINE)
+_OWN = re.compile(r"^\[day (\d+)\] the user wrote: (.*)$")
+JUDGE_MARK = "Is the UNTRUSTED session below a fault"
 
 
 def asked_slots(question: str) -> list[str]:
@@ -94,6 +97,8 @@ class RepairPolicyBackbone:
         slots = asked_slots(question)
         if "Should the CANDIDATE memory be dropped" in question:
             return self._judge(lines, domain_of(slots) or "shopping")
+        if JUDGE_MARK in question:
+            return self._detect(lines, question, domain_of(slots) or "shopping")
         if "Write one memory note, 'last_choice" in question:
             return f"last_choice = {lines[0][1] if lines else MISSING}"
         note = _NOTE.search(question)
@@ -129,6 +134,26 @@ class RepairPolicyBackbone:
         vouched = {p for t in others if t != cand for p in read_pairs(t, domain)}
         bad = {p for f in faults for p in read_pairs(f, domain)} - vouched
         return "drop" if cand in faults or set(read_pairs(cand, domain)) & bad else "keep"
+
+    def _detect(self, lines: Sequence[tuple[str, str]], question: str, domain: str) -> str:
+        """Detector verdict: a fault when a value the session states differs from the
+        user's own newest earlier statement of the slot and the user never states it
+        later (a later confirmation makes it the user's)."""
+        m = _UNTRUSTED.search(question)
+        if not m:
+            return "verdict = benign"
+        day = int(m.group(1))
+        own = []
+        for _, text in lines:
+            o = _OWN.match(text)
+            if o:
+                own.append((int(o.group(1)), find_pairs(o.group(2), domain)))
+        for slot, value in find_pairs(m.group(2), domain):
+            before = [(d, v) for d, ps in own if d < day for s, v in ps if s == slot]
+            later = any(s == slot and v == value for d, ps in own if d > day for s, v in ps)
+            if before and max(before)[1] != value and not later:
+                return "verdict = fault"
+        return "verdict = benign"
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Answer each request in order (no token usage: nothing is tokenised)."""

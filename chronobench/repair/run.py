@@ -22,7 +22,10 @@ from chronobench.repair.methods import METHODS
 
 SUBSETS = ("controlled", "stress")
 _DATASET_PARAMS = {"n_controlled": 150, "n_stress": 50}
-_TASK_PARAMS = {"limit_cases"}
+_TASK_PARAMS = {"limit_cases", "diagnosis", "noise", "noise_key", "retention"}
+# Where the diagnosis comes from: the case's own (complete, or missing one fault in every
+# fourth stress case), every fault (oracle), or a detector (chronobench.repair.detect).
+DIAGNOSES = ("given", "oracle", "judge", "untrusted")
 
 
 def check_spec(spec: Any) -> None:
@@ -54,6 +57,17 @@ def check_spec(spec: Any) -> None:
         raise ConfigError(
             f"task.params {sorted(unknown)}: the repair task reads only {sorted(_TASK_PARAMS)}"
         )
+    p = spec.task.params
+    if p.get("diagnosis", "given") not in DIAGNOSES:
+        raise ConfigError(f"task.params.diagnosis={p['diagnosis']!r}: one of {DIAGNOSES}")
+    noise = p.get("noise", 0)
+    if not isinstance(noise, (int, float)) or not 0 <= noise <= 1:
+        raise ConfigError(f"task.params.noise={noise!r}: a rate in [0, 1]")
+    if p.get("noise_key", "call") not in ("call", "prompt"):
+        raise ConfigError(f"task.params.noise_key={p['noise_key']!r}: call or prompt")
+    ret = p.get("retention")
+    if ret is not None and (not isinstance(ret, int) or ret < 0):
+        raise ConfigError(f"task.params.retention={ret!r}: days (a non-negative integer)")
 
 
 def make_backbone(cell: Any) -> Any:
@@ -80,25 +94,41 @@ def generation_params(spec: Any) -> Any:
 
 
 def repair_case(
-    case: dict[str, Any], method: str, backbone: Any, params: Any = 0
+    case: dict[str, Any],
+    method: str,
+    backbone: Any,
+    params: Any = 0,
+    *,
+    diagnosis: str = "given",
+    noise: Any = None,
+    retention: int | None = None,
 ) -> dict[str, Any]:
     """Run the agent on the case's faulty history and task (the failed run), repair it with
     ``method``, and score the result; returns the sample row. The agent and the method see
-    only :func:`~chronobench.repair.cases.agent_view` of the case and the diagnosis."""
+    only :func:`~chronobench.repair.cases.agent_view` of the case and the diagnosis.
+
+    ``diagnosis``: see :data:`DIAGNOSES` (a detector sees the agent's view and the store);
+    ``noise``: a :class:`~chronobench.repair.noise.NoiseModel` on every backbone call of
+    the case (failed run, detector, repair); ``retention``: days a session's input is kept
+    (pasted documents are never kept), see :func:`~chronobench.repair.noise.unreplayable`."""
     from chronobench.memory import ChronoMem
     from chronobench.repair.agent import MEMO_ITEM
     from chronobench.repair.cases import agent_view, default_params
     from chronobench.repair.context import RepairContext, resolve_faults, run_failed
+    from chronobench.repair.detect import DETECTORS, detection_scores
     from chronobench.repair.history import history_steps
     from chronobench.repair.metrics import edge_scores, gold_dependencies, recomputed, score_case
+    from chronobench.repair.noise import CallLayer, unreplayable
     from chronobench.repair.planner import dependency_edges, prompt_level
     from chronobench.repair.provenance import load_graph
 
     visible = agent_view(case)
     params = default_params(params) if isinstance(params, int) else params
     app, user = case["app"], case["user"]
+    layer = CallLayer(backbone, noise)
     with ChronoMem(":memory:", embedder="hash") as mem:
-        runner, old = run_failed(mem, visible, backbone, params)
+        runner, old = run_failed(mem, visible, layer, params)
+        layer.occasion = "repair"
         graph = load_graph(mem, app, user)
         gold = gold_dependencies(case)
         prov = dict(
@@ -111,9 +141,20 @@ def repair_case(
         prompt = edge_scores(dependency_edges(prompt_level(graph)), gold)
         prov.update(prompt_precision=prompt[0], prompt_recall=prompt[1])
         failed_store = {k: v for k, v in mem.snapshot(app, user).items() if k != MEMO_ITEM}
-        diagnosed = resolve_faults(graph, case["diagnosed"])
+        det: dict[str, float] = {}
+        if diagnosis in DETECTORS:
+            found = DETECTORS[diagnosis](visible, mem, layer, params)
+            named = [f"mem:{e}:*" for e in found.events]  # every record the session wrote
+            det = {**detection_scores(case, found.events), "detector_calls": float(found.calls)}
+        else:
+            named = (
+                case["diagnosed"] if diagnosis == "given" else [f["record"] for f in case["faults"]]
+            )
+            det = detection_scores(case, sorted({n.split(":")[1] for n in named}))
+        diagnosed = resolve_faults(graph, named)
         total = len(history_steps(graph)) + len(old.steps)
-        ctx = RepairContext(mem, visible, old, runner, backbone, method, diagnosed)
+        ctx = RepairContext(mem, visible, old, runner, layer, method, diagnosed,
+                            unavailable=unreplayable(visible, retention), memo=dict(layer.memo))  # fmt: skip
         out = METHODS[method](ctx)
         head = mem.snapshot(app, user)
         # With an LLM backbone the failed run is this run's, not the builder's offline one.
@@ -121,17 +162,33 @@ def repair_case(
         scores = score_case(case, out, head, failed=failed, failed_store=failed_store,
                             fault_texts=[graph.nodes[n].attrs["text"] for n in diagnosed],
                             total_steps=total, provenance=prov)  # fmt: skip
+        scores.update(det)
     if old.answer == case["gold"]["answer"]:
         scores["failed_run_correct"] = 1.0  # the backbone did not fail: the case is moot
     return {
         "sample_id": case["case_id"], "kind": "repair", "case_id": case["case_id"], "set": case["set"],
         "domain": case["domain"], "fault_types": case["fault_types"], "families": case["families"],
-        "n_faults": len(case["faults"]), "n_diagnosed": len(case["diagnosed"]), "diagnosis": case["diagnosis"],
+        "n_faults": len(case["faults"]), "n_diagnosed": len(diagnosed), "diagnosis": case["diagnosis"],
+        "diagnosed_by": diagnosis,
         "method": method, "answer": out.trace.answer, "failed_answer": old.answer,
         "gold_answer": case["gold"]["answer"], "steps_total": total,
         "replayed_steps": [s["step_id"] for s in out.trace.steps if s["executed"]],
         "invalidated_claims": sorted(recomputed(out.trace, old.claims)), "notes": out.notes, "plan": out.plan, "scores": scores,
     }  # fmt: skip
+
+
+def case_options(task_params: dict[str, Any], seed: int) -> dict[str, Any]:
+    """repair_case's keyword options from ``task.params`` (defaults: the given
+    diagnosis, exact replay, every session replayable)."""
+    from chronobench.repair.noise import NoiseModel
+
+    rate = float(task_params.get("noise", 0) or 0)
+    key = task_params.get("noise_key", "call")
+    return {
+        "diagnosis": task_params.get("diagnosis", "given"),
+        "noise": NoiseModel.uniform(rate, seed, key) if rate else None,
+        "retention": task_params.get("retention"),
+    }
 
 
 def run_repair_cell(cell: Any) -> Path:
@@ -165,10 +222,11 @@ def run_repair_cell(cell: Any) -> Path:
     done = log.done_ids()
     backbone = make_backbone(cell)
     params = generation_params(spec)
+    opts = case_options(spec.task.params, int(spec.seed))
     t1 = time.perf_counter()
     for case in cases:
         if case["case_id"] not in done:
-            log.append([repair_case(case, spec.system.name, backbone, params)])
+            log.append([repair_case(case, spec.system.name, backbone, params, **opts)])
     rows = log.read()
     metrics = aggregate(rows, seed=int(spec.seed))
     timings = {"load_data_s": round(t1 - t0, 3), "repair_s": round(time.perf_counter() - t1, 3),

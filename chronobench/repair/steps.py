@@ -65,6 +65,10 @@ class HistoryAgent:
     ):
         self.case, self.backbone, self.rec, self.params = case, backbone, recorder, params
         self.domain = case["domain"]
+        # Sessions whose input is gone (noise.unreplayable): re-running one re-applies
+        # its recorded ops (``recorded``: event -> [(item, text or None)]), no call.
+        self.unavailable: set[str] = set()
+        self.recorded: dict[str, list] = {}
 
     def _ask(self, task: str, shown: list, question: str) -> str:
         return reply_text(
@@ -88,6 +92,8 @@ class HistoryAgent:
                              call=call, role=kind, event=eid)  # fmt: skip
         if inp:
             self.rec.edge(inp, step, "initiate")
+        if eid in self.unavailable:
+            return self._reapply(ev, view, step, p)
         handlers = {"note": self._note, "consolidate": self._consolidate, "lookup": self._lookup,
                     "sync": self._sync, "summary_job": self._summary_job}  # fmt: skip
         return handlers.get(kind, self._message)(ev, view, step, p, inp)
@@ -115,6 +121,20 @@ class HistoryAgent:
     def _done(self, step: str, res: StepResult) -> StepResult:
         self.rec.set_attrs(step, ops=[[i, t] for i, t in res.ops])
         return res
+
+    def _reapply(self, ev: dict[str, Any], view: View, step: str, p: str) -> StepResult:
+        """A session that cannot be re-run: its recorded writes, as they were."""
+        res = StepResult()
+        for item, text in self.recorded.get(ev["event"], []):
+            if text is None:
+                if item in view.items:
+                    self.rec.edge(step, view.node(item, self.rec), "delete")
+                    view.items.pop(item)
+                    res.ops.append((item, None))
+            else:
+                self._write(view, step, p, item, text, res)
+        self.rec.set_attrs(step, unavailable=True)
+        return self._done(step, res)
 
     # -- session kinds --------------------------------------------------------------------
 
