@@ -30,6 +30,7 @@ from data_builders.pools import (
     qa_probe,
     ranked,
 )
+from data_builders.summaries import SUMMARY_QUESTION, budget_question, summary_probe
 
 #: Suffix of a false recall statement's item id (the true one is the fact id itself).
 FALSE_SUFFIX = "-false"
@@ -113,8 +114,6 @@ def _build(pool: ProbePool, stream: Stream) -> list[BatteryItem]:
         ):
             items.append(BatteryItem(c.pair_id, c.question, "conflict", c))
     if pool.summary_reference is not None or any(s.events for s in pool.sessions):
-        from data_builders.probes import SUMMARY_QUESTION, budget_question
-
         text = SUMMARY_QUESTION if pool.summary_reference is not None else budget_question()
         items.append(BatteryItem("summary", text, "summary"))
     seen: set[str] = set()
@@ -215,8 +214,6 @@ def label_probes(
     checks for this v*) items are the headline's; up to ``max_answerable`` other
     answerable and ``max_future`` other future QA items, live conflict questions and the
     summary request are scored too. Every other battery item is asked and not scored."""
-    from data_builders.probes import summary_probe
-
     battery = stream_battery(pool, stream)
     before, after = boundary_windows(pool, v_star)
     check = FutureCheck(stream, v_star)

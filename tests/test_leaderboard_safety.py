@@ -240,14 +240,14 @@ def test_old_protocol_runs_move_to_the_archive_and_never_mix_with_new_rows(tmp_p
     from chronobench.spec import PROTOCOL_VERSION
 
     new = make_run(tmp_path, ["task=generation", "system=rag_only"])
-    assert _manifest(new)["protocol"] == PROTOCOL_VERSION == 2
+    assert _manifest(new)["protocol"] == PROTOCOL_VERSION == 3
     old = _as_protocol_1(new, tmp_path)
     assert load_run(old).manifest.protocol == 1  # still readable (score reads it)
     # A board from before the bump names the old run: archiving it is not shrinking.
     (tmp_path / "LEADERBOARD.md").write_text(f"# old board\n| `{old.name}` | `x` |\n")
     md = write_leaderboard(tmp_path).read_text()
     assert new.name in md and old.name not in md
-    assert "system protocol 2" in md and "ARCHIVE.md" in md
+    assert "system protocol 3" in md and "ARCHIVE.md" in md
     archived = tmp_path / ARCHIVE_DIR / "protocol-1" / old.name
     assert (archived / "manifest.json").is_file() and not old.exists()
     archive_md = (tmp_path / ARCHIVE_FILE).read_text()
