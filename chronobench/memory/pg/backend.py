@@ -121,7 +121,8 @@ class PostgresBackend(PgLexicon):
         if self._pid != os.getpid():  # a forked child never shares its parent's socket
             self._pid, self._conn = os.getpid(), None
             self._conn = self._connect()
-        elif self._conn.broken() and not self._conn.in_txn:
+        elif self._conn.broken() and not (self._conn.in_txn or self._conn.in_read):
+            # never mid-transaction: a read's snapshot must not silently become two
             self._conn = self._connect()
         return self._conn
 
@@ -152,13 +153,19 @@ class PostgresBackend(PgLexicon):
 
     @contextlib.contextmanager
     def read_snapshot(self) -> Iterator[PgConn]:
-        """One REPEATABLE READ, read-only transaction: every read sees one state."""
+        """One REPEATABLE READ, read-only transaction: every read sees one state. Inside
+        a transaction already (a nested read, or a write) the block joins it."""
         with self.lock:
             conn = self.conn
+            if conn.in_txn or conn.in_read:
+                yield conn
+                return
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            conn.in_read = True
             try:
                 yield conn
             finally:
+                conn.in_read = False
                 if not conn.broken():
                     conn.execute("COMMIT")
 

@@ -64,6 +64,7 @@ class PgConn:
         self.raw = raw
         self.where = where
         self.in_txn = False
+        self.in_read = False  # inside PostgresBackend.read_snapshot's transaction
         self.total_changes = 0  # rows inserted, updated or deleted (as sqlite3's attribute)
 
     def _lost(self, exc: Exception, *, writing: bool) -> StoreConnectionError:
