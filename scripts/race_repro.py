@@ -27,11 +27,20 @@ def writer(path: str, w: int, stop: float) -> None:
 
 
 def main() -> None:
-    path = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] else os.path.join(tempfile.mkdtemp(), "r.db")
+    path = (
+        sys.argv[1]
+        if len(sys.argv) > 1 and sys.argv[1]
+        else os.path.join(tempfile.mkdtemp(), "r.db")
+    )
     secs = float(sys.argv[2]) if len(sys.argv) > 2 else 5.0
     m = ChronoMem(path, embedder=HashEmbedder())
-    m.commit("app", "ann", [{"op": "add", "item_id": "seed", "text": "bobtok note"}],
-             source="s", reason="seed")
+    m.commit(
+        "app",
+        "ann",
+        [{"op": "add", "item_id": "seed", "text": "bobtok note"}],
+        source="s",
+        reason="seed",
+    )
     stop = time.time() + secs
     procs = [mp.Process(target=writer, args=(path, w, stop)) for w in range(3)]
     for p in procs:
