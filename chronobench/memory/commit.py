@@ -197,6 +197,10 @@ def normalise_ops(ops: Iterable[Any]) -> list[NormalOp]:
             raise InvalidOpError(f"ops[{i}].op = {op!r}; choose one of {', '.join(OPS)}")
         if not isinstance(item_id, str) or not item_id:
             raise InvalidOpError(f"ops[{i}].item_id must be a non-empty string, got {item_id!r}")
+        try:
+            val.id_size(item_id, f"ops[{i}].item_id")
+        except ValueError as exc:  # the store's op error (a ValueError too)
+            raise InvalidOpError(str(exc)) from None
         if op in ("add", "update", "consolidate") and not isinstance(text, str):
             raise InvalidOpError(f"ops[{i}] ({op} {item_id!r}) needs a text string")
         if text is not None and not isinstance(text, str):
