@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from chronobench.memory.pg import copying
+from chronobench.memory.pg import copying, fastwrite
 from chronobench.memory.pg import schema as ddl
 from chronobench.memory.pg.conn import (
     PgConn,
@@ -222,6 +222,13 @@ class PostgresBackend(PgLexicon):
                 with contextlib.suppress(Exception):
                     conn.raw.execute(f"DROP SCHEMA IF EXISTS {quote_ident(self.schema)} CASCADE")
             conn.close()
+
+    def commit_fast(self, app: str, user: str, *args: Any) -> list[int] | None:
+        """Commit prepared writes in two round trips each (None: they need the generic
+        path); see :mod:`.fastwrite`."""
+        if not fastwrite.supported():
+            return None
+        return fastwrite.commit_writes(self, app, user, *args)
 
     # -- dialect bits ------------------------------------------------------------------------
 
