@@ -230,6 +230,10 @@ class PostgresBackend(PgLexicon):
             return None
         return fastwrite.commit_writes(self, app, user, *args)
 
+    def revert_items(self, scope_id: int, *args: Any) -> None:
+        """A revert's item writes and events, set-based (see :mod:`.fastwrite`)."""
+        fastwrite.revert_items(self, scope_id, *args)
+
     # -- dialect bits ------------------------------------------------------------------------
 
     def shared_vectors(self) -> Any:

@@ -50,9 +50,7 @@ def hidden_filter(col: str) -> str:
 
 
 # span s holds its item at HEAD (chronobench.memory.sql.alive, general form)
-ALIVE = (
-    f"({hidden_filter('s.from_seq')} AND (s.to_seq IS NULL OR NOT {hidden_filter('s.to_seq')}))"
-)
+ALIVE = f"({hidden_filter('s.from_seq')} AND (s.to_seq IS NULL OR NOT {hidden_filter('s.to_seq')}))"
 
 
 def supported() -> bool:
@@ -128,9 +126,7 @@ def write_items(
             opens.append((item, h, text))
     rows = 0
     if close:
-        raw.execute(
-            "UPDATE spans SET to_seq = %s WHERE span_id = ANY(%s)", (seq, close)
-        )
+        raw.execute("UPDATE spans SET to_seq = %s WHERE span_id = ANY(%s)", (seq, close))
         rows += len(close)
     if drop:  # opened at this seq already: gone from the index too
         raw.execute("DELETE FROM spans WHERE span_id = ANY(%s)", (drop,))
@@ -152,8 +148,10 @@ def write_items(
         "FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS u(i, it, h)",
         (scope_id, seq, ids, items, hashes),
     )
-    n_docs, n_tokens = index_docs(raw, lex.ITEMS, scope_id, list(zip(ids, texts, strict=True)))
-    return rows + 2 * len(opens) + n_docs, n_docs, n_tokens
+    n_docs, n_tokens, n_rows = index_docs(
+        raw, lex.ITEMS, scope_id, list(zip(ids, texts, strict=True))
+    )
+    return rows + len(opens) + n_rows, n_docs, n_tokens
 
 
 def index_docs(
@@ -161,9 +159,9 @@ def index_docs(
 ) -> tuple[int, int]:
     """:func:`chronobench.memory.pg.lexical.index` in two statements, without its
     statistics update (the caller folds that into its ``scopes`` update); returns
-    (documents, tokens)."""
+    (documents, tokens, rows written)."""
     if not docs:
-        return 0, 0
+        return 0, 0, 0
     posted = lex.tokenizer().postings([t for _, t in docs])
     lengths = [n for _, n in posted]
     cols = "doc, scope_id, len" + (", body" if ix.body else "")
@@ -188,7 +186,7 @@ def index_docs(
             "FROM unnest(%s::text[], %s::bigint[], %s::text[]) AS u(t, d, p)",
             (scope_id, t_term, t_doc, t_pos),
         )
-    return len(docs), sum(lengths)
+    return len(docs), sum(lengths), len(docs) + len(t_doc)
 
 
 class _Raw:
@@ -311,7 +309,7 @@ def _write_one(
             p["valid_time"], dense,
         ),
     )  # fmt: skip
-    n_desc, desc_tokens = index_docs(raw, lex.DESCRIPTORS, sid, [(vrow, lexical)])
+    n_desc, desc_tokens, desc_rows = index_docs(raw, lex.DESCRIPTORS, sid, [(vrow, lexical)])
     put_vectors(raw, vrow, vecs)
     raw.execute(
         "UPDATE scopes SET head_vid = %s, head_seq = %s, next_vid = %s, next_seq = %s, "
@@ -321,7 +319,7 @@ def _write_one(
         f"{lex.DESCRIPTORS.tok_col} = {lex.DESCRIPTORS.tok_col} + %s WHERE scope_id = %s",
         (vid, seq, vid + 1, seq + 1, n_items, item_tokens, n_desc, desc_tokens, sid),
     )
-    return rows + len(ops) + 3 + len(vecs)
+    return rows + len(ops) + desc_rows + 2 + len(vecs)
 
 
 def put_vectors(raw: Any, vrow: int, vectors: Sequence[np.ndarray] | np.ndarray) -> None:
@@ -336,3 +334,51 @@ def put_vectors(raw: Any, vrow: int, vectors: Sequence[np.ndarray] | np.ndarray)
         "unnest(%s::text[]) WITH ORDINALITY AS u(v, o)",
         (vrow, ["{" + ",".join(repr(x) for x in v) + "}" for v in vecs]),
     )
+
+
+def revert_items(
+    backend: Any,
+    scope_id: int,
+    diff: Mapping[str, str | None],
+    seq: int,
+    vid: int,
+    meta: str,
+    reason: str,
+    now: float,
+) -> None:
+    """A revert's item writes and events (``rollback.revert_to``'s loop over the items
+    that differ), inside the caller's transaction: two result reads and a fixed number
+    of set-based statements whatever the number of items."""
+    if not diff:
+        return
+    raw = backend.conn.raw
+    items = list(diff)
+    changes = [(item, diff[item]) for item in items]
+    with raw.pipeline() if supported() else contextlib.nullcontext():
+        spans = raw.execute(
+            "SELECT s.item_id, s.span_id, s.hash, s.from_seq FROM spans s WHERE s.scope_id = %s "
+            f"AND s.item_id = ANY(%s) AND {ALIVE}",
+            (scope_id, items),
+        )
+        keys = raw.execute(
+            f"SELECT ARRAY(SELECT nextval({SPAN_SEQ}) FROM generate_series(1, %s))",
+            (sum(1 for _, t in changes if t is not None),),
+        )
+        current = {r[0]: (int(r[1]), r[2], int(r[3])) for r in spans.fetchall()}
+        new_ids = list(keys.fetchone()[0])
+        rows, n_docs, n_tokens = write_items(raw, scope_id, seq, current, changes, new_ids)
+        raw.execute(
+            "INSERT INTO events (scope_id, version_id, op, item_id, hash, meta, source, reason, "
+            "recorded) SELECT %s, %s, 'revert', it, h, %s, 'chronomem', %s, %s FROM "
+            "unnest(%s::text[], %s::text[]) WITH ORDINALITY AS u(it, h, o) ORDER BY o",
+            (
+                scope_id, vid, meta, reason, now, items,
+                [content_hash(t) if t is not None else None for _, t in changes],
+            ),
+        )  # fmt: skip
+        raw.execute(
+            f"UPDATE scopes SET {lex.ITEMS.n_col} = {lex.ITEMS.n_col} + %s, "
+            f"{lex.ITEMS.tok_col} = {lex.ITEMS.tok_col} + %s WHERE scope_id = %s",
+            (n_docs, n_tokens, scope_id),
+        )
+    backend.conn.total_changes += rows + len(items) + 1
