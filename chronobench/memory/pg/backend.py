@@ -278,6 +278,15 @@ class PostgresBackend(PgLexicon):
                     ok = False
             return ok
 
+    def retire_wal(self) -> dict[str, Any]:
+        """After a redaction: end the WAL segment holding the erased rows and checkpoint,
+        so the server retires the old segments (an operator's privileges needed; see
+        :mod:`.wal`, which says what stays in archives and replicas)."""
+        from chronobench.memory.pg.wal import retire_wal
+
+        with self.lock:
+            return retire_wal(self.conn.raw)
+
     # -- vector storage ----------------------------------------------------------------------
 
     def put_vectors(self, vrow: int, vectors: Sequence[np.ndarray] | np.ndarray) -> None:
