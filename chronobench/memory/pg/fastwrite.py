@@ -1,6 +1,6 @@
 """PostgreSQL writes in a constant number of round trips: commits and revert rollbacks.
 
-Why: the generic write path (:mod:`chronobench.memory.commit`, :mod:`chronobench.memory.spans`)
+Why: the generic write path (``chronobench.memory.commit`` and ``.spans``)
 runs one statement at a time and reads several results back (the scope row, each item's
 open span, each new row's key), about 20 round trips per commit on PostgreSQL, and a
 revert paid that per item it restored (81 s for 23,821 items at 10k writes).
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from chronobench.memory.pg import lexical as lex
-from chronobench.memory.spans import content_hash
+from chronobench.memory.sql import content_hash
 
 SIMPLE_OPS = ("add", "update", "delete")
 SPAN_SEQ = "pg_get_serial_sequence('spans', 'span_id')"
