@@ -232,12 +232,20 @@ def commit_writes(
             for p, pre, vecs in zip(prepared, dense_pre, vectors, strict=True):
                 items = [o.item_id for o in p["ops"]]
                 head = raw.execute(
-                    f"SELECT scope_id, head_vid, next_seq, next_vid, nextval({VROW_SEQ}), "
-                    f"ARRAY(SELECT nextval({SPAN_SEQ}) FROM generate_series(1, %s)) "
-                    'FROM scopes WHERE app = %s AND "user" = %s FOR UPDATE',
-                    (len(items), app, user),
+                    "SELECT scope_id, head_vid, next_seq, next_vid FROM scopes "
+                    'WHERE app = %s AND "user" = %s FOR UPDATE',
+                    (app, user),
                 )
-                # queued behind the lock: its snapshot is taken once the lock is held
+                # Queued behind the lock, so run once it is held: keys drawn in commit
+                # order (as the generic path's inserts draw them; ties rank by span id),
+                # and the open spans read in a snapshot taken after the last writer's
+                # commit. Not in the locking statement: its target list is computed
+                # before the lock wait.
+                keys = raw.execute(
+                    f"SELECT nextval({VROW_SEQ}), "
+                    f"ARRAY(SELECT nextval({SPAN_SEQ}) FROM generate_series(1, %s))",
+                    (len(items),),
+                )
                 spans = raw.execute(
                     "SELECT s.item_id, s.span_id, s.hash, s.from_seq, b.text FROM spans s "
                     "JOIN blobs b ON b.scope_id = s.scope_id AND b.hash = s.hash WHERE "
@@ -251,7 +259,10 @@ def commit_writes(
                 rows = spans.fetchall()
                 current = {r[0]: (int(r[1]), r[2], int(r[3])) for r in rows}
                 texts = {r[0]: r[4] for r in rows}
-                changed += _write_one(raw, got, p, pre, vecs, encoder, describe, current, texts)
+                head_keys = (*got, *keys.fetchone())
+                changed += _write_one(
+                    raw, head_keys, p, pre, vecs, encoder, describe, current, texts
+                )
                 out.append(int(got[3]))
     except _NewScope:
         if out:  # pragma: no cover - a scope row is never deleted
