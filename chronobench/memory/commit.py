@@ -88,7 +88,7 @@ def commit_writes(
     db: Backend,
     app: str,
     user: str,
-    scope: Scope | None,
+    scope: Scope | None | Callable[[], Scope | None],
     writes: Sequence[Any],
     encoder: StoreEncoder,
     reranker: Any = None,
@@ -96,9 +96,10 @@ def commit_writes(
 ) -> list[int]:
     """Commit ``writes`` to the scope (app, user), one version each; returns their ids.
 
-    ``scope`` is the scope's row read before (None: the scope does not exist yet); it
-    only serves to describe deletes before embedding, every transaction re-reads its
-    state. Texts a ``redact`` op erased are forgotten from the embedding caches of
+    ``scope`` is the scope's row read before (None: the scope does not exist yet), or
+    a function reading it, called only when a delete must be described (saving a
+    round trip on a server for writes without one); it only serves to describe
+    deletes before embedding, every transaction re-reads its state. Texts a ``redact`` op erased are forgotten from the embedding caches of
     ``encoder`` and ``reranker``.
     """
     if isinstance(writes, (str, bytes, Mapping)) or not isinstance(writes, Sequence):
@@ -110,13 +111,17 @@ def commit_writes(
         return []
     overlay: dict[str, str | None] = {}
 
+    found: list[Scope | None] = [] if callable(scope) else [scope]
+
     def lookup(item: str) -> str | None:
         if item in overlay:
             return overlay[item]
-        if scope is None:
+        if not found:
+            found.append(scope())  # type: ignore[operator]
+        if found[0] is None:
             return None
         with db.lock:
-            return open_text(db, scope.scope_id, item)
+            return open_text(db, found[0].scope_id, item)
 
     dense_texts = []
     for p in prepared:

@@ -208,7 +208,9 @@ class ChronoMem(RequestMethods):
         Each write is a mapping with the keyword arguments of :meth:`commit` (or a
         :class:`~chronobench.data.schema.Write`; its ``version`` field is ignored).
         """
-        sc = reads.find_scope(self._db, app, user)  # validates app/user
+        val.scope_key(app, user)
+        # the scope's row is read only if a delete needs describing (a round trip saved)
+        sc = lambda: reads.find_scope(self._db, app, user)  # noqa: E731
         try:
             return cm.commit_writes(
                 self._db, app, user, sc, writes, self._encoder, self.reranker, on_commit
