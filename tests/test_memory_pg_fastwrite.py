@@ -26,6 +26,8 @@ TABLES = {  # table -> (columns compared, key columns replaced by their rank)
     "desc_docs": ("doc, len, body", ("doc",)),
     "desc_terms": ("term, doc, pos", ("doc",)),
     "desc_vecs": ("vrow, chunk, vec", ("vrow",)),
+    "item_df": ("term, n", ()),
+    "desc_df": ("term, n", ()),
 }  # fmt: skip
 
 
@@ -63,6 +65,8 @@ def _fill(mem: Any) -> list[Any]:
     mem.rollback_to_version(APP, USER, 100, mode="truncate")
     mem.rollback_to_version(APP, USER, 90, mode="revert")
     mem.commit(APP, USER, [{"op": "delete", "item_id": "twice"}], source="s", reason="r")
+    mem.redact(APP, USER, "garden", reason="erase", by="text")
+    mem.compact(APP, USER)
     answers = [
         mem.search(APP, USER, "trip dog detail", 10),
         mem.resolve(APP, USER, "undo the note about the garden", 5),
@@ -86,3 +90,36 @@ def test_fast_writes_store_what_the_generic_path_stores(
     for table in TABLES:
         assert fast_rows[table] == slow_rows[table], table
     assert fast_answers == slow_answers
+
+
+def _df_is_counted(mem: Any) -> None:
+    """The stored document counts are the postings' (what BM25 read before they were kept)."""
+    for ix in ("item", "desc"):
+        kept = mem.conn.execute(f"SELECT scope_id, term, n FROM {ix}_df").fetchall()
+        counted = mem.conn.execute(
+            f"SELECT scope_id, term, count(*) FROM {ix}_terms GROUP BY 1, 2"
+        ).fetchall()
+        assert sorted(kept) == sorted(counted), ix
+
+
+def test_document_counts_follow_writes_redaction_and_compaction(on_postgres: str) -> None:
+    with hash_store() as mem:
+        _fill(mem)
+        _df_is_counted(mem)
+
+
+def test_a_pg1_store_is_migrated_on_open(on_postgres: str) -> None:
+    from chronobench.memory import ChronoMem, HashEmbedder
+
+    url = on_postgres
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        _fill(mem)
+        before = mem.resolve_lexical(APP, USER, "recipe trip", 10)
+        mem.conn.execute("DROP TABLE item_df, desc_df")  # as a pg1 store has it
+        mem.conn.execute("UPDATE meta SET value = 'pg1' WHERE key = 'schema'")
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        _df_is_counted(mem)
+        assert mem.resolve_lexical(APP, USER, "recipe trip", 10) == before
+        assert mem.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == (
+            "pg2",
+        )

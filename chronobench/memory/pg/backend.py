@@ -105,6 +105,10 @@ class PostgresBackend(PgLexicon):
             if not exists:
                 copying.create_tables(conn)
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if row is not None and row[0] == ddl.PREVIOUS_VERSION:
+                for stmt in ddl.migrate_sql():
+                    conn.execute(stmt)
+                row = (ddl.SCHEMA_VERSION,)
         if row is None or row[0] != ddl.SCHEMA_VERSION:
             self.close()
             raise RuntimeError(

@@ -186,7 +186,9 @@ def index_docs(
             "FROM unnest(%s::text[], %s::bigint[], %s::text[]) AS u(t, d, p)",
             (scope_id, t_term, t_doc, t_pos),
         )
-    return len(docs), sum(lengths), len(docs) + len(t_doc)
+        terms, counts = lex.df_counts(posted)
+        raw.execute(ix.df_upsert("%s"), (scope_id, terms, counts))
+    return len(docs), sum(lengths), len(docs) + len(t_doc)  # df upserts not counted
 
 
 class _Raw:

@@ -54,10 +54,31 @@ class Index:
     body: bool  # whether the document table keeps the indexed text
     n_col: str  # per-scope totals on the scopes row
     tok_col: str
+    df: str  # per-term document counts: (scope_id, term, n)
+
+    def df_upsert(self, style: str = "?") -> str:
+        """SQL adding ``(terms[], counts[])`` of one scope (placeholders ``style``) to
+        the document counts, set-based."""
+        a = style
+        return (
+            f"INSERT INTO {self.df} (scope_id, term, n) SELECT {a}, t, c FROM "
+            f"unnest({a}::text[], {a}::int[]) AS u(t, c) ON CONFLICT (scope_id, term) "
+            f"DO UPDATE SET n = {self.df}.n + excluded.n"
+        )
 
 
-ITEMS = Index("item_terms", "item_docs", False, "item_n", "item_tok")  # text: the blob
-DESCRIPTORS = Index("desc_terms", "desc_docs", True, "desc_n", "desc_tok")
+ITEMS = Index("item_terms", "item_docs", False, "item_n", "item_tok", "item_df")  # text: blob
+DESCRIPTORS = Index("desc_terms", "desc_docs", True, "desc_n", "desc_tok", "desc_df")
+
+
+def df_counts(posted: Sequence[tuple[dict[str, list[int]], int]]) -> tuple[list[str], list[int]]:
+    """(stored terms, documents holding each) of tokenized documents."""
+    counts: dict[str, int] = {}
+    for terms, _ in posted:
+        for term in terms:
+            key = term_key(term)
+            counts[key] = counts.get(key, 0) + 1
+    return list(counts), list(counts.values())
 
 
 MAX_TERM_BYTES = 512  # longer tokens are stored by digest (a btree entry must fit 2,704 bytes)
@@ -95,6 +116,9 @@ def index(conn: Any, ix: Index, scope_id: int, docs: Sequence[tuple[int, str]]) 
             for term, pos in terms.items()
         ],
     )
+    terms, counts = df_counts(posted)
+    if terms:
+        conn.execute(ix.df_upsert(), (scope_id, terms, counts))
     conn.execute(
         f"UPDATE scopes SET {ix.n_col} = {ix.n_col} + ?, {ix.tok_col} = {ix.tok_col} + ? "
         "WHERE scope_id = ?",
@@ -110,6 +134,19 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
     gone = conn.execute(
         f"DELETE FROM {ix.docs} WHERE doc = ANY(?) RETURNING scope_id, len", (ids,)
     ).fetchall()
+    # document counts down by the postings about to go; a count at 0 is deleted (its
+    # term may be an erased word: it must not stay behind as a key)
+    conn.execute(
+        f"UPDATE {ix.df} f SET n = f.n - d.c FROM (SELECT scope_id, term, count(*) AS c "
+        f"FROM {ix.terms} WHERE doc = ANY(?) GROUP BY scope_id, term) d "
+        "WHERE f.scope_id = d.scope_id AND f.term = d.term",
+        (ids,),
+    )
+    conn.execute(
+        f"DELETE FROM {ix.df} f USING (SELECT DISTINCT scope_id, term FROM {ix.terms} "
+        "WHERE doc = ANY(?)) d WHERE f.scope_id = d.scope_id AND f.term = d.term AND f.n <= 0",
+        (ids,),
+    )
     conn.execute(f"DELETE FROM {ix.terms} WHERE doc = ANY(?)", (ids,))
     totals: dict[int, list[int]] = {}
     for sid, n in gone:
@@ -131,8 +168,7 @@ def stats(conn: Any, ix: Index, scope_id: int, tokens: Sequence[str]) -> tuple[i
     wanted = sorted({term_key(t) for t in tokens})
     rows = conn.execute(
         f"SELECT NULL, {ix.n_col}, {ix.tok_col} FROM scopes WHERE scope_id = ? UNION ALL "
-        f"SELECT term, count(*), 0 FROM {ix.terms} WHERE scope_id = ? AND term = ANY(?) "
-        "GROUP BY term",
+        f"SELECT term, n, 0 FROM {ix.df} WHERE scope_id = ? AND term = ANY(?)",
         (scope_id, scope_id, wanted),
     ).fetchall()
     n, tok = next(((int(r[1]), int(r[2])) for r in rows if r[0] is None), (0, 0))
