@@ -77,6 +77,14 @@ CASES: list[tuple[str, tuple, dict, type[Exception], str]] = [
     ("check_integrity", (APP, None), {}, TypeError, "user"),
     ("answers_relying_on_changed", (7, USER), {}, TypeError, "app"),
     ("compact", (APP, [USER]), {}, TypeError, "user"),
+    # ids longer than MAX_ID_BYTES (1,024 UTF-8 bytes): the same error on both backends
+    ("commit", ("y" * 200_000, "y" * 200_000, OPS), W, ValueError, "app"),
+    ("commit", (APP, "é" * 513, OPS), W, ValueError, "user is 1026 bytes"),
+    ("commit", (APP, USER, [add("i" * 1025, "t")]), W, ValueError, "ops[0].item_id"),
+    ("commit_many", (APP, "u" * 9000, [{**W, "ops": OPS}]), {}, ValueError, "user"),
+    ("record_answer", (APP, USER, "Oslo", ["x" * 1025]), {}, ValueError, "used_items[0]"),
+    ("search", ("a" * 1025, USER, "x"), {}, ValueError, "app"),
+    ("rollback_to_version", (APP, "u" * 1025, 1), {}, ValueError, "user"),
     ("warm_queries", ("where is Rex",), {}, TypeError, "queries"),
     ("warm_queries", (["where is Rex", 3],), {}, TypeError, "queries[1]"),
 ]
@@ -112,3 +120,19 @@ def test_clone_rejects_an_existing_file(tmp_path) -> None:
         return
     with pytest.raises(FileExistsError):
         mem.clone(tmp_path / "x.db")
+
+
+def test_ids_at_the_limit_and_long_words_are_stored_on_both_backends() -> None:
+    import secrets
+
+    from chronobench.memory.validate import MAX_ID_BYTES
+
+    mem, _ = facts_store()
+    # incompressible ids of exactly the limit (PostgreSQL cannot compress them in its index)
+    app, user, item = (secrets.token_hex(MAX_ID_BYTES // 2) for _ in range(3))
+    word = secrets.token_hex(6000)  # one 12,000-letter token: stored by digest on PostgreSQL
+    vid = mem.commit(app, user, [add(item, f"note {word}")], source="s", reason="r")
+    assert mem.snapshot(app, user) == {item: f"note {word}"}
+    assert [h.item_id for h in mem.search(app, user, word, 3, mode="lexical")] == [item]
+    assert [v for v, _ in mem.resolve_lexical(app, user, word, 3)] == [vid]
+    assert mem.record_answer(app, user, "ok", [item]) > 0

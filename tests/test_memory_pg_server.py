@@ -259,7 +259,7 @@ while i < n:
         i += 1
     except StoreConnectionError as exc:
         errors += 1
-        print("error", str(exc).replace(chr(10), " "), flush=True)
+        print("error", " ".join(str(exc).split()), flush=True)  # one line, whatever libpq says
         while True:  # the outcome of the interrupted commit: on HEAD, or not at all
             time.sleep(0.3)
             try:

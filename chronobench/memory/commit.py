@@ -88,7 +88,7 @@ def commit_writes(
     db: Backend,
     app: str,
     user: str,
-    scope: Scope | None,
+    scope: Scope | None | Callable[[], Scope | None],
     writes: Sequence[Any],
     encoder: StoreEncoder,
     reranker: Any = None,
@@ -96,9 +96,10 @@ def commit_writes(
 ) -> list[int]:
     """Commit ``writes`` to the scope (app, user), one version each; returns their ids.
 
-    ``scope`` is the scope's row read before (None: the scope does not exist yet); it
-    only serves to describe deletes before embedding, every transaction re-reads its
-    state. Texts a ``redact`` op erased are forgotten from the embedding caches of
+    ``scope`` is the scope's row read before (None: the scope does not exist yet), or
+    a function reading it, called only when a delete must be described (saving a
+    round trip on a server for writes without one); it only serves to describe
+    deletes before embedding, every transaction re-reads its state. Texts a ``redact`` op erased are forgotten from the embedding caches of
     ``encoder`` and ``reranker``.
     """
     if isinstance(writes, (str, bytes, Mapping)) or not isinstance(writes, Sequence):
@@ -110,13 +111,17 @@ def commit_writes(
         return []
     overlay: dict[str, str | None] = {}
 
+    found: list[Scope | None] = [] if callable(scope) else [scope]
+
     def lookup(item: str) -> str | None:
         if item in overlay:
             return overlay[item]
-        if scope is None:
+        if not found:
+            found.append(scope())  # type: ignore[operator]
+        if found[0] is None:
             return None
         with db.lock:
-            return open_text(db, scope.scope_id, item)
+            return open_text(db, found[0].scope_id, item)
 
     dense_texts = []
     for p in prepared:
@@ -129,6 +134,15 @@ def commit_writes(
         chunk = range(start, min(start + BATCH_TXN, len(prepared)))
         redacts = any(o.op == "redact" for i in chunk for o in prepared[i]["ops"])
         erased: list[str] = []
+        fast = getattr(db, "commit_fast", None)  # a backend's few-round-trip path
+        if fast is not None and on_commit is None and not redacts:
+            got = fast(
+                app, user, [prepared[i] for i in chunk], [dense_texts[i] for i in chunk],
+                [vectors[i] for i in chunk], encoder, describe,
+            )  # fmt: skip
+            if got is not None:
+                out.extend(got)
+                continue
         with db.lock, erasure.erasing(db, redacts), db.transaction() as conn:
             sid = ensure_scope(db, app, user)
             for i in chunk:
@@ -197,6 +211,10 @@ def normalise_ops(ops: Iterable[Any]) -> list[NormalOp]:
             raise InvalidOpError(f"ops[{i}].op = {op!r}; choose one of {', '.join(OPS)}")
         if not isinstance(item_id, str) or not item_id:
             raise InvalidOpError(f"ops[{i}].item_id must be a non-empty string, got {item_id!r}")
+        try:
+            val.id_size(item_id, f"ops[{i}].item_id")
+        except ValueError as exc:  # the store's op error (a ValueError too)
+            raise InvalidOpError(str(exc)) from None
         if op in ("add", "update", "consolidate") and not isinstance(text, str):
             raise InvalidOpError(f"ops[{i}] ({op} {item_id!r}) needs a text string")
         if text is not None and not isinstance(text, str):

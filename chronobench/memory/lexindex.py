@@ -272,7 +272,10 @@ class LexicalCache(ScopeCache[LexicalIndex]):
         new = db.descriptor_lengths(scope_id, after)
         bodies: list[str] = []
         if base is not None and new[0] and base.postings:
-            bodies = db.descriptor_docs(scope_id, after)[2]
+            ids, _, bodies = db.descriptor_docs(scope_id, after)
+            if ids != new[0]:  # two states (a read outside one snapshot): rebuild whole
+                base, bodies = None, []
+                new = db.descriptor_lengths(scope_id, -1)
         built = extend(gen, state, new, bodies, base)
         return self.store(scope_id, built)
 

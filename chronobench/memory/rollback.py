@@ -138,27 +138,23 @@ def revert_to(
     ).fetchone()
     now = time.time()
     diff = state_diff(conn, scope_id, target_seq)
-    for item_id, text in diff.items():
-        set_item(db, scope_id, item_id, text, seq)
-    live = alive(conn, scope_id)
-    conn.executemany(
-        "INSERT INTO events (scope_id, version_id, op, item_id, hash, meta, source, reason, "
-        "recorded) SELECT ?, ?, 'revert', ?, (SELECT s.hash FROM spans s WHERE s.scope_id = ? AND "
-        f"s.item_id = ? AND {live}), ?, 'chronomem', ?, ?",
-        [
-            (
-                scope_id,
-                vid,
-                item,
-                scope_id,
-                item,
-                json.dumps({"to_version": target_vid}),
-                reason,
-                now,
-            )
-            for item in diff
-        ],
-    )
+    bulk = getattr(db, "revert_items", None)  # a backend's set-based path
+    if bulk is not None:
+        bulk(scope_id, diff, seq, vid, json.dumps({"to_version": target_vid}), reason, now)
+    else:
+        for item_id, text in diff.items():
+            set_item(db, scope_id, item_id, text, seq)
+        live = alive(conn, scope_id)
+        conn.executemany(
+            "INSERT INTO events (scope_id, version_id, op, item_id, hash, meta, source, "
+            "reason, recorded) SELECT ?, ?, 'revert', ?, (SELECT s.hash FROM spans s WHERE "
+            f"s.scope_id = ? AND s.item_id = ? AND {live}), ?, 'chronomem', ?, ?",
+            [
+                (scope_id, vid, item, scope_id, item, json.dumps({"to_version": target_vid}),
+                 reason, now)
+                for item in diff
+            ],
+        )  # fmt: skip
     dense = f"revert: memory restored to version {target_vid}"
     vrow = db.insert(
         "INSERT INTO versions (scope_id, version_id, seq, parent, op, summary, labels, source, "

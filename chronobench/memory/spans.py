@@ -7,15 +7,9 @@ write transaction.
 
 from __future__ import annotations
 
-import hashlib
-
 from chronobench.memory.backend import Backend
 from chronobench.memory.sql import alive
-
-
-def content_hash(text: str) -> str:
-    """sha256 of ``text`` (the content address of an item blob)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+from chronobench.memory.sql import content_hash as content_hash  # re-exported
 
 
 def open_text(db: Backend, scope_id: int, item_id: str) -> str | None:

@@ -46,9 +46,15 @@ every backend keeps these tables (all rows carry ``scope_id``; a scope is one
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 ALWAYS = "TRUE"  # what visible() returns for a scope that never truncated
+
+
+def content_hash(text: str) -> str:
+    """sha256 of ``text`` (the content address of an item blob, the ``blobs`` key)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def visible(conn: Any, scope_id: int, col: str) -> str:

@@ -173,9 +173,14 @@ class SQLiteBackend(SQLiteLexicon):
 
     @contextmanager
     def read_snapshot(self) -> Iterator[sqlite3.Connection]:
-        """One read transaction (one WAL snapshot); the caller holds no transaction."""
+        """One read transaction (one WAL snapshot). Inside a transaction already (a
+        read nested in a read, or in a write) the block joins it: that one already
+        sees one state."""
         with self.lock:
             conn = self.conn
+            if conn.in_transaction:
+                yield conn
+                return
             conn.execute("BEGIN")
             try:
                 yield conn

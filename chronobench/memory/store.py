@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -102,6 +103,7 @@ class ChronoMem(RequestMethods):
         self._items = reads.ItemCache()
         self._lexicon = LexicalCache()
         self._episodes = rs.EpisodeCache()
+        self._read_heads = threading.local()
         self._shared_vectors = self._share_embeddings()
 
     def _share_embeddings(self) -> Any:
@@ -169,6 +171,7 @@ class ChronoMem(RequestMethods):
         other._lexicon = self._lexicon.copy()
         other._episodes = self._episodes.copy()
         other._encoder = self._encoder.copy()
+        other._read_heads = threading.local()
         return other
 
     # -- writes -----------------------------------------------------------------------------
@@ -205,7 +208,9 @@ class ChronoMem(RequestMethods):
         Each write is a mapping with the keyword arguments of :meth:`commit` (or a
         :class:`~chronobench.data.schema.Write`; its ``version`` field is ignored).
         """
-        sc = reads.find_scope(self._db, app, user)  # validates app/user
+        val.scope_key(app, user)
+        # the scope's row is read only if a delete needs describing (a round trip saved)
+        sc = lambda: reads.find_scope(self._db, app, user)  # noqa: E731
         try:
             return cm.commit_writes(
                 self._db, app, user, sc, writes, self._encoder, self.reranker, on_commit
@@ -240,21 +245,22 @@ class ChronoMem(RequestMethods):
 
     def head(self, app: str, user: str) -> int:
         """HEAD's version id (0, the empty root, for a scope without writes)."""
-        sc = reads.find_scope(self._db, app, user)
-        return sc.head_vid if sc else 0
+        with self._reading(app, user) as sc:
+            return sc.head_vid if sc else 0
 
     def versions(self, app: str, user: str) -> list[VersionRecord]:
         """The versions on the current linear history, root first (``seq`` = position)."""
-        return reads.versions(self._db, reads.find_scope(self._db, app, user))
+        with self._reading(app, user) as sc:
+            return reads.versions(self._db, sc)
 
     def snapshot(self, app: str, user: str, version: int | None = None) -> dict[str, str]:
         """S(version) (default HEAD) as ``{item_id: text}``."""
         if version is not None:
             val.integer(version, "version")
-        sc = reads.find_scope(self._db, app, user)
-        if sc is None and version not in (None, 0):
-            raise UnknownVersionError(f"version {version}: scope ({app}, {user}) is empty")
-        return {} if sc is None else reads.snapshot(self._db, sc, version)
+        with self._reading(app, user) as sc:
+            if sc is None and version not in (None, 0):
+                raise UnknownVersionError(f"version {version}: scope ({app}, {user}) is empty")
+            return {} if sc is None else reads.snapshot(self._db, sc, version)
 
     def search(
         self, app: str, user: str, query: str, k: int = 5, *, mode: str = "hybrid"
@@ -268,12 +274,12 @@ class ChronoMem(RequestMethods):
         val.text(query, "query", empty=True)
         val.integer(k, "k", minimum=0)
         val.choice(mode, "mode", ("hybrid", "lexical", "dense"))
-        sc = reads.find_scope(self._db, app, user)
-        if sc is None or k <= 0:
-            return []
-        return reads.search(
-            self._db, sc, query, k, mode, self._encoder, self.depth, self.rrf_k0, self._items
-        )
+        with self._reading(app, user) as sc:  # statistics and rows of one state
+            if sc is None or k <= 0:
+                return []
+            return reads.search(
+                self._db, sc, query, k, mode, self._encoder, self.depth, self.rrf_k0, self._items
+            )
 
     def warm_queries(self, queries: Sequence[str]) -> None:
         """Embed search queries ahead, in one call: the embedder runs a call's texts at

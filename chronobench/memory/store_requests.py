@@ -9,6 +9,8 @@ each method checks its arguments, reads the scope's row and hands it to
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from chronobench.memory import nl, reads, rollback
@@ -34,10 +36,29 @@ class RequestMethods:
     _lexicon: Any
     _episodes: Any
 
-    def _query_scope(self, app: str, user: str, query: str, k: int) -> Scope | None:
+    _read_heads: Any  # a threading.local: the HEAD each thread's last read saw
+
+    @contextlib.contextmanager
+    def _reading(self, app: str, user: str, *, require: bool = False) -> Iterator[Scope | None]:
+        """One read snapshot around a whole read: the scope's row (HEAD, ``gen``, which
+        the in-memory indexes are keyed by) and every statistic and row read after it
+        come from one committed state, whatever other processes commit meanwhile.
+        ``require``: :class:`EmptyScopeError` for a scope without commits."""
+        with self._db.read_snapshot():
+            sc = (reads.require_scope if require else reads.find_scope)(self._db, app, user)
+            self._read_heads.head = 0 if sc is None else sc.head_vid
+            yield sc
+
+    @property
+    def last_read_head(self) -> int | None:
+        """The HEAD version id that this thread's last read (search, resolve, a plan,
+        head, versions, snapshot) read in its one snapshot; None before any read. What
+        a concurrent reader checks its answer against."""
+        return getattr(self._read_heads, "head", None)
+
+    def _check_query(self, app: str, user: str, query: str, k: int) -> None:
         val.text(query, "query", empty=True)
         val.integer(k, "k", minimum=0)
-        return reads.find_scope(self._db, app, user)
 
     def _retrieval(self) -> rs.Retrieval:
         return rs.Retrieval(
@@ -59,26 +80,29 @@ class RequestMethods:
         self, app: str, user: str, query: str, k: int = 5
     ) -> list[tuple[int, float]]:
         """BM25-only stage: versions whose descriptor matches ``query`` (score = -bm25)."""
-        sc = self._query_scope(app, user, query, k)
-        if sc is None:
-            return []
-        with self._db.lock:
+        self._check_query(app, user, query, k)
+        with self._reading(app, user) as sc:
+            if sc is None:
+                return []
             return rs.lexical(
                 self._db, sc.scope_id, query, k, rs.lexical_index(self._db, sc, self._retrieval())
             )
 
     def resolve_dense(self, app: str, user: str, query: str, k: int = 5) -> list[tuple[int, float]]:
         """Dense-only stage: max cosine between ``query`` and each descriptor window."""
-        sc = self._query_scope(app, user, query, k)
-        return [] if sc is None else rs.dense_stage(self._db, sc, query, k, self._retrieval())
+        self._check_query(app, user, query, k)
+        with self._reading(app, user) as sc:
+            return [] if sc is None else rs.dense_stage(self._db, sc, query, k, self._retrieval())
 
     def resolve_hybrid(
         self, app: str, user: str, query: str, k: int = 5
     ) -> list[tuple[int, float]]:
         """Hybrid stage: RRF (k0 = ``rrf_k0``) of the lexical and dense top-``depth`` lists."""
-        val.integer(k, "k", minimum=0)
-        sc = self._query_scope(app, user, query, k)
-        return [] if sc is None else rs.hybrid_stage(self._db, sc, query, k, self._retrieval())[0]
+        self._check_query(app, user, query, k)
+        with self._reading(app, user) as sc:
+            if sc is None:
+                return []
+            return rs.hybrid_stage(self._db, sc, query, k, self._retrieval())[0]
 
     def detect_intent(self, query: str) -> str:
         """``"undo"`` or ``"restore_to"``; see :func:`chronobench.memory.query.detect_intent`."""
@@ -110,11 +134,15 @@ class RequestMethods:
         val.choice(intent, "intent", ("undo", "restore_to"), none_ok=True)
         if not isinstance(rerank, bool):
             raise TypeError(f"rerank must be True or False, got {rerank!r}")
-        sc = reads.require_scope(self._db, app, user)
+        val.scope_key(app, user)
         intent = intent or q.detect_intent(query)
         stage = None if stage is None else val.stage(stage, "stage")
         rt = self._retrieval()
-        got = rs.resolve_request(self._db, sc, query, k + 1, intent, rt, rerank=rerank, stage=stage)
+        with self._reading(app, user, require=True) as sc:
+            assert sc is not None  # require=True raised otherwise
+            got = rs.resolve_request(
+                self._db, sc, query, k + 1, intent, rt, rerank=rerank, stage=stage
+            )
         return got.targets.ranked[:k]
 
     # -- rollback ---------------------------------------------------------------------------
@@ -166,10 +194,11 @@ class RequestMethods:
         val.choice(intent, "intent", ("undo", "restore_to"), none_ok=True)
         val.integer(k, "k", minimum=1)
         val.choice(mode, "mode", ("truncate", "revert"))
-        sc = reads.require_scope(self._db, app, user)
-        return nl.plan_rollback(
-            self._db, sc, query, intent, k, mode, self._retrieval(), self.resolver
-        )
+        with self._reading(app, user, require=True) as sc:
+            assert sc is not None  # require=True raised otherwise
+            return nl.plan_rollback(
+                self._db, sc, query, intent, k, mode, self._retrieval(), self.resolver
+            )
 
     def rollback_to_version_by_nl_query(
         self,

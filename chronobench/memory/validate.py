@@ -76,6 +76,7 @@ def item_ids(value: Any, name: str) -> list[str]:
         if not isinstance(item, str) or not item:
             raise TypeError(f"{name}[{i}] must be a non-empty string, got {item!r:.60}")
         no_nul(item, f"{name}[{i}]")
+        id_size(item, f"{name}[{i}]")
     return out
 
 
@@ -89,11 +90,32 @@ def stage(value: Any, name: str) -> str:
     return str(value)
 
 
+# The longest app, user or item id, in UTF-8 bytes, on every backend: PostgreSQL keeps
+# ids in btree indexes whose entries must fit a third of a page (2,704 bytes), and app
+# and user share one entry (scopes' UNIQUE (app, user)); SQLite has no such limit, but
+# one contract for both means a store moves between them unchanged.
+MAX_ID_BYTES = 1024
+
+
+def id_size(value: str, name: str) -> str:
+    """An id of at most :data:`MAX_ID_BYTES` bytes in UTF-8 (checked before any SQL)."""
+    if len(value) * 4 > MAX_ID_BYTES:  # only long ids pay for the encoding
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > MAX_ID_BYTES:
+            raise ValueError(
+                f"{name} is {size} bytes in UTF-8; app, user and item ids may be at most "
+                f"{MAX_ID_BYTES} bytes on every backend: pass a shorter id (e.g. a hash of "
+                "the long one, keeping the long text in an item's text or meta)"
+            )
+    return value
+
+
 def scope_key(app: Any, user: Any) -> None:
-    """``app`` and ``user`` are non-empty strings."""
+    """``app`` and ``user`` are non-empty strings of at most :data:`MAX_ID_BYTES` bytes."""
     for key, value in (("app", app), ("user", user)):
         if not isinstance(value, str):
             raise TypeError(f"{key} must be a string, got {type(value).__name__}")
         if not value:
             raise ValueError(f"{key} must be a non-empty string, got {value!r}")
         no_nul(value, key)
+        id_size(value, key)

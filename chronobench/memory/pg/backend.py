@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from chronobench.memory.pg import copying
+from chronobench.memory.pg import copying, fastwrite
 from chronobench.memory.pg import schema as ddl
 from chronobench.memory.pg.conn import (
     PgConn,
@@ -105,6 +105,10 @@ class PostgresBackend(PgLexicon):
             if not exists:
                 copying.create_tables(conn)
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if row is not None and row[0] == ddl.PREVIOUS_VERSION:
+                for stmt in ddl.migrate_sql():
+                    conn.execute(stmt)
+                row = (ddl.SCHEMA_VERSION,)
         if row is None or row[0] != ddl.SCHEMA_VERSION:
             self.close()
             raise RuntimeError(
@@ -121,7 +125,8 @@ class PostgresBackend(PgLexicon):
         if self._pid != os.getpid():  # a forked child never shares its parent's socket
             self._pid, self._conn = os.getpid(), None
             self._conn = self._connect()
-        elif self._conn.broken() and not self._conn.in_txn:
+        elif self._conn.broken() and not (self._conn.in_txn or self._conn.in_read):
+            # never mid-transaction: a read's snapshot must not silently become two
             self._conn = self._connect()
         return self._conn
 
@@ -131,7 +136,7 @@ class PostgresBackend(PgLexicon):
         Writers lock their scope with :meth:`lock_scope` inside it."""
         with self.lock:
             conn = self.conn
-            conn.execute("BEGIN")
+            conn.begin_with_next("BEGIN")  # sent with the first statement
             conn.in_txn = True
             try:
                 yield conn
@@ -139,10 +144,10 @@ class PostgresBackend(PgLexicon):
                 conn.in_txn = False
                 if not conn.broken():
                     with contextlib.suppress(Exception):
-                        conn.raw.execute("ROLLBACK")
+                        conn.end("ROLLBACK")
                 raise
             try:
-                conn.execute("COMMIT")
+                conn.end("COMMIT")
             finally:
                 conn.in_txn = False
 
@@ -152,15 +157,22 @@ class PostgresBackend(PgLexicon):
 
     @contextlib.contextmanager
     def read_snapshot(self) -> Iterator[PgConn]:
-        """One REPEATABLE READ, read-only transaction: every read sees one state."""
+        """One REPEATABLE READ, read-only transaction: every read sees one state. Inside
+        a transaction already (a nested read, or a write) the block joins it."""
         with self.lock:
             conn = self.conn
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            if conn.in_txn or conn.in_read:
+                yield conn
+                return
+            # sent with the first read: one round trip fewer per read
+            conn.begin_with_next("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            conn.in_read = True
             try:
                 yield conn
             finally:
+                conn.in_read = False
                 if not conn.broken():
-                    conn.execute("COMMIT")
+                    conn.end("COMMIT")
 
     def copy(self, path: str) -> PostgresBackend:
         """An independent copy: ``":memory:"`` makes a temporary schema in the same
@@ -216,6 +228,17 @@ class PostgresBackend(PgLexicon):
                     conn.raw.execute(f"DROP SCHEMA IF EXISTS {quote_ident(self.schema)} CASCADE")
             conn.close()
 
+    def commit_fast(self, app: str, user: str, *args: Any) -> list[int] | None:
+        """Commit prepared writes in two round trips each (None: they need the generic
+        path); see :mod:`.fastwrite`."""
+        if not fastwrite.supported():
+            return None
+        return fastwrite.commit_writes(self, app, user, *args)
+
+    def revert_items(self, scope_id: int, *args: Any) -> None:
+        """A revert's item writes and events, set-based (see :mod:`.fastwrite`)."""
+        fastwrite.revert_items(self, scope_id, *args)
+
     # -- dialect bits ------------------------------------------------------------------------
 
     def shared_vectors(self) -> Any:
@@ -259,6 +282,15 @@ class PostgresBackend(PgLexicon):
                 except psycopg.errors.LockNotAvailable:
                     ok = False
             return ok
+
+    def retire_wal(self) -> dict[str, Any]:
+        """After a redaction: end the WAL segment holding the erased rows and checkpoint,
+        so the server retires the old segments (an operator's privileges needed; see
+        :mod:`.wal`, which says what stays in archives and replicas)."""
+        from chronobench.memory.pg.wal import retire_wal
+
+        with self.lock:
+            return retire_wal(self.conn.raw)
 
     # -- vector storage ----------------------------------------------------------------------
 

@@ -78,9 +78,14 @@ class PgConn:
     """The store's view of one psycopg connection (autocommit; explicit BEGIN/COMMIT)."""
 
     def __init__(self, raw: Any, where: str) -> None:
-        self.raw = raw
+        self._raw = raw
+        self._begin: str | None = None  # a BEGIN not sent yet (see begin_with_next)
+        import psycopg
+
+        self._pipelines = bool(psycopg.Pipeline.is_supported())
         self.where = where
         self.in_txn = False
+        self.in_read = False  # inside PostgresBackend.read_snapshot's transaction
         self.total_changes = 0  # rows inserted, updated or deleted (as sqlite3's attribute)
 
     def _lost(self, exc: Exception, *, writing: bool) -> StoreConnectionError:
@@ -109,19 +114,44 @@ class PgConn:
             )
         return exc
 
+    @property
+    def raw(self) -> Any:
+        """The psycopg connection, its transaction begun (a deferred BEGIN is sent now:
+        whoever runs statements on it directly runs them inside the transaction)."""
+        if self._begin is not None:
+            begin, self._begin = self._begin, None
+            self._raw.execute(begin)
+        return self._raw
+
+    def begin_with_next(self, begin: str) -> None:
+        """Send ``begin`` together with the next statement (one round trip for both)."""
+        self._begin = begin
+
+    def end(self, statement: str) -> None:
+        """``COMMIT`` or ``ROLLBACK`` the transaction; nothing to send when its deferred
+        BEGIN never went out."""
+        if self._begin is not None:
+            self._begin = None
+            return
+        self._raw.execute(statement)
+
     def broken(self) -> bool:
         """Whether the connection can no longer be used."""
-        return bool(self.raw.closed or self.raw.broken)
+        return bool(self._raw.closed or self._raw.broken)
 
     def execute(self, sql: str, params: Sequence[Any] | None = ()) -> Any:
         """Run one statement; returns the psycopg cursor (fetchone/fetchall/iteration)."""
         import psycopg
 
         try:
-            if not params:  # no placeholders: the text runs as written (may hold several)
-                cur = self.raw.execute(sql)
+            if self._begin is not None and params and self._pipelines:
+                # the deferred BEGIN and this statement in one round trip
+                begin, self._begin = self._begin, None
+                with self._raw.pipeline():
+                    self._raw.execute(begin)
+                    cur = self._run(sql, params)
             else:
-                cur = self.raw.execute(translate(sql), tuple(params))
+                cur = self._run(sql, params)
         except psycopg.OperationalError as exc:
             err = self._translate(exc)
             if err is exc:
@@ -129,6 +159,11 @@ class PgConn:
             raise err from exc
         self._count(sql, cur)
         return cur
+
+    def _run(self, sql: str, params: Sequence[Any] | None) -> Any:
+        if not params:  # no placeholders: the text runs as written (may hold several)
+            return self.raw.execute(sql)
+        return self.raw.execute(translate(sql), tuple(params))
 
     def _count(self, sql: str, cur: Any) -> None:
         if _DML.match(sql) and cur.rowcount and cur.rowcount > 0:
@@ -153,7 +188,7 @@ class PgConn:
             raise err from exc
 
     def close(self) -> None:
-        self.raw.close()
+        self._raw.close()
 
 
 FLOAT4_ARRAY_OID = 1021  # pg_type oid of float4[] (fixed in every PostgreSQL)

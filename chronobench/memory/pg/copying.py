@@ -44,6 +44,7 @@ def into_schema(conn: PgConn, src_schema: str, name: str) -> None:
             conn.execute(f"CREATE TABLE {dst}.{t} (LIKE {src}.{t} INCLUDING ALL)")
         conn.execute(f"INSERT INTO {dst}.{t} SELECT * FROM {src}.{t}")
     reset_identities(conn, name)
+    analyze(conn, name)
 
 
 def to_database(src: PgConn, src_schema: str, dst: PgConn, dst_schema: str) -> None:
@@ -66,6 +67,16 @@ def to_database(src: PgConn, src_schema: str, dst: PgConn, dst_schema: str) -> N
             for block in out:
                 into.write(block)
     reset_identities(dst, dst_schema)
+    analyze(dst, dst_schema)
+
+
+def analyze(conn: Any, schema: str) -> None:
+    """Planner statistics for the copy's ChronoMem tables: freshly filled tables have
+    none until autovacuum gets to them, and without them the planner nests loops over
+    whole tables (a revert's diff on a fresh 3,000-write clone: 1.5 s, 2 ms after
+    ``ANALYZE``). Content columns have statistics off, so none is copied into them."""
+    for t in ddl.TABLES:
+        conn.execute(f"ANALYZE {quote_ident(schema)}.{t}")
 
 
 def reset_identities(conn: Any, schema: str) -> None:

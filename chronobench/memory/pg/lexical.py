@@ -35,6 +35,7 @@ scope, as every benchmark store does).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,10 +54,44 @@ class Index:
     body: bool  # whether the document table keeps the indexed text
     n_col: str  # per-scope totals on the scopes row
     tok_col: str
+    df: str  # per-term document counts: (scope_id, term, n)
+
+    def df_upsert(self, style: str = "?") -> str:
+        """SQL adding ``(terms[], counts[])`` of one scope (placeholders ``style``) to
+        the document counts, set-based."""
+        a = style
+        return (
+            f"INSERT INTO {self.df} (scope_id, term, n) SELECT {a}, t, c FROM "
+            f"unnest({a}::text[], {a}::int[]) AS u(t, c) ON CONFLICT (scope_id, term) "
+            f"DO UPDATE SET n = {self.df}.n + excluded.n"
+        )
 
 
-ITEMS = Index("item_terms", "item_docs", False, "item_n", "item_tok")  # text: the blob
-DESCRIPTORS = Index("desc_terms", "desc_docs", True, "desc_n", "desc_tok")
+ITEMS = Index("item_terms", "item_docs", False, "item_n", "item_tok", "item_df")  # text: blob
+DESCRIPTORS = Index("desc_terms", "desc_docs", True, "desc_n", "desc_tok", "desc_df")
+
+
+def df_counts(posted: Sequence[tuple[dict[str, list[int]], int]]) -> tuple[list[str], list[int]]:
+    """(stored terms, documents holding each) of tokenized documents."""
+    counts: dict[str, int] = {}
+    for terms, _ in posted:
+        for term in terms:
+            key = term_key(term)
+            counts[key] = counts.get(key, 0) + 1
+    return list(counts), list(counts.values())
+
+
+MAX_TERM_BYTES = 512  # longer tokens are stored by digest (a btree entry must fit 2,704 bytes)
+
+
+def term_key(term: str) -> str:
+    """The stored form of a token: itself, or for a very long one (a word of thousands
+    of letters, which FTS5 indexes whole) ``#`` and its SHA-256, so such a text is
+    stored and matched as SQLite matches it instead of overflowing the posting index;
+    ``#`` never occurs in a token, so a digest cannot equal a real term."""
+    if len(term) * 4 <= MAX_TERM_BYTES or len(term.encode("utf-8")) <= MAX_TERM_BYTES:
+        return term
+    return "#" + hashlib.sha256(term.encode("utf-8")).hexdigest()
 
 
 def index(conn: Any, ix: Index, scope_id: int, docs: Sequence[tuple[int, str]]) -> None:
@@ -76,11 +111,14 @@ def index(conn: Any, ix: Index, scope_id: int, docs: Sequence[tuple[int, str]]) 
     conn.executemany(
         f"INSERT INTO {ix.terms} (scope_id, term, doc, pos) VALUES (?, ?, ?, ?)",
         [
-            (scope_id, term, doc, pos)
+            (scope_id, term_key(term), doc, pos)
             for (doc, _), (terms, _) in zip(docs, posted, strict=True)
             for term, pos in terms.items()
         ],
     )
+    terms, counts = df_counts(posted)
+    if terms:
+        conn.execute(ix.df_upsert(), (scope_id, terms, counts))
     conn.execute(
         f"UPDATE scopes SET {ix.n_col} = {ix.n_col} + ?, {ix.tok_col} = {ix.tok_col} + ? "
         "WHERE scope_id = ?",
@@ -96,6 +134,19 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
     gone = conn.execute(
         f"DELETE FROM {ix.docs} WHERE doc = ANY(?) RETURNING scope_id, len", (ids,)
     ).fetchall()
+    # document counts down by the postings about to go; a count at 0 is deleted (its
+    # term may be an erased word: it must not stay behind as a key)
+    conn.execute(
+        f"UPDATE {ix.df} f SET n = f.n - d.c FROM (SELECT scope_id, term, count(*) AS c "
+        f"FROM {ix.terms} WHERE doc = ANY(?) GROUP BY scope_id, term) d "
+        "WHERE f.scope_id = d.scope_id AND f.term = d.term",
+        (ids,),
+    )
+    conn.execute(
+        f"DELETE FROM {ix.df} f USING (SELECT DISTINCT scope_id, term FROM {ix.terms} "
+        "WHERE doc = ANY(?)) d WHERE f.scope_id = d.scope_id AND f.term = d.term AND f.n <= 0",
+        (ids,),
+    )
     conn.execute(f"DELETE FROM {ix.terms} WHERE doc = ANY(?)", (ids,))
     totals: dict[int, list[int]] = {}
     for sid, n in gone:
@@ -114,16 +165,15 @@ def stats(conn: Any, ix: Index, scope_id: int, tokens: Sequence[str]) -> tuple[i
     """What :func:`bm25` reads for single-token phrases, in one round trip: the scope's
     documents, tokens (each document's tag token included) and documents holding each
     of ``tokens``."""
-    wanted = sorted(set(tokens))
+    wanted = sorted({term_key(t) for t in tokens})
     rows = conn.execute(
         f"SELECT NULL, {ix.n_col}, {ix.tok_col} FROM scopes WHERE scope_id = ? UNION ALL "
-        f"SELECT term, count(*), 0 FROM {ix.terms} WHERE scope_id = ? AND term = ANY(?) "
-        "GROUP BY term",
+        f"SELECT term, n, 0 FROM {ix.df} WHERE scope_id = ? AND term = ANY(?)",
         (scope_id, scope_id, wanted),
     ).fetchall()
     n, tok = next(((int(r[1]), int(r[2])) for r in rows if r[0] is None), (0, 0))
     hits = {r[0]: int(r[1]) for r in rows if r[0] is not None}
-    return n, tok + n, [hits.get(t, 0) for t in tokens]
+    return n, tok + n, [hits.get(term_key(t), 0) for t in tokens]
 
 
 def _hits_sql(ix: Index, phrases: list[list[str]]) -> tuple[str, list[Any]]:
@@ -136,7 +186,7 @@ def _hits_sql(ix: Index, phrases: list[list[str]]) -> tuple[str, list[Any]]:
             "SELECT q.idx, t.doc, cardinality(t.pos) AS tf FROM unnest(?::int[], ?::text[]) "
             f"AS q(idx, term) JOIN {ix.terms} t ON t.scope_id = ? AND t.term = q.term"
         )
-        args += [[i for i, _ in single], [t for _, t in single], None]  # scope filled later
+        args += [[i for i, _ in single], [term_key(t) for _, t in single], None]  # scope later
     for i, phrase in enumerate(phrases):
         if len(phrase) < 2:
             continue
@@ -152,7 +202,7 @@ def _hits_sql(ix: Index, phrases: list[list[str]]) -> tuple[str, list[Any]]:
             f"CROSS JOIN LATERAL unnest(t0.pos) AS p(start) {joins} "
             "WHERE t0.scope_id = ? AND t0.term = ? GROUP BY t0.doc"
         )
-        args += [*phrase[1:], None, phrase[0]]
+        args += [*map(term_key, phrase[1:]), None, term_key(phrase[0])]
     return " UNION ALL ".join(parts), args
 
 

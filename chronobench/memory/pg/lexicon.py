@@ -108,7 +108,7 @@ class PgLexicon:
         """The scope's documents holding ``token``, and how often."""
         rows = self.conn.execute(
             "SELECT doc, cardinality(pos) FROM desc_terms WHERE scope_id = ? AND term = ?",
-            (scope_id, token),
+            (scope_id, lex.term_key(token)),
         ).fetchall()
         return [int(r[0]) for r in rows], [int(r[1]) for r in rows]
 

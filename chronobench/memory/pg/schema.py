@@ -4,7 +4,9 @@ The plain tables match the SQLite backend's column for column (identity columns 
 SQLite's integer primary keys, ``float8`` for REAL, ``"user"`` quoted). The lexical
 index is stored as term statistics (see :mod:`chronobench.memory.pg.lexical`):
 ``item_docs``/``item_terms`` for span texts, ``desc_docs``/``desc_terms`` for commit
-descriptors, with per-scope totals on ``scopes``. Descriptor vectors are ``float4[]``
+descriptors, with per-scope totals on ``scopes`` and per-term document counts in
+``item_df``/``desc_df`` (what BM25's IDF reads, kept so a request need not count
+postings). Descriptor vectors are ``float4[]``
 rows in ``desc_vecs``; ``embeddings`` is the embedding cache every process of every
 host shares (:mod:`chronobench.memory.pg.vectors`).
 
@@ -19,12 +21,13 @@ a ``search_path`` (``?options=-csearch_path%3Dmine``), then in its first schema.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = "pg1"
+SCHEMA_VERSION = "pg2"  # pg2: per-term document counts (item_df, desc_df)
+PREVIOUS_VERSION = "pg1"  # migrated on open (see migrate_sql)
 
 TABLES = (
     "meta", "scopes", "hidden", "versions", "events", "blobs", "spans", "item_docs",
-    "item_terms", "desc_docs", "desc_terms", "desc_vecs", "answers", "answer_items", "audit",
-    "embeddings",
+    "item_terms", "item_df", "desc_docs", "desc_terms", "desc_df", "desc_vecs", "answers",
+    "answer_items", "audit", "embeddings",
 )  # fmt: skip
 
 DDL = """
@@ -91,6 +94,14 @@ CREATE TABLE IF NOT EXISTS desc_terms (
     PRIMARY KEY (scope_id, term, doc)
 );
 CREATE INDEX IF NOT EXISTS desc_terms_doc ON desc_terms (doc);
+CREATE TABLE IF NOT EXISTS item_df (
+    scope_id bigint NOT NULL, term text NOT NULL, n integer NOT NULL,
+    PRIMARY KEY (scope_id, term)
+);
+CREATE TABLE IF NOT EXISTS desc_df (
+    scope_id bigint NOT NULL, term text NOT NULL, n integer NOT NULL,
+    PRIMARY KEY (scope_id, term)
+);
 CREATE TABLE IF NOT EXISTS desc_vecs (
     vrow bigint NOT NULL, chunk integer NOT NULL, vec float4[] NOT NULL,
     PRIMARY KEY (vrow, chunk)
@@ -121,8 +132,10 @@ CONTENT_COLUMNS = (
     ("events", ("meta", "source", "reason", "valid_time")),
     ("blobs", ("text",)),
     ("item_terms", ("term",)),
+    ("item_df", ("term",)),
     ("desc_docs", ("body",)),
     ("desc_terms", ("term",)),
+    ("desc_df", ("term",)),
     ("answers", ("text",)),
     ("audit", ("detail", "source", "reason")),
 )
@@ -133,4 +146,15 @@ def no_statistics_sql() -> list[str]:
     return [
         f"ALTER TABLE {table} " + ", ".join(f"ALTER COLUMN {c} SET STATISTICS 0" for c in cols)
         for table, cols in CONTENT_COLUMNS
+    ]
+
+
+def migrate_sql() -> list[str]:
+    """From :data:`PREVIOUS_VERSION`: the document-count tables, filled from the postings."""
+    return [
+        DDL,
+        *no_statistics_sql(),
+        "INSERT INTO item_df SELECT scope_id, term, count(*) FROM item_terms GROUP BY 1, 2",
+        "INSERT INTO desc_df SELECT scope_id, term, count(*) FROM desc_terms GROUP BY 1, 2",
+        f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema'",
     ]

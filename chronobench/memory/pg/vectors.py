@@ -37,6 +37,10 @@ class PgVectors:
         from chronobench.memory.pg.conn import connect_raw
 
         conn = connect_raw(self.url, self.schema, 60_000, "chronomem-vectors")
+        # A cache row lost in a server crash is only recomputed, so its insert need not
+        # wait for the WAL flush (a second flush per store commit); the store's own
+        # connection keeps the server's synchronous_commit, and delete() waits.
+        conn.execute("SET synchronous_commit = off")
         self._conn, self._pid = conn, os.getpid()
         return conn
 
@@ -98,6 +102,7 @@ class PgVectors:
         unique = list(dict.fromkeys(keys))
         deleted = 0
         with self._using() as conn:
+            conn.execute("SET synchronous_commit = on")  # an erasure must survive a crash
             for start in range(0, len(unique), _SLICE):
                 part = unique[start : start + _SLICE]
                 if model is None:
@@ -109,6 +114,7 @@ class PgVectors:
                 deleted += cur.rowcount
             if deleted:  # forgotten vectors (and their keys) leave the table's files now
                 conn.execute("VACUUM (FULL) embeddings")
+            conn.execute("SET synchronous_commit = off")
         return deleted
 
     def count(self, model: str | None = None) -> int:

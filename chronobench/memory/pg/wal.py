@@ -1,0 +1,66 @@
+"""Retiring the write-ahead log that still holds erased content (an operator's step).
+
+Why: a redaction deletes rows and rewrites the tables (``VACUUM FULL``), but the WAL
+segments written before it still hold the inserted rows, and a ``CHECKPOINT`` alone
+keeps the current segment (the one the secret was written to) as long as new WAL goes
+there. :func:`retire_wal` ends that segment (``pg_switch_wal()``) and checkpoints, so
+the redo point moves past every segment written before the redaction and the server
+retires them at the checkpoint's end. Retired segments are deleted only with
+``wal_recycle = off``; with the default (``on``) they are renamed for reuse and keep
+their bytes until new WAL overwrites them, so :func:`retire_wal` reports the setting.
+
+What this cannot reach, and reports where the server can tell: segments kept for a
+WAL archive (``archive_mode``: the archive keeps its copies as long as it keeps them),
+for replication slots or ``wal_keep_size``; replicas (each has its own ``pg_wal``: run
+the same step there after it replayed the redaction); base backups and dumps.
+
+Needs a superuser, or a role granted ``pg_checkpoint`` (PostgreSQL 15) and
+``EXECUTE`` on ``pg_switch_wal()``. Command line: ``python -m
+chronobench.memory.pg.wal postgresql://admin@host/db``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def retire_wal(conn: Any) -> dict[str, Any]:
+    """Switch to a new WAL segment and checkpoint on ``conn`` (a psycopg connection in
+    autocommit mode, or a store's :class:`~.conn.PgConn`); returns what was done and
+    what still keeps old WAL (``deleted_not_recycled``, ``archive_mode``,
+    ``wal_keep_size``, ``replication_slots``)."""
+
+    def one(sql: str) -> Any:
+        return conn.execute(sql).fetchone()[0]
+
+    before = one("SELECT pg_walfile_name(pg_current_wal_lsn())")
+    one("SELECT pg_switch_wal()::text")  # the segment holding the erased rows ends here
+    conn.execute("CHECKPOINT")  # redo point in the new segment: older ones are retired
+    return {
+        "segment_ended": before,
+        "current_segment": one("SELECT pg_walfile_name(pg_current_wal_lsn())"),
+        "deleted_not_recycled": one("SHOW wal_recycle") == "off",
+        "archive_mode": one("SHOW archive_mode"),
+        "wal_keep_size": one("SHOW wal_keep_size"),
+        "replication_slots": int(one("SELECT count(*) FROM pg_replication_slots")),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m chronobench.memory.pg.wal URL``: :func:`retire_wal` on that server."""
+    import psycopg
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m chronobench.memory.pg.wal postgresql://admin@host:port/db")
+        return 2
+    with psycopg.connect(args[0], autocommit=True) as conn:
+        print(json.dumps(retire_wal(conn), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,125 @@
+"""PostgreSQL's few-round-trip writes (chronobench.memory.pg.fastwrite) store what the
+generic write path stores: the same rows in every table (keys compared by order, since
+the fast path draws them from the sequences first), so the same answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chronobench.bench.synthetic import synthetic_writes
+from chronobench.memory.pg.backend import PostgresBackend
+from tests._memory_fixtures import APP, USER, hash_store
+
+TABLES = {  # table -> (columns compared, key columns replaced by their rank)
+    "scopes": ("app, \"user\", head_vid, head_seq, next_vid, next_seq, gen, item_n, item_tok, "
+               "desc_n, desc_tok", ()),
+    "versions": ("vrow, version_id, seq, parent, op, summary, labels, source, reason, "
+                 "valid_time, descriptor", ("vrow",)),
+    "events": ("version_id, op, item_id, hash, meta, source, reason, valid_time, redacted", ()),
+    "blobs": ("hash, text", ()),
+    "spans": ("span_id, item_id, hash, from_seq, to_seq", ("span_id",)),
+    "hidden": ("lo, hi", ()),
+    "item_docs": ("doc, len", ("doc",)),
+    "item_terms": ("term, doc, pos", ("doc",)),
+    "desc_docs": ("doc, len, body", ("doc",)),
+    "desc_terms": ("term, doc, pos", ("doc",)),
+    "desc_vecs": ("vrow, chunk, vec", ("vrow",)),
+    "item_df": ("term, n", ()),
+    "desc_df": ("term, n", ()),
+}  # fmt: skip
+
+
+def _rows(mem: Any) -> dict[str, list[tuple]]:
+    out: dict[str, list[tuple]] = {}
+    for table, (cols, keys) in TABLES.items():
+        rows = mem.conn.execute(f"SELECT {cols} FROM {table}").fetchall()
+        names = [c.strip() for c in cols.split(",")]
+        for key in keys:  # keys by rank: gaps in a sequence are not content
+            at = names.index(key)
+            rank = {v: i for i, v in enumerate(sorted({r[at] for r in rows}))}
+            rows = [tuple(rank[x] if j == at else x for j, x in enumerate(r)) for r in rows]
+        out[table] = sorted(
+            (tuple(x.tolist() if hasattr(x, "tolist") else x for x in r) for r in rows), key=repr
+        )
+    return out
+
+
+def _fill(mem: Any) -> list[Any]:
+    writes = synthetic_writes(120)
+    mem.commit_many(APP, USER, writes[:60])  # batched: one transaction
+    for w in writes[60:]:
+        mem.commit(APP, USER, **w)
+    mem.commit(
+        APP,
+        USER,
+        [
+            {"op": "add", "item_id": "twice", "text": "a"},
+            {"op": "update", "item_id": "twice", "text": "b"},
+        ],
+        source="s",
+        reason="r",
+    )
+    mem.rollback_to_version(APP, USER, 30, mode="revert")
+    mem.rollback_to_version(APP, USER, 100, mode="truncate")
+    mem.rollback_to_version(APP, USER, 90, mode="revert")
+    mem.commit(APP, USER, [{"op": "delete", "item_id": "twice"}], source="s", reason="r")
+    mem.redact(APP, USER, "garden", reason="erase", by="text")
+    mem.compact(APP, USER)
+    answers = [
+        mem.search(APP, USER, "trip dog detail", 10),
+        mem.resolve(APP, USER, "undo the note about the garden", 5),
+        mem.resolve_lexical(APP, USER, "recipe", 10),
+        mem.snapshot(APP, USER),
+        [(v.version_id, v.op, v.summary) for v in mem.versions(APP, USER)],
+    ]
+    assert mem.check_integrity(APP, USER) == []
+    return answers
+
+
+def test_fast_writes_store_what_the_generic_path_stores(
+    on_postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with hash_store() as fast:
+        fast_answers, fast_rows = _fill(fast), _rows(fast)
+    monkeypatch.setattr(PostgresBackend, "commit_fast", lambda *a: None)
+    monkeypatch.delattr(PostgresBackend, "revert_items")
+    with hash_store() as slow:
+        slow_answers, slow_rows = _fill(slow), _rows(slow)
+    for table in TABLES:
+        assert fast_rows[table] == slow_rows[table], table
+    assert fast_answers == slow_answers
+
+
+def _df_is_counted(mem: Any) -> None:
+    """The stored document counts are the postings' (what BM25 read before they were kept)."""
+    for ix in ("item", "desc"):
+        kept = mem.conn.execute(f"SELECT scope_id, term, n FROM {ix}_df").fetchall()
+        counted = mem.conn.execute(
+            f"SELECT scope_id, term, count(*) FROM {ix}_terms GROUP BY 1, 2"
+        ).fetchall()
+        assert sorted(kept) == sorted(counted), ix
+
+
+def test_document_counts_follow_writes_redaction_and_compaction(on_postgres: str) -> None:
+    with hash_store() as mem:
+        _fill(mem)
+        _df_is_counted(mem)
+
+
+def test_a_pg1_store_is_migrated_on_open(on_postgres: str) -> None:
+    from chronobench.memory import ChronoMem, HashEmbedder
+
+    url = on_postgres
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        _fill(mem)
+        before = mem.resolve_lexical(APP, USER, "recipe trip", 10)
+        mem.conn.execute("DROP TABLE item_df, desc_df")  # as a pg1 store has it
+        mem.conn.execute("UPDATE meta SET value = 'pg1' WHERE key = 'schema'")
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        _df_is_counted(mem)
+        assert mem.resolve_lexical(APP, USER, "recipe trip", 10) == before
+        assert mem.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == (
+            "pg2",
+        )
