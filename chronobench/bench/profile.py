@@ -334,6 +334,10 @@ def _time_here(args: argparse.Namespace) -> int:
             os.environ["CHRONOBENCH_CACHE"] = os.path.join(tmp, "cache")
         if not args.warm:
             os.environ["CHRONOBENCH_DATA"] = os.path.join(tmp, "data")  # built from scratch
+        if not args.warm and not args.cache_dir:
+            from chronobench.memory.embedders import forget_process_embedders
+
+            forget_process_embedders()  # cold: no vector this process embedded before
         cell_module.run_cell = timed_cell  # type: ignore[assignment]
         t0 = time.perf_counter()
         try:

@@ -296,6 +296,14 @@ def resolve_embedder(spec: Any, runtime: str = "auto") -> Any:
 _CACHES: dict[int, EmbeddingCache] = {}
 
 
+def forget_process_embedders() -> None:
+    """Drop this process's shared embedders and their in-memory vectors (a cold run in
+    a process that already embedded, as ``bench main`` times, starts from the disk
+    cache alone)."""
+    _SHARED.clear()
+    _CACHES.clear()
+
+
 def shared_cache(embedder: Any) -> EmbeddingCache:
     """The process-wide :class:`EmbeddingCache` of ``embedder`` (one per embedder object)."""
     cache = _CACHES.get(id(embedder))
