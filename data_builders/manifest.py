@@ -16,7 +16,7 @@ from chronobench.data.schema import SCHEMA_VERSION
 # 1.4.0: issue 15 boundary probes (meta.boundary), recall probes from observations,
 # final_qa for boundary answerable questions, summary probes with a word budget and
 # session_words (RQ3 session coverage).
-BUILDER_VERSION = "1.5.0"
+BUILDER_VERSION = "1.5.1"
 
 FIELD_PROVENANCE: dict[str, dict[str, list[str]]] = {
     "locomo": {
