@@ -179,10 +179,14 @@ def _spec(overrides: list[str], base: Path) -> Any:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
+    from chronobench.runner.experiment import with_config_path
     from chronobench.spec import spec_from_config
 
+    # The user's config folders too ($CHRONOBENCH_CONFIG_PATH): an installed plug-in
+    # system is registered, so its config must be found as the runner finds it.
+    args = with_config_path(["experiment=single", *overrides])
     with initialize_config_dir(config_dir=str(REPO_ROOT / "configs"), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["experiment=single", *overrides])
+        cfg = compose(config_name="config", overrides=args)
     d = OmegaConf.to_container(cfg, resolve=True)
     d["paths"] = {
         "results_dir": str(base / "results"),
@@ -306,6 +310,18 @@ def _check_handed(name: str, log: list, contexts: list, data: Any) -> None:
         assert not names and not oracle and not leaked, (name, names, leaked[:3])
     assert next(it, None) is None, f"{name}: sessions the runner did not account for"
     assert log[-1] == ("close",)
+
+
+def test_plug_in_configs_are_found_through_the_user_config_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed plug-in's config lives in a user folder ($CHRONOBENCH_CONFIG_PATH):
+    the spy composes it as the runner would (before, the shipped configs only)."""
+    (tmp_path / "cfg" / "system").mkdir(parents=True)
+    (tmp_path / "cfg" / "system" / "spy_plugin.yaml").write_text("name: always_abstain\n")
+    monkeypatch.setenv("CHRONOBENCH_CONFIG_PATH", str(tmp_path / "cfg"))
+    spec = _spec(["system=spy_plugin", "task=generation", "dataset=tiny"], tmp_path)
+    assert spec.system.name == "always_abstain"
 
 
 @pytest.mark.parametrize("name", NON_ORACLES)
