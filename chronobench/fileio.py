@@ -11,6 +11,8 @@ import os
 import stat
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +100,23 @@ def dump_json(obj: Any) -> str:
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> Path:
     """:func:`dump_json` of ``obj``, written with :func:`atomic_write_text`."""
     return atomic_write_text(path, dump_json(obj))
+
+
+@contextmanager
+def file_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """An exclusive lock across processes on the lock file ``path`` (created, with its
+    folder; it holds no data). Without POSIX locks it holds nothing: callers must stay
+    correct when two processes do the same work (they write atomically)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    lock = Path(path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -308,8 +308,7 @@ def spec_sha256(spec: RunSpec) -> str:
 # The system protocol runs are made under (chronobench.protocols documents it). 1: systems
 # received the whole RollbackQuery, gold included; 2: the sealed protocol (public writes,
 # request text, question texts; the gold target only through the oracle channel); 3: one
-# question battery per stream (every query of a stream is handed the same questions) and
-# a known set no system chooses (docs/protocol.md).
+# question battery per stream and a known set no system chooses (docs/protocol.md).
 PROTOCOL_VERSION = 3
 
 

@@ -1,17 +1,16 @@
 """Attaching probes to a rollback query at any ``v*`` from a stream's pool.
 
-The pool models live in :mod:`data_builders.pools` (re-exported here) and the boundary
-probes in :mod:`data_builders.boundary`; this module assembles a query's probes, the
-summary probe, and the ``final_qa`` probes asked at the stream's last version.
+The pool models live in :mod:`data_builders.pools` (re-exported here), the stream's
+question battery and its per-query labels in :mod:`data_builders.battery`; this module
+is what the builders call: a query's probes and the stream's ``final_qa`` probes.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from chronobench.data.schema import Probe, Stream
+from chronobench.data.schema import Stream
 from data_builders.battery import final_probes, label_probes
 from data_builders.boundary import boundary_windows, recall_question
 from data_builders.pools import (
@@ -43,27 +42,9 @@ __all__ = [
 ]
 
 
-def attach_probes(
-    pool: ProbePool,
-    stream: Stream,
-    query_id: str,
-    v_star: int,
-    *,
-    exclude_qa: frozenset[str] = frozenset(),
-    prefer_qa: frozenset[str] = frozenset(),
-    stats: Counter[str] | None = None,
-) -> list[Probe]:
-    """The scored probes of a query at ``v*``: the stream's battery labelled for that
-    v* (:func:`data_builders.battery.label_probes`). Every query of the stream is asked
-    the whole battery; these are the ones that count for it, and how."""
-    return label_probes(
-        pool, stream, query_id, v_star, exclude_qa=exclude_qa, prefer_qa=prefer_qa, stats=stats
-    )
-
-
-def _count(stats: Counter[str] | None, key: str) -> None:
-    if stats is not None:
-        stats[key] += 1
+#: The scored probes of a query at ``v*``: the stream's battery labelled for that v*
+#: (every query of the stream is asked the whole battery; these are the ones that count).
+attach_probes = label_probes
 
 
 def add_final_probes(

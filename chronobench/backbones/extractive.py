@@ -52,6 +52,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from chronobench.backbones._index import (
+    _cosine,
+    _coverage,
+    _idf,
+    _indexed,
+    _last_uncovered,
+    _postings,
+)
 from chronobench.backbones._spans import (
     DATE_RE,
     NAME_RE,
@@ -316,23 +324,10 @@ class ExtractiveBackbone:
         return " ".join(sentences[i].text for i in chosen)
 
 
-def _idf(q_terms: set[str], n: int, df: Counter[str]) -> tuple[dict[str, float], float]:
-    """BM25 idf of each question term over ``n`` sentences, and their sum."""
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
-    # fsum: a set's order follows the process's string hash seed, and a plain float sum
-    # in another order can differ in the last bit, enough to flip a tie or a threshold.
-    return idf, math.fsum(idf.values())
-
-
-def _coverage(idf: dict[str, float], matched: frozenset[str] | set[str], total: float) -> float:
-    """Share of the question's idf mass that ``matched`` covers (order-independent sum:
-    two sentences covering the same terms tie exactly, whatever their sets' order)."""
-    return math.fsum(idf[t] for t in matched) / total
-
-
 #: Modules whose source decides the reader's answers (see ExtractiveBackbone.cache_config).
 _CODE_MODULES = (
     "chronobench.backbones.extractive",
+    "chronobench.backbones._index",
     "chronobench.backbones._spans",
     "chronobench.backbones._summary",
     "chronobench.text",
@@ -356,44 +351,10 @@ def code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-@lru_cache(maxsize=16)
-def _indexed(
-    context: tuple[str, ...],
-) -> tuple[list[Sentence], list[frozenset[str]], Counter[str]]:
-    """Sentences of a context with their term sets and document frequencies. Memoised:
-    systems that show the same memory for many probes (full history) pay for it once."""
-    sentences = split_sentences(context)
-    sent_terms = [frozenset(terms(s.header + " " + s.text)) for s in sentences]
-    df = Counter(t for ts in sent_terms for t in ts)
-    return sentences, sent_terms, df
-
-
-@lru_cache(maxsize=16)
-def _postings(context: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
-    """Term -> indices of the context's sentences holding it (see :func:`_indexed`)."""
-    out: dict[str, list[int]] = {}
-    for i, ts in enumerate(_indexed(context)[1]):
-        for t in ts:
-            out.setdefault(t, []).append(i)
-    return {t: tuple(v) for t, v in out.items()}
-
-
 @lru_cache(maxsize=64)
 def _typed(context: tuple[str, ...], qtype: str) -> tuple[bool, ...]:
     """Whether each sentence of the context holds what a ``qtype`` question asks for."""
     return tuple(ExtractiveBackbone._has_type(s, qtype) for s in _indexed(context)[0])
-
-
-def _last_uncovered(covered: dict[int, Any], typed: tuple[bool, ...]) -> list[int]:
-    """The last sentence not in ``covered`` (those holding a question term) among the
-    typed ones and among the others (at most two indices)."""
-    found: dict[bool, int] = {}
-    for i in range(len(typed) - 1, -1, -1):
-        if i not in covered and typed[i] not in found:
-            found[typed[i]] = i
-            if len(found) == 2:
-                break
-    return sorted(found.values())
 
 
 def _names(text: str, q_terms: set[str]) -> list[str]:
@@ -408,11 +369,3 @@ def _names(text: str, q_terms: set[str]) -> list[str]:
             if name not in out:
                 out.append(name)
     return out
-
-
-def _cosine(a: dict[str, float], b: dict[str, float], nb: float | None = None) -> float:
-    dot = sum(v * b.get(t, 0.0) for t, v in a.items())
-    na = math.sqrt(sum(v * v for v in a.values()))
-    if nb is None:
-        nb = math.sqrt(sum(v * v for v in b.values()))
-    return dot / (na * nb) if na and nb else 0.0

@@ -77,8 +77,8 @@ def prepare_run_dir(spec: RunSpec, rid: str, config: dict[str, Any] | None = Non
 
 def run_benchmark_cell(cell: Components) -> Path:
     """The benchmark task: RQ1 selection and/or RQ2/RQ3 generation on one dataset."""
-    from chronobench.protocols import GenerationParams
     from chronobench.runner.metrics_io import compute_metrics, summary_table
+    from chronobench.runner.params import generation_params
     from chronobench.systems import SystemContext, is_oracle
 
     spec = cell.spec
@@ -108,13 +108,7 @@ def run_benchmark_cell(cell: Components) -> Path:
             from chronobench.runner.generation import run_generation
 
             t = time.perf_counter()
-            gen = spec.backbone.generation
-            params = GenerationParams(
-                max_new_tokens=gen.max_new_tokens,
-                temperature=gen.temperature,
-                top_p=gen.top_p,
-                seed=int(spec.seed),
-            )
+            params = generation_params(spec)
             # The backbone only for a system configured to consult it (the resolver).
             own = backbone if spec.resolver != "none" else None
             system = cell.build_system(SystemContext(params=params, stores=stores, backbone=own))

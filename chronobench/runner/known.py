@@ -14,14 +14,11 @@ scored with the same backbone on the same build is scored against the same set.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from chronobench.fileio import atomic_write_text
+from chronobench.fileio import atomic_write_text, file_lock
 from chronobench.hashing import canonical_json, sha256_text
 
 REFERENCE_SYSTEM = "chronomem"
@@ -52,17 +49,6 @@ def reference_identity(spec: Any, data: Any, backbone: Any) -> dict[str, Any]:
     }
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def _finals_by_stream(data: Any) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     for q in data.queries:
@@ -76,19 +62,14 @@ def _compute(
     spec: Any, streams: list[Any], finals: dict[str, list[Any]], backbone: Any
 ) -> dict[str, list[str]]:
     from chronobench.metrics import score_probe
-    from chronobench.protocols import GenerationParams, public_writes
+    from chronobench.protocols import public_writes
+    from chronobench.runner.params import generation_params
     from chronobench.runner.sealed import ask_final
     from chronobench.systems import SystemContext
     from chronobench.systems.registry import SYSTEMS
     from chronobench.systems.stores import StoreProvider
 
-    gen = spec.backbone.generation
-    params = GenerationParams(
-        max_new_tokens=gen.max_new_tokens,
-        temperature=gen.temperature,
-        top_p=gen.top_p,
-        seed=int(spec.seed),
-    )
+    params = generation_params(spec)
     entry = SYSTEMS.entry(REFERENCE_SYSTEM)
     options = entry.check_options({}, where="the known set's reference reader")
     # Its own in-memory stores: the reference does not depend on the cell's store,
@@ -125,7 +106,7 @@ def reference_known(spec: Any, data: Any, backbone: Any) -> tuple[dict[str, list
     key = sha256_text(canonical_json(ident))[:16]
     path = Path(spec.paths.cache_dir) / "known" / f"{key}.json"
     finals = _finals_by_stream(data)
-    with _locked(path):
+    with file_lock(path.with_suffix(".lock")):
         cached: dict[str, list[str]] = {}
         if path.is_file():
             try:

@@ -146,7 +146,6 @@ class _Measured:
 def run_peers_cell(cell: Any) -> Path:
     """Run one memory system's cell (from scratch); returns its run folder."""
     from chronobench.metrics.fidelity import summarize
-    from chronobench.protocols import GenerationParams
     from chronobench.results.io import SampleLog
     from chronobench.runner.cell import (
         _generation_kinds,
@@ -157,6 +156,7 @@ def run_peers_cell(cell: Any) -> Path:
     from chronobench.runner.datasets import load_run_data
     from chronobench.runner.generation import run_generation
     from chronobench.runner.metrics_io import compute_metrics
+    from chronobench.runner.params import generation_params
     from chronobench.spec import run_id
     from chronobench.systems import SystemContext
     from chronobench.systems.stores import StoreProvider
@@ -184,13 +184,7 @@ def run_peers_cell(cell: Any) -> Path:
     run_dir = prepare_run_dir(spec, rid)
     (run_dir / "samples.jsonl").unlink(missing_ok=True)  # never resumes: see the docstring
     log = SampleLog(run_dir / "samples.jsonl")
-    gen = spec.backbone.generation
-    params = GenerationParams(
-        max_new_tokens=gen.max_new_tokens,
-        temperature=gen.temperature,
-        top_p=gen.top_p,
-        seed=int(spec.seed),
-    )
+    params = generation_params(spec)
     # Only for its embedder: the run's MiniLM with the persistent text -> vector cache.
     stores = StoreProvider(embedder=spec.embedder.model_dump(), cache_dir=spec.paths.cache_dir)
     ctx = SystemContext(params=params, stores=stores)
