@@ -19,6 +19,7 @@ from typing import Any
 
 from chronobench.errors import ConfigError
 from chronobench.repair.methods import METHODS
+from chronobench.runner.params import generation_params
 
 SUBSETS = ("controlled", "stress")
 _DATASET_PARAMS = {"n_controlled": 150, "n_stress": 50}
@@ -78,19 +79,6 @@ def make_backbone(cell: Any) -> Any:
 
         return RepairPolicyBackbone()
     return cell.build_backbone()
-
-
-def generation_params(spec: Any) -> Any:
-    """The spec's sampling settings (backbone.generation) and seed for every agent call."""
-    from chronobench.protocols import GenerationParams
-
-    g = spec.backbone.generation
-    return GenerationParams(
-        max_new_tokens=g.max_new_tokens,
-        temperature=g.temperature,
-        top_p=g.top_p,
-        seed=int(spec.seed),
-    )
 
 
 def repair_case(
