@@ -1,11 +1,12 @@
 """The runs the viewer shows, and the groups that keep them apart.
 
 Runs are read from ``<results>/published/`` and ``<results>/runs/`` (a local run wins
-over its published copy, as for the leaderboard). A *build* is one built dataset (its
-manifest's sha256): the tiny test fixture, the real LoCoMo, a 4-conversation subset are
-different builds, and a chart or a table never mixes two of them. Within a build, a
-*group* is one request set (built templates, or a query file) at one granularity: the
-runs whose queries a drill-down page lists together.
+over its published copy, as for the leaderboard). A :class:`Build` is every run on one
+source file (its sha256; a repair run: its case set): the tiny test fixture and the
+real LoCoMo are different builds, each its own section of the site, and no chart or
+table mixes two. Inside a build, runs on different built datasets (another granularity,
+other build parameters, a subset) are kept apart by ``data_build`` (the built dataset's
+manifest sha256) and by their number of requests.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ class ViewRun:
     dataset: str
     granularity: str
     queries: str
-    build: str  # the dataset manifest's sha256, short (a repair run: its case set's)
+    build: str  # the source file's sha256, short (a repair run: its case set's)
+    data_build: str  # the built dataset's manifest sha256, short
     fixture: bool
     source: str  # the dataset's source file, or "" (the default download)
     system: str | None
@@ -45,10 +47,6 @@ class ViewRun:
     def query_file(self) -> Path | None:
         path = self.folder / QUERIES_FILE
         return path if path.is_file() else None
-
-    @property
-    def group_key(self) -> tuple[str, str, str, str]:
-        return (self.build, self.dataset, self.granularity, self.queries)
 
 
 @dataclass
@@ -66,7 +64,7 @@ class Build:
         if self.dataset.startswith("repair"):
             return f"repair cases (build {self.key})"
         where = Path(self.source).name if self.source else "full download"
-        text = f"{self.dataset} ({where}, build {self.key})"
+        text = f"{self.dataset} ({where}, source {self.key})"
         return f"{text}: test fixture, not a result" if self.fixture else text
 
     @property
@@ -106,7 +104,8 @@ def _read(folder: Path, where: str) -> ViewRun | None:
         dataset=str(d.get("name") or "?"),
         granularity=str(d.get("granularity") or "?"),
         queries=Path(qfile).stem if qfile else "built",
-        build=str(ds.get("manifest_sha256") or "")[:8] or "?",
+        build=str(ds.get("source_sha256") or ds.get("manifest_sha256") or "")[:8] or "?",
+        data_build=str(ds.get("manifest_sha256") or "")[:8] or "?",
         fixture=bool(d.get("fixture")),
         source=str(d.get("source") or ""),
         system=(spec.get("system") or {}).get("name") if kind != "selection" else None,

@@ -49,13 +49,14 @@ class Group:
     """The queries of one request set at one granularity in one build."""
 
     build: Build
+    data_build: str
     granularity: str
     queries: str
     by_query: dict[str, list[Entry]] = field(default_factory=dict)
 
     @property
     def slug(self) -> str:
-        return f"{self.build.slug}-{self.granularity}-{self.queries}"
+        return f"{self.build.slug}-{self.data_build}-{self.granularity}-{self.queries}"
 
     @property
     def title(self) -> str:
@@ -69,15 +70,15 @@ class Group:
 
 
 def groups(build: Build) -> list[Group]:
-    """The build's request sets that have per-query files, with their entries."""
+    """The build's request sets that have per-query files, with their entries: one group
+    per built dataset and request set (a run on a subset of it joins its group)."""
     out: dict[tuple[str, str], Group] = {}
     for run in sorted(build.runs, key=lambda r: (r.kind != "selection", r.run_id)):
         if run.query_file is None:
             continue
         qf = QueryFile(run.query_file)
-        g = out.setdefault(
-            (run.granularity, run.queries), Group(build, run.granularity, run.queries)
-        )
+        key = (run.data_build, run.queries)
+        g = out.setdefault(key, Group(build, run.data_build, run.granularity, run.queries))
         for line in qf.queries:
             g.by_query.setdefault(line["query_id"], []).extend(entries(run, qf, line))
     return sorted(

@@ -58,7 +58,7 @@ def _summary_table(rows: list[Row]) -> str:
 def _bars(build: Build, metric: str, title: str) -> str:
     runs = generation_runs(build)
     bars = []
-    for name in sorted(runs, key=lambda s: (is_floor(s), s)):
+    for name in sorted(runs, key=lambda s: (is_floor(s), _order(s))):
         st = ((runs[name].metrics.get("probes") or {}).get("all") or {}).get(metric)
         if not st or st.get("mean") is None:
             continue
@@ -72,6 +72,15 @@ def _bars(build: Build, metric: str, title: str) -> str:
             )
         )
     return svg.interval_bars(title, bars) if bars else ""
+
+
+def _order(name: str) -> tuple[bool, float, str]:
+    from chronobench.systems.registry import SYSTEMS
+
+    try:
+        return SYSTEMS.sort_key(name)
+    except (KeyError, ValueError):
+        return (True, 0.0, name)
 
 
 def _plots(build: Build) -> str:
@@ -184,18 +193,19 @@ def _stat_rows(block: dict[str, Any], prefix: str = "") -> list[list[str]]:
     return rows
 
 
-def _run_page(run: ViewRun, groups: dict[tuple[str, str, str], drill.Group]) -> str:
+def _run_page(run: ViewRun, groups: dict[tuple[str, str], drill.Group]) -> str:
     facts = [
         ["kind", e(run.kind)],
         ["system", e(system_label(run.system) if run.system else "–")],
         ["backbone", e(run.backbone)],
         ["dataset", e(f"{run.dataset}, {run.granularity} granularity, requests {run.queries}")],
-        ["build", e(run.build + (" (test fixture)" if run.fixture else ""))],
+        ["source", e(run.build + (" (test fixture)" if run.fixture else ""))],
+        ["built dataset", e(run.data_build)],
         ["where", e(f"{run.where}: {run.folder}")],
         ["task params", e(run.params or "–")],
     ]
     body = [table(["", ""], facts)]
-    g = groups.get((run.build, run.granularity, run.queries))
+    g = groups.get((run.data_build, run.queries))
     if g is not None and run.query_file is not None:
         who = system_label(run.system) if run.system and run.kind != "selection" else ""
         if run.kind == "peers":
@@ -232,12 +242,12 @@ def build_site(results_dir: Path, out_dir: Path) -> dict[str, Any]:
         shutil.rmtree(out_dir / sub, ignore_errors=True)
     (out_dir / "runs").mkdir(parents=True, exist_ok=True)
     sections, pages = [], 0
-    by_key: dict[tuple[str, str, str], drill.Group] = {}
+    by_key: dict[tuple[str, str], drill.Group] = {}
     for b in all_builds:
         gs = drill.groups(b)
         for g in gs:
             pages += drill.write_group(g, out_dir)
-            by_key[(b.key, g.granularity, g.queries)] = g
+            by_key[(g.data_build, g.queries)] = g
         sections.append(_build_section(b, gs))
     for r in runs:
         (out_dir / "runs" / f"{r.run_id}.html").write_text(_run_page(r, by_key), encoding="utf-8")

@@ -94,12 +94,19 @@ def _newest(runs: Iterable[ViewRun]) -> list[ViewRun]:
 
 
 def selection_sets(build: Build) -> dict[tuple[str, str], dict[str, Any]]:
-    """``{(request set, granularity): {selector: its selection metrics}}``."""
+    """``{(request set, granularity): {selector: its selection metrics}}``, from the runs
+    with the most requests of each (a subset run never mixes with the full one)."""
+    runs = [r for r in _newest(build.runs) if r.kind in ("selection", "generation")]
+    runs = [r for r in runs if r.metrics.get("selection")]
+    most: dict[tuple[str, str], tuple[int, str]] = {}
+    for r in runs:
+        key, size = (r.queries, r.granularity), (r.n_queries or 0, r.data_build)
+        most[key] = max(most.get(key, size), size)
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for r in _newest(build.runs):
-        sel = r.metrics.get("selection") or {}
-        if sel and r.kind in ("selection", "generation"):
-            out.setdefault((r.queries, r.granularity), {}).update(sel)
+    for r in runs:
+        key = (r.queries, r.granularity)
+        if (r.n_queries or 0, r.data_build) == most[key]:
+            out.setdefault(key, {}).update(r.metrics["selection"])
     return out
 
 
@@ -218,16 +225,19 @@ def _repair_rows(build: Build) -> list[Row]:
     if not runs:
         return []
     found = load_repair_runs(runs)
+    order = {m: i for i, m in enumerate(LABELS)}
     rows: dict[str, list[Row]] = {}
-    for (backbone, subset, method, cond), block in sorted(found.items()):
+    for (backbone, subset, method, cond), block in sorted(
+        found.items(), key=lambda kv: (kv[0][1], kv[0][0], order.get(kv[0][2], 99), kv[0])
+    ):
         if cond:
             continue  # a noise, diagnosis or retention condition: the board's details
         st = Stat.of((block["metrics"].get("all") or {}).get("recovery"))
         section = f"Repair recovery ({subset} set, {backbone})"
-        floor = method.startswith("text_floor")
-        rows.setdefault(section, []).append(
-            Row(section, LABELS.get(method, method), st, None, block["run_id"], floor)
-        )
+        # The text heuristics are the track's floors (docs/repair.md).
+        floor = method.startswith("text_")
+        label = LABELS.get(method, method).strip()
+        rows.setdefault(section, []).append(Row(section, label, st, None, block["run_id"], floor))
     out = []
     for items in rows.values():
         floors = [r for r in items if r.is_floor and r.stat and r.stat.mean is not None]
