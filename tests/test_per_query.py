@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -181,3 +182,18 @@ def test_publish_copies_the_file(full_cell: Path, tmp_path: Path, copy_run) -> N
     assert published.read_bytes() == (full_cell / QUERIES_FILE).read_bytes()
     with gzip.open(published, "rt") as fh:
         assert json.loads(fh.readline())["type"] == "run"
+
+
+def test_score_rewrites_the_file_from_the_samples(full_cell: Path, tmp_path: Path) -> None:
+    from chronobench.results.per_query import encode, iter_lines
+    from chronobench.runner.scoring import rescore_run
+
+    run = tmp_path / full_cell.name
+    shutil.copytree(full_cell, run)
+    before = (run / QUERIES_FILE).read_bytes()
+    stale = list(iter_lines(run / QUERIES_FILE))
+    line = next(x for x in stale if x.get("probes"))
+    line["probes"][0]["score"] = -1.0  # what a file scored by older code might hold
+    (run / QUERIES_FILE).write_bytes(encode(stale))
+    rescore_run(run)
+    assert (run / QUERIES_FILE).read_bytes() == before

@@ -306,6 +306,20 @@ def write_query_file(
     return atomic_write_bytes(path, encode([header, *streams, *queries]))
 
 
+def rewrite_query_file(
+    run_dir: Path, rows: Iterable[Mapping[str, Any]], known: Mapping[str, Iterable[str]] | None
+) -> Path | None:
+    """Rewrite a run's per-query file from re-scored ``rows`` (``chronobench score``),
+    keeping its header and version table (rescoring changes no version); None when the
+    run has none."""
+    path = Path(run_dir) / QUERIES_FILE
+    if not path.is_file():
+        return None
+    old = QueryFile(path)
+    cell = old.header.get("cell") or {}
+    return write_query_file(run_dir, str(old.header.get("run_id")), cell, rows, old.streams, known)
+
+
 def iter_lines(path: Path) -> Iterator[dict[str, Any]]:
     """Every line of a per-query file, as written."""
     with gzip.open(path, "rt", encoding="utf-8") as fh:
