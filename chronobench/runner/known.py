@@ -63,6 +63,7 @@ def _compute(
 ) -> dict[str, list[str]]:
     from chronobench.metrics import score_probe
     from chronobench.protocols import public_writes
+    from chronobench.runner import progress
     from chronobench.runner.params import generation_params
     from chronobench.runner.sealed import ask_final
     from chronobench.systems import SystemContext
@@ -78,7 +79,10 @@ def _compute(
     system = entry.load()(SystemContext(params=params, stores=stores), **options)
     out: dict[str, list[str]] = {}
     try:
-        for stream in streams:
+        shown = progress.items(
+            streams, label="known set: streams", enabled=bool(getattr(spec, "progress", True))
+        )
+        for stream in shown:
             probes = finals.get(stream.stream_id, [])
             if not probes:
                 out[stream.stream_id] = []
