@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +82,31 @@ def groups(build: Build) -> list[Group]:
         g = out.setdefault(key, Group(build, run.data_build, run.granularity, run.queries))
         for line in qf.queries:
             g.by_query.setdefault(line["query_id"], []).extend(entries(run, qf, line))
+    for g in out.values():
+        for found in g.by_query.values():
+            found.sort(key=_entry_order)
     return sorted(
         out.values(),
         key=lambda g: (g.granularity != "session", g.queries != "built", g.queries, g.granularity),
     )
+
+
+def _entry_order(en: Entry) -> tuple[Any, ...]:
+    """Selectors first, then systems, each in registry order; floors last."""
+    return (*_registry_order(en.is_selector, en.who, en.label), en.run.run_id)
+
+
+@cache
+def _registry_order(selector: bool, who: str, label: str) -> tuple[Any, ...]:
+    from chronobench.selectors import SELECTORS
+    from chronobench.systems.registry import SYSTEMS
+
+    reg = SELECTORS if selector else SYSTEMS
+    try:
+        key = reg.sort_key(who)
+    except (KeyError, ValueError):
+        key = (True, 0.0, who)
+    return (not selector, label.startswith("floor:"), key)
 
 
 def _version(qf: QueryFile, stream: str, v: int | None) -> str:
@@ -171,22 +193,38 @@ def probe_rows(qf: QueryFile, line: dict[str, Any]) -> list[list[str]]:
     rows = []
     stream = str(line["stream_id"])
     for p in line.get("probes") or []:
-        label = str(p.get("label"))
         flags = ", ".join(p.get("leak") or [])
-        known = "" if "known" not in p else (" (known)" if p["known"] else " (not known)")
         score = p.get("score")
+        label, question, gold = _probe_cells(qf, stream, p)
         rows.append(
             [
-                tag(label + known, label),
-                e(qf.item(stream, str(p.get("item"))).get("question")),
+                label,
+                question,
                 e(p.get("answer")),
-                e(qf.gold(stream, p)),
-                e("–" if score is None else f"{100 * float(score):.0f}")
+                gold,
+                ("–" if score is None else f"{100 * float(score):.0f}")
                 + (f" <span class=note>{e(p.get('metric'))}</span>" if p.get("metric") else ""),
                 tag(flags, "leak") if flags else "",
             ]
         )
     return rows
+
+
+def _probe_cells(qf: QueryFile, stream: str, p: dict[str, Any]) -> tuple[str, str, str]:
+    """A probe's label, question and gold cells, escaped once per file (every system
+    and query of a stream shows the same ones)."""
+    label = str(p.get("label"))
+    known = "" if "known" not in p else (" (known)" if p["known"] else " (not known)")
+    sessions = tuple(p.get("sessions") or ())
+    key = (stream, str(p.get("item")), label, known, sessions)
+    cache = qf.__dict__.setdefault("_cells", {})
+    if key not in cache:
+        cache[key] = (
+            tag(label + known, label),
+            e(qf.item(stream, str(p.get("item"))).get("question")),
+            e(qf.gold(stream, p)),
+        )
+    return cache[key]
 
 
 def query_page(group: Group, query_id: str, root: str = "../../") -> str:
