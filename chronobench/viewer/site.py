@@ -92,7 +92,7 @@ def _plots(build: Build) -> str:
     ]
     for dim, title in (
         ("intent", "RQ1 R@1 x100 by intent"),
-        ("set", "RQ1 R@1 x100 by request set"),
+        ("set", "RQ1 R@1 x100 by request source (templates, each hand-written set)"),
     ):
         series, rows = r1_by(build, dim)
         if rows:
