@@ -17,6 +17,7 @@ _LABELS = {
     "floor_truncate_anchor": "floor: truncate at the anchor (oracle position)",
     "floor_top_hit": "floor: delete the top search hit only",
     "floor_random_turns": "floor: random turns, as many as the gold (request-blind; oracle size)",
+    "floor_question_turns": "floor: the turns of 60% of the questions (reads the questions, not the request)",
 }
 _ORDER = list(_LABELS)
 
@@ -48,8 +49,9 @@ def selective_section(runs: list[Any]) -> tuple[str, list[str]]:
 
     newest: dict[str, Any] = {}
     for r in runs:
-        if r.system and (r.system not in newest or r.finished_at >= newest[r.system].finished_at):
-            newest[r.system] = r
+        name = (r.metrics.get("rq4") or {}).get("row")  # the row (its run records no system)
+        if name and (name not in newest or r.finished_at >= newest[name].finished_at):
+            newest[name] = r
     if not newest:
         return "", []
     names = sorted(newest, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))

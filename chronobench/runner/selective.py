@@ -154,6 +154,8 @@ def run_selective_cell(cell: Any) -> Path:
             writes = public_writes(fs.stream)
             every = {int(w.write_id) for w in writes}
             system.ingest(writes)
+            if hasattr(system, "see_questions"):
+                system.see_questions([q.text for q in questions])
             for a in fs.anchors:
                 lab = rq4.label(probes, a.gold)
                 rows.append(_one(system, oracle, a, lab, probes, questions, every, backbone))

@@ -62,11 +62,18 @@ class ChronoMemForgetSystem(ChronoMemSystem):
         self.name = name
         self.item_write: dict[str, int] = {}
         self.seed = int(getattr(ctx.params, "seed", 0))
+        self.questions: list[str] = []
 
     def ingest(self, writes: Sequence[Any]) -> None:
         super().ingest(writes)
         self.item_write = {c.item_id: int(w.write_id) for w in writes for c in w.changes}
         self.stream_key = self.ingested.digest
+
+    def see_questions(self, texts: Sequence[str]) -> None:
+        """The stream's question list, which every session of the stream is asked (a
+        deployed agent sees it after its first session); only floor_question_turns
+        reads it before forgetting."""
+        self.questions = list(texts)
 
     def open_session(self) -> ForgetSession:  # type: ignore[override]
         return ForgetSession(self, None)
@@ -143,6 +150,30 @@ def random_turns(sysm: ChronoMemForgetSystem, work: Any, request: str, gold: Any
     return sysm.revert(work, rng.sample(writes, min(len(gold), len(writes))))
 
 
+QUESTION_SHARE = 0.6  # share of questions whose turns floor_question_turns deletes (below)
+
+
+def question_turns(
+    sysm: ChronoMemForgetSystem, work: Any, request: str, gold: Any
+) -> dict[str, Any]:
+    """Request-blind floor that reads the questions instead: the stream's question list
+    (the same for every request; :meth:`ChronoMemForgetSystem.see_questions`) is mapped to
+    the turns its search finds first, and the turns of a seeded ``QUESTION_SHARE`` of the
+    questions are reverted. With p of an anchor's questions hit, the per-anchor harmonic
+    mean can reach about p * 2(1 - p) / (2 - p), 0.34 at p = 0.6: the score a policy that
+    never reads the request can get by trading keep for forget."""
+    ing = sysm.ingested
+    rng = random.Random(stable_hash(sysm.seed, sysm.stream_key, "rq4-questions"))
+    texts = sorted(sysm.questions)
+    chosen = [t for t in texts if rng.random() < QUESTION_SHARE]
+    writes = set()
+    for text in chosen:
+        for h in ing.store.search(APP, ing.user, text, 1):
+            if h.item_id in sysm.item_write:
+                writes.add(sysm.item_write[h.item_id])
+    return sysm.revert(work, sorted(writes))
+
+
 # name -> (policy, needs the oracle channel)
 POLICIES: dict[str, tuple[Policy, bool]] = {
     "chronomem_selective": (selective, False),
@@ -152,6 +183,7 @@ POLICIES: dict[str, tuple[Policy, bool]] = {
     "floor_truncate_anchor": (truncate_anchor, True),
     "floor_top_hit": (top_hit, False),
     "floor_random_turns": (random_turns, True),
+    "floor_question_turns": (question_turns, False),
 }
 
 
