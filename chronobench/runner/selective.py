@@ -13,6 +13,8 @@ gold turns. ``metrics.json`` holds, per request source (``user``: the hand-writt
 held-out set; ``template``) and over both, the mean and 95% cluster-bootstrap interval of
 the headline (per-anchor harmonic mean of keep-after and forget), forget, leakage, keep
 after, keep other, turn precision and recall, and the anchors dropped and why.
+``samples.jsonl`` holds one row per anchor (``kind: rq4``). A cell always runs from
+scratch (minutes); ``chronobench score`` does not re-score these rows.
 """
 
 from __future__ import annotations
