@@ -35,14 +35,17 @@ from chronobench.memory.embedders import resolve_embedder
 from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.lexindex import LexicalCache
 from chronobench.memory.store_requests import RequestMethods
+from chronobench.memory.store_selective import SelectiveMethods
 from chronobench.memory.types import SearchHit, UnknownVersionError, VersionRecord
 
 
-class ChronoMem(RequestMethods):
+class ChronoMem(RequestMethods, SelectiveMethods):
     """Versioned memory store; see the module docstring for the design.
 
     Resolution and rollback methods come from
-    :class:`~chronobench.memory.store_requests.RequestMethods`.
+    :class:`~chronobench.memory.store_requests.RequestMethods`, selective undo (revert
+    chosen commits, keep later ones) from
+    :class:`~chronobench.memory.store_selective.SelectiveMethods`.
 
     Args:
         path: SQLite file, ``":memory:"``, or a PostgreSQL URL
