@@ -43,11 +43,10 @@ class SelectiveMethods:
 
     _db: Any
     _encoder: Any
-    _dense: Any
     reranker: Any
     _reading: Any
     _retrieval: Any
-    _drop_text_caches: Any
+    _caches: Any
 
     def revert_commits(
         self,
@@ -107,8 +106,7 @@ class SelectiveMethods:
             )  # fmt: skip
         finally:
             if redact:
-                self._drop_text_caches()
-                self._dense.drop()
+                self._caches.drop_text()
         if stale:
             erasure.forget(stale, self._encoder, self.reranker)
         return done
