@@ -198,10 +198,12 @@ def test_a_run_publishes_its_own_cells_not_stray_local_runs(tmp_path, make_run):
 def test_rq1_headline_is_the_hand_written_held_out_set():
     """Issue 15: the hand-written held-out set heads the board; templates are labelled."""
     from chronobench.leaderboard.tables import render_markdown
+    from chronobench.results.metrics_file import Breakdown
 
     def slot(mean):
         stat = {"mean": mean, "ci_low": mean - 0.1, "ci_high": mean + 0.1, "n": 9}
-        return {"selection": {"chronomem": ({"all": {"recall_at_1": stat}}, "r")}, "systems": {}}
+        groups = Breakdown.model_validate({"all": {"recall_at_1": stat}})
+        return {"selection": {"chronomem": (groups, "r")}, "systems": {}}
 
     md = render_markdown(
         {

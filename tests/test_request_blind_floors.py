@@ -134,7 +134,7 @@ def summary_rows(data: Any, predict: Callable[[Any, Any, Any], str]) -> list[dic
 def _stats(rows: list[dict[str, Any]], field: str) -> dict[str, Any]:
     from chronobench.runner.metrics_io import compute_metrics
 
-    return compute_metrics(rows)["probes"]["all"][field]
+    return compute_metrics(rows).probes.all[field].model_dump()
 
 
 @pytest.fixture(scope="module")

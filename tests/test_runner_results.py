@@ -39,7 +39,7 @@ def test_old_results_folder_rescores_into_the_current_schema(old_results):
 
     for folder in sorted((old_results / "runs").iterdir()):
         metrics = rescore_run(folder)
-        assert metrics["selection"] or metrics["probes"]["all"]
+        assert metrics.selection or metrics.probes.all
         on_disk = json.loads((folder / "metrics.json").read_text())
         assert on_disk["schema_version"] == RESULTS_SCHEMA_VERSION
         again = load_run(folder)

@@ -152,11 +152,11 @@ def test_compute_metrics_groups_by_selector_intent_and_source():
         },
     ]
     m = compute_metrics(rows)
-    assert m["selection"]["bm25"]["all"]["recall_at_1"]["mean"] == 0.5
-    assert m["selection"]["bm25"]["by_intent"]["undo"]["recall_at_1"]["mean"] == 1.0
-    assert m["selection"]["bm25"]["by_source"]["user"]["recall_at_1"]["n"] == 1
-    assert m["probes"]["by_category"]["2"]["qa_f1"]["mean"] == 0.5
-    assert m["probes"]["restored"]["selected_exact"]["mean"] == 1.0
+    assert m.selection["bm25"].all["recall_at_1"].mean == 0.5
+    assert m.selection["bm25"].by_intent["undo"]["recall_at_1"].mean == 1.0
+    assert m.selection["bm25"].by_source["user"]["recall_at_1"].n == 1
+    assert m.probes.by_category["2"]["qa_f1"].mean == 0.5
+    assert m.probes.restored["selected_exact"].mean == 1.0
 
 
 def test_packing_respects_budget_and_order():

@@ -85,7 +85,9 @@ def _run(name: str, headline: float, source_n: int = 21) -> SimpleNamespace:
         "user": {"anchors": source_n, "headline": block, "forget": block},
         "template": {"anchors": 80, "headline": block},
     }
-    return SimpleNamespace(run_id=f"run-{name}", finished_at="2026", metrics={"rq4": rq})
+    from chronobench.results.metrics_file import RunMetrics
+
+    return SimpleNamespace(run_id=f"run-{name}", finished_at="2026", metrics=RunMetrics(rq4=rq))
 
 
 def test_board_section_lists_rows_in_order_and_the_peers_without_delete() -> None:

@@ -101,19 +101,15 @@ def build_tables(
         label = q if key not in titles else f"{q}; {titles[key]}"
         slot: dict[str, Any] = {"selection": {}, "systems": {}, "provenance": {}, "backbones": {}}
         for r in group:  # oldest first: later runs overwrite earlier ones
-            for name, groups in (r.metrics.get("selection") or {}).items():
+            for name, groups in r.metrics.selection.items():
                 slot["selection"][name] = (groups, r.run_id)
-            if r.system and r.metrics.get("probes"):
+            if r.system and r.metrics.probes is not None:
                 k2 = (r.system, r.backbone_label)
                 slot["backbones"][k2[1]] = r.backbone_key
                 prev = slot["systems"].get(k2)
-                merged = dict(prev[0]) if prev else {}
                 # A qa run and a summary run of the same cell fill different fields.
-                for gname, stats in r.metrics["probes"].items():
-                    if isinstance(stats, dict) and gname == "all":
-                        merged.setdefault("all", {}).update(stats)
-                    else:
-                        merged[gname] = stats
+                probes = r.metrics.probes
+                merged = prev[0].merged(probes) if prev else probes
                 ids = ([*prev[1].split(", ")] if prev else []) + [r.run_id]
                 slot["systems"][k2] = (merged, ", ".join(ids))
         used = {rid for _, rid in slot["selection"].values()} | {

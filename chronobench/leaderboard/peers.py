@@ -43,15 +43,17 @@ def peers_section(runs: list[Any]) -> tuple[str, list[str]]:
     rows = []
     for name in sorted(newest, key=_order):
         m = newest[name].metrics
-        peer = m.get("peer") or {}
+        peer = m.peer or {}
         rb = peer.get("rollback") or {}
         how = "native" if rb.get("native") else "**emulated** by the adapter"
         own = peer.get("own_target") or {}
-        rc = ((m.get("probes") or {}).get("all") or {}).get("rc_qa") or {}
+        rc = m.probes.all.get("rc_qa") if m.probes is not None else None
         fid = peer.get("fidelity") or {}
         rq2 = "–"
-        if rc.get("mean") is not None:
-            rq2 = f"{100 * rc['mean']:.1f} [{100 * rc['ci_low']:.1f}, {100 * rc['ci_high']:.1f}]"
+        if rc is not None and rc.mean is not None:
+            rq2 = (
+                f"{100 * rc.mean:.1f} [{100 * (rc.ci_low or 0):.1f}, {100 * (rc.ci_high or 0):.1f}]"
+            )
             rq2 += f" (n={peer.get('rq2_queries')})"
         rows.append(
             [
@@ -77,7 +79,7 @@ def peers_section(runs: list[Any]) -> tuple[str, list[str]]:
         "on disk",
         "n",
     ]
-    streams = {newest[n].metrics.get("peer", {}).get("streams") for n in newest}
+    streams = {(newest[n].metrics.peer or {}).get("streams") for n in newest}
     intro = (
         "The memory systems agent builders use, through their adapters "
         "(chronobench/systems/peers/, docs/peers.md), beside ChronoMem under the same "

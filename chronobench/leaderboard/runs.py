@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from chronobench.errors import ResultsError
 from chronobench.hashing import canonical_json
+from chronobench.results.metrics_file import RunMetrics
 from chronobench.results.schema import MANIFEST_FILE, METRICS_FILE, load_run
 from chronobench.spec import PROTOCOL_VERSION
 
@@ -36,7 +36,7 @@ class RunRecord:
     model: str | None
     finished_at: str
     samples_sha256: str | None
-    metrics: dict[str, Any]
+    metrics: RunMetrics
     published: bool
     protocol: int = 1
 

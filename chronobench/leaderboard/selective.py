@@ -49,7 +49,7 @@ def selective_section(runs: list[Any]) -> tuple[str, list[str]]:
 
     newest: dict[str, Any] = {}
     for r in runs:
-        name = (r.metrics.get("rq4") or {}).get("row")  # the row (its run records no system)
+        name = (r.metrics.rq4 or {}).get("row")  # the row (its run records no system)
         if name and (name not in newest or r.finished_at >= newest[name].finished_at):
             newest[name] = r
     if not newest:
@@ -69,7 +69,7 @@ def selective_section(runs: list[Any]) -> tuple[str, list[str]]:
     ]
     rows = []
     for name in names:
-        q = newest[name].metrics.get("rq4") or {}
+        q = newest[name].metrics.rq4 or {}
         u, t = q.get("user") or {}, q.get("template") or {}
         rows.append(
             [
@@ -85,7 +85,7 @@ def selective_section(runs: list[Any]) -> tuple[str, list[str]]:
                 f"{u.get('anchors', 0)} / {t.get('anchors', 0)}",
             ]
         )
-    first = newest[names[0]].metrics.get("rq4") or {}
+    first = newest[names[0]].metrics.rq4 or {}
     dropped = first.get("dropped") or {}
     intro = (
         '"Forget what I said about X", keep everything said after it '

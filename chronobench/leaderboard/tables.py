@@ -7,6 +7,7 @@ import io
 from typing import Any
 
 from chronobench.metrics.catalog import main_metric, section
+from chronobench.results.metrics_file import Breakdown, Stat, Stats
 
 # Rows, their labels and their order come from the registrations (chronobench.registry
 # entries); columns from the metric catalogue (chronobench.metrics.catalog).
@@ -32,24 +33,32 @@ def _systems() -> Any:
     return SYSTEMS
 
 
-def _cell(stat: dict[str, Any] | None, scale: float = 100.0, ci: bool = True) -> str:
-    if not stat or stat.get("mean") is None:
+def _cell(stat: Stat | None, scale: float = 100.0, ci: bool = True) -> str:
+    if stat is None or stat.mean is None:
         return "–"
-    text = f"{stat['mean'] * scale:.1f}"
-    if ci and stat.get("ci_low") is not None:
-        text += f" [{stat['ci_low'] * scale:.1f}, {stat['ci_high'] * scale:.1f}]"
+    text = f"{stat.mean * scale:.1f}"
+    if ci and stat.ci_low is not None and stat.ci_high is not None:
+        text += f" [{stat.ci_low * scale:.1f}, {stat.ci_high * scale:.1f}]"
     return text
 
 
-def _n(groups: dict[str, Any], field: str) -> int:
-    return int((groups.get(field) or {}).get("n") or 0)
+def _n(stats: Stats, field: str) -> int:
+    st = stats.get(field)
+    return st.n if st is not None else 0
 
 
-def _counts(stat: dict[str, Any] | None) -> str:
+def _counts(stat: Stat | None) -> str:
     """``n / distinct / clusters`` of one statistic."""
-    if not stat or not stat.get("n"):
+    if stat is None or not stat.n:
         return "–"
-    return f"{stat['n']} / {stat.get('n_distinct', stat['n'])} / {stat.get('n_clusters', '?')}"
+    distinct = stat.n if stat.n_distinct is None else stat.n_distinct
+    clusters = "?" if stat.n_clusters is None else stat.n_clusters
+    return f"{stat.n} / {distinct} / {clusters}"
+
+
+def _all(systems: dict[tuple[str, str], Any], s: str, b: str) -> Stats:
+    """The ``all`` statistics of one system and backbone (none when it has no run)."""
+    return systems[(s, b)][0].all if (s, b) in systems else {}
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -58,12 +67,12 @@ def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines + [""]
 
 
-def _mrr_label(sel: dict[str, Any], names: list[str]) -> str:
-    depths = {sel[n][0].get("mrr_depth") for n in names if sel[n][0].get("mrr_depth")}
+def _mrr_label(sel: dict[str, tuple[Breakdown, str]], names: list[str]) -> str:
+    depths = {sel[n][0].mrr_depth for n in names if sel[n][0].mrr_depth}
     return f"MRR@{max(depths)}" if depths else "MRR"
 
 
-def _selection_md(sel: dict[str, Any]) -> list[str]:
+def _selection_md(sel: dict[str, tuple[Breakdown, str]]) -> list[str]:
     lines = ["### RQ1: version selection (no generation)", ""]
     main = main_metric("selection").name
     reg = _selectors()
@@ -72,22 +81,22 @@ def _selection_md(sel: dict[str, Any]) -> list[str]:
     header = ["selector", "n / clusters", *labels]
     rows = []
     for name in names:
-        a = sel[name][0]["all"]
-        st = a.get(main) or {}
+        a = sel[name][0].all
+        st = a.get(main)
         rows.append(
-            [reg.label(name), f"{st.get('n', 0)} / {st.get('n_clusters', '?')}"]
+            [reg.label(name), f"{st.n if st else 0} / {_or(st and st.n_clusters, '?')}"]
             + [_cell(a.get(f)) for f, _ in SELECTION_COLS]
         )
     lines += _md_table(header, rows)
     for dim in ("intent", "source"):
-        groups = sorted({g for name in names for g in sel[name][0].get(f"by_{dim}", {})})
+        groups = sorted({g for name in names for g in getattr(sel[name][0], f"by_{dim}")})
         if len(groups) < 1:
             continue
         lines.append(f"{main_metric('selection').label} by {dim} (n in parentheses):")
         lines.append("")
         rows = []
         for name in names:
-            by = sel[name][0].get(f"by_{dim}", {})
+            by = getattr(sel[name][0], f"by_{dim}")
             rows.append(
                 [reg.label(name)]
                 + [
@@ -105,9 +114,7 @@ def _by_backbone(
     return [
         [_systems().label(s)]
         + [
-            _cell(systems[(s, b)][0].get("all", {}).get(field), ci=False)
-            if (s, b) in systems
-            else "–"
+            _cell(systems[(s, b)][0].all.get(field), ci=False) if (s, b) in systems else "–"
             for b in backbones
         ]
         for s in names
@@ -115,7 +122,7 @@ def _by_backbone(
 
 
 def _has(systems: dict[tuple[str, str], Any], s: str, b: str, cols: list[tuple[str, str]]) -> bool:
-    a = systems.get((s, b), ({}, ""))[0].get("all", {})
+    a = _all(systems, s, b)
     return any(_n(a, f) for f, _ in cols)
 
 
@@ -127,8 +134,8 @@ def _rq2_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
         if not _has(systems, s, b, RQ2_COLS):
             continue
         groups = systems[(s, b)][0]
-        a = groups.get("all", {})
-        restored = groups.get("restored", {}).get("selected_exact")
+        a = groups.all
+        restored = (groups.restored or {}).get("selected_exact")
         rows.append(
             # Query units (the main score's) and the answerable probes behind A (qa_f1).
             [_systems().label(s), _counts(a.get(main.name)), _counts(a.get("qa_f1"))]
@@ -140,11 +147,11 @@ def _rq2_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
     lines += _leakage_note(systems, names, b)
     for dim in ("intent", "source"):
         present = [s for s in names if _has(systems, s, b, RQ2_COLS)]
-        groups = sorted({g for s in present for g in systems[(s, b)][0].get(f"by_{dim}", {})})
+        groups = sorted({g for s in present for g in getattr(systems[(s, b)][0], f"by_{dim}")})
         rows = [
             [_systems().label(s)]
             + [
-                _cell(systems[(s, b)][0].get(f"by_{dim}", {}).get(g, {}).get(main.name), ci=False)
+                _cell(getattr(systems[(s, b)][0], f"by_{dim}").get(g, {}).get(main.name), ci=False)
                 for g in groups
             ]
             for s in present
@@ -161,8 +168,8 @@ def _leakage_note(systems: dict[tuple[str, str], Any], names: list[str], b: str)
     floors = []
     for s in names:
         label = _systems().label(s)
-        leak = systems.get((s, b), ({}, ""))[0].get("all", {}).get("future_leak")
-        if label.startswith("floor:") and leak and leak.get("mean") is not None:
+        leak = _all(systems, s, b).get("future_leak")
+        if label.startswith("floor:") and leak is not None and leak.mean is not None:
             floors.append(f"{label[len('floor:') :].strip()} {_cell(leak, ci=False)}%")
     if not floors:
         return []
@@ -180,7 +187,7 @@ def _rq3_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
     for s in names:
         if not _has(systems, s, b, RQ3_COLS):
             continue
-        a = systems[(s, b)][0].get("all", {})
+        a = systems[(s, b)][0].all
         rows.append(
             [_systems().label(s), _counts(a.get(main_metric("rq3").name))]
             + [_cell(a.get(f)) for f, _ in RQ3_COLS]
@@ -223,8 +230,9 @@ def _rq1_headline(tables: dict[tuple[str, str, str], Any]) -> list[str]:
     for name in names:
         cells = []
         for g in grans:
-            st = (slots[g].get(name) or ({}, ""))[0].get("all", {}).get("recall_at_1")
-            cells.append(f"{_cell(st)} (n={st['n']})" if st else "–")
+            sel = slots[g].get(name)
+            st = sel[0].all.get("recall_at_1") if sel else None
+            cells.append(f"{_cell(st)} (n={st.n})" if st else "–")
         rows.append([reg.label(name), *cells])
     return [
         f"## RQ1 headline: hand-written held-out requests (`{queries}`)",
@@ -308,9 +316,9 @@ def render_csv(tables: dict[tuple[str, str], Any]) -> str:
         for kind, method, backbone, groups, rid in sorted(
             entries, key=lambda e: (e[0], e[1], e[2])
         ):
-            flat = [("all", groups.get("all", {}))]
-            for gk in sorted(k for k in groups if k.startswith("by_")):
-                flat += [(f"{gk[3:]}={g}", st) for g, st in sorted(groups[gk].items())]
+            flat = [("all", groups.all)]
+            for dim, by in groups.groups():
+                flat += [(f"{dim}={g}", st) for g, st in sorted(by.items())]
             for group, stats in flat:
                 for metric in sorted(stats):
                     st = stats[metric]
@@ -324,12 +332,12 @@ def render_csv(tables: dict[tuple[str, str], Any]) -> str:
                             backbone,
                             group,
                             metric,
-                            st.get("n"),
-                            st.get("n_distinct", st.get("n")),
-                            st.get("n_clusters", ""),
-                            _num(st.get("mean")),
-                            _num(st.get("ci_low")),
-                            _num(st.get("ci_high")),
+                            st.n,
+                            _or(st.n_distinct, st.n),
+                            _or(st.n_clusters, ""),
+                            _num(st.mean),
+                            _num(st.ci_low),
+                            _num(st.ci_high),
                             rid,
                             " ".join(
                                 str((slot.get("provenance") or {}).get(x) or "")
@@ -338,6 +346,11 @@ def render_csv(tables: dict[tuple[str, str], Any]) -> str:
                         ]
                     )
     return buf.getvalue()
+
+
+def _or(x: Any, default: Any) -> Any:
+    """``x``, else ``default`` where a file left it out (``None``)."""
+    return default if x is None else x
 
 
 def _num(x: Any) -> str:

@@ -18,6 +18,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from chronobench.metrics.catalog import declare_metric
+
 __all__ = ["dedupe_weights", "harmonic", "run_units"]
 
 
@@ -58,6 +60,22 @@ def _side_score(row: Mapping[str, Any], scores: Mapping[str, Any]) -> tuple[str,
     if field is None or field not in scores:
         return None  # e.g. a category-5 or gold-less question: not in A
     return str(side), float(scores[field])
+
+
+# The query-level fields run_units writes (docs/metrics.md, RQ2 headline).
+declare_metric(
+    "rc_qa",
+    "rq2",
+    "RC-QA (headline)",
+    main=True,
+    title="RQ2: rollback-consistent QA, RC-QA (headline: per query, harmonic mean of "
+    "A* and B* on the known boundary probes: those a fixed reference reader answers at "
+    "the last version)",
+    short="RC-QA",
+)
+declare_metric("rc_qa_a", "rq2", "A*: keeps (session at v*)", short="A*")
+declare_metric("rc_qa_b", "rq2", "B*: forgets (first session after v*)", short="B*")
+declare_metric("rc_qa_a_zero", "rq2", "queries with A* = 0", higher_is_better=False)
 
 
 def run_units(

@@ -11,6 +11,7 @@ from numbers import Real
 
 from chronobench.data.schema import Probe
 from chronobench.metrics.bootstrap import summarise
+from chronobench.metrics.catalog import declare_metric
 from chronobench.metrics.qa import (
     CORRECT_THRESHOLD,
     NOT_MENTIONED_OPTION,
@@ -36,6 +37,45 @@ from chronobench.metrics.text import is_abstention
 from chronobench.text import first_words
 
 __all__ = ["aggregate", "score_probe"]
+
+
+# The RQ2 fields the probe scorers below write.
+declare_metric(
+    "qa_f1",
+    "rq2",
+    "A: answerable F1 (cat 1-4)",
+    title="RQ2: A, answerable F1, LoCoMo category rules, categories 1-4",
+    short="A:F1",
+)
+declare_metric(
+    "future_abstain",
+    "rq2",
+    "B: future abstention",
+    title="RQ2: B, abstention on future-evidence probes",
+    short="B:Abst",
+)
+declare_metric(
+    "future_leak",
+    "rq2",
+    "leakage (lower is better)",
+    higher_is_better=False,
+    title="RQ2: leakage on future-evidence probes (lower is better)",
+    short="Leak",
+)
+declare_metric(
+    "adversarial_acc",
+    "rq2",
+    "adversarial acc. (cat 5)",
+    title="RQ2: adversarial accuracy (category 5, two-way choice; not in RC-QA)",
+    short="Adv",
+)
+# Consistent forgetting alone is won by forgetting everything (version 1 scores
+# 99): it is shown only as B*, beside A* and the headline that joins them.
+declare_metric("recall_acc", "rq2", "recall: right yes / no at v* (true and false, session at v*)")
+declare_metric("recall_forget", "rq2", "recall: abstains (first session after v*)")
+declare_metric("qa_abstained", "rq2", "abstains on answerable", higher_is_better=False)
+# The system's own final-session answers (protocol 3): reported, choose nothing.
+declare_metric("final_correct", "rq2", "right at the last version (its own final session)")
 
 
 def _score_adversarial(probe: Probe, prediction: str) -> dict[str, float]:
@@ -106,6 +146,48 @@ def _score_final(probe: Probe, prediction: str) -> dict[str, float]:
     abstained = is_abstention(prediction)
     score = 0.0 if abstained else best_locomo(prediction, probe.answers, probe.category)
     return {"final_correct": float(score >= CORRECT_THRESHOLD), "final_abstain": float(abstained)}
+
+
+# The RQ3 fields _score_summary writes.
+declare_metric(
+    "session_coverage",
+    "rq3",
+    "session coverage (headline)",
+    main=True,
+    title="RQ3: rollback-consistent summarisation, session coverage (headline: each "
+    "restored session's new words said in the first 150 words; 0 when it leaks)",
+    short="SesCov",
+)
+declare_metric(
+    "rouge1",
+    "rq3",
+    "ROUGE-1",
+    title="RQ3: ROUGE-1 of the first 150 words (rewards any text sharing the "
+    "reference's words: read with the floors)",
+    short="R-1",
+)
+declare_metric(
+    "content_rouge1",
+    "rq3",
+    "content ROUGE-1",
+    title="RQ3: content ROUGE-1 (no stopwords, names, dates, numbers)",
+    short="cR-1",
+)
+declare_metric(
+    "specific_rouge1",
+    "rq3",
+    "specific content ROUGE-1",
+    title="RQ3: specific content ROUGE-1 (also no words common to most conversations' summaries)",
+    short="sR-1",
+)
+declare_metric(
+    "summary_leakage",
+    "rq3",
+    "calibrated leakage (lower is better)",
+    higher_is_better=False,
+    title="RQ3: calibrated summary leakage (lower is better)",
+    short="SumLeak",
+)
 
 
 def _score_summary(probe: Probe, prediction: str) -> dict[str, float]:

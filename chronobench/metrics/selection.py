@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from chronobench.metrics.catalog import declare_metric
+
 __all__ = ["score_selection"]
 
 
@@ -18,6 +20,14 @@ def _as_versions(ranked: Sequence[int | tuple[int, float]]) -> list[int]:
             )
         out.append(version)
     return out
+
+
+# The fields score_selection writes (docs/metrics.md, RQ1).
+declare_metric("recall_at_1", "selection", "R@1", main=True)
+declare_metric("recall_at_k", "selection", "R@k")
+declare_metric("scope_at_k", "selection", "Scope@k/2")
+# Labelled MRR@depth in tables: the depth is the ranking the run recorded.
+declare_metric("mrr", "selection", "MRR")
 
 
 def score_selection(

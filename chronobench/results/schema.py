@@ -20,17 +20,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chronobench.errors import ConfigError, ResultsError
 from chronobench.hashing import file_sha256
+from chronobench.results.metrics_file import MetricsFile
+from chronobench.results.version import READABLE_VERSIONS, RESULTS_SCHEMA_VERSION
+from chronobench.results.version import SchemaVersion as _Version
 from chronobench.spec import RunSpec, spec_from_config, spec_sha256
-
-RESULTS_SCHEMA_VERSION = "2.1"
-READABLE_VERSIONS = ("1.0", "2.0", "2.1")
-_Version = Literal["2.1"]  # older files are read into this shape (load_run)
 
 MANIFEST_FILE = "manifest.json"
 METRICS_FILE = "metrics.json"
@@ -118,13 +117,6 @@ class Volatile(_Model):
     timings: dict[str, float] = Field(default_factory=dict)
     backbone_calls: dict[str, Any] = Field(default_factory=dict)
     embedding_cache: dict[str, Any] = Field(default_factory=dict)
-
-
-class MetricsFile(_Model):
-    schema_version: _Version = RESULTS_SCHEMA_VERSION
-    run_id: str
-    k: int
-    metrics: dict[str, Any]
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -13,14 +13,10 @@ from chronobench.fileio import atomic_write_json, atomic_write_text
 from chronobench.hashing import file_sha256
 from chronobench.protocols import PROTOCOL_VERSION
 from chronobench.results.io import SampleLog
+from chronobench.results.metrics_file import MetricsFile, RunMetrics
 from chronobench.results.provenance import git_revision, library_versions
 from chronobench.results.records import SampleRecord
-from chronobench.results.schema import (
-    RESULTS_SCHEMA_VERSION,
-    VOLATILE_FILE,
-    Manifest,
-    Volatile,
-)
+from chronobench.results.schema import VOLATILE_FILE, Manifest, Volatile
 from chronobench.runner.components import Components, needs_backbone, resolve_cell
 from chronobench.spec import RunSpec, run_id, spec_from_config, spec_sha256
 
@@ -206,7 +202,7 @@ def write_results(
     spec: RunSpec,
     rid: str,
     *,
-    metrics: dict[str, Any],
+    metrics: RunMetrics | dict[str, Any],
     k: int,
     dataset: dict[str, Any],
     rows: Sequence[SampleRecord | Mapping[str, Any]],
@@ -222,10 +218,7 @@ def write_results(
     Other task kinds' cell runners call this too, so every run folder has one shape.
     """
     samples = run_dir / "samples.jsonl"
-    atomic_write_json(
-        run_dir / "metrics.json",
-        {"schema_version": RESULTS_SCHEMA_VERSION, "run_id": rid, "k": k, "metrics": metrics},
-    )
+    atomic_write_json(run_dir / "metrics.json", MetricsFile.of(rid, k, metrics).to_json())
     volatile = Volatile(
         run_id=rid,
         finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -8,8 +8,9 @@ from typing import Any
 
 from chronobench.data.schema import Probe
 from chronobench.metrics import aggregate, score_probe, score_selection
-from chronobench.metrics.catalog import METRICS
+from chronobench.metrics.catalog import metrics as declared_metrics
 from chronobench.metrics.runlevel import dedupe_weights, run_units
+from chronobench.results.metrics_file import RunMetrics, Stat
 from chronobench.results.records import ProbeRecord, SampleRecord, SelectionRecord, parse_record
 
 # Breakdowns reported for every group (docs/metrics.md: by intent and by query source).
@@ -68,7 +69,7 @@ def compute_metrics(
     *,
     seed: int = 0,
     known: Mapping[str, Iterable[str]] | None = None,
-) -> dict[str, Any]:
+) -> RunMetrics:
     """Aggregate records: selection per selector; probes overall, per kind and per category.
 
     Every interval is a cluster bootstrap over streams, and repeated probes (same
@@ -116,7 +117,7 @@ def compute_metrics(
             out["probes"]["restored"] = _agg(restored, seed)
     if errors:
         out["errors"] = errors
-    return out
+    return RunMetrics.model_validate(out)
 
 
 def rescore(records: Iterable[SampleRecord | Mapping[str, Any]], *, k: int) -> list[SampleRecord]:
@@ -134,44 +135,42 @@ def rescore(records: Iterable[SampleRecord | Mapping[str, Any]], *, k: int) -> l
     return out
 
 
-def _fmt(stat: dict[str, Any] | None, scale: float = 100.0) -> str:
-    if not stat or stat.get("mean") is None:
+def _fmt(stat: Stat | None, scale: float = 100.0) -> str:
+    if stat is None or stat.mean is None:
         return "-"
-    return f"{stat['mean'] * scale:.1f}"
+    return f"{stat.mean * scale:.1f}"
 
 
-def summary_table(run_id: str, metrics: dict[str, Any]) -> str:
+def summary_table(run_id: str, metrics: RunMetrics) -> str:
     """A compact text table of a run's headline numbers, with distinct counts."""
     lines = [f"run {run_id}"]
-    sel = metrics.get("selection") or {}
+    sel = metrics.selection
     if sel:
-        depths = {g.get("mrr_depth") for g in sel.values() if g.get("mrr_depth")}
+        depths = {g.mrr_depth for g in sel.values() if g.mrr_depth}
         mrr = f"MRR@{max(depths)}" if depths else "MRR"
         lines.append(
             f"  {'selector':<20} {'n':>5} {'R@1':>6} {'R@k':>6} {'Scope':>6} {mrr:>7} clusters"
         )
         for name, g in sel.items():
-            a = g["all"]
-            st = a.get("recall_at_1") or {}
+            a = g.all
+            st = a.get("recall_at_1")
             lines.append(
-                f"  {name:<20} {st.get('n', 0):>5} {_fmt(a.get('recall_at_1')):>6} "
+                f"  {name:<20} {st.n if st else 0:>5} {_fmt(st):>6} "
                 f"{_fmt(a.get('recall_at_k')):>6} {_fmt(a.get('scope_at_k')):>6} "
-                f"{_fmt(a.get('mrr')):>7} {st.get('n_clusters', 0):>8}"
+                f"{_fmt(a.get('mrr')):>7} {(st.n_clusters or 0) if st else 0:>8}"
             )
-    probes = (metrics.get("probes") or {}).get("all")
+    probes = metrics.probes.all if metrics.probes is not None else None
     if probes:
-        cols = [(m.name, m.short) for m in METRICS if m.short and m.section != "selection"]
+        cols = [
+            (m.name, m.short) for m in declared_metrics() if m.short and m.section != "selection"
+        ]
         lines.append("  " + " ".join(f"{h:>8}" for _, h in cols))
         lines.append("  " + " ".join(f"{_fmt(probes.get(k)):>8}" for k, _ in cols))
+        counts = [probes.get(k) for k, _ in cols]
         lines.append(
             "  n/distinct "
-            + " ".join(
-                f"{(probes.get(k) or {}).get('n', 0)}/{(probes.get(k) or {}).get('n_distinct', 0)}".rjust(
-                    8
-                )
-                for k, _ in cols
-            )
+            + " ".join((f"{st.n}/{st.n_distinct or 0}" if st else "0/0").rjust(8) for st in counts)
         )
-        clusters = max((st.get("n_clusters") or 0) for st in probes.values())
+        clusters = max((st.n_clusters or 0) for st in probes.values())
         lines.append(f"  clusters (streams): {clusters}")
     return "\n".join(lines)

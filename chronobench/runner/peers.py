@@ -216,7 +216,7 @@ def run_peers_cell(cell: Any) -> Path:
     write_known(run_dir, known, known_sha)
     metrics = compute_metrics(records, seed=int(spec.seed), known=known)
     fid = summarize(measured.fidelity)
-    metrics["peer"] = {
+    metrics.peer = {
         "rollback": {"native": measured.native, "method": measured.method},
         "own_target": {
             "recall_at_1": measured.hits / max(measured.requests, 1),
@@ -250,9 +250,10 @@ def run_peers_cell(cell: Any) -> Path:
         known_sha256=known_sha,
     )
     write_cell_queries(run_dir, rid, cell_summary(spec), data, records, known)
-    rq2 = (metrics.get("probes") or {}).get("all", {}).get("rc_qa", {}).get("mean")
+    rc = metrics.probes.all.get("rc_qa") if metrics.probes is not None else None
+    rq2 = rc.mean if rc is not None else None
     print(
-        f"  {spec.system.name}: own R@1 {100 * metrics['peer']['own_target']['recall_at_1']:.1f} "
+        f"  {spec.system.name}: own R@1 {100 * metrics.peer['own_target']['recall_at_1']:.1f} "
         f"(n={measured.requests}), RC-QA {rq2 if rq2 is None else round(100 * rq2, 1)} "
         f"(n={len(data.queries)}), exact {fid.get('exact', float('nan')):.1f} "
         f"({len(measured.fidelity)} rollbacks), rollback {timings['rollback_ms_median']:.0f} ms"

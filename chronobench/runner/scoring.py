@@ -8,11 +8,12 @@ from chronobench.errors import ResultsError
 from chronobench.fileio import atomic_write_json, atomic_write_text
 from chronobench.hashing import file_sha256
 from chronobench.results.io import SampleLog
+from chronobench.results.metrics_file import MetricsFile, RunMetrics
 from chronobench.results.records import dump_record
-from chronobench.results.schema import RESULTS_SCHEMA_VERSION, VOLATILE_FILE, load_run
+from chronobench.results.schema import VOLATILE_FILE, load_run
 
 
-def rescore_run(run_dir: Path, *, write_samples: bool = False) -> dict:
+def rescore_run(run_dir: Path, *, write_samples: bool = False) -> RunMetrics:
     """Re-score every sample of a run and rewrite its metrics.json (and, for an older
     results schema, its manifest in the current schema); returns the metrics."""
     from chronobench.runner.metrics_io import compute_metrics, rescore
@@ -32,15 +33,7 @@ def rescore_run(run_dir: Path, *, write_samples: bool = False) -> dict:
     from chronobench.runner.known import read_known
 
     metrics = compute_metrics(records, seed=int(run.manifest.seed), known=read_known(run_dir))
-    atomic_write_json(
-        run_dir / "metrics.json",
-        {
-            "schema_version": RESULTS_SCHEMA_VERSION,
-            "run_id": run.run_id,
-            "k": k,
-            "metrics": metrics,
-        },
-    )
+    atomic_write_json(run_dir / "metrics.json", MetricsFile.of(run.run_id, k, metrics).to_json())
     manifest = run.manifest.model_copy(
         update={"samples": run.manifest.samples.model_copy(update={"sha256": file_sha256(samples)})}
     )
