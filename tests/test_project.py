@@ -117,15 +117,13 @@ def _compose_with_hydra(overrides: list[str]):
 
 
 def _instantiate(spec) -> list[str]:
-    """Build every component a cell of ``spec`` uses, the way the runner builds them (no
-    data is loaded and no model weights are read); returns the names of what was built."""
+    """Build every component a cell of ``spec`` uses, through its task kind's own build (the
+    code the runner's kinds carry: no data is loaded and no model weights are read);
+    returns the names of what was built."""
     import importlib.util
 
     from chronobench.errors import MissingDependencyError
-    from chronobench.memory import ChronoMem, HashEmbedder
-    from chronobench.protocols import GenerationParams
     from chronobench.runner.components import resolve_cell
-    from chronobench.systems import SystemContext
 
     try:
         cell = resolve_cell(spec)
@@ -134,60 +132,13 @@ def _instantiate(spec) -> list[str]:
         assert spec.backbone.name == "vllm" and importlib.util.find_spec("vllm") is None, exc
         assert "vllm" in str(exc)
         return ["MissingDependencyError(vllm)"]
-    built = [cell.task.load().__name__]
-    if spec.task.kind == "repair":
-        from chronobench.repair.methods import METHODS
-        from chronobench.repair.run import make_backbone
-
-        assert callable(METHODS[spec.system.name])
-        built += [spec.system.name, type(make_backbone(cell)).__name__]
-        return built
-    if spec.task.kind == "peers":
-        from chronobench.runner.peers import _system_class
-
-        built.append(_system_class(spec.system.name).__name__)
-        return built
-    if spec.task.kind == "selective":
-        from chronobench.runner.selective import _make_row
-        from chronobench.systems.stores import StoreProvider
-
-        stores = StoreProvider(embedder="hash")
-        system, _ = _make_row(spec, SystemContext(params=GenerationParams(), stores=stores), {})
-        built.append(type(system).__name__)
-        system.close()
-        stores.close()
-        return built
-    assert spec.task.kind == "benchmark", f"no instantiation rule for task.kind={spec.task.kind}"
-    assert cell.dataset is not None
-    built.append(type(cell.dataset.load()()).__name__)
-    provider = cell.build_store_provider()  # builds the reranker
-    built.append(type(provider.store_options.get("reranker")).__name__)
-    try:
-        # The store with the retriever's and reranker's options (hash vectors: no weights).
-        ChronoMem(":memory:", embedder=HashEmbedder(), **provider.store_options).close()
-        gen = spec.backbone.generation
-        params = GenerationParams(
-            max_new_tokens=gen.max_new_tokens, temperature=gen.temperature, top_p=gen.top_p
-        )
-        # As the runner: the backbone only for a system that consults it (the resolver).
-        own = cell.build_backbone() if spec.resolver != "none" else None
-        system = cell.build_system(SystemContext(params=params, stores=provider, backbone=own))
-        built.append(type(system).__name__)
-        system.close()
-        if own is not None:
-            own.close()
-        built += [type(cell.build_selector(n, provider)).__name__ for n in cell.selectors]
-    finally:
-        provider.close()
-    if spec.backbone.name == "vllm":
-        # Needs a GPU and the weights: without vllm the clear error is the outcome.
-        if importlib.util.find_spec("vllm") is None:
-            with pytest.raises(MissingDependencyError, match="vllm"):
-                cell.build_backbone()
-        return built
-    backbone = cell.build_backbone()
-    built.append(type(backbone.inner if hasattr(backbone, "inner") else backbone).__name__)
-    backbone.close()
+    vllm = spec.backbone.name == "vllm"
+    # vllm needs a GPU and the weights: its backbone is not built here.
+    built = cell.build_parts(backbone=not vllm)
+    if vllm and importlib.util.find_spec("vllm") is None:
+        # Without vllm the clear error is the outcome.
+        with pytest.raises(MissingDependencyError, match="vllm"):
+            cell.build_backbone()
     return built
 
 

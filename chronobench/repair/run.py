@@ -179,6 +179,16 @@ def case_options(task_params: dict[str, Any], seed: int) -> dict[str, Any]:
     }
 
 
+def build_parts(cell: Any, backbone: bool = True) -> list[str]:
+    """The repair method and (when ``backbone``) its backbone, built without data."""
+    if not callable(METHODS[cell.spec.system.name]):
+        raise ConfigError(f"repair method {cell.spec.system.name!r} is not callable")
+    built = [cell.spec.system.name]
+    if backbone:
+        built.append(type(make_backbone(cell)).__name__)
+    return built
+
+
 def run_repair_cell(cell: Any) -> Path:
     """Run (or resume) one repair cell; writes config/manifest/samples/metrics atomically.
 

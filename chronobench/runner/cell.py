@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from chronobench.errors import ConfigError
 from chronobench.fileio import atomic_write_json, atomic_write_text
 from chronobench.hashing import file_sha256
 from chronobench.protocols import PROTOCOL_VERSION
@@ -69,6 +70,43 @@ def prepare_run_dir(spec: RunSpec, rid: str, config: dict[str, Any] | None = Non
     body = config if config is not None else spec.recorded()
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(body, sort_keys=True))
     return run_dir
+
+
+def build_benchmark_parts(cell: Components, backbone: bool = True) -> list[str]:
+    """Build every component a benchmark cell constructs, as :func:`run_benchmark_cell`
+    builds them, without data or weights (hash vectors); names what was built."""
+    from chronobench.memory import ChronoMem, HashEmbedder
+    from chronobench.protocols import GenerationParams
+    from chronobench.systems import SystemContext
+
+    spec = cell.spec
+    if cell.dataset is None:
+        raise ConfigError(f"{spec.describe()}: a benchmark cell needs a dataset")
+    built = [type(cell.dataset.load()()).__name__]
+    provider = cell.build_store_provider()  # builds the reranker
+    built.append(type(provider.store_options.get("reranker")).__name__)
+    try:
+        # The store with the retriever's and reranker's options (hash vectors: no weights).
+        ChronoMem(":memory:", embedder=HashEmbedder(), **provider.store_options).close()
+        gen = spec.backbone.generation
+        params = GenerationParams(
+            max_new_tokens=gen.max_new_tokens, temperature=gen.temperature, top_p=gen.top_p
+        )
+        # As the runner: the backbone only for a system that consults it (the resolver).
+        own = cell.build_backbone() if spec.resolver != "none" and backbone else None
+        system = cell.build_system(SystemContext(params=params, stores=provider, backbone=own))
+        built.append(type(system).__name__)
+        system.close()
+        if own is not None:
+            own.close()
+        built += [type(cell.build_selector(n, provider)).__name__ for n in cell.selectors]
+    finally:
+        provider.close()
+    if backbone:
+        made = cell.build_backbone()
+        built.append(type(made.inner if hasattr(made, "inner") else made).__name__)
+        made.close()
+    return built
 
 
 def run_benchmark_cell(cell: Components) -> Path:

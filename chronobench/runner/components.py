@@ -15,8 +15,7 @@ before any work, and nothing is looked up again while the cell runs.
 from __future__ import annotations
 
 import importlib.util
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from chronobench.backbones.registry import BACKBONES
 from chronobench.errors import ConfigError, MissingDependencyError
 from chronobench.registry import Entry, Registry
+from chronobench.runner.task_kind import TaskKind, as_task_kind
 from chronobench.selectors import SELECTORS
 from chronobench.spec import LLM_FREE_BACKBONES, RetrieverSpec, RunSpec
 from chronobench.systems.registry import SYSTEMS
@@ -52,19 +52,35 @@ DATASETS = Registry(
     },
 )
 
-# task kind -> cell runner ``run(components: Components) -> Path`` (the run folder). The
-# runner's module may define ``check_spec(spec)`` to validate its dataset, systems and
-# options before any cell runs.
+# task kind -> its TaskKind: how its cells are checked, resolved, built and run
+# (chronobench/runner/task_kind.py). A plain cell runner registered here is a kind with
+# nothing to check or build.
 TASKS = Registry(
     "task",
     {
-        "benchmark": "chronobench.runner.cell:run_benchmark_cell",
-        # Issue 11's repair track (resolved only when task.kind=repair).
-        "repair": "chronobench.repair.run:run_repair_cell",
+        "benchmark": TaskKind(
+            run="chronobench.runner.cell:run_benchmark_cell",
+            build="chronobench.runner.cell:build_benchmark_parts",
+            resolve="chronobench.runner.components:resolve_benchmark",
+        ),
+        # Issue 11's repair track.
+        "repair": TaskKind(
+            run="chronobench.repair.run:run_repair_cell",
+            check="chronobench.repair.run:check_spec",
+            build="chronobench.repair.run:build_parts",
+        ),
         # Issue 16's memory-systems track (peer adapters and ChronoMem, one interface).
-        "peers": "chronobench.runner.peers:run_peers_cell",
+        "peers": TaskKind(
+            run="chronobench.runner.peers:run_peers_cell",
+            check="chronobench.runner.peers:check_spec",
+            build="chronobench.runner.peers:build_parts",
+        ),
         # Issue 27's RQ4, selective forgetting (rows of chronobench/systems/forgetting.py).
-        "selective": "chronobench.runner.selective:run_selective_cell",
+        "selective": TaskKind(
+            run="chronobench.runner.selective:run_selective_cell",
+            check="chronobench.runner.selective:check_spec",
+            build="chronobench.runner.selective:build_parts",
+        ),
     },
 )
 
@@ -155,10 +171,19 @@ class Components:
         """The spec's one-line description."""
         return self.spec.describe()
 
+    @property
+    def kind(self) -> TaskKind:
+        """The cell's task kind (its registry entry's target)."""
+        return as_task_kind(self.task.load())
+
     def run(self) -> Path:
         """Run the cell with its task kind's runner; returns the run folder."""
-        runner: Callable[[Components], Path] = self.task.load()
-        return runner(self)
+        return self.kind.run_cell(self)
+
+    def build_parts(self, *, backbone: bool = True) -> list[str]:
+        """Build every component the cell constructs, without data or weights (the
+        backbone only when ``backbone``); returns the names of what was built."""
+        return self.kind.build_parts(self, backbone=backbone)
 
     def build_backbone(self) -> Any:
         """The backbone behind the persistent call cache."""
@@ -222,15 +247,22 @@ def resolve_cell(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> 
     """Resolve every component a cell uses and check its options (no heavy imports, no
     model loading); the backbone's packages are checked when the cell will build it.
     Raises ConfigError / MissingDependencyError naming the key and its config file."""
-    task = TASKS.entry(spec.task.kind)
-    if spec.task.kind != "benchmark":
-        # Another track: its cell runner owns its dataset, systems and options.
-        runner = task.load()
-        module = sys.modules.get(getattr(runner, "__module__", ""), None)
-        checker = getattr(runner, "check_spec", None) or getattr(module, "check_spec", None)
-        if checker is not None:
-            checker(spec)
-        return Components(spec=spec, task=task, backbone=_backbone(spec, choices))
+    entry = TASKS.entry(spec.task.kind)
+    return as_task_kind(entry.load()).resolve_cell(spec, entry, choices)
+
+
+def resolve_track(
+    spec: RunSpec, task: Entry, choices: Mapping[str, str] | None = None
+) -> Components:
+    """A track's cell (repair, peers, selective): its kind's check owns its dataset,
+    systems and options; only the backbone is resolved here."""
+    return Components(spec=spec, task=task, backbone=_backbone(spec, choices))
+
+
+def resolve_benchmark(
+    spec: RunSpec, task: Entry, choices: Mapping[str, str] | None = None
+) -> Components:
+    """A benchmark cell: dataset, retriever, reranker, selectors, system and backbone."""
     if spec.task.params:
         key = sorted(spec.task.params)[0]
         raise ConfigError(

@@ -88,6 +88,11 @@ def _system_class(name: str) -> type:
     return type(f"PeerSystem[{name}]", (PeerSystem,), {"peer": name, "name": name})
 
 
+def build_parts(cell: Any, backbone: bool = True) -> list[str]:
+    """The peer's system class (built without data; the reader is the extractive one)."""
+    return [_system_class(cell.spec.system.name).__name__]
+
+
 class _Measured:
     """Wraps a :class:`PeerSystem` for the runner's generation loop: after each stream's
     exposure, the own-target R@1 over all of the stream's requests (their text only) and

@@ -80,6 +80,23 @@ def check_spec(spec: Any) -> None:
             )
 
 
+def build_parts(cell: Any, backbone: bool = True) -> list[str]:
+    """The row's system over hash-vector stores (no data, no weights)."""
+    from chronobench.protocols import GenerationParams
+    from chronobench.systems import SystemContext
+    from chronobench.systems.stores import StoreProvider
+
+    stores = StoreProvider(embedder="hash")
+    try:
+        system, _ = _make_row(
+            cell.spec, SystemContext(params=GenerationParams(), stores=stores), {}
+        )
+        system.close()
+    finally:
+        stores.close()
+    return [type(system).__name__]
+
+
 def _make_row(spec: Any, ctx: Any, p: dict[str, Any]) -> tuple[Any, bool]:
     """The row's system, and whether its sessions come through the oracle channel."""
     from chronobench.systems.forgetting import (
