@@ -33,6 +33,12 @@ def _systems() -> Any:
     return SYSTEMS
 
 
+def _is_floor(name: str) -> bool:
+    from chronobench.systems.registry import is_floor
+
+    return is_floor(name)
+
+
 def _cell(stat: Stat | None, scale: float = 100.0, ci: bool = True) -> str:
     if stat is None or stat.mean is None:
         return "–"
@@ -169,8 +175,9 @@ def _leakage_note(systems: dict[tuple[str, str], Any], names: list[str], b: str)
     for s in names:
         label = _systems().label(s)
         leak = _all(systems, s, b).get("future_leak")
-        if label.startswith("floor:") and leak is not None and leak.mean is not None:
-            floors.append(f"{label[len('floor:') :].strip()} {_cell(leak, ci=False)}%")
+        if _is_floor(s) and leak is not None and leak.mean is not None:
+            name = label[len("floor:") :] if label.startswith("floor:") else label
+            floors.append(f"{name.strip()} {_cell(leak, ci=False)}%")
     if not floors:
         return []
     return [

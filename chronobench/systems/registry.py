@@ -70,6 +70,7 @@ def register_system(
     label: str | None = None,
     order: float | None = None,
     oracle: bool = False,
+    floor: bool = False,
     source: str | None = None,
 ) -> None:
     """Register a system class (or a lazy ``"module:Class"`` path) under ``name``.
@@ -80,6 +81,8 @@ def register_system(
     without one follow the ordered ones, by name). ``oracle``: the system receives each
     query's gold target through :class:`chronobench.protocols.OracleTarget` (its class
     implements :class:`chronobench.protocols.OracleSystem`); no other system ever does.
+    ``floor``: a reference policy that ignores the request or the memory (tables mark it
+    and judge the other rows against it), never a contender.
     """
     SYSTEMS.register(
         name,
@@ -89,7 +92,7 @@ def register_system(
         order=order,
         skip=1,
         source=source,
-        meta={"oracle": bool(oracle)},
+        meta={"oracle": bool(oracle), "floor": bool(floor)},
     )
 
 
@@ -98,9 +101,16 @@ def is_oracle(name: str) -> bool:
     return bool(SYSTEMS.entry(name).meta.get("oracle"))
 
 
+def is_floor(name: str) -> bool:
+    """Whether system ``name`` is registered as a floor (False for a name not registered)."""
+    return name in SYSTEMS and bool(SYSTEMS.entry(name).meta.get("floor"))
+
+
 # Table order (10, 20, ...; room between for plug-ins): the baselines, ChronoMem and its
-# variants (40-60), then the floors (70-). Oracles are marked by the set below.
+# variants (40-60), then the floors (70-). Oracles are marked by the set below; floors
+# are the three policies named here and every ``floor_*``.
 _ORACLES = {"chronomem_oracle", "floor_session_dates", "floor_generic_words"}
+_FLOORS = {"no_memory", "always_abstain", "constant_answer"}
 for _i, (_name, _target, _options, _label) in enumerate(
     (
         ("prompt_only", "baselines.prompt_only:PromptOnlySystem", BudgetOptions, "Prompt-only"),
@@ -219,6 +229,7 @@ for _i, (_name, _target, _options, _label) in enumerate(
         label=_label,
         order=10 * (_i + 1),
         oracle=_name in _ORACLES,
+        floor=_name in _FLOORS or _name.startswith("floor_"),
     )
 
 

@@ -106,7 +106,9 @@ def _registry_order(selector: bool, who: str, label: str) -> tuple[Any, ...]:
         key = reg.sort_key(who)
     except (KeyError, ValueError):
         key = (True, 0.0, who)
-    return (not selector, label.startswith("floor:"), key)
+    from chronobench.systems.registry import is_floor
+
+    return (not selector, not selector and is_floor(who), key)
 
 
 def _version(qf: QueryFile, stream: str, v: int | None) -> str:

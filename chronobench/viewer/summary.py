@@ -3,8 +3,8 @@ RC-QA, RQ3 session coverage, the memory systems, repair recovery) with their 95%
 the best floor beside each, and the data of the plots.
 
 Figures are read from each run's ``metrics.json`` as the leaderboard reads them; labels,
-order and which rows are floors come from the registries (a system whose label starts
-with "floor:" is a floor; a repair method named ``text_floor*`` is one).
+order and which rows are floors come from the registries (a system registered with
+``floor``; a repair method named ``text_floor*``).
 """
 
 from __future__ import annotations
@@ -85,7 +85,10 @@ def selector_label(name: str) -> str:
 
 
 def is_floor(name: str) -> bool:
-    return system_label(name).startswith("floor:")
+    """A registered floor (the system's ``floor`` flag)."""
+    from chronobench.systems.registry import is_floor as registered_floor
+
+    return registered_floor(name)
 
 
 def _newest(runs: Iterable[ViewRun]) -> list[ViewRun]:
@@ -219,6 +222,7 @@ FIDELITY = ("exact", "missing", "extra", "stale", "leaked")
 
 def _repair_rows(build: Build) -> list[Row]:
     from chronobench.repair.methods import LABELS
+    from chronobench.repair.methods import is_floor as repair_floor
     from chronobench.repair.report import load_repair_runs
 
     runs = [r.folder for r in build.runs if r.kind == "repair"]
@@ -235,7 +239,7 @@ def _repair_rows(build: Build) -> list[Row]:
         st = Stat.of((block["metrics"].get("all") or {}).get("recovery"))
         section = f"Repair recovery ({subset} set, {backbone})"
         # The text heuristics are the track's floors (docs/repair.md).
-        floor = method.startswith("text_")
+        floor = repair_floor(method)
         label = LABELS.get(method, method).strip()
         rows.setdefault(section, []).append(Row(section, label, st, None, block["run_id"], floor))
     out = []
