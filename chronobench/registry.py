@@ -96,15 +96,28 @@ class Entry:
         """``module:attr`` of the target and who registered it."""
         return f"{_describe(self.target)} (from {self.source})"
 
+    def missing_modules(self) -> list[str]:
+        """The required modules that are not installed (found with
+        :func:`importlib.util.find_spec`: nothing is imported)."""
+        out = []
+        for module, _ in self.requires:
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except ModuleNotFoundError:  # a dotted name whose parent is missing
+                found = False
+            if not found:
+                out.append(module)
+        return out
+
     def check_available(self) -> None:
-        """Raise :class:`MissingDependencyError` when a required module is not installed
-        (checked with :func:`importlib.util.find_spec`: nothing is imported)."""
-        for module, hint in self.requires:
-            if importlib.util.find_spec(module) is None:
-                raise MissingDependencyError(
-                    f"{self.group} {self.name!r} needs the {module!r} package, which is not "
-                    f"installed: {hint}"
-                )
+        """Raise :class:`MissingDependencyError` when a required module is not installed."""
+        missing = self.missing_modules()
+        if missing:
+            hint = dict(self.requires)[missing[0]]
+            raise MissingDependencyError(
+                f"{self.group} {self.name!r} needs the {missing[0]!r} package, which is not "
+                f"installed: {hint}"
+            )
 
     def load(self) -> Any:
         """Import and return the target (no availability check: see :meth:`check_available`)."""

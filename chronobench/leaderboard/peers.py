@@ -23,9 +23,9 @@ def _label(name: str) -> str:
 
 
 def _order(name: str) -> tuple[bool, float, str]:
-    from chronobench.systems.registry import SYSTEMS
+    from chronobench.systems.peers import PEER_MEMORIES
 
-    return (False, 0.0, name) if name == "chronomem" else SYSTEMS.sort_key(name)
+    return PEER_MEMORIES.sort_key(name)
 
 
 def _pct(x: float | None) -> str:

@@ -10,30 +10,28 @@ order (after the built-ins' 10 ... 110); importing this module imports no peer p
 from __future__ import annotations
 
 from chronobench.plugins import Plugin
-from chronobench.systems.peers import PEERS, install_hint
+from chronobench.systems.peers import PEERS, peer_spec
 from chronobench.systems.peers.system import PeerSystemOptions
 
-# Table order of the "memory systems" section: the peers in PEERS order from 200.
-ORDER_BASE = 200
 
-
-def _plugin(name: str, i: int) -> Plugin:
-    spec = PEERS[name]
+def _plugin(name: str) -> Plugin:
+    # Label, order and requirements: the peer's entry in PEER_MEMORIES.
+    entry = peer_spec(name)
     return Plugin(
         target=f"chronobench.systems.peers.system:{name}",
-        label=spec.label,
-        order=ORDER_BASE + 10 * i,
+        label=entry.label,
+        order=entry.order,
         options=PeerSystemOptions,
-        requires=tuple((m, install_hint(name)) for m in spec.requires),
+        requires=entry.requires,
     )
 
 
-langgraph_checkpointer = _plugin("langgraph_checkpointer", 0)
-langgraph_store = _plugin("langgraph_store", 1)
-mem0 = _plugin("mem0", 2)
-openai_agents_session = _plugin("openai_agents_session", 3)
-adk_rewind = _plugin("adk_rewind", 4)
-adk_rewind_user_state = _plugin("adk_rewind_user_state", 5)
-graphiti = _plugin("graphiti", 6)
+langgraph_checkpointer = _plugin("langgraph_checkpointer")
+langgraph_store = _plugin("langgraph_store")
+mem0 = _plugin("mem0")
+openai_agents_session = _plugin("openai_agents_session")
+adk_rewind = _plugin("adk_rewind")
+adk_rewind_user_state = _plugin("adk_rewind_user_state")
+graphiti = _plugin("graphiti")
 
 __all__ = [*PEERS]
