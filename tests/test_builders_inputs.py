@@ -107,3 +107,26 @@ def test_paraphrase_validates_and_falls_back(tmp_path: Path) -> None:
         qs, _Scripted(["Rewind to just after Ada adopted the cat."] * 4), keep_template=True
     )
     assert len(both) == 8 and both[1].query_id.endswith("/para")
+
+
+def test_build_command_passes_only_the_flags_given(monkeypatch, tmp_path):
+    """The build defaults are the builder's only (issue 29): `build mab` without
+    --revision builds the pinned commit, not the hub's moving `main`."""
+    import chronobench.commands.build as cmd
+    from data_builders.build import MAB_DEFAULTS
+
+    calls = []
+
+    def fake_build(name, **kwargs):
+        calls.append((name, kwargs))
+        return tmp_path
+
+    monkeypatch.setattr(cmd, "build_dataset", fake_build)
+    assert cmd.main(["mab", "--split", "Accurate_Retrieval", "--out", str(tmp_path)]) == 0
+    assert cmd.main(["locomo", "--max-boundary", "4", "--out", str(tmp_path)]) == 0
+    (_, mab), (_, locomo) = calls
+    assert set(mab) == {"split", "source", "out_dir", "force"}  # the rest: MAB_DEFAULTS
+    assert "revision" not in mab and len(MAB_DEFAULTS["revision"]) == 40
+    assert locomo["max_boundary"] == 4 and "seed" not in locomo and "strict" not in locomo
+    mab_help = cmd._parser()._subparsers._group_actions[0].choices["mab"].format_help()
+    assert f"pinned {MAB_DEFAULTS['revision']}" in " ".join(mab_help.split())

@@ -13,34 +13,60 @@ from data_builders.stats import format_stats
 
 
 def _parser() -> argparse.ArgumentParser:
+    # Every build default is the builder's (LOCOMO_DEFAULTS / MAB_DEFAULTS): a flag left out
+    # is not passed, so the builder's value applies; the help text quotes it from there.
+    from data_builders.build import LOCOMO_DEFAULTS as LO
+    from data_builders.build import MAB_DEFAULTS as MAB
+
     p = argparse.ArgumentParser(prog="chronobench build", description=__doc__)
     sub = p.add_subparsers(dest="dataset", required=True)
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--source", help="local source file (default: see README)")
-    common.add_argument("--out", help="output root (default: <repo>/data/built)")
-    common.add_argument("--stats", action="store_true", help="print dataset statistics")
-    common.add_argument("--force", action="store_true", help="rebuild even if up to date")
-    common.add_argument("--max-queries-per-stream", type=int, default=40, help="0 = all")
-    common.add_argument("--max-answerable", type=int, default=3)
-    common.add_argument("--max-future", type=int, default=3)
-    common.add_argument("--seed", type=int, default=0)
-    lo = sub.add_parser("locomo", parents=[common], help="LoCoMo (locomo10.json)")
+
+    def common(defaults: dict) -> argparse.ArgumentParser:
+        c = argparse.ArgumentParser(add_help=False)
+        c.add_argument("--source", help="local source file (default: see README)")
+        c.add_argument("--out", help="output root (default: <repo>/data/built)")
+        c.add_argument("--stats", action="store_true", help="print dataset statistics")
+        c.add_argument("--force", action="store_true", help="rebuild even if up to date")
+        c.add_argument(
+            "--max-queries-per-stream",
+            type=int,
+            help=f"0 = all (default: {defaults['max_queries_per_stream']})",
+        )
+        c.add_argument(
+            "--max-answerable", type=int, help=f"(default: {defaults['max_answerable']})"
+        )
+        c.add_argument("--max-future", type=int, help=f"(default: {defaults['max_future']})")
+        c.add_argument("--seed", type=int, help=f"(default: {defaults['seed']})")
+        return c
+
+    lo = sub.add_parser("locomo", parents=[common(LO)], help="LoCoMo (locomo10.json)")
     lo.add_argument(
         "--granularity", default="session", choices=["session", "turn", "observation", "all"]
     )
-    lo.add_argument("--strict", action="store_true", help="fail on unknown evidence ids")
+    lo.add_argument(
+        "--strict", action="store_true", default=None, help="fail on unknown evidence ids"
+    )
     lo.add_argument(
         "--max-boundary",
         type=int,
-        default=10,
-        help="boundary QA probes per side (session at v*, first session after it)",
+        help="boundary QA probes per side (session at v*, first session after it; "
+        f"default: {LO['max_boundary']})",
     )
-    mab = sub.add_parser("mab", parents=[common], help="MemoryAgentBench")
+    mab = sub.add_parser("mab", parents=[common(MAB)], help="MemoryAgentBench")
     mab.add_argument("--split", required=True)
-    mab.add_argument("--revision", default="main", help="hub revision (pin for reproducibility)")
-    mab.add_argument("--chunk-size", type=int, default=512)
-    mab.add_argument("--chunk-unit", choices=["chars", "tokens"], default="tokens")
+    mab.add_argument(
+        "--revision", help=f"hub dataset commit (default: the pinned {MAB['revision']})"
+    )
+    mab.add_argument("--chunk-size", type=int, help=f"(default: {MAB['chunk_size']})")
+    mab.add_argument(
+        "--chunk-unit", choices=["chars", "tokens"], help=f"(default: {MAB['chunk_unit']})"
+    )
     return p
+
+
+def _given(**params: object) -> dict[str, object]:
+    """The build parameters a flag set (the rest are the builder's defaults)."""
+    return {k: v for k, v in params.items() if v is not None}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,10 +76,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "source": args.source,
         "out_dir": args.out,
         "force": args.force,
-        "max_queries_per_stream": args.max_queries_per_stream,
-        "max_answerable": args.max_answerable,
-        "max_future": args.max_future,
-        "seed": args.seed,
+        **_given(
+            max_queries_per_stream=args.max_queries_per_stream,
+            max_answerable=args.max_answerable,
+            max_future=args.max_future,
+            seed=args.seed,
+        ),
     }
     try:
         if args.dataset == "locomo":
@@ -66,8 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 build_dataset(
                     "locomo",
                     granularity=g,
-                    strict=args.strict,
-                    max_boundary=args.max_boundary,
+                    **_given(strict=args.strict, max_boundary=args.max_boundary),
                     **common,
                 )
                 for g in grans
@@ -77,9 +104,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 build_dataset(
                     "mab",
                     split=args.split,
-                    revision=args.revision,
-                    chunk_size=args.chunk_size,
-                    chunk_unit=args.chunk_unit,
+                    **_given(
+                        revision=args.revision,
+                        chunk_size=args.chunk_size,
+                        chunk_unit=args.chunk_unit,
+                    ),
                     **common,
                 )
             ]
