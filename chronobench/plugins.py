@@ -32,6 +32,7 @@ GROUPS = {
     "system": "chronobench.systems",
     "selector": "chronobench.selectors",
     "backbone": "chronobench.backbones",
+    "dataset": "chronobench.datasets",
 }
 DOCS = "docs/plugins.md"
 

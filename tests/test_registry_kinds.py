@@ -51,3 +51,20 @@ def test_a_missing_dotted_requirement_is_reported_not_raised():
     assert reg.entry("x").missing_modules() == ["no_such_pkg.sub"]
     with pytest.raises(MissingDependencyError, match="pip x"):
         reg.check_available("x")
+
+
+def test_datasets_carry_their_builder_defaults_and_check():
+    from chronobench.errors import ConfigError
+    from chronobench.runner.components import DATASETS
+    from chronobench.spec import DatasetSpec
+    from data_builders.build import LOCOMO_DEFAULTS, MAB_DEFAULTS
+
+    locomo, mab = DATASETS.entry("locomo").load(), DATASETS.entry("mab").load()
+    assert (locomo.builder, mab.builder) == ("locomo", "mab")
+    assert locomo.defaults() == LOCOMO_DEFAULTS and mab.defaults() == MAB_DEFAULTS
+    assert DATASETS.entry_points == "chronobench.datasets"  # plug-ins join this group
+    bad = DatasetSpec.model_validate(
+        {"name": "mab", "granularity": "x", "params": {"split": "x", "revision": "main"}}
+    )
+    with pytest.raises(ConfigError, match="not a commit sha"):
+        mab.check(bad, where="here")

@@ -47,9 +47,10 @@ __all__ = [
 DATASETS = Registry(
     "dataset",
     {
-        "locomo": "chronobench.runner.datasets:BuiltDatasetLoader",
-        "mab": "chronobench.runner.datasets:BuiltDatasetLoader",
+        "locomo": "chronobench.runner.datasets:LocomoLoader",
+        "mab": "chronobench.runner.datasets:MabLoader",
     },
+    entry_points="chronobench.datasets",
 )
 
 # task kind -> its TaskKind: how its cells are checked, resolved, built and run

@@ -56,44 +56,33 @@ def build_folder_key(dspec: DatasetSpec) -> str:
     return sha256_text(json.dumps(ident, sort_keys=True, default=str))[:8]
 
 
-def _known_params(name: str) -> set[str]:
-    from data_builders import build as builders
-
-    if name == "locomo":
-        return set(builders.LOCOMO_DEFAULTS)
-    return set(builders.MAB_DEFAULTS) | {"split"}
-
-
 class BuiltDatasetLoader:
-    """LoCoMo and MemoryAgentBench, built by :func:`data_builders.build_dataset`."""
+    """A dataset built by :func:`data_builders.build_dataset` (LoCoMo, MemoryAgentBench);
+    each is a subclass registered in :data:`~chronobench.runner.components.DATASETS`
+    carrying its builder's name, its build parameters with their defaults (the
+    builder's, the one source) and its own check."""
 
-    @staticmethod
-    def check(dspec: DatasetSpec, *, where: str) -> None:
-        """Reject dataset params the builder does not read."""
-        known = _known_params(dspec.name)
+    #: The builder (``data_builders.build_dataset``'s first argument).
+    builder: str = ""
+    #: Keys of ``dataset.params`` it reads besides the builder's defaults.
+    extra_params: tuple[str, ...] = ()
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """The build parameters and their defaults (the builder's)."""
+        raise NotImplementedError
+
+    @classmethod
+    def check(cls, dspec: DatasetSpec, *, where: str) -> None:
+        """Reject dataset params the builder does not read, then the dataset's own rules."""
+        known = set(cls.defaults()) | set(cls.extra_params)
         unknown = sorted(set(dspec.params) - known)
         if unknown:
             raise ConfigError(
                 f"config key 'dataset.params.{unknown[0]}': unknown {dspec.name} build "
                 f"parameter; known: {', '.join(sorted(known))} [{where}]"
             )
-        if dspec.name == "locomo" and dspec.granularity not in GRANULARITIES:
-            raise ConfigError(
-                f"config key 'dataset.granularity': {dspec.granularity!r} is not a LoCoMo "
-                f"granularity; choose {', '.join(GRANULARITIES)} [{where}]"
-            )
-        rev = str(dspec.params.get("revision", ""))
-        if dspec.name == "mab" and "revision" in dspec.params and not _is_commit(rev):
-            raise ConfigError(
-                f"config key 'dataset.params.revision': {rev!r} is not a commit sha; pin the "
-                "hub dataset to a 40-hex commit so the data cannot change under a run "
-                f"[{where}]"
-            )
-        if dspec.name == "mab" and dspec.params.get("split") != dspec.granularity:
-            raise ConfigError(
-                "config key 'dataset.granularity': MAB granularity must equal "
-                f"dataset.params.split ({dspec.params.get('split')!r}) [{where}]"
-            )
+        cls.check_own(dspec, where=where)
         if dspec.queries_file:
             qpath = Path(resolve_source(dspec.queries_file) or "")
             if not qpath.is_file():
@@ -105,6 +94,15 @@ class BuiltDatasetLoader:
 
             # Shape only (no built data needed): an empty or malformed file fails at once.
             read_query_lines(qpath)
+
+    @classmethod
+    def check_own(cls, dspec: DatasetSpec, *, where: str) -> None:
+        """The dataset's own rules on granularity and params (none by default)."""
+
+    @classmethod
+    def build_kwargs(cls, dspec: DatasetSpec) -> dict[str, Any]:
+        """What the builder takes besides source, folder, backbone and params."""
+        return {"granularity": None}
 
     def validate(self, dspec: DatasetSpec, *, data_dir: Path) -> None:
         """Check a user query file against the built dataset (built first when needed):
@@ -121,19 +119,73 @@ class BuiltDatasetLoader:
 GRANULARITIES = ("session", "turn", "observation")
 
 
+class LocomoLoader(BuiltDatasetLoader):
+    """LoCoMo (locomo10.json), one folder per granularity."""
+
+    builder = "locomo"
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        from data_builders.build import LOCOMO_DEFAULTS
+
+        return dict(LOCOMO_DEFAULTS)
+
+    @classmethod
+    def check_own(cls, dspec: DatasetSpec, *, where: str) -> None:
+        if dspec.granularity not in GRANULARITIES:
+            raise ConfigError(
+                f"config key 'dataset.granularity': {dspec.granularity!r} is not a LoCoMo "
+                f"granularity; choose {', '.join(GRANULARITIES)} [{where}]"
+            )
+
+    @classmethod
+    def build_kwargs(cls, dspec: DatasetSpec) -> dict[str, Any]:
+        return {"granularity": dspec.granularity}
+
+
+class MabLoader(BuiltDatasetLoader):
+    """MemoryAgentBench, one folder per split (its granularity), at a pinned hub commit."""
+
+    builder = "mab"
+    extra_params = ("split",)
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        from data_builders.build import MAB_DEFAULTS
+
+        return dict(MAB_DEFAULTS)
+
+    @classmethod
+    def check_own(cls, dspec: DatasetSpec, *, where: str) -> None:
+        rev = str(dspec.params.get("revision", ""))
+        if "revision" in dspec.params and not _is_commit(rev):
+            raise ConfigError(
+                f"config key 'dataset.params.revision': {rev!r} is not a commit sha; pin the "
+                "hub dataset to a 40-hex commit so the data cannot change under a run "
+                f"[{where}]"
+            )
+        if dspec.params.get("split") != dspec.granularity:
+            raise ConfigError(
+                "config key 'dataset.granularity': MAB granularity must equal "
+                f"dataset.params.split ({dspec.params.get('split')!r}) [{where}]"
+            )
+
+
 def _is_commit(rev: str) -> bool:
     return len(rev) == 40 and all(c in "0123456789abcdef" for c in rev)
 
 
 def ensure_built(dspec: DatasetSpec, data_dir: str | Path, paraphrase_backbone: Any = None) -> Path:
     """Build the dataset described by ``dspec`` unless it is built; returns its folder."""
+    from chronobench.runner.components import DATASETS
     from data_builders import build_dataset
     from data_builders.errors import DatasetError
 
+    loader = DATASETS.entry(dspec.name).load()
     try:
         folder = build_dataset(
-            dspec.name,
-            granularity=dspec.granularity if dspec.name == "locomo" else None,
+            loader.builder,
+            **loader.build_kwargs(dspec),
             source=resolve_source(dspec.source),
             out_dir=Path(data_dir) / build_folder_key(dspec),
             paraphrase_backbone=paraphrase_backbone if dspec.paraphrase else None,
