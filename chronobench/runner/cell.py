@@ -29,9 +29,20 @@ def _generation_kinds(spec: RunSpec) -> set[str]:
     kinds = set()
     if spec.task.qa:
         kinds |= {"qa", "future_qa", "final_qa"}
+        subset = spec.dataset.subset
+        if subset is not None and not subset.system_finals:
+            kinds.discard("final_qa")  # reported only; the known set still asks them
     if spec.task.summary:
         kinds.add("summary")
     return kinds
+
+
+def reads_replies(spec: RunSpec) -> bool:
+    """Whether the cell's backbone is a language model, whose replies are read as answers
+    (chronobench.metrics.replies); the LLM-free readers' answers are scored as they are."""
+    from chronobench.spec import LLM_FREE_BACKBONES
+
+    return spec.backbone.name not in LLM_FREE_BACKBONES
 
 
 def make_run_id(
@@ -123,6 +134,7 @@ def run_benchmark_cell(cell: Components) -> Path:
                 progress=spec.progress,
                 oracle=is_oracle(spec.system.name),
                 seed=int(spec.seed),
+                read_replies=reads_replies(spec),
             )
             backbone_stats = dict(getattr(backbone, "stats", {}) or {})
             timings["generation_s"] = round(time.perf_counter() - t, 3)

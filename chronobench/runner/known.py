@@ -46,6 +46,8 @@ def reference_identity(spec: Any, data: Any, backbone: Any) -> dict[str, Any]:
         },
         "embedder": spec.embedder.model_dump(mode="json"),
         "seed": int(spec.seed),
+        # A stated subset asks the reference only the items its queries score.
+        **({"subset": spec.dataset.subset.model_dump()} if spec.dataset.subset else {}),
     }
 
 
@@ -62,13 +64,16 @@ def _compute(
     spec: Any, streams: list[Any], finals: dict[str, list[Any]], backbone: Any
 ) -> dict[str, list[str]]:
     from chronobench.metrics import score_probe
+    from chronobench.metrics.replies import read_answer
     from chronobench.protocols import public_writes
+    from chronobench.runner.cell import reads_replies
     from chronobench.runner.params import generation_params
     from chronobench.runner.sealed import ask_final
     from chronobench.systems import SystemContext
     from chronobench.systems.registry import SYSTEMS
     from chronobench.systems.stores import StoreProvider
 
+    read = reads_replies(spec)
     params = generation_params(spec)
     entry = SYSTEMS.entry(REFERENCE_SYSTEM)
     options = entry.check_options({}, where="the known set's reference reader")
@@ -90,6 +95,8 @@ def _compute(
             ids = []
             for p, r in answered:
                 text = r.answer if r.answer is not None else next(outputs).text
+                if read and r.answer is None:  # a language model's reply, read as the cells read it
+                    text = read_answer(text, r.request.task)
                 if score_probe(p, text).get("final_correct") == 1.0:
                     ids.append(str(p.meta.get("qa_id")))
             out[stream.stream_id] = sorted(ids)

@@ -114,6 +114,11 @@ def compute_metrics(
         ]
         if restored:
             out["probes"]["restored"] = _agg(restored, seed)
+    if any("reply" in r or "resolver" in r for r in probes):
+        # A language model's replies: what did not parse, by kind (never dropped).
+        from chronobench.metrics.replies import count_failures
+
+        out["parse_failures"] = count_failures(probes)
     if errors:
         out["errors"] = errors
     return out
