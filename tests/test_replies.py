@@ -1,0 +1,92 @@
+"""Reading a language model's replies (chronobench.metrics.replies, issue 26): the reply
+shapes SmolLM2-135M produced on LoCoMo prompts, read and counted; and the repair agent's
+citation and slot counts."""
+
+from __future__ import annotations
+
+from chronobench.metrics.replies import count_failures, read_answer, reply_failures
+from chronobench.protocols import ChatMessage, GenerationRequest
+from chronobench.repair.agent import reply_failures as repair_failures
+from chronobench.repair.agent import slots_question
+
+QA = {"kind": "qa", "meta": {}}
+RECALL = {"kind": "qa", "meta": {"format": "recall"}}
+
+
+def test_the_first_line_is_the_answer() -> None:
+    reply = "Melanie: Wow, that agency looks great!\n- [1:51 pm on 15 July, 2023] Melanie: Wow"
+    assert read_answer(reply) == "Wow, that agency looks great!"
+    assert reply_failures(reply, QA) == ["multi_line", "echoed_memory"]
+
+
+def test_a_preamble_is_dropped() -> None:
+    assert read_answer("The answer is: 20 July, 2023") == "20 July, 2023"
+    assert read_answer("Answer: Paris") == "Paris"
+    assert read_answer('The answer to this question is: "7 May 2023"') == "7 May 2023"
+    assert reply_failures("The answer is: 20 July, 2023", QA) == ["preamble"]
+
+
+def test_an_echoed_memory_line_loses_bullet_stamp_and_speaker() -> None:
+    reply = "- [1:56 pm on 20 July, 2023] Caroline: I went to an LGBTQ+ pride parade yesterday."
+    assert read_answer(reply) == "I went to an LGBTQ+ pride parade yesterday."
+    assert reply_failures(reply, QA) == ["echoed_memory"]
+
+
+def test_an_abstention_behind_a_speaker_tag_is_read_and_counted() -> None:
+    assert read_answer("Caroline: Not mentioned") == "Not mentioned"
+    assert reply_failures("Caroline: Not mentioned", QA) == ["echoed_memory"]
+    assert reply_failures("Not mentioned.", QA) == []
+    assert reply_failures("I don't know.", QA) == ["abstain_other_words"]
+
+
+def test_a_clean_span_and_a_sentence() -> None:
+    assert reply_failures("Perseid meteor shower", QA) == []
+    long = (
+        "Caroline's identity is a collection of items that she loves and treasures, which is a type"
+    )
+    assert reply_failures(long, QA) == ["not_a_span"]
+    assert read_answer(long) == long  # scored as it is, never dropped
+
+
+def test_recall_replies_must_say_yes_or_no() -> None:
+    assert reply_failures("No, it is not true that Melanie saw a meteor shower.", RECALL) == []
+    assert reply_failures("Melanie saw the Perseid meteor shower.", RECALL) == ["yes_no_unparsed"]
+
+
+def test_summaries_are_kept_whole_and_empty_replies_counted() -> None:
+    text = "Caroline went to a support group.\nMelanie painted."
+    assert read_answer(text, "summary") == text
+    assert reply_failures("", {"kind": "summary"}) == ["empty"]
+    assert reply_failures("   ", QA) == ["empty"]
+
+
+def test_counts_over_rows_take_each_query_resolver_note_once() -> None:
+    note = {"status": "fallback", "reason": "not a number or NONE"}
+    rows = [
+        {"query_id": "q1", "reply": "The answer is: 2", "probe": QA, "resolver": note},
+        {"query_id": "q1", "reply": "Not mentioned", "probe": QA, "resolver": note},
+        {"query_id": "q2", "reply": "3", "probe": QA, "resolver": {"status": "picked"}},
+        {"parse_failures": {"citation_missing": 2}, "replies": 5},
+    ]
+    got = count_failures(rows)
+    assert got["preamble"] == 1 and got["resolver_not_a_number"] == 1
+    assert got["citation_missing"] == 2
+    assert got["replies"] == 3 + 2 + 5  # three probe replies, two resolver replies, five agent's
+
+
+def _args_request(slots: tuple[str, ...]) -> GenerationRequest:
+    return GenerationRequest(
+        messages=(ChatMessage("user", "x"),),
+        task="repair_args",
+        context=("[m1] budget = 600 EUR", "[m2] city = Lyon"),
+        question=slots_question("book a hotel", slots),
+    )
+
+
+def test_the_repair_agent_reply_counts() -> None:
+    req = _args_request(("budget", "city", "dates"))
+    reply = "budget = 600 EUR [m1]\ncity = Lyon\ndates = June [m7]"
+    got = repair_failures(req, reply)
+    assert got == {"citation_missing": 1, "citation_wrong": 1}
+    assert repair_failures(req, "budget = 600 EUR [m1, input]") == {"args_unparsed": 2}
+    assert repair_failures(req, "I would book a hotel in Lyon.") == {"args_unparsed": 3}
