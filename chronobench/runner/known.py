@@ -67,6 +67,7 @@ def _compute(
     from chronobench.metrics.replies import read_answer
     from chronobench.protocols import public_writes
     from chronobench.runner.cell import reads_replies
+    from chronobench.runner import progress
     from chronobench.runner.params import generation_params
     from chronobench.runner.sealed import ask_final
     from chronobench.systems import SystemContext
@@ -83,7 +84,8 @@ def _compute(
     system = entry.load()(SystemContext(params=params, stores=stores), **options)
     out: dict[str, list[str]] = {}
     try:
-        for stream in streams:
+        label = "known set: reference reader"
+        for stream in progress.items(streams, label=label, enabled=bool(spec.progress)):
             probes = finals.get(stream.stream_id, [])
             if not probes:
                 out[stream.stream_id] = []
@@ -95,7 +97,7 @@ def _compute(
             ids = []
             for p, r in answered:
                 text = r.answer if r.answer is not None else next(outputs).text
-                if read and r.answer is None:  # a language model's reply, read as the cells read it
+                if read and r.answer is None:  # a model's reply, read as the cells read it
                     text = read_answer(text, r.request.task)
                 if score_probe(p, text).get("final_correct") == 1.0:
                     ids.append(str(p.meta.get("qa_id")))
