@@ -86,7 +86,9 @@ def test_the_preset_composes_unpublished_elsewhere(compose_cells: Any) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_MODEL, reason="needs the llm-cpu extra and install-model smollm2")
-def test_a_two_query_cell_on_the_real_model(compose_cells: Any, tiny_dirs: Any, tmp_path: Path) -> None:
+def test_a_two_query_cell_on_the_real_model(
+    compose_cells: Any, tiny_dirs: Any, tmp_path: Path
+) -> None:
     from chronobench.runner.cell import run_cell
     from chronobench.runner.components import resolve_cell
 
@@ -110,9 +112,7 @@ def test_a_two_query_cell_on_the_real_model(compose_cells: Any, tiny_dirs: Any, 
     run_dir = run_cell(resolve_cell(spec_from_config(cfg, choices=ch), choices=ch))
     rows = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
     assert len({r["query_id"] for r in rows}) == 2
-    answered = [
-        r for r in rows if r["probe_kind"] == "qa" and not r["scores"].get("qa_abstained")
-    ]
+    answered = [r for r in rows if r["probe_kind"] == "qa" and not r["scores"].get("qa_abstained")]
     assert len(answered) >= 3  # scored answers that do not abstain
     assert all("reply" in r for r in rows)  # the model's reply is kept beside what was read
     metrics = json.loads((run_dir / "metrics.json").read_text())["metrics"]
