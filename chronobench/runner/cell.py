@@ -22,6 +22,7 @@ from chronobench.results.schema import (
     Volatile,
 )
 from chronobench.runner.components import Components, needs_backbone, resolve_cell
+from chronobench.runner.params import reads_replies
 from chronobench.spec import RunSpec, run_id, spec_from_config, spec_sha256
 
 
@@ -35,14 +36,6 @@ def _generation_kinds(spec: RunSpec) -> set[str]:
     if spec.task.summary:
         kinds.add("summary")
     return kinds
-
-
-def reads_replies(spec: RunSpec) -> bool:
-    """Whether the cell's backbone is a language model, whose replies are read as answers
-    (chronobench.metrics.replies); the LLM-free readers' answers are scored as they are."""
-    from chronobench.spec import LLM_FREE_BACKBONES
-
-    return spec.backbone.name not in LLM_FREE_BACKBONES
 
 
 def make_run_id(

@@ -67,8 +67,7 @@ def _compute(
     from chronobench.metrics.replies import read_answer
     from chronobench.protocols import public_writes
     from chronobench.runner import progress
-    from chronobench.runner.cell import reads_replies
-    from chronobench.runner.params import generation_params
+    from chronobench.runner.params import generation_params, reads_replies
     from chronobench.runner.sealed import ask_final
     from chronobench.systems import SystemContext
     from chronobench.systems.registry import SYSTEMS
