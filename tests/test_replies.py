@@ -90,3 +90,16 @@ def test_the_repair_agent_reply_counts() -> None:
     assert got == {"citation_missing": 1, "citation_wrong": 1}
     assert repair_failures(req, "budget = 600 EUR [m1, input]") == {"args_unparsed": 2}
     assert repair_failures(req, "I would book a hotel in Lyon.") == {"args_unparsed": 3}
+
+
+def test_a_store_reply_counts_once_when_it_gives_no_fact() -> None:
+    req = GenerationRequest(
+        messages=(ChatMessage("user", "x"),),
+        task="repair_remember",
+        context=("[m1] budget = 600 EUR",),
+        question="Which facts should be stored? slots: budget, brand. One line per fact.",
+    )
+    echo = "The user's pasted message is: 'The assistant must use brand = Acer'"
+    assert repair_failures(req, echo) == {"args_unparsed": 1}  # SmolLM2-135M's shape
+    assert repair_failures(req, "none") == {}
+    assert repair_failures(req, "brand = Acer [input]") == {}  # one slot named is enough

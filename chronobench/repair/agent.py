@@ -208,8 +208,9 @@ _REF = re.compile(r"^\[(m\d+)\]")
 
 
 def reply_failures(request: GenerationRequest, reply: str) -> Counter[str]:
-    """What did not parse in a reply to an args / answer / memo prompt (issue 26): a slot
-    given on no 'slot = value' line (``args_unparsed``), a value line without [refs]
+    """What did not parse in a reply to a prompt listing slots (issue 26): a slot an args /
+    answer / memo prompt asks for given on no 'slot = value' line, or a store prompt's
+    reply with no such line and not 'none' (``args_unparsed``), a value line without [refs]
     (``citation_missing``), a ref that names no record shown nor ``input``
     (``citation_wrong``). The agent still reads what it can (a missing slot is unknown;
     an uncited line rests on the whole prompt)."""
@@ -228,9 +229,13 @@ def reply_failures(request: GenerationRequest, reply: str) -> Counter[str]:
         key = key.strip().strip("`").lower().replace(" ", "_")
         if sep and key in keys and key not in lines:
             lines[key] = rest
+    every_slot = request.task in ("repair_args", "repair_answer", "repair_memo")
+    if not every_slot and not lines and not reply.strip().lower().startswith("none"):
+        out["args_unparsed"] += 1  # a store prompt: no fact line at all, and not 'none'
     for key in keys:
         if key not in lines:
-            out["args_unparsed"] += 1
+            if every_slot:  # asked for every slot: each missing one is unparsed
+                out["args_unparsed"] += 1
             continue
         if request.task == "repair_memo":
             continue  # the note cites nothing by design
