@@ -152,9 +152,11 @@ class TaskSpec(_Strict):
         return "+".join(parts) or self.kind
 
 
-#: Embedding runtimes: ``torch`` (sentence-transformers, float32), ``onnx_int8``
-#: (onnxruntime, int8), ``auto`` (onnx_int8 for the packaged MiniLM, torch otherwise).
-EMBEDDER_RUNTIMES = ("auto", "onnx_int8", "torch")
+#: Embedding runtimes: ``torch_f64`` (sentence-transformers in float64, vectors snapped
+#: to a fixed grid: the same vectors on every CPU; what published figures use),
+#: ``torch`` (float32), ``onnx_int8`` (onnxruntime, int8: fastest, but its kernels and
+#: so its vectors depend on the CPU), ``auto`` (torch_f64). docs/reproducibility.md.
+EMBEDDER_RUNTIMES = ("auto", "torch_f64", "onnx_int8", "torch")
 
 
 def embedder_runtime(model: str, runtime: str = "auto") -> str:
@@ -164,13 +166,13 @@ def embedder_runtime(model: str, runtime: str = "auto") -> str:
             f"embedder runtime must be one of {', '.join(EMBEDDER_RUNTIMES)}, got {runtime!r}"
         )
     if runtime == "auto":
-        return "onnx_int8" if model == "minilm" else "torch"
+        return "torch_f64"
     return runtime
 
 
 class EmbedderSpec(_Strict):
     model: str = "minilm"
-    # torch | onnx_int8 | auto (onnx_int8 for the packaged MiniLM, torch otherwise);
+    # torch_f64 | torch | onnx_int8 | auto (torch_f64, see EMBEDDER_RUNTIMES);
     # stored resolved, so a spec (and its run id) names the runtime that made its vectors.
     runtime: str = Field(default="auto", validate_default=True)
 

@@ -105,10 +105,10 @@ def test_bench_main_before_and_after_in_fresh_processes(
     args = parser.parse_args(
         ["--experiment", "single", "dataset=tiny", "task=selection", "--keep", str(tmp_path / "k")]
     )
-    assert args.before == list(profile.DEFAULT_BEFORE)  # torch vs the configured runtime
+    assert args.before == list(profile.DEFAULT_BEFORE)  # int8 vs the configured runtime
     assert profile.main(args) == 0
     out = capsys.readouterr().out
-    assert "embedder.runtime=torch" in out and "load at start" in out
+    assert "embedder.runtime=onnx_int8" in out and "load at start" in out
     table = out[out.index("stage ") :].splitlines()
     embed = next(line for line in table if line.startswith("embed "))
     assert len(embed.split()) == 4  # stage, before, after, ratio

@@ -73,11 +73,12 @@ def test_int8_agrees_with_float32_torch(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("runtime", ["onnx_int8", "torch"])
+@pytest.mark.parametrize("runtime", ["onnx_int8", "torch", "torch_f64"])
 def test_a_vector_does_not_depend_on_its_batch(
     runtime: str, onnx_minilm: OnnxEmbedder, torch_minilm: SentenceTransformerEmbedder
 ) -> None:
-    emb = onnx_minilm if runtime == "onnx_int8" else torch_minilm
+    emb = {"onnx_int8": onnx_minilm, "torch": torch_minilm}.get(runtime)
+    emb = emb or SentenceTransformerEmbedder("minilm", dtype="float64")
     probe = ["Ann moved to Lisbon, Portugal", "a", "what did Ben start learning this week?"]
     others = [f"filler number {i} " * (1 + i % 9) for i in range(40)]  # many lengths
     alone = np.stack([emb.encode([t])[0] for t in probe])
@@ -116,12 +117,14 @@ def test_attaching_the_cache_places_the_export_beside_it(tmp_path: Path) -> None
 
 
 def test_runtime_choice() -> None:
-    assert resolve_runtime("minilm") == "onnx_int8"
-    assert resolve_runtime("sentence-transformers/all-mpnet-base-v2") == "torch"
+    assert resolve_runtime("minilm") == "torch_f64"
+    assert resolve_runtime("sentence-transformers/all-mpnet-base-v2") == "torch_f64"
+    assert resolve_runtime("minilm", "onnx_int8") == "onnx_int8"
     assert resolve_runtime("minilm", "torch") == "torch"
     with pytest.raises(ValueError, match="runtime"):
         resolve_runtime("minilm", "tensorrt")
-    assert isinstance(resolve_embedder("minilm"), OnnxEmbedder)
+    assert isinstance(resolve_embedder("minilm", "onnx_int8"), OnnxEmbedder)
+    assert resolve_embedder("minilm").runtime == "torch_f64"
     assert isinstance(resolve_embedder({"model": "minilm", "runtime": "torch"}),
                       SentenceTransformerEmbedder)  # fmt: skip
     with pytest.raises(ValueError, match="unknown keys"):
@@ -131,8 +134,9 @@ def test_runtime_choice() -> None:
 def test_spec_names_the_runtime_it_ran() -> None:
     from chronobench.spec import EmbedderSpec
 
-    assert EmbedderSpec().runtime == "onnx_int8"
-    assert EmbedderSpec(model="some/hub-model").runtime == "torch"
+    assert EmbedderSpec().runtime == "torch_f64"
+    assert EmbedderSpec(model="some/hub-model").runtime == "torch_f64"
+    assert EmbedderSpec(runtime="onnx_int8").runtime == "onnx_int8"
     assert EmbedderSpec(runtime="torch").runtime == "torch"
     with pytest.raises(ValueError, match="runtime"):
         EmbedderSpec(runtime="fast")

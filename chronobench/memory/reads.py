@@ -14,7 +14,7 @@ import numpy as np
 
 from chronobench.memory import validate as val
 from chronobench.memory.backend import Backend
-from chronobench.memory.embedders import rounded
+from chronobench.memory.embedders import rounded, similarities
 from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.itemindex import ItemIndex, text_tokens
 from chronobench.memory.itemindex import build as build_item_index
@@ -176,7 +176,7 @@ class ItemCache:
             hit = self._by_scope.get(sc.scope_id)
         if hit is not None and hit[1] is rows and hit[2] is not None:
             return hit[2]
-        mat = encoder.encode([t for _, _, t in rows])
+        mat = encoder.encode([t for _, _, t in rows]).astype(np.float64)  # dotted in float64
         with self._lock:
             if hit is not None and hit[1] is rows:
                 hit[2] = mat
@@ -229,7 +229,7 @@ def search(
             lists.append(match_items(db, sc, terms, depth, cache, items))
     if mode != "lexical" and items and query.strip():
         # Item vectors come from the embedding cache: S(HEAD) is embedded once.
-        sims = cache.matrix(sc, items, encoder) @ encoder.query_vector(query)
+        sims = similarities(cache.matrix(sc, items, encoder), encoder.query_vector(query))
         sims = rounded(sims)  # last-bit noise must not rank; ties: lower span id first
         order = np.argsort(-sims, kind="stable")[:depth]
         lists.append(list(zip(span_ids[order].tolist(), sims[order].tolist(), strict=True)))

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from chronobench.memory.embedders import resolve_embedder, rounded, shared_cache
+from chronobench.memory.embedders import resolve_embedder, rounded, shared_cache, similarities
 from chronobench.memory.query import tokens
 
 Candidate = tuple[int, str, float]  # (version_id, descriptor_text, fused_score)
@@ -157,7 +157,7 @@ class DeltaReranker:
         flat = [ln for group in lines for ln in group]
         vecs = self._encode([query, *flat])
         qv, item_vecs = vecs[0], vecs[1:]
-        sims = item_vecs @ qv
+        sims = similarities(item_vecs, qv)
         max_fused = max(c[2] for c in candidates) or 1.0
         term_scores = self._term_overlap(query, [d for _, d, _ in candidates])
         out, pos = [], 0

@@ -166,7 +166,9 @@ class DenseIndex:
             return []
         mat = self.embedding.encode([m.text for m in memories])
         q = self.embedding.encode([query])[0]
-        scores = mat @ q
+        from chronobench.memory.embedders import similarities
+
+        scores = similarities(mat, q)  # float64: exact for grid vectors
         # Ties broken by position (write order), never by batch composition.
         order = sorted(range(len(memories)), key=lambda i: (-round(float(scores[i]), 6), i))
         return [
