@@ -29,8 +29,10 @@ def _run(tmp: Path, **kw: Any) -> Any:
         backbone_name="smollm2",
         subset={"streams": 5, "queries_per_stream": 1, "system_finals": False},
         metrics={
-            "probes": {"all": {"rc_qa": _stat(0.2), "qa_f1": _stat(0.1, 9)},
-                       "restored": {"selected_exact": _stat(0.8)}},  # fmt: skip
+            "probes": {
+                "all": {"rc_qa": _stat(0.2), "qa_f1": _stat(0.1, 9)},
+                "restored": {"selected_exact": _stat(0.8)},
+            },  # fmt: skip
             "parse_failures": {"replies": 46, "echoed_memory": 7, "not_a_span": 5},
         },
     )
