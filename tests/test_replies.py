@@ -71,6 +71,7 @@ def test_counts_over_rows_take_each_query_resolver_note_once() -> None:
     got = count_failures(rows)
     assert got["preamble"] == 1 and got["resolver_not_a_number"] == 1
     assert got["citation_missing"] == 2
+    assert got["failed_replies"] == 2  # the preamble's reply and the resolver's
     assert got["replies"] == 3 + 2 + 5  # three probe replies, two resolver replies, five agent's
 
 
@@ -103,3 +104,27 @@ def test_a_store_reply_counts_once_when_it_gives_no_fact() -> None:
     assert repair_failures(req, echo) == {"args_unparsed": 1}  # SmolLM2-135M's shape
     assert repair_failures(req, "none") == {}
     assert repair_failures(req, "brand = Acer [input]") == {}  # one slot named is enough
+
+
+def test_tags_are_dropped_in_any_order() -> None:
+    reply = "Jon: [10:43 am on 4 February, 2023] Jon: I'm excited to share my business"
+    assert read_answer(reply) == "I'm excited to share my business"
+
+
+def test_rescoring_reads_the_reply_again() -> None:
+    from chronobench.results.records import ProbeRecord
+    from chronobench.runner.metrics_io import rescore
+
+    probe = {"probe_id": "p", "kind": "qa", "question": "When?", "answers": ["7 May 2023"],
+             "evidence_versions": [1], "scoring": "locomo", "category": 2, "meta": {}}  # fmt: skip
+    row = ProbeRecord(
+        sample_id="probe/q/p", query_id="q", stream_id="s", intent="undo", source="template",
+        request="undo", gold_version=1, probe_kind="qa", category=2, selected_version=1,
+        candidates=[], context=[], context_n=0, prompt_sha256=None,
+        prediction="stale", probe=probe, scores={}, reply="The answer is: 7 May 2023",
+    )  # fmt: skip
+    (got,) = rescore([row], k=5)
+    assert got.prediction == "7 May 2023" and got.scores["qa_f1"] == 1.0
+    assert (
+        "reply" in got.to_row() and "reply" not in row.model_copy(update={"reply": None}).to_row()
+    )

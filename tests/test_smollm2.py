@@ -100,6 +100,11 @@ def test_a_two_query_cell_on_the_real_model(
             "backbone=smollm2",
             "backbone.generation.max_new_tokens=24",
             "+dataset.subset.queries_per_stream=2",
+            # One probe of each kind a side: about a dozen calls, a minute or two on a CPU.
+            "dataset.params.max_boundary=1",
+            "dataset.params.max_answerable=1",
+            "dataset.params.max_future=1",
+            "+dataset.params.max_recall=1",
             "system.top_k_items=4",
         ]
     )
@@ -113,7 +118,7 @@ def test_a_two_query_cell_on_the_real_model(
     rows = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
     assert len({r["query_id"] for r in rows}) == 2
     answered = [r for r in rows if r["probe_kind"] == "qa" and not r["scores"].get("qa_abstained")]
-    assert len(answered) >= 3  # scored answers that do not abstain
+    assert len(answered) >= 2  # scored answers that do not abstain
     assert all("reply" in r for r in rows)  # the model's reply is kept beside what was read
     metrics = json.loads((run_dir / "metrics.json").read_text())["metrics"]
     failures = metrics["parse_failures"]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.leaderboard.tables import _cell, _counts, _md_table
+from chronobench.metrics.catalog import main_metric
 
 SPEED_FILE = "LLM_CPU_SPEED.md"
 _SHOWN = ("multi_line", "preamble", "echoed_memory", "not_a_span", "abstain_other_words",
@@ -43,8 +44,7 @@ def _model_line(backbones: set[str]) -> list[str]:
 
 def _failures(metrics: dict[str, Any]) -> str:
     pf = metrics.get("parse_failures") or {}
-    total = sum(int(v) for k, v in pf.items() if k != "replies")
-    return f"{total} / {int(pf.get('replies', 0))}" if pf else "–"
+    return f"{int(pf.get('failed_replies', 0))} / {int(pf.get('replies', 0))}" if pf else "–"
 
 
 def _subset(r: Any) -> str:
@@ -75,8 +75,9 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
         "on another CPU, so these figures are volatile across machines: `experiment=llm_cpu`",
         "sets `reproducible: false` and is kept out of the byte-identity check. Tokens per",
         f"second and wall time: [{SPEED_FILE}]({SPEED_FILE}) (volatile, rewritten by every",
-        "rebuild that finds new runs). Parse failures: replies the harness could not read",
-        "as asked, counted by kind below and never dropped (docs/llm_cpu.md).",
+        "rebuild that finds new runs). Replies not read as asked: a model's replies that",
+        "showed at least one parse failure, counted by kind below (a reply can show several)",
+        "and never dropped (docs/llm_cpu.md).",
         "",
         *_model_line(backbones),
         "",
@@ -101,7 +102,8 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
             "A probes n / distinct / clusters",
         ]
         lines += _md_table(
-            [*head, *[h for _, h in _RQ2], "restored = v*", "parse failures / replies"], rows
+            [*head, *[h for _, h in _RQ2], "restored = v*", "replies not read as asked / replies"],
+            rows,
         )
     rq1 = [r for r in chosen if r.task_kind == "benchmark" and r.queries != "built"]
     if rq1:
@@ -117,8 +119,8 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
                 + [_cell(a.get(f), ci=False) for f in ("recovery", "replay_ratio")]
                 + [f"{(a.get('backbone_calls') or {}).get('mean', 0):.1f}", _failures(r.metrics)]
             )
-        lines += _md_table(["method", "cases", "recovery", "replay ratio", "calls per case",
-                            "parse failures / replies"], rows)  # fmt: skip
+        lines += _md_table(["method", "cases", "recovery", "replay ratio", "repair calls per case",
+                            "replies not read as asked / replies"], rows)  # fmt: skip
     lines += _failure_table(chosen)
     return "\n".join(lines) + "\n", [r.run_id for r in chosen]
 
@@ -147,10 +149,10 @@ def _rq1(runs: list[Any]) -> list[str]:
         for name, groups in sorted((r.metrics.get("selection") or {}).items()):
             if name not in ("chronomem", "bm25_rules"):
                 continue
-            st = groups.get("all", {}).get("r1")
+            st = groups.get("all", {}).get(main_metric("selection").name)
             rows.append([f"selector {name} (no LLM)", _subset(r), _counts(st), _cell(st), "–"])
     lines += _md_table(["selector", "subset", "n / distinct / clusters", "R@1",
-                        "parse failures / replies"], rows)  # fmt: skip
+                        "replies not read as asked / replies"], rows)  # fmt: skip
     return lines
 
 

@@ -27,11 +27,15 @@ from chronobench.metrics.text import is_abstention, normalize_answer
 
 __all__ = [
     "FAILURE_KINDS",
+    "READER_VERSION",
     "MAX_SPAN_WORDS",
     "count_failures",
     "read_answer",
     "reply_failures",
 ]
+
+#: The reading rules' version: the known set's identity names it (a change re-reads).
+READER_VERSION = 2
 
 #: Longer than this many words (after reading) is not a short answer.
 MAX_SPAN_WORDS = 12
@@ -76,9 +80,13 @@ def _read(reply: str) -> tuple[str, list[str]]:
         kinds.append("preamble")
         text = stripped.strip()
     echoed = text
-    echoed = _BULLET.sub("", echoed, count=1)
-    echoed = _STAMP.sub("", echoed, count=1)
-    echoed = _SPEAKER.sub("", echoed, count=1)
+    for _ in range(4):  # in any order: "Jon: [10:43 am on 4 February, 2023] Jon: ..."
+        before = echoed
+        echoed = _BULLET.sub("", echoed, count=1)
+        echoed = _STAMP.sub("", echoed, count=1)
+        echoed = _SPEAKER.sub("", echoed, count=1)
+        if echoed == before:
+            break
     if echoed != text:
         kinds.append("echoed_memory")
         text = echoed
@@ -119,14 +127,17 @@ def reply_failures(
 def count_failures(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """Failure counts over sample rows: probe rows with a ``reply`` (language-model
     backbones), each query's resolver note (``resolver``) once, and a repair row's own
-    ``parse_failures``. ``replies`` is how many replies were read; absent kinds are 0."""
+    ``parse_failures``. ``replies`` is how many replies were read, ``failed_replies`` how
+    many of them showed at least one kind; absent kinds are 0."""
     out: Counter[str] = Counter()
     replies = 0
     resolved: set[str] = set()
     for r in rows:
         if "reply" in r and r.get("reply") is not None:
             replies += 1
-            out.update(reply_failures(str(r["reply"]), r.get("probe") or {}))
+            kinds = reply_failures(str(r["reply"]), r.get("probe") or {})
+            out.update(kinds)
+            out["failed_replies"] += bool(kinds)
         note = r.get("resolver")
         if isinstance(note, Mapping) and r.get("query_id") not in resolved:
             resolved.add(str(r.get("query_id")))
@@ -135,11 +146,12 @@ def count_failures(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
             reason = str(note.get("reason") or "")
             if note.get("status") == "fallback" and not reason.startswith("version "):
                 out["resolver_not_a_number"] += 1
+                out["failed_replies"] += 1
         for k, n in (r.get("parse_failures") or {}).items():
             out[str(k)] += int(n)
         if "parse_failures" in r:
             replies += int(r.get("replies") or 0)
-    result = {k: int(out.get(k, 0)) for k in FAILURE_KINDS}
+    result = {k: int(out.get(k, 0)) for k in (*FAILURE_KINDS, "failed_replies")}
     result.update({k: int(v) for k, v in out.items() if k not in result})
     result["replies"] = replies
     return result

@@ -143,7 +143,9 @@ class CallLayer:
             if self.parse is not None:
                 from chronobench.repair.agent import reply_failures
 
-                self.parse.update(reply_failures(req, text))
+                failed = reply_failures(req, text)
+                self.parse.update(failed)
+                self.parse["failed_replies"] += bool(failed)
             out.append(Completion(text))
         self.calls[self.occasion] += len(requests)
         return out

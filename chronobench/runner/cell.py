@@ -129,7 +129,6 @@ def run_benchmark_cell(cell: Components) -> Path:
                 seed=int(spec.seed),
                 read_replies=reads_replies(spec),
             )
-            backbone_stats = dict(getattr(backbone, "stats", {}) or {})
             timings["generation_s"] = round(time.perf_counter() - t, 3)
     finally:
         embedding_stats = _stats_delta(embed_before, _embedding_stats(stores))
@@ -144,6 +143,8 @@ def run_benchmark_cell(cell: Components) -> Path:
         known, known_sha = reference_known(spec, data, backbone)
         write_known(run_dir, known, known_sha)
         timings["known_s"] = round(time.perf_counter() - t, 3)
+    if backbone is not None:  # the cell's calls, the known set's reference reader's included
+        backbone_stats = dict(getattr(backbone, "stats", {}) or {})
     metrics = compute_metrics(records, seed=int(spec.seed), known=known)
     timings["total_s"] = round(time.perf_counter() - t0, 3)
     write_results(

@@ -29,6 +29,8 @@ _VERSION = 1
 def reference_identity(spec: Any, data: Any, backbone: Any) -> dict[str, Any]:
     """What the known set depends on: the build, the backbone (with its output-changing
     settings), the embedder the reference reads with, and the reference itself."""
+    from chronobench.metrics.replies import READER_VERSION
+    from chronobench.runner.params import reads_replies
     from chronobench.spec import PROTOCOL_VERSION
 
     inner = getattr(backbone, "inner", backbone)
@@ -46,6 +48,8 @@ def reference_identity(spec: Any, data: Any, backbone: Any) -> dict[str, Any]:
         },
         "embedder": spec.embedder.model_dump(mode="json"),
         "seed": int(spec.seed),
+        # A language model's replies are read (chronobench.metrics.replies): by which rules.
+        **({"reader": READER_VERSION} if reads_replies(spec) else {}),
         # A stated subset asks the reference only the items its queries score.
         **({"subset": spec.dataset.subset.model_dump()} if spec.dataset.subset else {}),
     }

@@ -9,6 +9,7 @@ from typing import Any
 from chronobench.data.schema import Probe
 from chronobench.metrics import aggregate, score_probe, score_selection
 from chronobench.metrics.catalog import METRICS
+from chronobench.metrics.replies import read_answer
 from chronobench.metrics.runlevel import dedupe_weights, run_units
 from chronobench.results.records import ProbeRecord, SampleRecord, SelectionRecord, parse_record
 
@@ -133,8 +134,13 @@ def rescore(records: Iterable[SampleRecord | Mapping[str, Any]], *, k: int) -> l
             scores = score_selection([v for v, _ in r.ranked], r.gold_version, k)
             r = r.model_copy(update={"scores": scores})
         elif r.ok and isinstance(r, ProbeRecord):
-            scores = score_probe(Probe.model_validate(r.probe), r.prediction)
-            r = r.model_copy(update={"scores": scores})
+            probe = Probe.model_validate(r.probe)
+            prediction = r.prediction
+            if r.reply is not None:  # a language model's reply: read again, by today's rules
+                task = "summary" if probe.kind == "summary" else "qa"
+                prediction = read_answer(r.reply, task)
+            scores = score_probe(probe, prediction)
+            r = r.model_copy(update={"prediction": prediction, "scores": scores})
         out.append(r)
     return out
 
