@@ -219,3 +219,25 @@ def test_example_demo_runs_offline(repo_root):
     assert "Shall I go ahead?" in out and "Done: memory is back to version 1." in out
     recall = out.split("--- fourth chat", 1)[1].split("--- memory versions", 1)[0]
     assert "4512" not in recall and "green" in recall
+
+
+def test_forget_tools_remove_the_named_fact_and_keep_the_later_ones(minilm):
+    memory = ChronoMemMemoryService(embedder=minilm)
+    _seed(memory)
+    tools = _tools(memory)
+    before = memory.versions_sync(APP, USER)
+    preview = asyncio.run(tools["preview_memory_forget"]("forget that Ann moved to Lisbon", _ctx()))
+    assert preview["status"] == "preview" and preview["will_revert_versions"] == [2]
+    assert memory.versions_sync(APP, USER) == before  # the preview wrote nothing
+    wrong = asyncio.run(tools["confirm_memory_undo"](preview["token"], _ctx()))
+    assert wrong["status"] == "error"  # a forget token is not an undo token (and is spent)
+    again = asyncio.run(tools["preview_memory_forget"]("forget that Ann moved to Lisbon", _ctx()))
+    done = asyncio.run(tools["confirm_memory_forget"](again["token"], _ctx()))
+    assert done["status"] == "done" and done["reverted_versions"] == [2]
+    texts = sorted(
+        m["text"] for m in asyncio.run(tools["search_memory"]("Ann", _ctx()))["memories"]
+    )
+    assert texts == ["Ann adopted a dog called Rex", "Ann started pottery"]
+    vague = asyncio.run(tools["preview_memory_forget"]("forget that", _ctx()))
+    assert vague["status"] == "uncertain"
+    memory.close()

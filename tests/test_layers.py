@@ -62,7 +62,10 @@ LAYERS: list[tuple[str, list[str]]] = [
         "data builders, repair, runner",
         ["data_builders", "chronobench.repair", "chronobench.runner"],
     ),
-    ("leaderboard, bench", ["chronobench.leaderboard", "chronobench.bench"]),
+    (
+        "leaderboard, bench, viewer",
+        ["chronobench.leaderboard", "chronobench.bench", "chronobench.viewer"],
+    ),
     ("commands and __main__", ["chronobench.commands", "chronobench.__main__"]),
 ]
 

@@ -53,8 +53,17 @@ def test_synthetic_writes_are_deterministic() -> None:
     assert synthetic_writes(30, seed=3) == synthetic_writes(30, seed=3)
 
 
+def test_demo_selective_undo_keeps_the_later_hobby(capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo_main(["--embedder", "hash"]) == 0  # the default request, selective
+    out = capsys.readouterr().out
+    after = out.split("Memory at HEAD after")[1]
+    assert "CryptoMax" not in after and "half marathon" in after
+    assert "later commits v6 kept" in out and "Integrity check: OK" in out
+
+
 def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    assert demo_main(["--embedder", "hash", "--query", "undo the CryptoMax coins note"]) == 0
+    args = ["--embedder", "hash", "--query", "undo the CryptoMax coins note", "--mode", "revert"]
+    assert demo_main(args) == 0
     out = capsys.readouterr().out
     assert "intent = undo" in out and "Integrity check: OK" in out
     after = out.split("Memory at HEAD after")[1]
@@ -62,8 +71,10 @@ def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_demo_refuses_a_content_free_request(capsys: pytest.CaptureFixture[str]) -> None:
-    assert demo_main(["--embedder", "hash", "--query", "undo that"]) == 2
+    assert demo_main(["--embedder", "hash", "--query", "undo that", "--mode", "revert"]) == 2
     assert "refused" in capsys.readouterr().out
+    assert demo_main(["--embedder", "hash", "--query", "forget that"]) == 2
+    assert "names no content" in capsys.readouterr().out
 
 
 def test_bench_agreement_pairs_runs_and_counts_same_top1(tmp_path, capsys) -> None:

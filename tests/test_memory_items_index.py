@@ -55,16 +55,16 @@ def _check(mem, queries: list[str] = QUERIES, user: str = USER) -> int:
     how many lists were compared."""
     db = mem.backend
     sc = reads.require_scope(db, APP, user)
-    items = mem._items.rows(db, sc)
+    items = mem._caches.items.rows(db, sc)
     n = 0
     for query in queries:
         terms = fts_terms(query)
         for k in DEPTHS:
             want = db.match_items(sc.scope_id, terms, k)
-            got = ii.match(db, sc.scope_id, terms, k, lambda: mem._items.index(sc, items))
+            got = ii.match(db, sc.scope_id, terms, k, lambda: mem._caches.items.index(sc, items))
             assert got is not None, query
             assert got == want, (query, k)
-            assert reads.match_items(db, sc, terms, k, mem._items, items) == want
+            assert reads.match_items(db, sc, terms, k, mem._caches.items, items) == want
             n += 1
     return n
 
@@ -89,8 +89,8 @@ def test_document_lengths_are_the_backends() -> None:
     mem.commit_many(APP, USER, _writes(40))
     db = mem.backend
     sc = reads.require_scope(db, APP, USER)
-    items = mem._items.rows(db, sc)
-    ix = mem._items.index(sc, items)
+    items = mem._caches.items.rows(db, sc)
+    ix = mem._caches.items.index(sc, items)
     if on_postgres():
         rows = db.conn.execute(
             "SELECT doc, len + 1 FROM item_docs WHERE doc = ANY(?)", ([r[0] for r in items],)
@@ -202,13 +202,13 @@ def test_phrases_tokenless_terms_and_empty_requests_go_to_the_backend() -> None:
     mem.commit(APP, USER, [add("b", "bar foo")], source="t", reason="r")
     db = mem.backend
     sc = reads.require_scope(db, APP, USER)
-    items = mem._items.rows(db, sc)
+    items = mem._caches.items.rows(db, sc)
     assert ii.single_tokens(["foo_bar"]) is None  # FTS5 makes a two-token phrase of it
     assert ii.single_tokens(["-"]) is None  # and nothing of this
     for terms in (["foo_bar"], ["bar", "foo_bar"], ["foo_foo"]):
         assert ii.match(db, sc.scope_id, terms, 5, lambda: ii.build(items)) is None
         want = db.match_items(sc.scope_id, terms, 5)
-        assert reads.match_items(db, sc, terms, 5, mem._items, items) == want
+        assert reads.match_items(db, sc, terms, 5, mem._caches.items, items) == want
     assert ii.match(db, sc.scope_id, [], 5, lambda: ii.build(items)) == []
     assert ii.match(db, sc.scope_id, ["foo"], 0, lambda: ii.build(items)) == []
     assert ii.match(db, sc.scope_id, ["foo"], -1, lambda: ii.build(items)) is None
@@ -221,7 +221,7 @@ def test_store_search_ranks_as_the_backend_does() -> None:
     mem.commit_many(APP, USER, _writes(80))
     db = mem.backend
     sc = reads.require_scope(db, APP, USER)
-    by_span = {sid: (item, text) for sid, item, text in mem._items.rows(db, sc)}
+    by_span = {sid: (item, text) for sid, item, text in mem._caches.items.rows(db, sc)}
     for query in QUERIES:
         want = db.match_items(sc.scope_id, fts_terms(query), mem.depth)[:7]
         got = mem.search(APP, USER, query, k=7, mode="lexical")
@@ -244,7 +244,7 @@ def test_a_memo_over_its_bound_starts_again_and_stays_exact() -> None:
     mem.commit_many(APP, USER, _writes(30))
     db = mem.backend
     sc = reads.require_scope(db, APP, USER)
-    items = mem._items.rows(db, sc)
+    items = mem._caches.items.rows(db, sc)
     memo = ii.TextTokens(max_entries=3)  # fewer than S(HEAD)'s distinct texts
     for query in QUERIES:
         terms = fts_terms(query)

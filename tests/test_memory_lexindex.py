@@ -36,8 +36,8 @@ def _writes(n: int, seed: int = 0) -> list[dict]:
 def _check(mem, queries: list[str]) -> None:
     db = mem.backend
     sc = reads.require_scope(db, APP, USER)
-    ix = mem._lexicon.get(db, sc.scope_id, sc.gen)
-    dm = mem._dense.get(db, sc.scope_id, sc.gen)  # extended after commits, like the index
+    ix = mem._caches.lexicon.get(db, sc.scope_id, sc.gen)
+    dm = mem._caches.dense.get(db, sc.scope_id, sc.gen)  # extended after commits, like the index
     owners, matrix = db.scope_vectors(sc.scope_id)
     assert np.array_equal(np.repeat(dm.vids, np.diff([*dm.starts, len(matrix)])), owners)
     assert np.array_equal(dm.matrix, matrix)

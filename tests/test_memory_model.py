@@ -26,6 +26,7 @@ class StoreVsModel(RuleBasedStateMachine):
         self.answers: list[tuple[int, dict[str, str | None]]] = []
         self.ever: set[str] = set()
         self.tainted: set[int] = set()
+        self.touched: dict[int, set[str]] = {0: set()}  # items each version's events name
 
     def teardown(self) -> None:
         self.mem.close()
@@ -48,6 +49,7 @@ class StoreVsModel(RuleBasedStateMachine):
             self.ever.add(item)
         vid = self.mem.commit(APP, USER, payload, source="model", reason="step")
         self.history.append((vid, snap))
+        self.touched[vid] = {item for _, item, _ in ops}
 
     @rule(data=st.data(), mode=st.sampled_from(["truncate", "revert"]))
     def rollback(self, data: st.DataObject, mode: str) -> None:
@@ -60,7 +62,47 @@ class StoreVsModel(RuleBasedStateMachine):
             del self.history[i + 1 :]
             assert new_head == vid
         else:
+            now = self.current
+            self.touched[new_head] = {i for i in set(now) | set(snap) if now.get(i) != snap.get(i)}
             self.history.append((new_head, dict(snap)))
+
+    @rule(data=st.data(), mode=st.sampled_from(["keep", "drop"]))
+    def revert_commits(self, data: st.DataObject, mode: str) -> None:
+        """Selective undo, against the rule replayed on the model's snapshots: every item
+        a reverted commit touched takes the value the last commit outside the reverted set
+        gave it (a later change to it is kept, or dropped with its whole commit)."""
+        if len(self.history) < 2:
+            return
+        n = len(self.history)
+        idxs = data.draw(st.lists(st.integers(1, n - 1), min_size=1, max_size=2, unique=True))
+        reverted = {self.history[i][0] for i in idxs}
+        first = min(idxs)
+        tainted: set[str] = set()
+        last_outside: dict[str, int] = {}
+        for j in range(first, n):
+            vid, items = self.history[j][0], self.touched[self.history[j][0]]
+            overlap = items & tainted
+            if vid in reverted or (overlap and mode == "drop"):
+                reverted.add(vid)
+                tainted |= items
+                continue
+            tainted -= overlap
+            for item in items:
+                last_outside[item] = j
+        affected = set().union(*(self.touched[v] for v in reverted))
+        now, new = self.current, dict(self.current)
+        for item in affected:
+            value = self.history[last_outside.get(item, first - 1)][1].get(item)
+            if value is None:
+                new.pop(item, None)
+            else:
+                new[item] = value
+        plan = self.mem.revert_commits(
+            APP, USER, [self.history[i][0] for i in idxs], with_dependents=mode
+        )
+        assert set(plan.reverted) == reverted
+        self.touched[plan.new_head] = {i for i in affected if new.get(i) != now.get(i)}
+        self.history.append((plan.new_head, new))
 
     @rule(item=st.sampled_from(ITEMS))
     def redact(self, item: str) -> None:

@@ -318,7 +318,7 @@ def test_redact_op_in_a_commit_drops_the_in_memory_copies() -> None:
     mem = ChronoMem(":memory:", embedder="hash")
     mem.commit(APP, USER, [add("vault", f"the vault code is {SECRET} now")], source="c", reason="r")
     assert mem.search(APP, USER, "vault code", k=3)  # fills the item cache
-    assert any(SECRET in repr(entry) for entry in mem._items._by_scope.values())
+    assert any(SECRET in repr(entry) for entry in mem._caches.items._by_scope.values())
     mem.commit(APP, USER, [{"op": "redact", "item_id": "vault"}], source="user", reason="gdpr")
-    assert not any(SECRET in repr(entry) for entry in mem._items._by_scope.values())
+    assert not any(SECRET in repr(entry) for entry in mem._caches.items._by_scope.values())
     mem.close()

@@ -39,9 +39,13 @@ while True:
         head = mem.commit("app", "ann", ops, source="crash", reason="test")
     else:
         target = rng.choice(ids[:-1])
-        mode = "truncate" if r < 0.85 else "revert"
+        mode = "truncate" if r < 0.85 else "revert" if r < 0.93 else "selective"
         print("start", mode, target, flush=True)
-        head = mem.rollback_to_version("app", "ann", target, mode=mode)
+        if mode == "selective":  # issue 27: one commit undone, later ones kept
+            head = mem.revert_commits("app", "ann", [rng.choice(ids[1:])],
+                                      with_dependents=rng.choice(["keep", "drop"])).new_head
+        else:
+            head = mem.rollback_to_version("app", "ann", target, mode=mode)
     print("done", head, flush=True)
 """
 
@@ -196,4 +200,18 @@ def test_nl_rollback_with_any_text_is_safe_or_clear(text: str) -> None:
         assert mem.head(APP, USER) == 5 and mem.snapshot(APP, USER) == before  # nothing moved
         return
     assert res.head == mem.head(APP, USER) and 0.0 < res.confidence <= 1.0
+    assert mem.check_integrity(APP, USER) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(text=_NASTY)
+def test_selective_undo_with_any_text_is_safe_or_clear(text: str) -> None:
+    mem, _ = facts_store(HashEmbedder())
+    before = mem.snapshot(APP, USER)
+    try:
+        done = mem.selective_undo_by_nl_query(APP, USER, text, with_dependents="keep")
+    except (EmptyScopeError, UncertainRequestError):
+        assert mem.head(APP, USER) == 5 and mem.snapshot(APP, USER) == before  # nothing moved
+        return
+    assert done.new_head == mem.head(APP, USER) == 6 and 0.0 < done.confidence <= 1.0
     assert mem.check_integrity(APP, USER) == []

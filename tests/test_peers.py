@@ -79,6 +79,32 @@ def test_peer_write_search_rollback_state(name, embedding, tmp_path):
     peer.close()
 
 
+@pytest.mark.parametrize("name", ["mem0", "langgraph_store"])
+def test_delete_removes_the_searched_memory_and_keeps_the_rest(name, embedding, tmp_path):
+    """RQ4's optional ``delete``: the peer's own API removes what its search returned."""
+    from chronobench.systems.forgetting import supports_delete
+
+    _need(name)
+    assert supports_delete(name)
+    peer = create_peer(name, tmp_path / "p", embedding)
+    for w in WRITES:
+        peer.add(w)
+    hit = peer.search("violin recital", 1)
+    assert [h.item_id for h in hit] == ["w2a"]
+    peer.delete(hit)
+    gold = {k: t for k, t in gold_state(WRITES, 4).items() if k != "w2a"}
+    assert compare_state(peer.state(), gold) == (0, 0, 0)
+    peer.close()
+
+
+def test_peers_without_delete_are_named_with_a_reason():
+    from chronobench.systems.forgetting import NOT_RUN, supports_delete
+
+    for name in PEERS:
+        if not missing_modules(name):
+            assert supports_delete(name) or name in NOT_RUN, name
+
+
 @pytest.mark.parametrize("name", ["chronomem", "langgraph_checkpointer", "adk_rewind"])
 def test_rollback_to_empty_version(name, embedding, tmp_path):
     _need(name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -34,7 +35,8 @@ def _samples(folder: Path) -> list[dict]:
 def test_cell_writes_one_line_per_query_with_every_scored_probe(full_cell: Path) -> None:
     qf = QueryFile(full_cell / QUERIES_FILE)
     rows = _samples(full_cell)
-    probes = [r for r in rows if r["kind"] == "probe"]
+    # The final-session questions (once per stream, no rollback) are no query's story.
+    probes = [r for r in rows if r["kind"] == "probe" and r["probe_kind"] != "final_qa"]
     selections = [r for r in rows if r["kind"] == "selection"]
     assert qf.header["run_id"] == full_cell.name
     assert qf.header["cell"]["system"] == "chronomem"
@@ -47,8 +49,7 @@ def test_cell_writes_one_line_per_query_with_every_scored_probe(full_cell: Path)
         line = by_query[r["query_id"]]
         assert line["gold"] == r["gold_version"]
         assert line["request"] == r["request"]
-        if r["probe_kind"] != "final_qa":
-            assert line["chosen"] == r["selected_version"]
+        assert line["chosen"] == r["selected_version"]
     for r in selections:
         part = by_query[r["query_id"]]["selectors"][r["selector"]]
         assert part["chosen"] == r["ranked"][0][0]
@@ -87,7 +88,7 @@ def test_labels_answers_gold_and_versions(full_cell: Path) -> None:
                 assert row["probe"]["answers"][0] in text
             if p["label"] == "forget":
                 assert text.startswith("(abstain")
-    assert labels["keep"] and labels["forget"] and labels["summary"]
+    assert labels["keep"] and labels["forget"] and labels["summary"] and not labels["final"]
 
 
 def test_same_rows_same_bytes(full_cell: Path, tiny_built, tmp_path: Path) -> None:
@@ -181,3 +182,18 @@ def test_publish_copies_the_file(full_cell: Path, tmp_path: Path, copy_run) -> N
     assert published.read_bytes() == (full_cell / QUERIES_FILE).read_bytes()
     with gzip.open(published, "rt") as fh:
         assert json.loads(fh.readline())["type"] == "run"
+
+
+def test_score_rewrites_the_file_from_the_samples(full_cell: Path, tmp_path: Path) -> None:
+    from chronobench.results.per_query import encode, iter_lines
+    from chronobench.runner.scoring import rescore_run
+
+    run = tmp_path / full_cell.name
+    shutil.copytree(full_cell, run)
+    before = (run / QUERIES_FILE).read_bytes()
+    stale = list(iter_lines(run / QUERIES_FILE))
+    line = next(x for x in stale if x.get("probes"))
+    line["probes"][0]["score"] = -1.0  # what a file scored by older code might hold
+    (run / QUERIES_FILE).write_bytes(encode(stale))
+    rescore_run(run)
+    assert (run / QUERIES_FILE).read_bytes() == before

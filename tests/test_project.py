@@ -23,6 +23,8 @@ COMPANIONS = {
     ("task", "repair"): ["dataset=repair_controlled", *_REPAIR_METHOD],
     # The memory-systems track names its system only (experiment/peers.yaml).
     ("task", "peers"): ["~system", "+system.name=chronomem"],
+    # RQ4 (experiment/selective.yaml): LoCoMo turns, a row name only.
+    ("task", "selective"): ["dataset=locomo_turn", "~system", "+system.name=chronomem_selective"],
 }
 
 
@@ -144,6 +146,16 @@ def _instantiate(spec) -> list[str]:
         from chronobench.runner.peers import _system_class
 
         built.append(_system_class(spec.system.name).__name__)
+        return built
+    if spec.task.kind == "selective":
+        from chronobench.runner.selective import _make_row
+        from chronobench.systems.stores import StoreProvider
+
+        stores = StoreProvider(embedder="hash")
+        system, _ = _make_row(spec, SystemContext(params=GenerationParams(), stores=stores), {})
+        built.append(type(system).__name__)
+        system.close()
+        stores.close()
         return built
     assert spec.task.kind == "benchmark", f"no instantiation rule for task.kind={spec.task.kind}"
     assert cell.dataset is not None

@@ -25,6 +25,8 @@ COMPANIONS = {
     ("task", "repair"): ["dataset=repair_controlled", *_REPAIR_SYSTEM],
     # The memory-systems track names its system only (experiment/peers.yaml).
     ("task", "peers"): ["~system", "+system.name=chronomem"],
+    # RQ4 (experiment/selective.yaml): LoCoMo turns, a row name only.
+    ("task", "selective"): ["dataset=locomo_turn", "~system", "+system.name=chronomem_selective"],
 }
 
 
@@ -208,6 +210,8 @@ def test_main_job_stays_the_default_whatever_the_overrides(compose_cells):
 
 
 def test_main_job_lists_every_hand_written_request_set(compose_cells):
+    """Every rollback request set is a main-job cell; the RQ4 selective-undo set is read
+    by every cell of its preset (experiment=selective)."""
     files = sorted((REPO_ROOT / "data_builders" / "user_queries").glob("*.jsonl"))
     assert files
     cells = compose_cells(["experiment=default"])
@@ -216,7 +220,12 @@ def test_main_job_lists_every_hand_written_request_set(compose_cells):
         for cfg, _ in cells
         if cfg["dataset"]["queries_file"]
     }
-    assert {f.name for f in files} <= listed
+    rq4 = {
+        Path(cfg["task"]["params"]["heldout"]).name
+        for cfg, _ in compose_cells(["experiment=selective"])
+    }
+    assert len(rq4) == 1
+    assert {f.name for f in files} <= listed | rq4
 
 
 def test_suite_override_clash_names_the_cell(compose_cells, hydra_ctx):

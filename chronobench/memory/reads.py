@@ -7,7 +7,6 @@ writes. Snapshots are one indexed range query over spans (no log replay).
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from chronobench.memory.itemindex import build as build_item_index
 from chronobench.memory.itemindex import match as match_index
 from chronobench.memory.query import fts_terms
 from chronobench.memory.resolve import rrf
+from chronobench.memory.scope_cache import ScopeCache
 from chronobench.memory.sql import alive, alive_at, visible
 from chronobench.memory.types import (
     EmptyScopeError,
@@ -114,34 +114,21 @@ def snapshot(db: Backend, sc: Scope, version: int | None = None) -> dict[str, st
     return dict(rows)
 
 
-class ItemCache:
+class ItemCache(ScopeCache[list[Any]]):
     """S(HEAD)'s items per scope, their vector matrix once a dense search needs it and
     their lexical index (:class:`~chronobench.memory.itemindex.ItemIndex`) once a
     lexical one does, valid while the scope's ``gen`` holds (every change bumps it): a
     reader asking many questions of one state reads, stacks and indexes S(HEAD) once,
-    not once per question."""
+    not once per question. Entry: ``[gen, rows, matrix, lexical index, (item of span,
+    span ids)]``, the last three filled in as searches need them."""
 
-    def __init__(self) -> None:
-        # scope id -> [gen, rows, matrix, lexical index, (item of span, span ids)]
-        self._by_scope: dict[int, list[Any]] = {}
-        self._lock = threading.Lock()
-
-    def copy(self) -> ItemCache:
-        """A cache sharing the entries, for cloned stores (same gens, same rows)."""
-        other = ItemCache()
-        other._by_scope = {k: list(v) for k, v in self._by_scope.items()}
-        return other
-
-    def drop(self) -> None:
-        """Forget every entry (a redaction: no erased text's vector or tokens stay in
-        memory)."""
-        with self._lock:
-            self._by_scope.clear()
+    def share(self, value: list[Any]) -> list[Any]:
+        """A clone's own entry (same gen, same rows): what it fills in stays its own."""
+        return list(value)
 
     def rows(self, db: Backend, sc: Scope) -> list[Any]:
         """``(span_id, item_id, text)`` of S(HEAD) in span order (caller holds the lock)."""
-        with self._lock:
-            hit = self._by_scope.get(sc.scope_id)
+        hit = self.cached(sc.scope_id)
         if hit is not None and hit[0] == sc.gen:
             return hit[1]
         rows = db.conn.execute(
@@ -150,15 +137,13 @@ class ItemCache:
             f"WHERE s.scope_id = ? AND {alive(db.conn, sc.scope_id)} ORDER BY s.span_id",
             (sc.scope_id,),
         ).fetchall()
-        with self._lock:
-            self._by_scope[sc.scope_id] = [sc.gen, rows, None, None, None]
+        self.store(sc.scope_id, [sc.gen, rows, None, None, None])
         return rows
 
     def spans(self, sc: Scope, rows: list[Any]) -> tuple[dict[int, Any], np.ndarray]:
         """``{span_id: (item_id, text)}`` and the span ids of ``rows`` in row order, kept
         with the rows (a search would otherwise rebuild both per question)."""
-        with self._lock:
-            hit = self._by_scope.get(sc.scope_id)
+        hit = self.cached(sc.scope_id)
         if hit is not None and hit[1] is rows and hit[4] is not None:
             return hit[4]
         got = (
@@ -172,8 +157,7 @@ class ItemCache:
 
     def matrix(self, sc: Scope, rows: list[Any], encoder: StoreEncoder) -> np.ndarray:
         """The vectors of ``rows`` (from the embedding cache), kept with the rows."""
-        with self._lock:
-            hit = self._by_scope.get(sc.scope_id)
+        hit = self.cached(sc.scope_id)
         if hit is not None and hit[1] is rows and hit[2] is not None:
             return hit[2]
         mat = encoder.encode([t for _, _, t in rows]).astype(np.float64)  # dotted in float64
@@ -185,8 +169,7 @@ class ItemCache:
     def index(self, sc: Scope, rows: list[Any]) -> ItemIndex:
         """The lexical index of ``rows``, kept with the rows (rebuilt once a redaction
         emptied the token memo it was built from)."""
-        with self._lock:
-            hit = self._by_scope.get(sc.scope_id)
+        hit = self.cached(sc.scope_id)
         ix = hit[3] if hit is not None and hit[1] is rows else None
         if ix is not None and ix.epoch == text_tokens().epoch:
             return ix

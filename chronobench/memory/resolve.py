@@ -15,7 +15,6 @@ episode's boundary).
 from __future__ import annotations
 
 import heapq
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -28,6 +27,7 @@ from chronobench.memory.backend import Backend
 from chronobench.memory.dense import DenseCache, dense
 from chronobench.memory.dense import _DenseMatrix as _DenseMatrix  # re-exported
 from chronobench.memory.query import content_query, fts_terms, refers_to_episode
+from chronobench.memory.scope_cache import ScopeCache
 from chronobench.memory.sql import visible
 from chronobench.memory.types import Scope
 
@@ -119,25 +119,15 @@ def snap_to_episodes(
     return _snap(ranked, episode_bounds(episodes, intent))
 
 
-class EpisodeCache:
-    """Per scope and label, the episode boundaries of :func:`episode_bounds` for both
-    intents, read in one scan of the visible history and kept until ``gen`` moves."""
-
-    def __init__(self) -> None:
-        self._by_key: dict[tuple[int, str], tuple[int, dict[str, dict[int, int]]]] = {}
-        self._lock = threading.Lock()
-
-    def copy(self) -> EpisodeCache:
-        """A cache sharing the (immutable) maps, for cloned stores."""
-        other = EpisodeCache()
-        other._by_key = dict(self._by_key)
-        return other
+class EpisodeCache(ScopeCache[tuple[int, dict[str, dict[int, int]]]]):
+    """Per scope and label (key ``(scope id, label)``), the episode boundaries of
+    :func:`episode_bounds` for both intents, read in one scan of the visible history and
+    kept until ``gen`` moves."""
 
     def bounds(self, db: Backend, sc: Scope, label: str, intent: str) -> dict[int, int]:
         """Each labelled visible commit's boundary for ``intent`` (do not modify)."""
         key = (sc.scope_id, label)
-        with self._lock:
-            hit = self._by_key.get(key)
+        hit = self.cached(key)
         if hit is None or hit[0] != sc.gen:
             expr, arg = db.json_text("labels", label)
             with db.lock:
@@ -147,15 +137,8 @@ class EpisodeCache:
                     (arg, sc.scope_id),
                 ).fetchall()
             maps = {i: episode_bounds(rows, i) for i in ("undo", "restore_to")}
-            hit = (sc.gen, maps)
-            with self._lock:
-                self._by_key[key] = hit
+            hit = self.store(key, (sc.gen, maps))
         return hit[1]["undo" if intent == "undo" else "restore_to"]
-
-    def drop(self) -> None:
-        """Forget every scope's boundaries."""
-        with self._lock:
-            self._by_key.clear()
 
 
 def _snap(ranked: Sequence[tuple[int, float]], bounds: dict[int, int]) -> list[tuple[int, float]]:

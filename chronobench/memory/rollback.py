@@ -132,15 +132,46 @@ def revert_to(
     embed: Callable[[str], np.ndarray],
 ) -> int:
     """Append a version whose content equals S(target); history grows, nothing is dropped."""
+    diff = state_diff(db.conn, scope_id, target_seq)
+    vid = append_revert(
+        db,
+        scope_id,
+        diff,
+        {"to_version": target_vid},
+        summary=f"revert to version {target_vid}",
+        labels={"reverted_to": target_vid},
+        dense=f"revert: memory restored to version {target_vid}",
+        reason=reason,
+        embed=embed,
+    )
+    audit(db, scope_id, "rollback_revert", {"target": target_vid, "new": vid}, reason)
+    return vid
+
+
+def append_revert(
+    db: Backend,
+    scope_id: int,
+    diff: dict[str, str | None],
+    meta: dict,
+    *,
+    summary: str,
+    labels: dict,
+    dense: str,
+    reason: str,
+    embed: Callable[[str], np.ndarray],
+) -> int:
+    """Append one ``revert`` version that sets each item of ``diff`` to its text (None:
+    absent), with a ``revert`` event per item carrying ``meta``; returns its id. Shared by
+    the revert rollback and the selective revert (:mod:`chronobench.memory.selective`)."""
     conn = db.conn
     head_vid, seq, vid = conn.execute(
         "SELECT head_vid, next_seq, next_vid FROM scopes WHERE scope_id = ?", (scope_id,)
     ).fetchone()
     now = time.time()
-    diff = state_diff(conn, scope_id, target_seq)
+    meta_json = json.dumps(meta)
     bulk = getattr(db, "revert_items", None)  # a backend's set-based path
     if bulk is not None:
-        bulk(scope_id, diff, seq, vid, json.dumps({"to_version": target_vid}), reason, now)
+        bulk(scope_id, diff, seq, vid, meta_json, reason, now)
     else:
         for item_id, text in diff.items():
             set_item(db, scope_id, item_id, text, seq)
@@ -149,27 +180,12 @@ def revert_to(
             "INSERT INTO events (scope_id, version_id, op, item_id, hash, meta, source, "
             "reason, recorded) SELECT ?, ?, 'revert', ?, (SELECT s.hash FROM spans s WHERE "
             f"s.scope_id = ? AND s.item_id = ? AND {live}), ?, 'chronomem', ?, ?",
-            [
-                (scope_id, vid, item, scope_id, item, json.dumps({"to_version": target_vid}),
-                 reason, now)
-                for item in diff
-            ],
-        )  # fmt: skip
-    dense = f"revert: memory restored to version {target_vid}"
+            [(scope_id, vid, item, scope_id, item, meta_json, reason, now) for item in diff],
+        )
     vrow = db.insert(
         "INSERT INTO versions (scope_id, version_id, seq, parent, op, summary, labels, source, "
         "reason, created, descriptor) VALUES (?, ?, ?, ?, 'revert', ?, ?, 'chronomem', ?, ?, ?)",
-        (
-            scope_id,
-            vid,
-            seq,
-            head_vid,
-            f"revert to version {target_vid}",
-            json.dumps({"reverted_to": target_vid}),
-            reason,
-            now,
-            dense,
-        ),
+        (scope_id, vid, seq, head_vid, summary, json.dumps(labels), reason, now, dense),
         "vrow",
     )
     db.index_descriptor(scope_id, vrow, dense + "\nop: revert")
@@ -179,5 +195,4 @@ def revert_to(
         "WHERE scope_id = ?",
         (vid, seq, vid + 1, seq + 1, scope_id),
     )
-    audit(db, scope_id, "rollback_revert", {"target": target_vid, "new": vid}, reason)
     return int(vid)

@@ -28,21 +28,23 @@ from typing import Any
 
 from chronobench.memory import commit as cm
 from chronobench.memory import erasure, integrity, reads
-from chronobench.memory import resolve as rs
 from chronobench.memory import validate as val
 from chronobench.memory.backend import open_backend
+from chronobench.memory.caches import StoreCaches
 from chronobench.memory.embedders import resolve_embedder
 from chronobench.memory.encoder import StoreEncoder
-from chronobench.memory.lexindex import LexicalCache
 from chronobench.memory.store_requests import RequestMethods
+from chronobench.memory.store_selective import SelectiveMethods
 from chronobench.memory.types import SearchHit, UnknownVersionError, VersionRecord
 
 
-class ChronoMem(RequestMethods):
+class ChronoMem(RequestMethods, SelectiveMethods):
     """Versioned memory store; see the module docstring for the design.
 
     Resolution and rollback methods come from
-    :class:`~chronobench.memory.store_requests.RequestMethods`.
+    :class:`~chronobench.memory.store_requests.RequestMethods`, selective undo (revert
+    chosen commits, keep later ones) from
+    :class:`~chronobench.memory.store_selective.SelectiveMethods`.
 
     Args:
         path: SQLite file, ``":memory:"``, or a PostgreSQL URL
@@ -99,10 +101,7 @@ class ChronoMem(RequestMethods):
         self.busy_timeout_ms = busy_timeout_ms
         self.episode_label = episode_label
         self._db = open_backend(self.path, busy_timeout_ms=busy_timeout_ms)
-        self._dense = rs.DenseCache()
-        self._items = reads.ItemCache()
-        self._lexicon = LexicalCache()
-        self._episodes = rs.EpisodeCache()
+        self._caches = StoreCaches()
         self._read_heads = threading.local()
         self._shared_vectors = self._share_embeddings()
 
@@ -166,10 +165,7 @@ class ChronoMem(RequestMethods):
         other._db = self._db.copy(target)
         other.path = other._db.path
         other._shared_vectors = None  # the original's stays attached while it is open
-        other._dense = self._dense.copy()  # same gens, same rows: the matrices stay valid
-        other._items = self._items.copy()
-        other._lexicon = self._lexicon.copy()
-        other._episodes = self._episodes.copy()
+        other._caches = self._caches.copy()  # same gens, same rows: the values stay valid
         other._encoder = self._encoder.copy()
         other._read_heads = threading.local()
         return other
@@ -217,7 +213,7 @@ class ChronoMem(RequestMethods):
             )
         finally:
             if _has_redact(writes):  # as redact(): no cached copy keeps the erased text
-                self._drop_text_caches()
+                self._caches.drop_text()
 
     def record_answer(self, app: str, user: str, text: str, used_items: Iterable[str]) -> int:
         """Store a sent answer and the item contents it relied on; returns its id.
@@ -278,7 +274,15 @@ class ChronoMem(RequestMethods):
             if sc is None or k <= 0:
                 return []
             return reads.search(
-                self._db, sc, query, k, mode, self._encoder, self.depth, self.rrf_k0, self._items
+                self._db,
+                sc,
+                query,
+                k,
+                mode,
+                self._encoder,
+                self.depth,
+                self.rrf_k0,
+                self._caches.items,
             )
 
     def warm_queries(self, queries: Sequence[str]) -> None:
@@ -327,22 +331,20 @@ class ChronoMem(RequestMethods):
         val.no_nul(val.text(reason, "reason", empty=True), "reason")
         val.no_nul(val.text(source, "source", empty=True), "source")
         val.choice(by, "by", ("auto", "id", "text"))
-        caches = (self._encoder, self._dense, self.reranker)
         try:
-            return erasure.redact(self._db, app, user, item_or_text, by, reason, source, *caches)
+            return erasure.redact(
+                self._db, app, user, item_or_text, by, reason, source, self._encoder, self.reranker
+            )
         finally:
-            self._drop_text_caches()
-
-    def _drop_text_caches(self) -> None:
-        """Forget the in-memory copies that may hold an erased text."""
-        self._lexicon.drop()  # its postings hold the erased text's terms
-        self._episodes.drop()
-        self._items.drop()  # S(HEAD)'s cached rows and item vectors may hold the erased text
+            self._caches.drop_text()
 
     def compact(self, app: str, user: str) -> dict[str, int]:
         """Delete the history that truncate rollbacks discarded (hidden rows), under
         ``secure_delete``; returns counts of versions, spans and blobs removed."""
-        return erasure.compact(self._db, app, user)
+        try:
+            return erasure.compact(self._db, app, user)
+        finally:
+            self._caches.drop_text()  # the discarded history's rows and terms go too
 
 
 def _has_redact(writes: Sequence[Any]) -> bool:

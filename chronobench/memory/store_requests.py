@@ -32,9 +32,7 @@ class RequestMethods:
     rrf_k0: int
     reranker: Any
     episode_label: str | None
-    _dense: Any
-    _lexicon: Any
-    _episodes: Any
+    _caches: Any  # a StoreCaches
 
     _read_heads: Any  # a threading.local: the HEAD each thread's last read saw
 
@@ -68,10 +66,10 @@ class RequestMethods:
             self.rrf_k0,
             self.reranker,
             self.episode_label,
-            self._dense,
+            self._caches.dense,
             self._encoder.query_vector,
-            self._lexicon,
-            self._episodes,
+            self._caches.lexicon,
+            self._caches.episodes,
         )
 
     # -- resolution -------------------------------------------------------------------------

@@ -50,6 +50,16 @@ class EmptyScopeError(ChronoMemError):
     """A rollback or resolve on a scope that has no committed version."""
 
 
+class DependentChangesError(ChronoMemError, ValueError):
+    """A selective revert where later commits changed what the reverted commits wrote, and
+    the caller did not choose between keeping the later text and dropping those commits;
+    ``conflicts`` lists them. Nothing was changed."""
+
+    def __init__(self, message: str, conflicts: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.conflicts = list(conflicts or [])
+
+
 class InvalidOpError(ChronoMemError, ValueError):
     """A memory op that is malformed (unknown op name, missing item id or text)."""
 
@@ -145,6 +155,63 @@ class RollbackPlan:
             "mode": self.mode,
             "evidence": dict(self.evidence),
             "head": None if self.head is None else int(self.head),
+        }
+
+
+@dataclass(frozen=True)
+class SelectivePlan:
+    """What a selective revert does (:meth:`ChronoMem.revert_commits`), computed without
+    writing (``new_head`` None) or as applied (``new_head`` the revert version).
+
+    ``versions``: the commits asked for; ``reverted``: those plus their dependents, in
+    history order; ``dependents``: ``{version, why, items}`` (``why``: "derived", a
+    consolidate that merged a reverted item, or "later change" under ``drop``);
+    ``conflicts``: later commits that changed a reverted item, ``{version, items,
+    resolution}`` ("kept" or "dropped"); ``removed``: items that go; ``restored``: items
+    that get an earlier text back (``{item: text}``); ``kept``: items whose later text
+    stays; ``erased_texts``: what ``redact=True`` erases. An NL plan also carries the
+    request, its ``confidence`` and ``evidence`` (``matched``: the commits the request
+    names, with their scores).
+    """
+
+    versions: list[int]
+    reverted: list[int]
+    dependents: list[dict[str, Any]]
+    conflicts: list[dict[str, Any]]
+    removed: list[str]
+    restored: dict[str, str]
+    kept: list[str]
+    with_dependents: str
+    head: int
+    erased_texts: list[str] = field(default_factory=list)
+    new_head: int | None = None
+    query: str | None = None
+    confidence: float = 1.0
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def applied(self, new_head: int) -> SelectivePlan:
+        """This plan, applied: ``new_head`` is the revert version."""
+        from dataclasses import replace
+
+        return replace(self, new_head=int(new_head))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (the erased texts are counted, not quoted)."""
+        return {
+            "versions": list(self.versions),
+            "reverted": list(self.reverted),
+            "dependents": [dict(d) for d in self.dependents],
+            "conflicts": [dict(c) for c in self.conflicts],
+            "removed": list(self.removed),
+            "restored": dict(self.restored),
+            "kept": list(self.kept),
+            "with_dependents": self.with_dependents,
+            "head": int(self.head),
+            "erased_texts": len(self.erased_texts),
+            "new_head": self.new_head,
+            "query": self.query,
+            "confidence": float(self.confidence),
+            "evidence": dict(self.evidence),
         }
 
 

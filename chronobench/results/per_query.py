@@ -3,15 +3,15 @@ the viewer and ``chronobench show``, small enough to publish.
 
 ``samples.jsonl`` holds every sample with the memory shown and the probe's whole record
 (12,322 lines per main-job generation cell); published runs keep only manifest, metrics
-and config. This file keeps, per (system or selector, rollback query): the request,
-intent and source, the version chosen against the gold v* (each with its session
-number, date and a summary, from the file's stream table), the query's RC-QA parts, and
-each *scored* probe (not the whole battery) with the answer, the score the headline
-reads (its question and gold are the stream table's battery items) and its protocol-3
-label
-(:func:`data_builders.battery.label_probes`, docs/protocol.md): ``keep``, ``forget``,
-``answerable``, ``adversarial``, ``conflict``, ``future``, ``summary``, ``final``, and
-its leakage flag.
+and config. This file keeps, per rollback query: the request, intent and
+source, the version the system and each RQ1 selector chose against the gold v* (each
+with its session number, date and a summary, from the file's stream table), the
+query's RC-QA parts, and each *scored* probe (not the whole battery) with the answer,
+the score the headline reads (its question and gold are the stream table's battery
+items), its protocol-3 label (:func:`data_builders.battery.label_probes`,
+docs/protocol.md): ``keep``, ``forget``, ``answerable``, ``adversarial``, ``conflict``,
+``future``, ``summary``, and its leakage flags. The final-session questions (asked once per stream at its last version,
+with no rollback) are no part of a query's story and are left out.
 
 Lines (JSON, sorted keys), in order: one ``{"type": "run", ...}`` header, one
 ``{"type": "stream", ...}`` per stream (its versions' sessions, dates and summaries;
@@ -207,8 +207,11 @@ def query_lines(
                 "scores": {k: _round(v) for k, v in (r.get("scores") or {}).items()},
             }
             continue
-        if r.get("probe_kind") != "final_qa" and "chosen" not in line:
-            # A final probe is asked at the last version: it says nothing of the rollback.
+        if r.get("probe_kind") == "final_qa":
+            # Asked once per stream at its last version, after no rollback: no part of
+            # this query's story (its row only names the query that carried it).
+            continue
+        if "chosen" not in line:
             line["chosen"] = r.get("selected_version")
             line["candidates"] = [list(x) for x in (r.get("candidates") or [])[:3]]
         probe = r.get("probe") or {}
@@ -304,6 +307,20 @@ def write_query_file(
     header = {"type": "run", "schema": SCHEMA, "run_id": run_id, "cell": dict(cell)}
     streams = stream_lines(versions, queries, items)
     return atomic_write_bytes(path, encode([header, *streams, *queries]))
+
+
+def rewrite_query_file(
+    run_dir: Path, rows: Iterable[Mapping[str, Any]], known: Mapping[str, Iterable[str]] | None
+) -> Path | None:
+    """Rewrite a run's per-query file from re-scored ``rows`` (``chronobench score``),
+    keeping its header and version table (rescoring changes no version); None when the
+    run has none."""
+    path = Path(run_dir) / QUERIES_FILE
+    if not path.is_file():
+        return None
+    old = QueryFile(path)
+    cell = old.header.get("cell") or {}
+    return write_query_file(run_dir, str(old.header.get("run_id")), cell, rows, old.streams, known)
 
 
 def iter_lines(path: Path) -> Iterator[dict[str, Any]]:

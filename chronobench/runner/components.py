@@ -63,6 +63,8 @@ TASKS = Registry(
         "repair": "chronobench.repair.run:run_repair_cell",
         # Issue 16's memory-systems track (peer adapters and ChronoMem, one interface).
         "peers": "chronobench.runner.peers:run_peers_cell",
+        # Issue 27's RQ4, selective forgetting (rows of chronobench/systems/forgetting.py).
+        "selective": "chronobench.runner.selective:run_selective_cell",
     },
 )
 

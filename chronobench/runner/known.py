@@ -87,8 +87,10 @@ def _compute(
     system = entry.load()(SystemContext(params=params, stores=stores), **options)
     out: dict[str, list[str]] = {}
     try:
-        label = "known set: reference reader"
-        for stream in progress.items(streams, label=label, enabled=bool(spec.progress)):
+        shown = progress.items(
+            streams, label="known set: streams", enabled=bool(getattr(spec, "progress", True))
+        )
+        for stream in shown:
             probes = finals.get(stream.stream_id, [])
             if not probes:
                 out[stream.stream_id] = []

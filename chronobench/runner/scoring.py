@@ -48,4 +48,7 @@ def rescore_run(run_dir: Path, *, write_samples: bool = False) -> dict:
         # An older schema kept these in the manifest, which is now rewritten without them.
         atomic_write_json(run_dir / VOLATILE_FILE, run.volatile.model_dump(mode="json"))
     atomic_write_json(run_dir / "manifest.json", manifest.model_dump(mode="json"))
+    from chronobench.results.per_query import rewrite_query_file
+
+    rewrite_query_file(run_dir, [r.to_row() for r in records], read_known(run_dir))
     return metrics

@@ -32,6 +32,8 @@ class Pending:
     mode: str
     request: str
     created: float
+    versions: tuple[int, ...] = ()  # a selective forget's commits (mode "selective")
+    with_dependents: str = ""
 
 
 class PreviewBook:

@@ -1,13 +1,16 @@
 """ADK tools over a :class:`ChronoMemMemoryService`: search, history, and a two-step undo.
 
-``memory_tools(service)`` returns four ``FunctionTool`` objects for an ``LlmAgent``:
+``memory_tools(service)`` returns six ``FunctionTool`` objects for an ``LlmAgent``:
 
 - ``search_memory(query)``: memories at HEAD;
 - ``list_memory_versions()``: the recent history, oldest first;
 - ``preview_memory_undo(request)``: what a plain-words undo would restore and undo,
   plus a token; nothing changes;
 - ``confirm_memory_undo(token)``: applies exactly the previewed rollback, and only if
-  memory has not changed since the preview.
+  memory has not changed since the preview;
+- ``preview_memory_forget(request)`` / ``confirm_memory_forget(token)``: the same two
+  steps for a selective undo, which forgets only the writes the request names and keeps
+  everything said after them (:mod:`~chronobench.integrations.adk.forget_tools`).
 
 An agent therefore never discards state on one ambiguous call: the model must show
 the user the preview and echo the token after they agree. Tools return dicts with a
@@ -130,6 +133,8 @@ def memory_tools(service: Any, *, mode: str = "revert", max_versions: int = 20) 
         app, user = _quiet_scope(service, tool_context)
         try:
             pending = service.previews.take(app, user, token)
+            if pending.mode == "selective":
+                raise ValueError("this token is a forget preview's; use confirm_memory_forget")
             report = await asyncio.to_thread(
                 service.restore_sync, app, user, pending.version, pending.mode, pending.head
             )
@@ -143,9 +148,13 @@ def memory_tools(service: Any, *, mode: str = "revert", max_versions: int = 20) 
             "undone_count": len(report.discarded),
         }
 
+    from chronobench.integrations.adk.forget_tools import forget_tools
+
+    forget = forget_tools(service, lambda ctx: _quiet_scope(service, ctx))
     return [
         FunctionTool(search_memory),
         FunctionTool(list_memory_versions),
         FunctionTool(preview_memory_undo),
         FunctionTool(confirm_memory_undo),
+        *(FunctionTool(f) for f in forget),
     ]

@@ -54,6 +54,7 @@ class Memory:
     text: str
     version: int | None
     score: float = 0.0
+    memory_id: str | None = None  # the peer's own id for it, where it has one (Mem0)
 
 
 @dataclass
@@ -85,6 +86,10 @@ class PeerMemory(Protocol):
     def storage_bytes(self) -> int: ...
 
     def close(self) -> None: ...
+
+    # Optional (RQ4, selective forgetting): ``delete(memories)`` removes the given memories
+    # (as returned by ``search``) through the peer's own API. A peer without it shows "not
+    # supported" in the RQ4 table; plug-in peers need not have it.
 
 
 def peer_writes(stream: Stream | Sequence[Any]) -> list[PeerWrite]:

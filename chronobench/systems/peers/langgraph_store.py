@@ -119,6 +119,13 @@ class LangGraphStorePeer:
             {"deleted": len(doomed)},
         )
 
+    def delete(self, memories: list[Memory]) -> None:
+        """The store's own delete (``store.delete(namespace, key)``), by item key: the
+        optional forget method of the peer interface (RQ4)."""
+        for m in memories:
+            if m.item_id is not None:
+                self.store.delete(NAMESPACE, m.item_id)
+
     def storage_bytes(self) -> int:
         return folder_bytes(self.workdir)
 

@@ -132,7 +132,8 @@ class Mem0Peer:
     def _memory(row: dict[str, Any], score: float = 0.0) -> Memory:
         meta = row.get("metadata") or {}
         version = meta.get(VERSION_KEY)
-        return Memory(meta.get(ITEM_KEY), row["memory"], int(version) if version else None, score)
+        version = int(version) if version else None
+        return Memory(meta.get(ITEM_KEY), row["memory"], version, score, row.get("id"))
 
     def state(self) -> list[Memory]:
         rows = self.memory.get_all(filters={"user_id": USER}, top_k=_ALL)["results"]
@@ -142,6 +143,13 @@ class Mem0Peer:
     def search(self, query: str, k: int) -> list[Memory]:
         rows = self.memory.search(query, filters={"user_id": USER}, top_k=k, threshold=0.0)
         return [self._memory(r, float(r.get("score") or 0.0)) for r in rows["results"]]
+
+    def delete(self, memories: list[Memory]) -> None:
+        """Mem0's own ``Memory.delete(memory_id)`` for each memory its search returned
+        (the optional forget method of the peer interface, RQ4)."""
+        for m in memories:
+            if m.memory_id is not None and self.memory.vector_store.get(vector_id=m.memory_id):
+                self.memory.delete(m.memory_id)
 
     def history_rows(self) -> int:
         """Rows in Mem0's history table (it only grows)."""

@@ -1,0 +1,128 @@
+"""The leaderboard's RQ4 section (selective forgetting, issue 27): runs of ``task=selective``.
+
+One row per RQ4 row (ChronoMem's policies, the oracle, the floors, the peers with a
+delete), the newest published run of each; then the peers without a delete, and why.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+_LABELS = {
+    "chronomem_selective": "ChronoMem selective undo (plan_selective_undo + revert_commits)",
+    "chronomem_truncate": "ChronoMem truncate (today's NL rollback)",
+    "oracle_gold_turns": "oracle: the gold turns reverted",
+    "floor_no_rollback": "floor: no rollback",
+    "floor_truncate_anchor": "floor: truncate at the anchor (oracle position)",
+    "floor_top_hit": "floor: delete the top search hit only",
+    "floor_random_turns": "floor: random turns, as many as the gold (request-blind; oracle size)",
+    "floor_question_turns": "floor: the turns of 60% of the questions (reads the questions, not the request)",
+}
+_ORDER = list(_LABELS)
+
+
+def _label(name: str) -> str:
+    if name in _LABELS:
+        return _LABELS[name]
+    from chronobench.systems.peers import peer_spec
+
+    try:
+        return f"{peer_spec(name).label or name}: own search, delete top hit"
+    except KeyError:
+        return name
+
+
+def _ci(block: dict[str, Any] | None) -> str:
+    if not block or block.get("mean") is None:
+        return "–"
+    return f"{100 * block['mean']:.1f} [{100 * block['ci_low']:.1f}, {100 * block['ci_high']:.1f}]"
+
+
+def _pct(block: dict[str, Any] | None) -> str:
+    return "–" if not block or block.get("mean") is None else f"{100 * block['mean']:.1f}"
+
+
+def selective_section(runs: list[Any]) -> tuple[str, list[str]]:
+    """Markdown of the RQ4 table and the run ids it names."""
+    from chronobench.systems.forgetting import NOT_RUN
+
+    newest: dict[str, Any] = {}
+    for r in runs:
+        name = (r.metrics.get("rq4") or {}).get("row")  # the row (its run records no system)
+        if name and (name not in newest or r.finished_at >= newest[name].finished_at):
+            newest[name] = r
+    if not newest:
+        return "", []
+    names = sorted(newest, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
+    header = [
+        "row",
+        "held-out HM",
+        "forget",
+        "leakage",
+        "keep after",
+        "keep other",
+        "turn P",
+        "turn R",
+        "templates HM",
+        "n (held-out / templates)",
+    ]
+    rows = []
+    for name in names:
+        q = newest[name].metrics.get("rq4") or {}
+        u, t = q.get("user") or {}, q.get("template") or {}
+        rows.append(
+            [
+                _label(name),
+                _ci(u.get("headline")),
+                _pct(u.get("forget")),
+                _pct(u.get("leakage")),
+                _pct(u.get("keep_after")),
+                _pct(u.get("keep_other")),
+                _pct(u.get("precision")),
+                _pct(u.get("recall")),
+                _ci(t.get("headline")),
+                f"{u.get('anchors', 0)} / {t.get('anchors', 0)}",
+            ]
+        )
+    first = newest[names[0]].metrics.get("rq4") or {}
+    dropped = first.get("dropped") or {}
+    intro = (
+        '"Forget what I said about X", keep everything said after it '
+        "(`python -m chronobench run experiment=selective`; docs/metrics.md, RQ4). LoCoMo "
+        "turn streams, all 10 conversations; an anchor is an observation's evidence turns, "
+        "its gold the last version minus them. Held-out: the hand-written requests "
+        "(data_builders/user_queries/locomo_forget_heldout.jsonl); templates: 8 per "
+        "conversation. HM (the headline, x100 [95% cluster-bootstrap CI over "
+        "conversations]) = per-anchor harmonic mean of keep after (questions whose "
+        "evidence lies after the anchor, answered) and forget (1 - leakage: questions whose "
+        "evidence lies in the anchor's turns, answered anyway); keep other = the remaining "
+        "questions; turn P/R = the removed writes against the gold turns (P = 0 when "
+        "nothing is removed). Only questions the known set's reference reader answers at the "
+        "last version count. Anchors dropped: "
+        + ", ".join(f"{k} {v}" for k, v in dropped.items())
+        + " (template counts: candidates passed over)."
+    )
+    lines = [
+        "## RQ4: selective forgetting (LoCoMo turn granularity, extractive reader)",
+        "",
+        *textwrap.wrap(intro, width=88, break_on_hyphens=False),
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+        *("| " + " | ".join(r) + " |" for r in rows),
+        "",
+        "Peers without a row: "
+        + "; ".join(f"{_peer(n)}: {why}" for n, why in NOT_RUN.items() if n not in newest)
+        + ".",
+        "",
+    ]
+    ids = [newest[n].run_id for n in names]
+    lines += ["Runs: " + ", ".join(f"`{i}`" for i in ids), ""]
+    return "\n".join(lines), ids
+
+
+def _peer(name: str) -> str:
+    from chronobench.systems.peers import peer_spec
+
+    return peer_spec(name).label or name

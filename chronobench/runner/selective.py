@@ -1,0 +1,268 @@
+"""The RQ4 cell runner (``task=selective``, issue 27; docs/metrics.md "RQ4").
+
+One cell is one row (``system.name``: a ChronoMem policy of
+:data:`chronobench.systems.forgetting.POLICIES`, or a peer of
+:data:`chronobench.systems.peers.PEERS` that has a delete) on LoCoMo turn streams. Each
+stream is written once; then per anchor (:mod:`data_builders.selective`) a session on a
+copy gets the request text, forgets its way, and is asked the stream's questions (the
+same list for every request of the stream: its battery items with a gold answer at the
+last version that the known set's reference reader answers there). The scorer labels the
+questions per anchor (forget, keep after, keep other), sends only the scored ones to the
+reader, and compares what the row removed (write ids no longer in its state) with the
+gold turns. ``metrics.json`` holds, per request source (``user``: the hand-written
+held-out set; ``template``) and over both, the mean and 95% cluster-bootstrap interval of
+the headline (per-anchor harmonic mean of keep-after and forget), forget, leakage, keep
+after, keep other, turn precision and recall, and the anchors dropped and why.
+``samples.jsonl`` holds one row per anchor (``kind: rq4``). A cell always runs from
+scratch (minutes); ``chronobench score`` does not re-score these rows.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from chronobench.errors import ConfigError
+
+_TASK_PARAMS: dict[str, Any] = {
+    "streams": None,  # first N conversations (null: all 10)
+    "anchors_per_stream": 8,  # template anchors per stream
+    "heldout": "data_builders/user_queries/locomo_forget_heldout.jsonl",
+    "delete_hits": 1,  # peers: how many of their own search hits one request deletes
+}
+READER = "extractive"
+METRICS = ("headline", "forget", "leakage", "keep_after", "keep_other", "precision", "recall")
+
+
+def _params(spec: Any) -> dict[str, Any]:
+    return {**_TASK_PARAMS, **spec.task.params}
+
+
+def row_names() -> list[str]:
+    from chronobench.systems.forgetting import POLICIES
+    from chronobench.systems.peers import PEERS
+
+    return [*POLICIES, *PEERS]
+
+
+def check_spec(spec: Any) -> None:
+    """Reject a cell this runner would not read (dataset, row, reader, params)."""
+    d = spec.dataset
+    if d.name != "locomo" or d.granularity != "turn":
+        raise ConfigError(
+            f"task.kind=selective runs on dataset=locomo_turn, got {d.name}-{d.granularity}"
+        )
+    if spec.system.name not in row_names():
+        raise ConfigError(
+            f"system.name={spec.system.name!r}: RQ4 rows are {', '.join(row_names())}"
+        )
+    if spec.backbone.name != READER:
+        raise ConfigError(
+            f"backbone={spec.backbone.name!r}: RQ4 compares rows through backbone={READER}"
+        )
+    for key in spec.task.params:
+        if key not in _TASK_PARAMS:
+            raise ConfigError(
+                f"task.params.{key}: unknown; the selective task reads {sorted(_TASK_PARAMS)}"
+            )
+    from chronobench.systems.peers import PEERS
+
+    if spec.system.name in PEERS:
+        from chronobench.systems.forgetting import supports_delete
+
+        if not supports_delete(spec.system.name):
+            raise ConfigError(
+                f"system.name={spec.system.name!r}: this peer's API has no delete the adapter "
+                "exposes (shown as 'not supported' in the RQ4 table); nothing to run"
+            )
+
+
+def _make_row(spec: Any, ctx: Any, p: dict[str, Any]) -> tuple[Any, bool]:
+    """The row's system, and whether its sessions come through the oracle channel."""
+    from chronobench.systems.forgetting import (
+        POLICIES,
+        ChronoMemForgetSystem,
+        PeerForgetSession,
+    )
+    from chronobench.systems.peers.system import PeerSystem
+
+    name = spec.system.name
+    if name in POLICIES:
+        policy, oracle = POLICIES[name]
+        return ChronoMemForgetSystem(ctx, policy, name), oracle
+    system = type(f"PeerSystem[{name}]", (PeerSystem,), {"peer": name, "name": name})(ctx)
+    system.open_forget = lambda: PeerForgetSession(system, int(p["delete_hits"]))
+    return system, False
+
+
+def _hm(a: float, b: float) -> float:
+    return 0.0 if a + b <= 0 else 2 * a * b / (a + b)
+
+
+def _heldout_path(value: str) -> Path:
+    from chronobench.paths import resolve_shipped
+
+    return Path(resolve_shipped(value) or value)
+
+
+def run_selective_cell(cell: Any) -> Path:
+    """Run one RQ4 row (from scratch); returns its run folder."""
+    from chronobench.hashing import file_sha256, sha256_text
+    from chronobench.metrics.bootstrap import summarise
+    from chronobench.protocols import Question, public_writes
+    from chronobench.runner.cell import data_info, prepare_run_dir, write_results
+    from chronobench.runner.datasets import load_run_data
+    from chronobench.runner.known import reference_known, write_known
+    from chronobench.runner.params import generation_params
+    from chronobench.spec import run_id
+    from chronobench.systems import SystemContext
+    from chronobench.systems.stores import StoreProvider
+    from data_builders import selective as rq4
+    from data_builders.locomo.source import load_locomo, resolve_locomo_source
+
+    spec = cell.spec
+    p = _params(spec)
+    t0 = time.perf_counter()
+    backbone = cell.build_backbone()
+    data = load_run_data(spec.dataset, Path(spec.paths.data_dir))
+    if p["streams"]:
+        data.streams = data.streams[: int(p["streams"])]
+    known, known_sha = reference_known(spec, data, backbone)
+    records = {r["sample_id"]: r for r in load_locomo(resolve_locomo_source(spec.dataset.source))}
+    heldout_path = _heldout_path(str(p["heldout"]))
+    heldout = rq4.read_heldout(heldout_path)
+    bench = rq4.build(
+        data.streams, data.queries_by_stream(), records, heldout, known,
+        per_stream=int(p["anchors_per_stream"]), seed=int(spec.seed),
+    )  # fmt: skip
+    inputs = sha256_text(json.dumps([file_sha256(heldout_path), rq4.TEMPLATES]))
+    rid = run_id(spec, data.manifest_sha256, inputs)
+    run_dir = prepare_run_dir(spec, rid)
+    write_known(run_dir, known, known_sha)
+    params = generation_params(spec)
+    stores = StoreProvider(embedder=spec.embedder.model_dump(), cache_dir=spec.paths.cache_dir)
+    system, oracle = _make_row(spec, SystemContext(params=params, stores=stores), p)
+    rows: list[dict[str, Any]] = []
+    dropped: Counter[str] = Counter()
+    t1 = time.perf_counter()
+    try:
+        for fs in bench:
+            dropped.update(fs.dropped)
+            probes = fs.probes
+            questions = [Question(f"q{i + 1}", q.question) for i, q in enumerate(probes)]
+            writes = public_writes(fs.stream)
+            every = {int(w.write_id) for w in writes}
+            system.ingest(writes)
+            if hasattr(system, "see_questions"):
+                system.see_questions([q.text for q in questions])
+            for a in fs.anchors:
+                lab = rq4.label(probes, a.gold)
+                rows.append(_one(system, oracle, a, lab, probes, questions, every, backbone))
+    finally:
+        system.close()
+        stores.close()
+    metrics = _metrics(rows, dropped, int(spec.seed), summarise)
+    metrics["rq4"]["row"] = spec.system.name
+    metrics["rq4"]["delete_hits"] = int(p["delete_hits"])
+    metrics["rq4"]["streams"] = len(bench)
+    samples = run_dir / "samples.jsonl"
+    tmp = samples.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
+    tmp.replace(samples)
+    timings = {"load_data_s": round(t1 - t0, 3), "total_s": round(time.perf_counter() - t0, 3)}
+    write_results(
+        run_dir, spec, rid, metrics=metrics, k=int(spec.task.k), dataset=data_info(data),
+        rows=rows, timings=timings, known_sha256=known_sha,
+        backbone_stats=dict(getattr(backbone, "stats", {}) or {}),
+    )  # fmt: skip
+    h = metrics["rq4"]["user"]["headline"]
+    print(
+        f"  {spec.system.name}: RQ4 held-out {100 * (h['mean'] or 0):.1f} "
+        f"(n={h['n']}), all {100 * (metrics['rq4']['all']['headline']['mean'] or 0):.1f}, "
+        f"dropped {dict(dropped)}, {timings['total_s']:.0f} s"
+    )
+    return run_dir
+
+
+def _one(
+    system: Any,
+    oracle: bool,
+    a: Any,
+    lab: dict[str, list[Any]],
+    probes: list[Any],
+    questions: list[Any],
+    every: set[int],
+    backbone: Any,
+) -> dict[str, Any]:
+    """One anchor: forget, ask, score (the gold stays on this side)."""
+    from chronobench.metrics import score_probe
+
+    if oracle:
+        session = system.open_oracle_session(a.gold)
+    elif hasattr(system, "open_forget"):
+        session = system.open_forget()
+    else:
+        session = system.open_session()
+    try:
+        meta = session.forget(a.request)
+        replies = {r.question_id: r for r in session.ask(questions)}
+        removed = every - session.remaining()
+    finally:
+        session.close()
+    qid = {id(q): f"q{i + 1}" for i, q in enumerate(probes)}
+    scored = [q for kind in ("forget", "keep_after", "keep_other") for q in lab[kind]]
+    need = [replies[qid[id(q)]] for q in scored]
+    texts = iter(backbone.generate([r.request for r in need if r.answer is None]) or [])
+    answers = {
+        id(q): (r.answer if r.answer is not None else next(texts).text)
+        for q, r in zip(scored, need, strict=True)
+    }
+    right = {id(q): score_probe(q, answers[id(q)]).get("final_correct", 0.0) for q in scored}
+
+    def mean(kind: str) -> float | None:
+        got = [right[id(q)] for q in lab[kind]]
+        return sum(got) / len(got) if got else None
+
+    forget = 1.0 - (mean("forget") or 0.0)
+    keep_after = mean("keep_after")
+    hit = len(removed & a.gold)
+    return {
+        "kind": "rq4",
+        "anchor": a.anchor_id,
+        "stream": a.stream_id,
+        "source": a.source,
+        "request": a.request,
+        "gold": sorted(a.gold),
+        "removed": sorted(removed)[:50],
+        "n_removed": len(removed),
+        "forget": forget,
+        "leakage": 1.0 - forget,
+        "keep_after": keep_after,
+        "keep_other": mean("keep_other"),
+        "headline": None if keep_after is None else _hm(keep_after, forget),
+        "precision": hit / len(removed) if removed else 0.0,
+        "recall": hit / len(a.gold),
+        "n_forget": len(lab["forget"]),
+        "n_keep_after": len(lab["keep_after"]),
+        "meta": {
+            k: v for k, v in meta.items() if k in ("refused", "restored", "intent", "deleted")
+        },
+    }
+
+
+def _metrics(
+    rows: list[dict[str, Any]], dropped: Counter[str], seed: int, summarise: Any
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"rq4": {"dropped": dict(sorted(dropped.items()))}}
+    for source in ("user", "template", "all"):
+        mine = [r for r in rows if source == "all" or r["source"] == source]
+        block: dict[str, Any] = {"anchors": len(mine)}
+        for m in METRICS:
+            vals = [(r[m], r["stream"]) for r in mine if r[m] is not None]
+            block[m] = summarise([v for v, _ in vals], seed, clusters=[c for _, c in vals])
+        block["no_keep_after"] = sum(1 for r in mine if r["keep_after"] is None)
+        out["rq4"][source] = block
+    return out

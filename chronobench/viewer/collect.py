@@ -1,0 +1,145 @@
+"""The runs the viewer shows, and the groups that keep them apart.
+
+Runs are read from ``<results>/published/`` and ``<results>/runs/`` (a local run wins
+over its published copy, as for the leaderboard). A :class:`Build` is every run on one
+source file (its sha256; a repair run: its case set): the tiny test fixture and the
+real LoCoMo are different builds, each its own section of the site, and no chart or
+table mixes two. Inside a build, runs on different built datasets (another granularity,
+other build parameters, a subset) are kept apart by ``data_build`` (the built dataset's
+manifest sha256) and by their number of requests.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chronobench.results.per_query import QUERIES_FILE
+
+PUBLISHED = "published"
+LOCAL = "runs"
+
+
+@dataclass
+class ViewRun:
+    """One finished run as the viewer shows it."""
+
+    run_id: str
+    folder: Path
+    where: str  # "published" or "local"
+    kind: str  # "selection", "generation", "peers", "repair", or the task kind
+    dataset: str
+    granularity: str
+    queries: str
+    build: str  # the source file's sha256, short (a repair run: its case set's)
+    data_build: str  # the built dataset's manifest sha256, short
+    fixture: bool
+    source: str  # the dataset's source file, or "" (the default download)
+    system: str | None
+    backbone: str | None
+    params: dict[str, Any]
+    metrics: dict[str, Any]
+    n_queries: int | None = None
+
+    @property
+    def query_file(self) -> Path | None:
+        path = self.folder / QUERIES_FILE
+        return path if path.is_file() else None
+
+
+@dataclass
+class Build:
+    """Runs on one built dataset (see the module)."""
+
+    key: str
+    dataset: str
+    fixture: bool
+    source: str
+    runs: list[ViewRun] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        if self.dataset.startswith("repair"):
+            return f"repair cases (build {self.key})"
+        where = Path(self.source).name if self.source else "full download"
+        text = f"{self.dataset} ({where}, source {self.key})"
+        return f"{text}: test fixture, not a result" if self.fixture else text
+
+    @property
+    def slug(self) -> str:
+        return f"{self.dataset}-{self.key}"
+
+
+def _kind(spec: dict[str, Any]) -> str:
+    task = spec.get("task") or {}
+    kind = str(task.get("kind") or "benchmark")
+    if kind != "benchmark":
+        return kind
+    return "selection" if task.get("selection") and not task.get("generates") else "generation"
+
+
+def _read(folder: Path, where: str) -> ViewRun | None:
+    try:
+        man = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        met = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    spec = man.get("spec") or {}
+    task = spec.get("task") or {}
+    d = spec.get("dataset") or {}
+    ds = man.get("dataset") or {}
+    generates = bool(task.get("qa") or task.get("summary")) or task.get("kind") not in (
+        None,
+        "benchmark",
+    )
+    kind = _kind({**spec, "task": {**task, "generates": generates}})
+    qfile = d.get("queries_file")
+    return ViewRun(
+        run_id=str(man.get("run_id") or folder.name),
+        folder=folder,
+        where=where,
+        kind=kind,
+        dataset=str(d.get("name") or "?"),
+        granularity=str(d.get("granularity") or "?"),
+        queries=Path(qfile).stem if qfile else "built",
+        build=str(ds.get("source_sha256") or ds.get("manifest_sha256") or "")[:8] or "?",
+        data_build=str(ds.get("manifest_sha256") or "")[:8] or "?",
+        fixture=bool(d.get("fixture")),
+        source=str(d.get("source") or ""),
+        system=(spec.get("system") or {}).get("name") if kind != "selection" else None,
+        backbone=(spec.get("backbone") or {}).get("name") if kind != "selection" else None,
+        params=dict(task.get("params") or {}),
+        metrics=dict(met.get("metrics") or {}),
+        n_queries=ds.get("n_queries"),
+    )
+
+
+def collect(results_dir: Path) -> list[ViewRun]:
+    """Every finished run under ``results_dir`` (published, then local: local wins)."""
+    results_dir = Path(results_dir)
+    by_id: dict[str, ViewRun] = {}
+    for where, sub in (("published", PUBLISHED), ("local", LOCAL)):
+        for folder in sorted((results_dir / sub).glob("*")):
+            if (folder / "manifest.json").is_file() and (folder / "metrics.json").is_file():
+                run = _read(folder, where)
+                if run is not None:
+                    by_id[run.run_id] = run
+    return sorted(by_id.values(), key=lambda r: r.run_id)
+
+
+def builds(runs: list[ViewRun]) -> list[Build]:
+    """Runs by build: real data first (published before local-only), fixtures last."""
+    out: dict[str, Build] = {}
+    for r in runs:
+        b = out.setdefault(r.build, Build(r.build, r.dataset, r.fixture, r.source))
+        b.runs.append(r)
+        if not r.dataset.startswith("repair") and b.dataset.startswith("repair"):
+            b.dataset = r.dataset
+
+    def order(b: Build) -> tuple[bool, bool, bool, int, str]:
+        published = any(r.where == "published" for r in b.runs)
+        return (b.fixture, b.dataset.startswith("repair"), not published, -len(b.runs), b.key)
+
+    return sorted(out.values(), key=order)

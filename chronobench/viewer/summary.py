@@ -1,0 +1,295 @@
+"""The first page's figures, per build: one table of the headlines (RQ1 R@1, RQ2
+RC-QA, RQ3 session coverage, the memory systems, repair recovery) with their 95% CIs and
+the best floor beside each, and the data of the plots.
+
+Figures are read from each run's ``metrics.json`` as the leaderboard reads them; labels,
+order and which rows are floors come from the registries (a system whose label starts
+with "floor:" is a floor; a repair method named ``text_floor*`` is one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from chronobench.viewer.collect import Build, ViewRun
+
+#: The RQ1 headline's request set (the leaderboard's), then what to fall back on.
+RQ1_SETS = ("locomo_v3_heldout", "built")
+
+
+@dataclass(frozen=True)
+class Stat:
+    """A figure x100 with its 95% interval and counts (from a metrics entry)."""
+
+    mean: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int | None = None
+
+    @classmethod
+    def of(cls, entry: dict[str, Any] | None, scale: float = 100.0) -> Stat | None:
+        if not entry or entry.get("mean") is None:
+            return None
+
+        def s(k: str) -> float | None:
+            return None if entry.get(k) is None else scale * float(entry[k])
+
+        return cls(s("mean"), s("ci_low"), s("ci_high"), entry.get("n"))
+
+    def text(self) -> str:
+        if self.mean is None:
+            return "–"
+        if self.low is None or self.high is None:
+            return f"{self.mean:.1f}"
+        return f"{self.mean:.1f} [{self.low:.1f}, {self.high:.1f}]"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the summary table."""
+
+    section: str
+    label: str
+    stat: Stat | None
+    floor: tuple[str, Stat] | None = None
+    run_id: str | None = None
+    is_floor: bool = False
+
+
+def _systems() -> Any:
+    from chronobench.systems.registry import SYSTEMS
+
+    return SYSTEMS
+
+
+def _selectors() -> Any:
+    from chronobench.selectors import SELECTORS
+
+    return SELECTORS
+
+
+def system_label(name: str) -> str:
+    try:
+        return _systems().label(name)
+    except (KeyError, ValueError):
+        return name
+
+
+def selector_label(name: str) -> str:
+    try:
+        return _selectors().label(name)
+    except (KeyError, ValueError):
+        return name
+
+
+def is_floor(name: str) -> bool:
+    return system_label(name).startswith("floor:")
+
+
+def _newest(runs: Iterable[ViewRun]) -> list[ViewRun]:
+    # Published runs are the board's; a local run of the same cell replaces its copy.
+    return sorted(runs, key=lambda r: (r.where == "local", r.run_id))
+
+
+def selection_sets(build: Build) -> dict[tuple[str, str], dict[str, Any]]:
+    """``{(request set, granularity): {selector: its selection metrics}}``, from the runs
+    with the most requests of each (a subset run never mixes with the full one)."""
+    runs = [r for r in _newest(build.runs) if r.kind in ("selection", "generation")]
+    runs = [r for r in runs if r.metrics.get("selection")]
+    most: dict[tuple[str, str], tuple[int, str]] = {}
+    for r in runs:
+        key, size = (r.queries, r.granularity), (r.n_queries or 0, r.data_build)
+        most[key] = max(most.get(key, size), size)
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in runs:
+        key = (r.queries, r.granularity)
+        if (r.n_queries or 0, r.data_build) == most[key]:
+            out.setdefault(key, {}).update(r.metrics["selection"])
+    return out
+
+
+def generation_runs(build: Build) -> dict[str, ViewRun]:
+    """The main request set's generation runs, one per system: session granularity and
+    built requests when there are such runs, else the largest group there is."""
+    runs = [r for r in build.runs if r.kind == "generation" and r.system]
+    if not runs:
+        return {}
+    keys = {(r.granularity, r.queries, r.n_queries) for r in runs}
+    best = max(keys, key=lambda k: (k[0] == "session", k[1] == "built", k[2] or 0, k[0], k[1]))
+    picked = [r for r in runs if (r.granularity, r.queries, r.n_queries) == best]
+    return {str(r.system): r for r in _newest(picked)}
+
+
+def _ordered_systems(names: Iterable[str]) -> list[str]:
+    try:
+        return _systems().ordered(names)
+    except (KeyError, ValueError):
+        return sorted(names)
+
+
+def _probe_rows(build: Build, section: str, metric: str) -> list[Row]:
+    runs = generation_runs(build)
+    stats = {
+        s: Stat.of(((r.metrics.get("probes") or {}).get("all") or {}).get(metric))
+        for s, r in runs.items()
+    }
+    floors = [(s, st) for s, st in stats.items() if is_floor(s) and st and st.mean is not None]
+    best = max(floors, key=lambda x: x[1].mean or 0.0) if floors else None
+    floor = (system_label(best[0]), best[1]) if best else None
+    rows = []
+    for s in _ordered_systems(stats):
+        if stats[s] is None:
+            continue
+        rows.append(
+            Row(
+                section,
+                system_label(s),
+                stats[s],
+                None if is_floor(s) else floor,
+                runs[s].run_id,
+                is_floor(s),
+            )
+        )
+    return rows
+
+
+def _rq1_rows(build: Build) -> list[Row]:
+    sets = selection_sets(build)
+    for name in RQ1_SETS:
+        grans = sorted(g for q, g in sets if q == name)
+        if grans:
+            break
+    else:
+        if not sets:
+            return []
+        name = sorted(sets)[0][0]
+        grans = sorted(g for q, g in sets if q == name)
+    rows = []
+    for g in sorted(grans, key=lambda g: (g != "session", g)):
+        sel = sets[(name, g)]
+        for s in _selectors().ordered(sel) if sel else []:
+            st = Stat.of(((sel[s] or {}).get("all") or {}).get("recall_at_1"))
+            rows.append(Row(f"RQ1 R@1 ({name}, {g})", selector_label(s), st))
+    return rows
+
+
+def _peer_rows(build: Build) -> list[Row]:
+    rows = []
+    for r in _newest(x for x in build.runs if x.kind == "peers"):
+        peer = r.metrics.get("peer") or {}
+        own = peer.get("own_target") or {}
+        rc = Stat.of(((r.metrics.get("probes") or {}).get("all") or {}).get("rc_qa"))
+        label = _peer_label(str(r.system))
+        if own.get("recall_at_1") is not None:
+            rows.append(
+                Row(
+                    "Memory systems: own R@1", label, Stat(100 * own["recall_at_1"], n=own.get("n"))
+                )
+            )
+        if rc is not None:
+            rows.append(Row("Memory systems: own RC-QA", label, rc, run_id=r.run_id))
+    rows.sort(key=lambda r: (r.section, r.label))
+    return rows
+
+
+def _peer_label(name: str) -> str:
+    from chronobench.leaderboard.peers import _label
+
+    return _label(name)
+
+
+def peer_fidelity(build: Build) -> list[tuple[str, list[float | None]]]:
+    """Per memory system, its restore fidelity (exact, missing, extra, stale, leaked %)."""
+    out = []
+    for r in _newest(x for x in build.runs if x.kind == "peers"):
+        fid = (r.metrics.get("peer") or {}).get("fidelity") or {}
+        out.append(
+            (
+                _peer_label(str(r.system)),
+                [fid.get(k) for k in FIDELITY],
+            )
+        )
+    return sorted(out)
+
+
+FIDELITY = ("exact", "missing", "extra", "stale", "leaked")
+
+
+def _repair_rows(build: Build) -> list[Row]:
+    from chronobench.repair.methods import LABELS
+    from chronobench.repair.report import load_repair_runs
+
+    runs = [r.folder for r in build.runs if r.kind == "repair"]
+    if not runs:
+        return []
+    found = load_repair_runs(runs)
+    order = {m: i for i, m in enumerate(LABELS)}
+    rows: dict[str, list[Row]] = {}
+    for (backbone, subset, method, cond), block in sorted(
+        found.items(), key=lambda kv: (kv[0][1], kv[0][0], order.get(kv[0][2], 99), kv[0])
+    ):
+        if cond:
+            continue  # a noise, diagnosis or retention condition: the board's details
+        st = Stat.of((block["metrics"].get("all") or {}).get("recovery"))
+        section = f"Repair recovery ({subset} set, {backbone})"
+        # The text heuristics are the track's floors (docs/repair.md).
+        floor = method.startswith("text_")
+        label = LABELS.get(method, method).strip()
+        rows.setdefault(section, []).append(Row(section, label, st, None, block["run_id"], floor))
+    out = []
+    for items in rows.values():
+        floors = [r for r in items if r.is_floor and r.stat and r.stat.mean is not None]
+        best = max(floors, key=lambda r: r.stat.mean or 0.0) if floors else None
+        for r in items:
+            f = (best.label, best.stat) if best and not r.is_floor and best.stat else None
+            out.append(Row(r.section, r.label, r.stat, f, r.run_id, r.is_floor))
+    return out
+
+
+def headline_rows(build: Build) -> list[Row]:
+    """The summary table of one build (see the module)."""
+    return [
+        *_rq1_rows(build),
+        *_probe_rows(build, "RQ2 RC-QA", "rc_qa"),
+        *_probe_rows(build, "RQ3 session coverage", "session_coverage"),
+        *_peer_rows(build),
+        *_repair_rows(build),
+    ]
+
+
+def r1_by(build: Build, dim: str) -> tuple[list[str], list[tuple[str, list[float | None]]]]:
+    """R@1 x100 per selector by ``dim`` (``intent``, or ``set``: the request sets) at
+    session granularity (else the first there is): (series, rows)."""
+    sets = selection_sets(build)
+    if not sets:
+        return [], []
+    gran = "session" if any(g == "session" for _, g in sets) else sorted(sets)[0][1]
+    if dim == "set":
+        series = sorted({q for q, g in sets if g == gran}, key=lambda q: (q != "built", q))
+        names = _selectors().ordered({s for q in series for s in sets[(q, gran)]})
+        rows = []
+        for s in names:
+            vals = []
+            for q in series:
+                st = Stat.of(((sets[(q, gran)].get(s) or {}).get("all") or {}).get("recall_at_1"))
+                vals.append(st.mean if st else None)
+            rows.append((selector_label(s), vals))
+        return [("templates" if q == "built" else q) for q in series], rows
+    name = next((q for q in RQ1_SETS if (q, gran) in sets), sorted(sets)[0][0])
+    sel = sets.get((name, gran)) or {}
+    series = sorted({i for s in sel.values() for i in (s.get("by_intent") or {})})
+    rows = []
+    for s in _selectors().ordered(sel):
+        by = sel[s].get("by_intent") or {}
+        rows.append(
+            (
+                selector_label(s),
+                [
+                    (Stat.of((by.get(i) or {}).get("recall_at_1")) or Stat(None)).mean
+                    for i in series
+                ],
+            )
+        )
+    return [f"{i} ({name})" for i in series], rows
