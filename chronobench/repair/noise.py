@@ -141,7 +141,7 @@ class CallLayer:
             if self.occasion == "run":
                 self.memo.setdefault(key, text)
             if self.parse is not None:
-                from chronobench.repair.agent import reply_failures
+                from chronobench.repair.replies import reply_failures
 
                 failed = reply_failures(req, text)
                 self.parse.update(failed)
