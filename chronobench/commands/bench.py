@@ -10,6 +10,7 @@ Subcommands:
   peers          memory systems people use: restore fidelity on LoCoMo, bytes and latency
   main           where the main job's time goes: per cell, seconds per stage
   vllm-overhead  the runner's vLLM backbone vs raw batched vllm.generate (needs a GPU)
+  llm-cpu        a packaged model's prefill and decode tokens/s on this CPU, per thread count
 """
 
 from __future__ import annotations
@@ -162,6 +163,11 @@ BENCHMARKS: dict[
         "harness vs raw vLLM",
         _module_arguments("chronobench.bench.vllm_overhead"),
         _module_main("chronobench.bench.vllm_overhead"),
+    ),
+    "llm-cpu": (
+        "packaged model (smollm2) tokens/s per thread count",
+        _module_arguments("chronobench.bench.llm_cpu"),
+        _module_main("chronobench.bench.llm_cpu"),
     ),
     "rerank-eval": (
         "hybrid vs DeltaReranker on synthetic streams",

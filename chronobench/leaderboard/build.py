@@ -143,6 +143,9 @@ def render(
     (``title`` replaces the Markdown's first line: the archive's)."""
     from chronobench.leaderboard.tables import render_csv, render_markdown
 
+    # Small language models on CPU (issue 26) have their own section, never the tables'.
+    small = [r for r in runs if r.small_llm and r.published and r.protocol == protocol]
+    runs = [r for r in runs if not r.small_llm]
     bench = [r for r in runs if r.task_kind == "benchmark"]
     tables = build_tables(bench, protocol=protocol)
     md = render_markdown(tables).rstrip("\n") + "\n\n"
@@ -168,6 +171,13 @@ def render(
             md += section.rstrip("\n") + "\n\n"
             ids |= set(named)
             provenance.update({r.run_id: r.samples_sha256 for r in mine if r.run_id in named})
+    if small:
+        from chronobench.leaderboard.small_llm import small_llm_section
+
+        section, named = small_llm_section(small)
+        md += section.rstrip("\n") + "\n\n"
+        ids |= set(named)
+        provenance.update({r.run_id: r.samples_sha256 for r in small if r.run_id in named})
     md += _provenance_md(provenance)
     return md, render_csv(tables), ids
 
@@ -224,6 +234,11 @@ def write_leaderboard(
             "the file with the local runs only"
         )
     _archive(results_dir, old)
+    small = [r for r in runs if r.small_llm and r.run_id in ids]
+    if small:
+        from chronobench.leaderboard.small_llm import write_speed
+
+        write_speed(results_dir, small)
     _write_if_different(md_path, md)
     _write_if_different(results_dir / "LEADERBOARD.csv", csv_text)
     _sync_published(results_dir, runs, ids)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from chronobench.errors import ResultsError
 from chronobench.hashing import canonical_json
@@ -39,6 +40,19 @@ class RunRecord:
     metrics: RunMetrics
     published: bool
     protocol: int = 1
+    # The board's "small language models on CPU" section (issue 26): the spec's backbone
+    # name whatever the task, its stated subset, and a repair run's method.
+    backbone_name: str | None = None
+    subset: dict[str, Any] | None = None
+    repair_method: str | None = None
+
+    @property
+    def small_llm(self) -> bool:
+        """A run of the section "small language models on CPU": a packaged model's
+        backbone or a stated subset; never a row of the main tables."""
+        from chronobench.backbones.packaged import PACKAGED
+
+        return bool(self.subset) or self.backbone_name in PACKAGED
 
     @property
     def current(self) -> bool:
@@ -94,6 +108,9 @@ def _record(folder: Path) -> RunRecord:
         # Runs of an older results schema were made by older code: never published.
         published=run.manifest.published and not run.migrated,
         protocol=run.manifest.protocol,
+        backbone_name=spec.backbone.name,
+        subset=d.subset.model_dump() if d.subset is not None else None,
+        repair_method=spec.system.name if spec.task.kind == "repair" else None,
     )
 
 

@@ -8,7 +8,9 @@ excerpt of its descriptor (what the version is indexed by) of at most ``max_char
 characters, and parses the reply with :func:`parse_choice`:
 
 - a number ``i`` in ``1..top_k`` (``3``, ``3.``, ``[3]``, ``(3)``, ``#3``, ``candidate 3``;
-  markdown emphasis and quotes around it are ignored): candidate ``i`` becomes the
+  markdown emphasis and quotes around it are ignored; or a sentence whose one number
+  follows "candidate", "version" or "option": "The request refers to version 3"):
+  candidate ``i`` becomes the
   matched commit, its own target the restore target, and the rest keep their order;
 - ``NONE``: the request is refused with :class:`UncertainRequestError`, as the
   confidence gate refuses, and nothing is changed;
@@ -73,6 +75,10 @@ _NUMBER = re.compile(
     r"^(?:(?:candidate|version|option|number|no\.?)\s*)?#?\s*[\[(]?(\d{1,4})[\])]?[.):]?$"
 )
 _NONE = re.compile(r"^none[.!]?$")
+# A sentence naming one candidate ("The request refers to version 1,"): SmolLM2-135M's
+# reply shape (issue 26). Read only when it is the line's one number.
+_NAMED = re.compile(r"\b(?:candidate|version|option)\s*#?\s*[\[(]?(\d{1,4})\b")
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,10 @@ def parse_choice(reply: str, k: int) -> Choice:
     if _NONE.match(text):
         return Choice("refused")
     m = _NUMBER.match(text)
+    if m is None:
+        named = _NAMED.findall(text)
+        if len(named) == 1 and len(_DIGITS.findall(text)) == 1:
+            m = _NAMED.search(text)
     if m is None:
         return Choice("fallback", reason="not a number or NONE")
     index = int(m.group(1))

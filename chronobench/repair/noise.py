@@ -123,6 +123,9 @@ class CallLayer:
         self.memo: dict[str, str] = {}  # prompt sha256 -> the failed run's reply
         self.asked: Counter[tuple[str, str]] = Counter()
         self.calls: Counter[str] = Counter()
+        # A language model's replies: what did not parse, by kind (None: not counted, the
+        # offline policy).
+        self.parse: Counter[str] | None = None
 
     def generate(self, requests: Sequence[Any]) -> list[Completion]:
         """The inner backbone's replies, perturbed and recorded."""
@@ -137,6 +140,12 @@ class CallLayer:
                 text = self.noise.apply(req, text, call)
             if self.occasion == "run":
                 self.memo.setdefault(key, text)
+            if self.parse is not None:
+                from chronobench.repair.replies import reply_failures
+
+                failed = reply_failures(req, text)
+                self.parse.update(failed)
+                self.parse["failed_replies"] += bool(failed)
             out.append(Completion(text))
         self.calls[self.occasion] += len(requests)
         return out

@@ -14,16 +14,18 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from chronobench.errors import ConfigError
 from chronobench.repair.methods import METHODS
+from chronobench.resolver_options import LLM_FREE_BACKBONES
 from chronobench.runner.params import generation_params
 
 SUBSETS = ("controlled", "stress")
 _DATASET_PARAMS = {"n_controlled": 150, "n_stress": 50}
-_TASK_PARAMS = {"limit_cases", "diagnosis", "noise", "noise_key", "retention"}
+_TASK_PARAMS = {"limit_cases", "first_cases", "diagnosis", "noise", "noise_key", "retention"}
 # Where the diagnosis comes from: the case's own (complete, or missing one fault in every
 # fourth stress case), every fault (oracle), or a detector (chronobench.repair.detect).
 DIAGNOSES = ("given", "oracle", "judge", "untrusted")
@@ -90,6 +92,7 @@ def repair_case(
     diagnosis: str = "given",
     noise: Any = None,
     retention: int | None = None,
+    read_replies: bool = False,
 ) -> dict[str, Any]:
     """Run the agent on the case's faulty history and task (the failed run), repair it with
     ``method``, and score the result; returns the sample row. The agent and the method see
@@ -98,7 +101,9 @@ def repair_case(
     ``diagnosis``: see :data:`DIAGNOSES` (a detector sees the agent's view and the store);
     ``noise``: a :class:`~chronobench.repair.noise.NoiseModel` on every backbone call of
     the case (failed run, detector, repair); ``retention``: days a session's input is kept
-    (pasted documents are never kept), see :func:`~chronobench.repair.noise.unreplayable`."""
+    (pasted documents are never kept), see :func:`~chronobench.repair.noise.unreplayable`;
+    ``read_replies``: a language-model backbone, whose unparsed replies the row counts
+    (``parse_failures``, ``replies``)."""
     from chronobench.memory import ChronoMem
     from chronobench.repair.agent import MEMO_ITEM
     from chronobench.repair.cases import agent_view, default_params
@@ -114,6 +119,8 @@ def repair_case(
     params = default_params(params) if isinstance(params, int) else params
     app, user = case["app"], case["user"]
     layer = CallLayer(backbone, noise)
+    if read_replies:
+        layer.parse = Counter()
     with ChronoMem(":memory:", embedder="hash") as mem:
         runner, old = run_failed(mem, visible, layer, params)
         layer.occasion = "repair"
@@ -153,7 +160,11 @@ def repair_case(
         scores.update(det)
     if old.answer == case["gold"]["answer"]:
         scores["failed_run_correct"] = 1.0  # the backbone did not fail: the case is moot
-    return {
+    counted = {}
+    if layer.parse is not None:
+        counted = {"parse_failures": dict(sorted(layer.parse.items())),
+                   "replies": int(sum(layer.calls.values()))}  # fmt: skip
+    return {**counted,
         "sample_id": case["case_id"], "kind": "repair", "case_id": case["case_id"], "set": case["set"],
         "domain": case["domain"], "fault_types": case["fault_types"], "families": case["families"],
         "n_faults": len(case["faults"]), "n_diagnosed": len(diagnosed), "diagnosis": case["diagnosis"],
@@ -208,7 +219,9 @@ def run_repair_cell(cell: Any) -> Path:
         Path(spec.paths.data_dir), int(spec.seed), sizes["n_controlled"], sizes["n_stress"]
     )
     cases = [c for c in cases if c["set"] == spec.dataset.granularity]
-    limit = spec.task.params.get("limit_cases")
+    # first_cases: a stated subset that publishes (experiment=llm_cpu); limit_cases: a cut
+    # for debugging that never does.
+    limit = spec.task.params.get("limit_cases") or spec.task.params.get("first_cases")
     cases = cases[: int(limit)] if limit else cases
     # The spec identity of a non-benchmark task leaves the backbone out; mix it into the
     # data hash so an LLM run never resumes an offline one.
@@ -222,6 +235,7 @@ def run_repair_cell(cell: Any) -> Path:
     backbone = make_backbone(cell)
     params = generation_params(spec)
     opts = case_options(spec.task.params, int(spec.seed))
+    opts["read_replies"] = spec.backbone.name not in LLM_FREE_BACKBONES
     t1 = time.perf_counter()
     label = f"{spec.system.name}: cases"
     with progress.task(len(cases), label, enabled=spec.progress) as bar:
@@ -233,6 +247,10 @@ def run_repair_cell(cell: Any) -> Path:
             bar.update()
     rows = log.read()
     metrics = aggregate(rows, seed=int(spec.seed))
+    if any("parse_failures" in r for r in rows):
+        from chronobench.metrics.replies import count_failures
+
+        metrics["parse_failures"] = count_failures(rows)
     timings = {"load_data_s": round(t1 - t0, 3), "repair_s": round(time.perf_counter() - t1, 3),
                "total_s": round(time.perf_counter() - t0, 3)}  # fmt: skip
     folder = str(Path(spec.paths.data_dir) / "repair")

@@ -86,7 +86,7 @@ class RunMetrics(_Model):
     """The ``metrics`` object of ``metrics.json``.
 
     Benchmark runs: ``selection`` (per selector) and ``probes``; ``errors`` counts
-    records that failed (absent when none). Peers runs add ``peer``, RQ4 runs hold only
+    records that failed (absent when none); ``parse_failures`` (language-model replies). Peers runs add ``peer``, RQ4 runs hold only
     ``rq4``; repair runs hold ``all`` and their ``by_*`` groups and ``per_case``.
     """
 
@@ -95,13 +95,16 @@ class RunMetrics(_Model):
     errors: int | None = None
     peer: dict[str, Any] | None = None
     rq4: dict[str, Any] | None = None
-    # The repair task's own aggregate (chronobench/repair/metrics.py).
-    all: dict[str, Any] | None = None
-    by_diagnosis: dict[str, Any] | None = None
-    by_domain: dict[str, Any] | None = None
-    by_family: dict[str, Any] | None = None
-    by_fault_type: dict[str, Any] | None = None
-    per_case: dict[str, Any] | None = None
+    # A language model's replies not read as asked, by kind (chronobench/metrics/replies.py).
+    parse_failures: dict[str, int] | None = None
+    # The repair task's own aggregate (chronobench/repair/metrics.py): every metric over
+    # all cases and per group, and the per-case values of the main ones.
+    all: Stats | None = None
+    by_diagnosis: dict[str, Stats] | None = None
+    by_domain: dict[str, Stats] | None = None
+    by_family: dict[str, Stats] | None = None
+    by_fault_type: dict[str, Stats] | None = None
+    per_case: dict[str, list[Any]] | None = None
 
 
 class MetricsFile(_Model):

@@ -112,6 +112,18 @@ class ProbeRecord(_QueryFields):
     prediction: str
     probe: dict[str, Any]
     scores: dict[str, Number]
+    # A language model's reply as it came (``prediction`` is what was read from it,
+    # chronobench.metrics.replies) and the request resolver's note of the query; both
+    # absent from the line when None, so the extractive reader's rows are as they were.
+    reply: str | None = None
+    resolver: dict[str, Any] | None = None
+
+    def to_row(self) -> dict[str, Any]:
+        row = super().to_row()
+        for key in ("reply", "resolver"):
+            if row.get(key) is None:
+                row.pop(key, None)
+        return row
 
 
 class TaskRecord(SampleRecord):

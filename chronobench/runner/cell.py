@@ -19,6 +19,7 @@ from chronobench.results.provenance import git_revision, library_versions
 from chronobench.results.records import SampleRecord
 from chronobench.results.schema import VOLATILE_FILE, Manifest, Volatile
 from chronobench.runner.components import Components, needs_backbone, resolve_cell
+from chronobench.runner.params import reads_replies
 from chronobench.spec import RunSpec, run_id, spec_from_config, spec_sha256
 
 
@@ -26,6 +27,9 @@ def _generation_kinds(spec: RunSpec) -> set[str]:
     kinds = set()
     if spec.task.qa:
         kinds |= {"qa", "future_qa", "final_qa"}
+        subset = spec.dataset.subset
+        if subset is not None and not subset.system_finals:
+            kinds.discard("final_qa")  # reported only; the known set still asks them
     if spec.task.summary:
         kinds.add("summary")
     return kinds
@@ -157,8 +161,8 @@ def run_benchmark_cell(cell: Components) -> Path:
                 progress=spec.progress,
                 oracle=is_oracle(spec.system.name),
                 seed=int(spec.seed),
+                read_replies=reads_replies(spec),
             )
-            backbone_stats = dict(getattr(backbone, "stats", {}) or {})
             timings["generation_s"] = round(time.perf_counter() - t, 3)
     finally:
         embedding_stats = _stats_delta(embed_before, _embedding_stats(stores))
@@ -173,6 +177,8 @@ def run_benchmark_cell(cell: Components) -> Path:
         known, known_sha = reference_known(spec, data, backbone)
         write_known(run_dir, known, known_sha)
         timings["known_s"] = round(time.perf_counter() - t, 3)
+    if backbone is not None:  # the cell's calls, the known set's reference reader's included
+        backbone_stats = dict(getattr(backbone, "stats", {}) or {})
     metrics = compute_metrics(records, seed=int(spec.seed), known=known)
     timings["total_s"] = round(time.perf_counter() - t0, 3)
     write_results(

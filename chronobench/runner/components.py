@@ -192,7 +192,12 @@ class Components:
 
         if not self.backbone_checked:
             self.backbone.entry.check_available()
-        inner = self.backbone.build()
+        target = self.backbone.entry.load()
+        # A backbone that converts a model on first use keeps it in the run's cache folder.
+        extra = {}
+        if getattr(target, "uses_cache_dir", False) and "cache_dir" not in self.backbone.options:
+            extra["cache_dir"] = str(self.spec.paths.cache_dir)
+        inner = target(**self.backbone.options, **extra)
         return CachedBackbone(inner, Path(self.spec.paths.cache_dir) / "llm_cache.sqlite")
 
     def build_system(self, ctx: Any) -> Any:

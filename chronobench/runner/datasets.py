@@ -271,6 +271,8 @@ def load_run_data(
             if per[q.stream_id] <= int(dspec.limit_queries):
                 limited.append(q)
         queries = limited
+    if dspec.subset is not None:
+        streams, queries = take_subset(streams, queries, dspec.subset)
     manifest_path = Path(folder) / "manifest.json"
     return RunData(
         name=dspec.name,
@@ -282,3 +284,33 @@ def load_run_data(
         manifest=dict(built.manifest),
         queries_sha256=queries_sha256,
     )
+
+
+def take_subset(streams: list[Any], queries: list[Any], subset: Any) -> tuple[list[Any], list[Any]]:
+    """The stated subset (:class:`chronobench.spec.SubsetSpec`): the first streams, the
+    first queries of each, and each stream's ``final_qa`` probes cut to the battery items
+    the kept queries score, carried by the stream's first kept query."""
+    if subset.streams:
+        keep = {s.stream_id for s in streams[: int(subset.streams)]}
+        streams = [s for s in streams if s.stream_id in keep]
+        queries = [q for q in queries if q.stream_id in keep]
+    finals: dict[str, list[Any]] = {}
+    per: dict[str, list[Any]] = {}
+    for q in queries:
+        finals.setdefault(q.stream_id, []).extend(p for p in q.probes if p.kind == "final_qa")
+        if len(per.setdefault(q.stream_id, [])) < int(subset.queries_per_stream):
+            per[q.stream_id].append(q)
+    out = []
+    for sid, kept in per.items():
+        scored = {
+            str(p.meta.get("qa_id"))
+            for q in kept
+            for p in q.probes
+            if p.kind in ("qa", "future_qa") and p.meta.get("qa_id") is not None
+        }
+        cut = [p for p in finals.get(sid, []) if str(p.meta.get("qa_id")) in scored]
+        for i, q in enumerate(kept):
+            # Copies: the loaded dataset is shared in this process (runner/datasets memo).
+            probes = [p for p in q.probes if p.kind != "final_qa"] + (cut if i == 0 else [])
+            out.append(q.model_copy(update={"probes": probes}))
+    return streams, out

@@ -13,6 +13,7 @@ from typing import Any
 from chronobench.backbones.request_hash import prompt_sha256
 from chronobench.data.schema import Probe, RollbackQuery
 from chronobench.metrics import score_probe
+from chronobench.metrics.replies import read_answer
 from chronobench.protocols import GenerationRequest, RollbackOutcome, public_writes
 from chronobench.results.io import SampleLog
 from chronobench.results.records import ProbeRecord
@@ -56,9 +57,16 @@ def _probe_row(probe: Probe) -> dict[str, Any]:
     return row
 
 
-def _record(p: _Pending, prediction: str) -> ProbeRecord:
+def _record(p: _Pending, prediction: str, *, read: bool = False) -> ProbeRecord:
     q, probe, req = p.query, p.probe, p.request
     context = list(req.context) if req is not None else []
+    reply = None
+    if read and req is not None and p.direct is None:
+        # A language model's reply: score the answer read from it, keep the reply.
+        reply, prediction = prediction, read_answer(prediction, req.task)
+    note = p.outcome.meta.get("resolver") if read else None
+    if read and note is None and "the backbone found none" in str(p.outcome.meta.get("refused")):
+        note = {"status": "refused"}
     return ProbeRecord(
         sample_id=probe_sample_id(q.query_id, probe.probe_id),
         probe_kind=probe.kind,
@@ -72,6 +80,8 @@ def _record(p: _Pending, prediction: str) -> ProbeRecord:
         prediction=prediction,
         probe=_probe_row(probe),
         scores=score_probe(probe, prediction),
+        reply=reply,
+        resolver=dict(note) if note else None,
     )
 
 
@@ -87,11 +97,14 @@ def run_generation(
     progress: bool,
     oracle: bool = False,
     seed: int = 0,
+    read_replies: bool = False,
 ) -> int:
     """Answer every wanted probe not yet in ``done``; returns rows written.
 
     ``oracle``: the system is registered as an oracle and gets each query's target
-    through the oracle channel; ``seed`` orders each stream's battery and final questions.
+    through the oracle channel; ``seed`` orders each stream's battery and final questions;
+    ``read_replies``: the backbone is a language model, whose replies are read
+    (:func:`chronobench.metrics.replies.read_answer`) and kept on the rows.
     Prompts are prepared for all queries first and sent to the backbone in chunks of
     ``chunk_size`` (0 = one call for the whole run, what vLLM batches best); each chunk's
     rows are appended as soon as it is scored so a killed run loses at most one chunk.
@@ -142,7 +155,10 @@ def run_generation(
             needs = [p.request for p in chunk if p.direct is None]
             outputs = iter(backbone.generate(needs) if needs else [])
             records = [
-                _record(p, p.direct if p.direct is not None else next(outputs).text) for p in chunk
+                _record(
+                    p, p.direct if p.direct is not None else next(outputs).text, read=read_replies
+                )
+                for p in chunk
             ]
             written += log.append(records)
             bar.update(len(chunk))

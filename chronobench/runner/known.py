@@ -29,6 +29,8 @@ _VERSION = 1
 def reference_identity(spec: Any, data: Any, backbone: Any) -> dict[str, Any]:
     """What the known set depends on: the build, the backbone (with its output-changing
     settings), the embedder the reference reads with, and the reference itself."""
+    from chronobench.metrics.replies import READER_VERSION
+    from chronobench.runner.params import reads_replies
     from chronobench.spec import PROTOCOL_VERSION
 
     inner = getattr(backbone, "inner", backbone)
@@ -46,6 +48,10 @@ def reference_identity(spec: Any, data: Any, backbone: Any) -> dict[str, Any]:
         },
         "embedder": spec.embedder.model_dump(mode="json"),
         "seed": int(spec.seed),
+        # A language model's replies are read (chronobench.metrics.replies): by which rules.
+        **({"reader": READER_VERSION} if reads_replies(spec) else {}),
+        # A stated subset asks the reference only the items its queries score.
+        **({"subset": spec.dataset.subset.model_dump()} if spec.dataset.subset else {}),
     }
 
 
@@ -62,14 +68,16 @@ def _compute(
     spec: Any, streams: list[Any], finals: dict[str, list[Any]], backbone: Any
 ) -> dict[str, list[str]]:
     from chronobench.metrics import score_probe
+    from chronobench.metrics.replies import read_answer
     from chronobench.protocols import public_writes
     from chronobench.runner import progress
-    from chronobench.runner.params import generation_params
+    from chronobench.runner.params import generation_params, reads_replies
     from chronobench.runner.sealed import ask_final
     from chronobench.systems import SystemContext
     from chronobench.systems.registry import SYSTEMS
     from chronobench.systems.stores import StoreProvider
 
+    read = reads_replies(spec)
     params = generation_params(spec)
     entry = SYSTEMS.entry(REFERENCE_SYSTEM)
     options = entry.check_options({}, where="the known set's reference reader")
@@ -94,6 +102,8 @@ def _compute(
             ids = []
             for p, r in answered:
                 text = r.answer if r.answer is not None else next(outputs).text
+                if read and r.answer is None:  # a model's reply, read as the cells read it
+                    text = read_answer(text, r.request.task)
                 if score_probe(p, text).get("final_correct") == 1.0:
                     ids.append(str(p.meta.get("qa_id")))
             out[stream.stream_id] = sorted(ids)

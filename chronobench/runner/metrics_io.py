@@ -9,6 +9,7 @@ from typing import Any
 from chronobench.data.schema import Probe
 from chronobench.metrics import aggregate, score_probe, score_selection
 from chronobench.metrics.catalog import metrics as declared_metrics
+from chronobench.metrics.replies import read_answer
 from chronobench.metrics.runlevel import dedupe_weights, run_units
 from chronobench.results.metrics_file import RunMetrics, Stat
 from chronobench.results.records import ProbeRecord, SampleRecord, SelectionRecord, parse_record
@@ -115,6 +116,11 @@ def compute_metrics(
         ]
         if restored:
             out["probes"]["restored"] = _agg(restored, seed)
+    if any("reply" in r or "resolver" in r for r in probes):
+        # A language model's replies: what did not parse, by kind (never dropped).
+        from chronobench.metrics.replies import count_failures
+
+        out["parse_failures"] = count_failures(probes)
     if errors:
         out["errors"] = errors
     return RunMetrics.model_validate(out)
@@ -129,8 +135,13 @@ def rescore(records: Iterable[SampleRecord | Mapping[str, Any]], *, k: int) -> l
             scores = score_selection([v for v, _ in r.ranked], r.gold_version, k)
             r = r.model_copy(update={"scores": scores})
         elif r.ok and isinstance(r, ProbeRecord):
-            scores = score_probe(Probe.model_validate(r.probe), r.prediction)
-            r = r.model_copy(update={"scores": scores})
+            probe = Probe.model_validate(r.probe)
+            prediction = r.prediction
+            if r.reply is not None:  # a language model's reply: read again, by today's rules
+                task = "summary" if probe.kind == "summary" else "qa"
+                prediction = read_answer(r.reply, task)
+            scores = score_probe(probe, prediction)
+            r = r.model_copy(update={"prediction": prediction, "scores": scores})
         out.append(r)
     return out
 

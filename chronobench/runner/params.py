@@ -17,3 +17,11 @@ def generation_params(spec: Any) -> Any:
         top_p=gen.top_p,
         seed=int(spec.seed),
     )
+
+
+def reads_replies(spec: Any) -> bool:
+    """Whether the cell's backbone is a language model, whose replies are read as answers
+    (chronobench.metrics.replies); the LLM-free readers' answers are scored as they are."""
+    from chronobench.resolver_options import LLM_FREE_BACKBONES
+
+    return spec.backbone.name not in LLM_FREE_BACKBONES

@@ -1,0 +1,61 @@
+"""``bench llm-cpu``: prefill and decode speed of a packaged model on this CPU, per thread
+count (issue 26: pick ``backbone.params.threads``; on a loaded 2-core machine one thread
+beat two).
+
+Prints, per thread count, the seconds and tokens per second of a forward pass over a
+``--prompt-tokens`` prompt (prefill) and of greedy decoding ``--new-tokens`` tokens after
+a short prompt. Figures only: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+_TEXT = "Caroline went to the LGBTQ support group on 7 May 2023 and felt accepted. "
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``bench llm-cpu``."""
+    parser.add_argument("--model", default="smollm2", help="a packaged model (default smollm2)")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--prompt-tokens", type=int, default=500)
+    parser.add_argument("--new-tokens", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=2, help="best of N (default 2)")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the benchmark and print one line per thread count."""
+    import torch
+
+    from chronobench.backbones.packaged import PackagedTransformersBackbone
+
+    bb = PackagedTransformersBackbone(args.model, threads=1)
+    tok, model = bb._tokenizer, bb._model
+    ids = tok(_TEXT * (args.prompt_tokens // 10 + 1), return_tensors="pt").input_ids
+    ids = ids[:, : args.prompt_tokens]
+    short = ids[:, :16]
+    print(f"{args.model}: prefill {ids.shape[1]} tokens, decode {args.new_tokens} tokens")
+    for n in args.threads:
+        torch.set_num_threads(n)
+        prefill, decode = float("inf"), float("inf")
+        with torch.no_grad():
+            for _ in range(max(1, args.repeats)):
+                t = time.perf_counter()
+                model(ids)
+                prefill = min(prefill, time.perf_counter() - t)
+                t = time.perf_counter()
+                model.generate(
+                    short,
+                    attention_mask=torch.ones_like(short),
+                    max_new_tokens=args.new_tokens,
+                    min_new_tokens=args.new_tokens,
+                    do_sample=False,
+                    pad_token_id=tok.pad_token_id,
+                )
+                decode = min(decode, time.perf_counter() - t)
+        print(
+            f"  threads {n}: prefill {prefill:.2f} s ({ids.shape[1] / prefill:.0f} tokens/s), "
+            f"decode {decode:.2f} s ({args.new_tokens / decode:.1f} tokens/s)"
+        )
+    return 0
