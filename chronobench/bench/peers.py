@@ -45,9 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _peer_names(requested: list[str] | None) -> tuple[list[str], dict[str, str]]:
-    from chronobench.systems.peers import PEERS, install_hint, missing_modules
+    from chronobench.systems.peers import PEER_MEMORIES, install_hint, missing_modules
 
-    names = requested or ["chronomem", *PEERS]
+    names = requested or [e.name for e in PEER_MEMORIES.entries()]
     run, skipped = [], {}
     for name in names:
         missing = missing_modules(name)

@@ -33,9 +33,9 @@ READER = "extractive"
 
 
 def _names() -> list[str]:
-    from chronobench.systems.peers import PEERS
+    from chronobench.systems.peers import PEER_MEMORIES
 
-    return ["chronomem", *PEERS]
+    return [e.name for e in PEER_MEMORIES.entries()]  # ChronoMem first, then the peers
 
 
 def _params(spec: Any) -> dict[str, Any]:
@@ -72,7 +72,7 @@ def check_spec(spec: Any) -> None:
             )
         if value is not None and (not isinstance(value, int) or value < 1):
             raise ConfigError(f"task.params.{key}={value!r}: expected a positive integer or null")
-    if spec.system.name != "chronomem" and missing_modules(spec.system.name):
+    if missing_modules(spec.system.name):
         from chronobench.errors import MissingDependencyError
         from chronobench.systems.peers import install_hint
 
