@@ -1,6 +1,7 @@
 """Command-line interface: ``python -m chronobench <command>``, the top layer.
 
-One module per command (``run``, ``build``, ``score``, ``leaderboard``, ``bench``); each
+One module per command (``run``, ``build``, ``score``, ``leaderboard``, ``bench``,
+``verify``); each
 parses its arguments and calls the library below, which never imports a command. Every
 command is imported only when it runs, so ``--help`` never pulls in torch,
 sentence-transformers or vllm.
@@ -28,6 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "aggregate runs into results/LEADERBOARD.md",
     ),
     "bench": ("chronobench.commands.bench:main", "speed benchmarks (e.g. `bench store`)"),
+    "verify": (
+        "chronobench.commands.verify:main",
+        "re-run a preset's published cells and compare every figure",
+    ),
     "demo": ("chronobench.memory.demo:main", "one-screen demo of a natural-language undo"),
 }
 
