@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_json", "atomic_write_text", "dump_json"]
+__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text", "dump_json"]
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
@@ -27,6 +27,11 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
     either the old or the new content, never a torn one. The file gets the mode a plain
     ``open(path, "w")`` would give it: an existing file's own, else 0666 less the umask.
     """
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` as :func:`atomic_write_text` writes text."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = _open_mode(path)
@@ -37,8 +42,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
             os.fchmod(fd, mode)
         else:  # pragma: no cover - Windows before Python 3.13
             os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

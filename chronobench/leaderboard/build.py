@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.errors import LeaderboardShrinkError
-from chronobench.fileio import atomic_write_text, dump_json
+from chronobench.fileio import atomic_write_bytes, atomic_write_text, dump_json
 from chronobench.hashing import canonical_json, sha256_text
 from chronobench.leaderboard.runs import (
     ARCHIVE_DIR,
@@ -47,6 +47,7 @@ from chronobench.leaderboard.runs import (
     collect_runs,
 )
 from chronobench.registry import Registry
+from chronobench.results.per_query import QUERIES_FILE
 from chronobench.results.schema import (
     CONFIG_FILE,
     MANIFEST_FILE,
@@ -275,8 +276,9 @@ def _archive(results_dir: Path, moving: list[RunRecord]) -> None:
     atomic_write_text(results_dir / ARCHIVE_FILE, "\n".join(parts))
 
 
-#: What ``results/published/<run-id>/`` keeps of a run beside its ``volatile.json``: the
-#: identity files, byte-stable across reruns of the same code (samples stay local).
+#: What ``results/published/<run-id>/`` keeps of a run beside its ``volatile.json`` and its
+#: compact per-query file (``queries.jsonl.gz``, the viewer's drill-down): the identity
+#: files, byte-stable across reruns of the same code (samples stay local).
 PUBLISHED_FILES = (MANIFEST_FILE, METRICS_FILE, CONFIG_FILE)
 
 
@@ -300,6 +302,10 @@ def _sync_published(results_dir: Path, runs: list[RunRecord], ids: set[str]) -> 
             src = r.folder / name
             if src.is_file():
                 changed |= _copy_if_different(src, dest / name)
+        # The drill-down's per-query file (binary: gzip), byte-stable like the others.
+        src = r.folder / QUERIES_FILE
+        if src.is_file():
+            changed |= _copy_bytes_if_different(src, dest / QUERIES_FILE)
         src = r.folder / VOLATILE_FILE
         if src.is_file() and (changed or not (dest / VOLATILE_FILE).is_file()):
             _copy_if_different(src, dest / VOLATILE_FILE)
@@ -321,6 +327,14 @@ def _copy_if_different(src: Path, dest: Path) -> bool:
     if dest.is_file() and dest.read_text(encoding="utf-8") == text:
         return False
     atomic_write_text(dest, text)
+    return True
+
+
+def _copy_bytes_if_different(src: Path, dest: Path) -> bool:
+    data = src.read_bytes()
+    if dest.is_file() and dest.read_bytes() == data:
+        return False
+    atomic_write_bytes(dest, data)
     return True
 
 

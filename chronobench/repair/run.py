@@ -187,6 +187,7 @@ def run_repair_cell(cell: Any) -> Path:
     from chronobench.repair.cases import load_or_build
     from chronobench.repair.metrics import aggregate
     from chronobench.results.io import SampleLog
+    from chronobench.runner import progress
     from chronobench.runner.cell import prepare_run_dir, write_results
     from chronobench.spec import run_id
 
@@ -212,9 +213,14 @@ def run_repair_cell(cell: Any) -> Path:
     params = generation_params(spec)
     opts = case_options(spec.task.params, int(spec.seed))
     t1 = time.perf_counter()
-    for case in cases:
-        if case["case_id"] not in done:
+    label = f"{spec.system.name}: cases"
+    with progress.task(len(cases), label, enabled=spec.progress) as bar:
+        for case in cases:
+            if case["case_id"] in done:
+                bar.skip()
+                continue
             log.append([repair_case(case, spec.system.name, backbone, params, **opts)])
+            bar.update()
     rows = log.read()
     metrics = aggregate(rows, seed=int(spec.seed))
     timings = {"load_data_s": round(t1 - t0, 3), "repair_s": round(time.perf_counter() - t1, 3),

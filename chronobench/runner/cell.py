@@ -154,6 +154,9 @@ def run_benchmark_cell(cell: Components) -> Path:
         embedding_stats=embedding_stats,
         known_sha256=known_sha,
     )
+    from chronobench.runner.drilldown import write_cell_queries
+
+    write_cell_queries(run_dir, rid, cell_summary(spec), data, records, known)
     print(summary_table(rid, metrics))
     return run_dir
 

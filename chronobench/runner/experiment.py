@@ -191,6 +191,7 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
     then run them in order, or ``jobs`` at a time in worker processes
     (:mod:`chronobench.runner.parallel`); returns the run folders in suite order."""
     from chronobench.runner import cell as cell_module
+    from chronobench.runner import progress
     from chronobench.runner.parallel import local_models, resolve_jobs, run_parallel
     from chronobench.runner.query_files import validate_query_files
 
@@ -214,18 +215,21 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
         flush=True,
     )
     t_all = time.perf_counter()
-    if jobs > 1:
-        folders = run_parallel(cells, jobs)
-        print(f"chronobench run: {len(cells)} cell(s) in {time.perf_counter() - t_all:.1f} s")
-        return folders
-    folders = []
-    for i, cell in enumerate(cells, start=1):
-        print(f"[{i}/{len(cells)}] {cell.describe()}", flush=True)
-        t = time.perf_counter()
-        # Looked up at call time, so an instrumented run_cell (bench main) is the one run.
-        folder = cell_module.run_cell(cell)
-        folders.append(folder)
-        print(f"[{i}/{len(cells)}] wrote {folder} ({time.perf_counter() - t:.1f} s)", flush=True)
+    with progress.cells(len(cells), enabled=bool(cfg.get("progress", True))) as shown:
+        if jobs > 1:
+            folders = run_parallel(cells, jobs, shown)
+            print(f"chronobench run: {len(cells)} cell(s) in {time.perf_counter() - t_all:.1f} s")
+            return folders
+        folders = []
+        for i, cell in enumerate(cells, start=1):
+            print(f"[{i}/{len(cells)}] {cell.describe()}", flush=True)
+            shown.start(cell.describe())
+            t = time.perf_counter()
+            # Looked up at call time, so an instrumented run_cell (bench main) is the one run.
+            folder = cell_module.run_cell(cell)
+            folders.append(folder)
+            shown.finish()
+            print(f"[{i}/{len(cells)}] wrote {folder} ({progress.took(t, shown)})", flush=True)
     print(f"chronobench run: {len(cells)} cell(s) in {time.perf_counter() - t_all:.1f} s")
     return folders
 

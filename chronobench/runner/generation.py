@@ -17,6 +17,7 @@ from chronobench.protocols import GenerationRequest, RollbackOutcome, public_wri
 from chronobench.results.io import SampleLog
 from chronobench.results.records import ProbeRecord
 from chronobench.runner.datasets import RunData
+from chronobench.runner.progress import task
 from chronobench.runner.rows import query_fields
 from chronobench.runner.sealed import FINAL_KIND, ask_final, ask_query, stream_questions
 
@@ -95,64 +96,54 @@ def run_generation(
     ``chunk_size`` (0 = one call for the whole run, what vLLM batches best); each chunk's
     rows are appended as soon as it is scored so a killed run loses at most one chunk.
     """
-    from tqdm.auto import tqdm
-
     by_stream = data.queries_by_stream()
     pending: list[_Pending] = []
-    bar = tqdm(
-        total=len(data.queries),
-        desc=f"{system.name}: rollback",
-        disable=not progress,
-        mininterval=2.0,
-    )
-    for stream in data.streams:
-        todo = [
-            q
-            for q in by_stream.get(stream.stream_id, [])
-            if any(
-                p.kind in kinds and probe_sample_id(q.query_id, p.probe_id) not in done
-                for p in q.probes
-            )
-        ]
-        bar.update(len(by_stream.get(stream.stream_id, [])) - len(todo))
-        if not todo:
-            continue
-        system.ingest(public_writes(stream))
-        questions = stream_questions(stream, seed)
-        finals: list[tuple[RollbackQuery, Probe]] = []
-        for q in todo:
-            wanted = [
-                p
-                for p in q.probes
-                if p.kind in kinds and probe_sample_id(q.query_id, p.probe_id) not in done
+    label = f"{system.name}: rollback"
+    with task(len(data.queries), label, enabled=progress) as bar:
+        for stream in data.streams:
+            todo = [
+                q
+                for q in by_stream.get(stream.stream_id, [])
+                if any(
+                    p.kind in kinds and probe_sample_id(q.query_id, p.probe_id) not in done
+                    for p in q.probes
+                )
             ]
-            finals += [(q, p) for p in wanted if p.kind == FINAL_KIND]
-            wanted = [p for p in wanted if p.kind != FINAL_KIND]
-            outcome, answered = ask_query(system, q, wanted, questions=questions, oracle=oracle)
-            pending += [_Pending(q, p, outcome, r.request, r.answer) for p, r in answered]
-            bar.update(1)
-        if finals:
-            # Once per stream, after all of its queries: the agent at its last version.
-            owner = {p.probe_id: q for q, p in finals}
-            last = RollbackOutcome(selected_version=None)
-            for p, r in ask_final(system, stream.stream_id, [p for _, p in finals], seed=seed):
-                pending.append(_Pending(owner[p.probe_id], p, last, r.request, r.answer))
-    bar.close()
+            bar.skip(len(by_stream.get(stream.stream_id, [])) - len(todo))
+            if not todo:
+                continue
+            system.ingest(public_writes(stream))
+            questions = stream_questions(stream, seed)
+            finals: list[tuple[RollbackQuery, Probe]] = []
+            for q in todo:
+                wanted = [
+                    p
+                    for p in q.probes
+                    if p.kind in kinds and probe_sample_id(q.query_id, p.probe_id) not in done
+                ]
+                finals += [(q, p) for p in wanted if p.kind == FINAL_KIND]
+                wanted = [p for p in wanted if p.kind != FINAL_KIND]
+                outcome, answered = ask_query(system, q, wanted, questions=questions, oracle=oracle)
+                pending += [_Pending(q, p, outcome, r.request, r.answer) for p, r in answered]
+                bar.update(1)
+            if finals:
+                # Once per stream, after all of its queries: the agent at its last version.
+                owner = {p.probe_id: q for q, p in finals}
+                last = RollbackOutcome(selected_version=None)
+                for p, r in ask_final(system, stream.stream_id, [p for _, p in finals], seed=seed):
+                    pending.append(_Pending(owner[p.probe_id], p, last, r.request, r.answer))
     system.close()
 
     written = 0
     size = chunk_size if chunk_size > 0 else max(1, len(pending))
-    gen_bar = tqdm(
-        total=len(pending), desc=f"{system.name}: answer", disable=not progress, mininterval=2.0
-    )
-    for start in range(0, len(pending), size):
-        chunk = pending[start : start + size]
-        needs = [p.request for p in chunk if p.direct is None]
-        outputs = iter(backbone.generate(needs) if needs else [])
-        records = [
-            _record(p, p.direct if p.direct is not None else next(outputs).text) for p in chunk
-        ]
-        written += log.append(records)
-        gen_bar.update(len(chunk))
-    gen_bar.close()
+    with task(len(pending), f"{system.name}: answer", enabled=progress) as bar:
+        for start in range(0, len(pending), size):
+            chunk = pending[start : start + size]
+            needs = [p.request for p in chunk if p.direct is None]
+            outputs = iter(backbone.generate(needs) if needs else [])
+            records = [
+                _record(p, p.direct if p.direct is not None else next(outputs).text) for p in chunk
+            ]
+            written += log.append(records)
+            bar.update(len(chunk))
     return written

@@ -20,7 +20,8 @@ query files are then checked in the workers, all of them before the first cell s
 each.
 
 A cell's console output (its tables) is held by its worker and printed whole when the
-cell ends; progress bars are off in workers. A failing cell stops new cells from
+cell ends; a worker draws no progress line of its own, it reports its counts to the
+parent's display (:mod:`chronobench.runner.progress`). A failing cell stops new cells from
 starting; the cells already running finish (runs resume, so nothing is lost), then the
 first error is raised.
 """
@@ -191,14 +192,24 @@ def _validate_in_worker(cell: Any) -> None:
     validate_query_file(cell)
 
 
-def run_parallel(cells: Sequence[Any], jobs: int) -> list[Path]:
+def run_parallel(cells: Sequence[Any], jobs: int, shown: Any = None) -> list[Path]:
     """Build the datasets here, check every user query file in the workers (all of them
     before any cell starts, as a sequential run does), then run ``cells`` on ``jobs``
-    worker processes (see the module); returns the run folders in suite order."""
+    worker processes (see the module); returns the run folders in suite order.
+
+    ``shown``: the run's :class:`~chronobench.runner.progress.Cells` display; while it
+    draws, the workers report their cells' inner counts to it."""
+    from chronobench.runner import progress
     from chronobench.runner.query_files import query_file_cells, validate_query_file
 
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    shown = shown if shown is not None else progress.cells(len(cells), enabled=False)
+    extra: dict[str, Any] = {}
+    if shown.drawing:
+        queue = context.Queue()
+        extra = {"initializer": progress.worker_init, "initargs": (queue,)}
+        shown.listen(queue)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, **extra)
     try:
         prebuild(cells, pool)
         to_check = query_file_cells(cells)
@@ -214,10 +225,14 @@ def run_parallel(cells: Sequence[Any], jobs: int) -> list[Path]:
     except BaseException:
         pool.shutdown(wait=True, cancel_futures=True)
         raise
-    return _run_cells(pool, cells, jobs)
+    return _run_cells(pool, cells, jobs, shown)
 
 
-def _run_cells(pool: ProcessPoolExecutor, cells: Sequence[Any], jobs: int) -> list[Path]:
+def _run_cells(
+    pool: ProcessPoolExecutor, cells: Sequence[Any], jobs: int, shown: Any
+) -> list[Path]:
+    from chronobench.runner.progress import took
+
     n = len(cells)
     groups = [warm_group(c) for c in cells]
     leader = {g: i for i, g in reversed(list(enumerate(groups)))}  # first cell per group
@@ -257,8 +272,8 @@ def _run_cells(pool: ProcessPoolExecutor, cells: Sequence[Any], jobs: int) -> li
                 stats[i]["cell"] = cells[i].describe()
                 folders[i] = Path(folder)
                 done.add(i)
-                took = time.perf_counter() - started[i]
-                print(f"[{i + 1}/{n}] wrote {folder} ({took:.1f} s)", flush=True)
+                shown.finish()
+                print(f"[{i + 1}/{n}] wrote {folder} ({took(started[i], shown)})", flush=True)
     except KeyboardInterrupt:
         pool.shutdown(wait=False, cancel_futures=True)
         raise

@@ -149,11 +149,13 @@ def run_peers_cell(cell: Any) -> Path:
     from chronobench.results.io import SampleLog
     from chronobench.runner.cell import (
         _generation_kinds,
+        cell_summary,
         data_info,
         prepare_run_dir,
         write_results,
     )
     from chronobench.runner.datasets import load_run_data
+    from chronobench.runner.drilldown import write_cell_queries
     from chronobench.runner.generation import run_generation
     from chronobench.runner.metrics_io import compute_metrics
     from chronobench.runner.params import generation_params
@@ -247,6 +249,7 @@ def run_peers_cell(cell: Any) -> Path:
         backbone_stats=dict(getattr(backbone, "stats", {}) or {}),
         known_sha256=known_sha,
     )
+    write_cell_queries(run_dir, rid, cell_summary(spec), data, records, known)
     rq2 = (metrics.get("probes") or {}).get("all", {}).get("rc_qa", {}).get("mean")
     print(
         f"  {spec.system.name}: own R@1 {100 * metrics['peer']['own_target']['recall_at_1']:.1f} "

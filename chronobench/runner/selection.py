@@ -10,6 +10,7 @@ from chronobench.results.io import SampleLog
 from chronobench.results.records import SelectionRecord
 from chronobench.runner.components import Components
 from chronobench.runner.datasets import RunData
+from chronobench.runner.progress import task
 from chronobench.runner.rows import query_fields
 
 
@@ -29,45 +30,40 @@ def run_selection(
     progress: bool,
 ) -> int:
     """Rank versions for every (selector, query) not yet in ``done``; returns rows written."""
-    from tqdm.auto import tqdm
-
     by_stream = data.queries_by_stream()
     depth = max(k, 10)
     written = 0
     selectors = list(cell.spec.selectors)
     total = len(selectors) * len(data.queries)
-    bar = tqdm(
-        total=total, desc="RQ1 selection", disable=not progress, unit="query", mininterval=2.0
-    )
-    for stream in data.streams:
-        queries = by_stream.get(stream.stream_id, [])
-        writes = None
-        for name in selectors:
-            todo = [q for q in queries if selection_sample_id(name, q.query_id) not in done]
-            bar.update(len(queries) - len(todo))
-            if not todo:
-                continue
-            writes = writes or public_writes(stream)
-            # A selector sees the public writes and the request texts under opaque ids
-            # (query ids name the anchor's session).
-            opaque = {f"r{i}": q for i, q in enumerate(todo, start=1)}
-            ranked = cell.build_selector(name, stores).search(
-                writes, {rid: q.text for rid, q in opaque.items()}, top_k=depth
-            )
-            rows = []
-            for rid, q in opaque.items():
-                cands = ranked.get(rid, [])
-                rows.append(
-                    SelectionRecord(
-                        sample_id=selection_sample_id(name, q.query_id),
-                        selector=name,
-                        **query_fields(q),
-                        n_versions=stream.n_versions,
-                        ranked=[(v, round(s, 6)) for v, s in cands],
-                        scores=score_selection([v for v, _ in cands], q.target_version, k),
-                    )
+    with task(total, "RQ1 selection", enabled=progress) as bar:
+        for stream in data.streams:
+            queries = by_stream.get(stream.stream_id, [])
+            writes = None
+            for name in selectors:
+                todo = [q for q in queries if selection_sample_id(name, q.query_id) not in done]
+                bar.skip(len(queries) - len(todo))
+                if not todo:
+                    continue
+                writes = writes or public_writes(stream)
+                # A selector sees the public writes and the request texts under opaque ids
+                # (query ids name the anchor's session).
+                opaque = {f"r{i}": q for i, q in enumerate(todo, start=1)}
+                ranked = cell.build_selector(name, stores).search(
+                    writes, {rid: q.text for rid, q in opaque.items()}, top_k=depth
                 )
-            written += log.append(rows)
-            bar.update(len(todo))
-    bar.close()
+                rows = []
+                for rid, q in opaque.items():
+                    cands = ranked.get(rid, [])
+                    rows.append(
+                        SelectionRecord(
+                            sample_id=selection_sample_id(name, q.query_id),
+                            selector=name,
+                            **query_fields(q),
+                            n_versions=stream.n_versions,
+                            ranked=[(v, round(s, 6)) for v, s in cands],
+                            scores=score_selection([v for v, _ in cands], q.target_version, k),
+                        )
+                    )
+                written += log.append(rows)
+                bar.update(len(todo))
     return written
