@@ -17,6 +17,8 @@ from chronobench.results.schema import MANIFEST_FILE, METRICS_FILE, load_run
 from chronobench.spec import PROTOCOL_VERSION
 
 PUBLISHED_DIR = "published"
+#: Embedder runtimes whose vectors do not depend on the CPU (chronobench.spec).
+MACHINE_INDEPENDENT_RUNTIMES = ("torch_f64",)
 ARCHIVE_DIR = "archive"
 
 
@@ -39,6 +41,15 @@ class RunRecord:
     metrics: dict[str, Any]
     published: bool
     protocol: int = 1
+    embedder: str = "minilm@torch_f64"  # model@runtime of the cell's embedder
+
+    @property
+    def machine_independent(self) -> bool:
+        """Whether the run's figures can be the same on another CPU: its embedder is the
+        hash one or the float64 grid runtime (docs/reproducibility.md). int8 onnxruntime
+        and float32 torch vectors follow the CPU's kernels: such runs stay off the board."""
+        model, _, runtime = self.embedder.rpartition("@")
+        return model == "hash" or runtime in MACHINE_INDEPENDENT_RUNTIMES
 
     @property
     def current(self) -> bool:
@@ -94,6 +105,7 @@ def _record(folder: Path) -> RunRecord:
         # Runs of an older results schema were made by older code: never published.
         published=run.manifest.published and not run.migrated,
         protocol=run.manifest.protocol,
+        embedder=f"{spec.embedder.model}@{spec.embedder.runtime}",
     )
 
 
