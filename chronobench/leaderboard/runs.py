@@ -54,6 +54,7 @@ class RunRecord:
         from chronobench.backbones.packaged import PACKAGED
 
         return bool(self.subset) or self.backbone_name in PACKAGED
+
     embedder: str = "minilm@torch_f64"  # model@runtime of the cell's embedder
 
     @property
