@@ -43,15 +43,9 @@ SPEC_VERSION = 1
 #: the run id and of everything a run folder records (paths are machine-specific; the
 #: flags change nothing a cell computes).
 RUNTIME_FIELDS = (
-    "paths",
-    "progress",
-    "overwrite",
-    "leaderboard",
-    "publish",
-    "reproducible",
-    "suite",
-    "jobs",
-)
+    "paths", "progress", "overwrite", "leaderboard", "publish", "suite", "jobs",
+    "reproducible", "verify_tolerance",
+)  # fmt: skip
 
 
 class _Strict(BaseModel):
@@ -230,9 +224,10 @@ class RunSpec(_Strict):
     # Whether this run may write committed files (results/LEADERBOARD.*, results/published/):
     # the main job and the named experiment presets set it; experiment=single does not.
     publish: bool = False
-    # Whether a fresh clone reproduces the preset's files byte for byte (`verify` skips a
-    # preset that sets it false: experiment=llm_cpu, greedy float32 decoding on a CPU).
+    # What `verify` expects of a re-run (docs/reproducibility.md): every published figure
+    # back (true), or nothing (false: a volatile preset, skipped); per-figure tolerances.
     reproducible: bool = True
+    verify_tolerance: dict[str, float] = Field(default_factory=dict)
     suite: list[list[str]] = Field(default_factory=list)
     # Cells run at once, each in a worker process (chronobench.runner.parallel): an
     # integer >= 1 or "auto" (one per CPU, at most 4). Where a cell runs never changes

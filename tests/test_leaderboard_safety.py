@@ -263,3 +263,22 @@ def test_old_protocol_runs_move_to_the_archive_and_never_mix_with_new_rows(tmp_p
         (tmp_path / "LEADERBOARD.md").read_text(),
         (tmp_path / ARCHIVE_FILE).read_text(),
     ) == before
+
+
+def test_runs_embedded_on_a_cpu_dependent_runtime_stay_off_the_board(tmp_path, make_run, capsys):
+    """Issue 28: int8 onnxruntime and float32 torch vectors follow the CPU's kernels, so a
+    run made with them is not a published figure; dropping one is not a shrink."""
+    kept = make_run(tmp_path, ["task=selection"])
+    gone = make_run(tmp_path, ["task=generation", "system=rag_only"])
+    write_leaderboard(tmp_path)
+    for name in ("manifest.json", "config.yaml"):
+        for folder in (gone, tmp_path / PUBLISHED_DIR / gone.name):
+            path = folder / name
+            text = path.read_text().replace('"model": "hash"', '"model": "minilm"')
+            text = text.replace("model: hash", "model: minilm")
+            path.write_text(text.replace("torch_f64", "onnx_int8"))
+    capsys.readouterr()
+    md = write_leaderboard(tmp_path).read_text()
+    assert "1 run(s) embedded on a CPU-dependent runtime" in capsys.readouterr().out
+    assert kept.name in md and gone.name not in md
+    assert {p.name for p in (tmp_path / PUBLISHED_DIR).iterdir()} == {kept.name}

@@ -1,7 +1,7 @@
 """Command-line interface: ``python -m chronobench <command>``, the top layer.
 
 One module per command (``run``, ``build``, ``score``, ``leaderboard``, ``bench``,
-``view``, ``show``); each
+``view``, ``show``, ``verify``); each
 parses its arguments and calls the library below, which never imports a command. Every
 command is imported only when it runs, so ``--help`` never pulls in torch,
 sentence-transformers or vllm.
@@ -38,6 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "write the results site (static HTML: summary, plots, runs, per-query drill-down)",
     ),
     "show": ("chronobench.commands.show:main", "print one query's story from a run"),
+    "verify": (
+        "chronobench.commands.verify:main",
+        "re-run a preset's published cells and compare every figure",
+    ),
     "demo": ("chronobench.memory.demo:main", "one-screen demo of a natural-language undo"),
 }
 

@@ -213,12 +213,21 @@ def write_leaderboard(
     """
     results_dir = Path(results_dir).resolve()
     runs = collect_runs(results_dir, local=True, published=not force, only=only)
+    # Runs whose embeddings follow the CPU never reach the board (issue 28); like the
+    # older protocol's below, they do not count as rows the rebuild would lose.
+    cpu_bound = {r.run_id for r in runs if not r.machine_independent}
+    if cpu_bound:
+        print(
+            f"leaderboard: {len(cpu_bound)} run(s) embedded on a CPU-dependent runtime "
+            "(onnx_int8 or float32 torch) left off the board (docs/reproducibility.md)"
+        )
+    runs = [r for r in runs if r.run_id not in cpu_bound]
     md, csv_text, ids = render(runs)
     md_path = results_dir / "LEADERBOARD.md"
     # Published runs of an older protocol leave the board for the archive: they do not
     # count as rows the rebuild would lose.
     old = [r for r in collect_runs(results_dir, local=False, warn=False) if _archivable(r)]
-    before = named_run_ids(md_path) - {r.run_id for r in old}
+    before = named_run_ids(md_path) - {r.run_id for r in old} - cpu_bound
     if not ids and not force:
         raise LeaderboardShrinkError(
             f"no finished published runs under {results_dir / 'runs'} or "

@@ -18,6 +18,8 @@ from chronobench.results.schema import MANIFEST_FILE, METRICS_FILE, load_run
 from chronobench.spec import PROTOCOL_VERSION
 
 PUBLISHED_DIR = "published"
+#: Embedder runtimes whose vectors do not depend on the CPU (chronobench.spec).
+MACHINE_INDEPENDENT_RUNTIMES = ("torch_f64",)
 ARCHIVE_DIR = "archive"
 
 
@@ -53,6 +55,16 @@ class RunRecord:
         from chronobench.backbones.packaged import PACKAGED
 
         return bool(self.subset) or self.backbone_name in PACKAGED
+
+    embedder: str = "minilm@torch_f64"  # model@runtime of the cell's embedder
+
+    @property
+    def machine_independent(self) -> bool:
+        """Whether the run's figures can be the same on another CPU: its embedder is the
+        hash one or the float64 grid runtime (docs/reproducibility.md). int8 onnxruntime
+        and float32 torch vectors follow the CPU's kernels: such runs stay off the board."""
+        model, _, runtime = self.embedder.rpartition("@")
+        return model == "hash" or runtime in MACHINE_INDEPENDENT_RUNTIMES
 
     @property
     def current(self) -> bool:
@@ -111,6 +123,7 @@ def _record(folder: Path) -> RunRecord:
         backbone_name=spec.backbone.name,
         subset=d.subset.model_dump() if d.subset is not None else None,
         repair_method=spec.system.name if spec.task.kind == "repair" else None,
+        embedder=f"{spec.embedder.model}@{spec.embedder.runtime}",
     )
 
 

@@ -4,9 +4,10 @@ do not depend on the CPU (docs/reproducibility.md).
 Each level is a set of environment variables read when the libraries load, so they only
 act on a fresh process (:func:`level_env`): torch's own kernels (``ATEN_CPU_CAPABILITY``),
 MKL's BLAS (``MKL_ENABLE_INSTRUCTIONS``, or ``MKL_CBWR=COMPATIBLE`` for its SSE path),
-oneDNN (``ONEDNN_MAX_CPU_ISA``) and numpy's dispatched ufuncs
-(``NPY_DISABLE_CPU_FEATURES``, the dispatch targets above the level). ``native`` sets
-nothing: what the CPU offers.
+oneDNN (``ONEDNN_MAX_CPU_ISA``), numpy's dispatched ufuncs (``NPY_DISABLE_CPU_FEATURES``,
+the dispatch targets above the level) and numpy's OpenBLAS (``OPENBLAS_CORETYPE``: its
+float32 products, e.g. in Qdrant's local search that the Mem0 peer uses, follow the
+kernel). ``native`` sets nothing: what the CPU offers.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ LEVELS: dict[str, dict[str, str]] = {
         "MKL_ENABLE_INSTRUCTIONS": "AVX2",
         "ONEDNN_MAX_CPU_ISA": "AVX2",
         "NPY_DISABLE_CPU_FEATURES": _NUMPY_ABOVE_AVX2,
+        "OPENBLAS_CORETYPE": "Haswell",
     },
     "baseline": {
         "ATEN_CPU_CAPABILITY": "default",
         "MKL_CBWR": "COMPATIBLE",
         "ONEDNN_MAX_CPU_ISA": "SSE41",
         "NPY_DISABLE_CPU_FEATURES": f"X86_V3 {_NUMPY_ABOVE_AVX2}",
+        "OPENBLAS_CORETYPE": "Nehalem",
     },
 }
 
