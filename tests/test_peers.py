@@ -304,6 +304,13 @@ def test_peers_track_measures_both_targets_and_renders_the_section(tmp_path):
     assert rows[1].startswith("| ChronoMem") and "**emulated**" in rows[2]
     # Fixture runs never reach the published leaderboard.
     assert "Memory systems" not in render(runs)[0]
+    # `score` re-reads the samples but keeps what only the run could measure (the peer block).
+    from chronobench.runner.scoring import rescore_run
+
+    run_dir = next(p for p in (tmp_path / "results" / "runs").iterdir() if "langgraph" in p.name)
+    before = (run_dir / "metrics.json").read_bytes()
+    rescore_run(run_dir)
+    assert (run_dir / "metrics.json").read_bytes() == before
 
 
 def test_peers_track_rejects_what_it_would_not_read(tmp_path):

@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry."""
-    from chronobench.paths import RESULTS_ENV, results_dir
+    from chronobench.commands._args import add_results_option
+    from chronobench.paths import results_dir
 
     parser = argparse.ArgumentParser(prog="chronobench leaderboard", description=__doc__)
-    parser.add_argument(
-        "--results",
-        type=Path,
-        default=None,
-        help=f"results folder (default: ${RESULTS_ENV}, as `run` writes it, else results)",
-    )
+    add_results_option(parser)
     parser.add_argument(
         "--force",
         action="store_true",

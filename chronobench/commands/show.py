@@ -36,17 +36,13 @@ def _find_run(run: str, results: Path) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry."""
-    from chronobench.paths import RESULTS_ENV, results_dir
+    from chronobench.commands._args import add_results_option
+    from chronobench.paths import results_dir
 
     parser = argparse.ArgumentParser(prog="chronobench show", description=__doc__)
     parser.add_argument("run", help="run folder, run id or a unique part of it")
     parser.add_argument("query_id", help="query id or its unique tail")
-    parser.add_argument(
-        "--results",
-        type=Path,
-        default=None,
-        help=f"results folder (default: ${RESULTS_ENV}, else results)",
-    )
+    add_results_option(parser)
     args = parser.parse_args(argv)
     from chronobench.errors import ResultsError
     from chronobench.results.per_query import QUERIES_FILE, QueryFile

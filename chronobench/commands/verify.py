@@ -103,17 +103,16 @@ def verify_preset(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry."""
+    from chronobench.commands._args import add_results_option
     from chronobench.memory.isa import LEVELS
-    from chronobench.paths import RESULTS_ENV, config_dir, results_dir, user_config_dirs
+    from chronobench.paths import config_dir, results_dir, user_config_dirs
 
     parser = argparse.ArgumentParser(prog="chronobench verify", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--preset", action="append", default=None,
                         help="preset to re-run (repeatable): default (the main job), adk, "
                         "repair, peers, ...; all: every preset that publishes")  # fmt: skip
-    parser.add_argument("--results", type=Path, default=None,
-                        help=f"results folder holding published/ (default: ${RESULTS_ENV}, "
-                        "else results)")  # fmt: skip
+    add_results_option(parser, "results folder holding published/")
     parser.add_argument("--isa", choices=list(LEVELS), default="native",
                         help="instruction-set level of the re-run (default: native)")  # fmt: skip
     parser.add_argument(

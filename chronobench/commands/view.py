@@ -16,15 +16,11 @@ from pathlib import Path
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry."""
-    from chronobench.paths import RESULTS_ENV, results_dir
+    from chronobench.commands._args import add_results_option
+    from chronobench.paths import results_dir
 
     parser = argparse.ArgumentParser(prog="chronobench view", description=__doc__)
-    parser.add_argument(
-        "--results",
-        type=Path,
-        default=None,
-        help=f"results folder (default: ${RESULTS_ENV}, as `run` writes it, else results)",
-    )
+    add_results_option(parser)
     parser.add_argument(
         "--out", type=Path, default=None, help="where the site goes (default: <results>/site)"
     )

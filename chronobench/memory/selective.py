@@ -64,29 +64,18 @@ def _commits(db: Backend, sc: Scope, from_seq: int) -> list[tuple[int, int, set[
     return sorted(out.values(), key=lambda c: c[1])
 
 
-def _values_at(db: Backend, sc: Scope, seq: int, items: Sequence[str]) -> dict[str, str]:
-    """``{item: text}`` of ``items`` in the state at ``seq`` (absent items left out)."""
+def _values_at(db: Backend, sc: Scope, seq: int | None, items: Sequence[str]) -> dict[str, str]:
+    """``{item: text}`` of ``items`` in the state at ``seq`` (None: at HEAD; absent items
+    left out)."""
     if not items:
         return {}
     marks = ",".join("?" * len(items))
+    live = alive(db.conn, sc.scope_id) if seq is None else alive_at(db.conn, sc.scope_id)
+    args = () if seq is None else (seq, seq)
     rows = db.conn.execute(
         "SELECT s.item_id, b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id AND "
-        f"b.hash = s.hash WHERE s.scope_id = ? AND s.item_id IN ({marks}) AND "
-        f"{alive_at(db.conn, sc.scope_id)}",
-        (sc.scope_id, *items, seq, seq),
-    ).fetchall()
-    return {str(i): t for i, t in rows}
-
-
-def _head_values(db: Backend, sc: Scope, items: Sequence[str]) -> dict[str, str]:
-    if not items:
-        return {}
-    marks = ",".join("?" * len(items))
-    rows = db.conn.execute(
-        "SELECT s.item_id, b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id AND "
-        f"b.hash = s.hash WHERE s.scope_id = ? AND s.item_id IN ({marks}) AND "
-        f"{alive(db.conn, sc.scope_id)}",
-        (sc.scope_id, *items),
+        f"b.hash = s.hash WHERE s.scope_id = ? AND s.item_id IN ({marks}) AND {live}",
+        (sc.scope_id, *items, *args),
     ).fetchall()
     return {str(i): t for i, t in rows}
 
@@ -160,7 +149,7 @@ def plan(db: Backend, sc: Scope, versions: Sequence[int], with_dependents: str) 
         target: dict[str, str] = {}
         for seq, group in by_seq.items():
             target.update(_values_at(db, sc, seq, group))
-        now = _head_values(db, sc, items)
+        now = _values_at(db, sc, None, items)
         written = _texts_written(db, sc, sorted(reverted))
     diff = {i: target.get(i) for i in items if target.get(i) != now.get(i)}
     kept_items = sorted(i for c in conflicts if c["resolution"] == "kept" for i in c["items"])

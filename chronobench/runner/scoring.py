@@ -33,6 +33,10 @@ def rescore_run(run_dir: Path, *, write_samples: bool = False) -> RunMetrics:
     from chronobench.runner.known import read_known
 
     metrics = compute_metrics(records, seed=int(run.manifest.seed), known=read_known(run_dir))
+    if run.metrics.metrics.peer is not None and metrics.peer is None:
+        # A peers run's restore fidelity and own targeting were measured on the peer's own
+        # store while it ran; the samples cannot give them back, so they are kept as written.
+        metrics.peer = run.metrics.metrics.peer
     atomic_write_json(run_dir / "metrics.json", MetricsFile.of(run.run_id, k, metrics).to_json())
     manifest = run.manifest.model_copy(
         update={"samples": run.manifest.samples.model_copy(update={"sha256": file_sha256(samples)})}
