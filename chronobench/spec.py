@@ -31,11 +31,11 @@ from pydantic import (
     model_validator,
 )
 
-from chronobench.errors import ConfigError, valid_keys_hint
 from chronobench.hashing import canonical_json, sha256_text
 from chronobench.resolver_options import LLM_FREE_BACKBONES as LLM_FREE_BACKBONES  # re-exported
 from chronobench.resolver_options import RESOLVER_KEYS as RESOLVER_KEYS  # re-exported
 from chronobench.resolver_options import settle_resolver
+from chronobench.spec_errors import config_error
 
 SPEC_VERSION = 1
 
@@ -378,37 +378,6 @@ def run_id(spec: RunSpec, dataset_sha256: str, queries_sha256: str | None = None
 # ---- building a spec from a composed config ------------------------------------------
 
 
-def _origin(loc: tuple[Any, ...], choices: Mapping[str, str] | None) -> str:
-    group = str(loc[0]) if loc else ""
-    if choices and group in choices and choices[group]:
-        return f"configs/{group}/{choices[group]}.yaml, or an override of {group}.*"
-    if group:
-        return f"configs/config.yaml (or an experiment / override setting {group})"
-    return "configs/config.yaml"
-
-
-def _fields_at(loc: tuple[Any, ...]) -> list[str]:
-    """The declared keys of the spec node holding ``loc``'s last key ([] when unknown)."""
-    model: Any = RunSpec
-    for part in loc[:-1]:
-        field = model.model_fields.get(str(part)) if isinstance(model, type) else None
-        model = getattr(field, "annotation", None)
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return []
-    return list(model.model_fields)
-
-
-def _explain(err: dict[str, Any]) -> str:
-    if err["type"] == "extra_forbidden":
-        loc = tuple(err["loc"])
-        of = ".".join(str(p) for p in loc[:-1]) or "the config"
-        hint = valid_keys_hint(str(loc[-1]), _fields_at(loc), of=of)
-        return f"unknown key: nothing reads it; {hint}" if hint else "unknown key (remove it)"
-    if err["type"] == "missing":
-        return "required key is missing"
-    return f"{err['msg']} (got {err.get('input')!r})"
-
-
 def spec_from_config(
     cfg: Mapping[str, Any], *, choices: Mapping[str, str] | None = None
 ) -> RunSpec:
@@ -421,8 +390,4 @@ def spec_from_config(
     try:
         return RunSpec.model_validate(dict(cfg))
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            key = ".".join(str(p) for p in err["loc"])
-            lines.append(f"config key {key!r}: {_explain(err)} [{_origin(err['loc'], choices)}]")
-        raise ConfigError("; ".join(lines)) from None
+        raise config_error(exc, RunSpec, choices) from None

@@ -53,6 +53,8 @@ MAB_DEFAULTS: dict[str, Any] = {
     "jaccard_threshold": 0.5,
     "seed": 0,
 }
+# Each builder's parameters and their defaults, by the builder's name (the one source).
+BUILD_DEFAULTS: dict[str, dict[str, Any]] = {"locomo": LOCOMO_DEFAULTS, "mab": MAB_DEFAULTS}
 
 
 def default_out_dir() -> Path:

@@ -70,7 +70,9 @@ class BuiltDatasetLoader:
     @classmethod
     def defaults(cls) -> dict[str, Any]:
         """The build parameters and their defaults (the builder's)."""
-        raise NotImplementedError
+        from data_builders.build import BUILD_DEFAULTS
+
+        return dict(BUILD_DEFAULTS[cls.builder])
 
     @classmethod
     def check(cls, dspec: DatasetSpec, *, where: str) -> None:
@@ -125,12 +127,6 @@ class LocomoLoader(BuiltDatasetLoader):
     builder = "locomo"
 
     @classmethod
-    def defaults(cls) -> dict[str, Any]:
-        from data_builders.build import LOCOMO_DEFAULTS
-
-        return dict(LOCOMO_DEFAULTS)
-
-    @classmethod
     def check_own(cls, dspec: DatasetSpec, *, where: str) -> None:
         if dspec.granularity not in GRANULARITIES:
             raise ConfigError(
@@ -148,12 +144,6 @@ class MabLoader(BuiltDatasetLoader):
 
     builder = "mab"
     extra_params = ("split",)
-
-    @classmethod
-    def defaults(cls) -> dict[str, Any]:
-        from data_builders.build import MAB_DEFAULTS
-
-        return dict(MAB_DEFAULTS)
 
     @classmethod
     def check_own(cls, dspec: DatasetSpec, *, where: str) -> None:
