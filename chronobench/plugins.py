@@ -1,11 +1,14 @@
 """Plug-ins from other packages, found through entry points (docs/plugins.md).
 
-A package adds systems, selectors or backbones by declaring entry points in these groups
-(in its ``pyproject.toml``, ``[project.entry-points."chronobench.systems"]`` and so on):
+A package adds systems, selectors, backbones or metrics by declaring entry points in these
+groups (in its ``pyproject.toml``, ``[project.entry-points."chronobench.systems"]`` and so
+on):
 
 - ``chronobench.systems``: memory systems (:class:`chronobench.protocols.MemorySystem`);
 - ``chronobench.selectors``: RQ1 selectors (:class:`chronobench.protocols.Selector`);
-- ``chronobench.backbones``: backbones (:class:`chronobench.protocols.Backbone`).
+- ``chronobench.backbones``: backbones (:class:`chronobench.protocols.Backbone`);
+- ``chronobench.metrics``: metrics (a probe scorer and how tables show its field:
+  :func:`chronobench.metrics.catalog.metric_plugin`).
 
 The entry point's name is the component's name (``system=<name>``); its value names a
 :class:`Plugin` (the registration: target, leaderboard label and table order, options
@@ -17,8 +20,8 @@ is an error naming both (:class:`chronobench.registry.RegistryCollisionError`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -33,6 +36,7 @@ GROUPS = {
     "selector": "chronobench.selectors",
     "backbone": "chronobench.backbones",
     "dataset": "chronobench.datasets",
+    "metric": "chronobench.metrics",
 }
 DOCS = "docs/plugins.md"
 
@@ -51,7 +55,9 @@ class Plugin:
     systems sit at 10, 20, ... 110; built-in selectors at 10 ... 70; none: after them, by
     name). ``options``: a pydantic model (``extra="forbid"``) of its config options;
     without one the target's signature is checked. ``requires``: ``[(module, pip
-    hint), ...]`` checked before a run starts.
+    hint), ...]`` checked before a run starts. ``meta``: what its kind reads from its
+    entry (a metric's section and direction: see
+    :func:`chronobench.metrics.catalog.metric_plugin`).
     """
 
     target: str | Any
@@ -59,6 +65,7 @@ class Plugin:
     order: float | None = None
     options: type[BaseModel] | None = None
     requires: tuple[tuple[str, str], ...] = ()
+    meta: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _entry_points(group: str) -> list[Any]:

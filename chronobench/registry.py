@@ -309,6 +309,7 @@ class Registry:
                 options=plugin.options,
                 label=plugin.label,
                 order=plugin.order,
+                meta=plugin.meta,
             )
         except ValueError as exc:
             raise PluginError(str(exc)) from None

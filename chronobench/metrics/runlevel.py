@@ -63,21 +63,20 @@ def _side_score(row: Mapping[str, Any], scores: Mapping[str, Any]) -> tuple[str,
 
 
 # The query-level fields run_units writes (docs/metrics.md, RQ2 headline).
-declare_metric(
+@declare_metric(
     "rc_qa",
     "rq2",
     "RC-QA (headline)",
+    order=10,
     main=True,
     title="RQ2: rollback-consistent QA, RC-QA (headline: per query, harmonic mean of "
     "A* and B* on the known boundary probes: those a fixed reference reader answers at "
     "the last version)",
     short="RC-QA",
 )
-declare_metric("rc_qa_a", "rq2", "A*: keeps (session at v*)", short="A*")
-declare_metric("rc_qa_b", "rq2", "B*: forgets (first session after v*)", short="B*")
-declare_metric("rc_qa_a_zero", "rq2", "queries with A* = 0", higher_is_better=False)
-
-
+@declare_metric("rc_qa_a", "rq2", "A*: keeps (session at v*)", order=20, short="A*")
+@declare_metric("rc_qa_b", "rq2", "B*: forgets (first session after v*)", order=30, short="B*")
+@declare_metric("rc_qa_a_zero", "rq2", "queries with A* = 0", order=40, higher_is_better=False)
 def run_units(
     rows: Iterable[Mapping[str, Any]], known: Mapping[str, Iterable[str]] | None = None
 ) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from numbers import Real
 
 from chronobench.data.schema import Probe
 from chronobench.metrics.bootstrap import summarise
-from chronobench.metrics.catalog import declare_metric
+from chronobench.metrics.catalog import PROBE_KINDS, declare_metric, plugin_scorers, probe_scorer
 from chronobench.metrics.qa import (
     CORRECT_THRESHOLD,
     NOT_MENTIONED_OPTION,
@@ -39,43 +39,8 @@ from chronobench.text import first_words
 __all__ = ["aggregate", "score_probe"]
 
 
-# The RQ2 fields the probe scorers below write.
-declare_metric(
-    "qa_f1",
-    "rq2",
-    "A: answerable F1 (cat 1-4)",
-    title="RQ2: A, answerable F1, LoCoMo category rules, categories 1-4",
-    short="A:F1",
-)
-declare_metric(
-    "future_abstain",
-    "rq2",
-    "B: future abstention",
-    title="RQ2: B, abstention on future-evidence probes",
-    short="B:Abst",
-)
-declare_metric(
-    "future_leak",
-    "rq2",
-    "leakage (lower is better)",
-    higher_is_better=False,
-    title="RQ2: leakage on future-evidence probes (lower is better)",
-    short="Leak",
-)
-declare_metric(
-    "adversarial_acc",
-    "rq2",
-    "adversarial acc. (cat 5)",
-    title="RQ2: adversarial accuracy (category 5, two-way choice; not in RC-QA)",
-    short="Adv",
-)
-# Consistent forgetting alone is won by forgetting everything (version 1 scores
-# 99): it is shown only as B*, beside A* and the headline that joins them.
-declare_metric("recall_acc", "rq2", "recall: right yes / no at v* (true and false, session at v*)")
-declare_metric("recall_forget", "rq2", "recall: abstains (first session after v*)")
-declare_metric("qa_abstained", "rq2", "abstains on answerable", higher_is_better=False)
-# The system's own final-session answers (protocol 3): reported, choose nothing.
-declare_metric("final_correct", "rq2", "right at the last version (its own final session)")
+# Each probe scorer is declared with the probe kind it scores (the table score_probe looks
+# a probe up in) and the metrics it writes that tables show (chronobench.metrics.catalog).
 
 
 def _score_adversarial(probe: Probe, prediction: str) -> dict[str, float]:
@@ -91,25 +56,63 @@ def _score_adversarial(probe: Probe, prediction: str) -> dict[str, float]:
     return {"adversarial_acc": correct, "qa_abstained": abstained}
 
 
-def _score_recall(probe: Probe, prediction: str) -> dict[str, float]:
-    # "Is it true that <statement>?" (docs/metrics.md, recall probes). Protocol 3 asks true
-    # and false statements (``meta["truth"]``). Kept side: right = "Yes" to a true one and
-    # an explicit "No" to a false one (abstaining is wrong: the memory holds the fact).
-    # Forgotten side: right = abstaining, on both (the memory at v* has no say; "Yes" to a
-    # true one or "No" to a false one shows the fact was not forgotten). Own fields, so the
-    # LoCoMo columns (A, B, leakage) keep the dataset's questions only.
-    truth = probe.meta.get("truth")
-    said = affirms(prediction) if truth is not False else says_no(prediction)
-    if probe.kind == "qa":
-        return {"recall_acc": float(said)}
-    if probe.kind == "future_qa":
-        if truth is None:
-            # A protocol-2 probe (true statements only): "No" counted as forgetting.
-            return {"recall_forget": float(denies(prediction)), "recall_leak": float(said)}
-        return {"recall_forget": float(is_abstention(prediction)), "recall_leak": float(said)}
-    return {"final_correct": float(said), "final_abstain": float(is_abstention(prediction))}
+# Recall probes: "Is it true that <statement>?" (docs/metrics.md). Protocol 3 asks true and
+# false statements (``meta["truth"]``). Kept side: right = "Yes" to a true one and an
+# explicit "No" to a false one (abstaining is wrong: the memory holds the fact). Forgotten
+# side: right = abstaining, on both (the memory at v* has no say; "Yes" to a true one or
+# "No" to a false one shows the fact was not forgotten). Own fields, so the LoCoMo columns
+# (A, B, leakage) keep the dataset's questions only.
+def _said(probe: Probe, prediction: str) -> bool:
+    """The reply states the statement's truth value ("Yes" to a true one, "No" to a false one)."""
+    return affirms(prediction) if probe.meta.get("truth") is not False else says_no(prediction)
 
 
+@declare_metric(
+    "recall_acc",
+    "rq2",
+    "recall: right yes / no at v* (true and false, session at v*)",
+    order=90,
+)
+@probe_scorer("recall/qa")
+def _score_recall_kept(probe: Probe, prediction: str) -> dict[str, float]:
+    return {"recall_acc": float(_said(probe, prediction))}
+
+
+@declare_metric("recall_forget", "rq2", "recall: abstains (first session after v*)", order=100)
+@probe_scorer("recall/future_qa")
+def _score_recall_forgotten(probe: Probe, prediction: str) -> dict[str, float]:
+    said = float(_said(probe, prediction))
+    if probe.meta.get("truth") is None:
+        # A protocol-2 probe (true statements only): "No" counted as forgetting.
+        return {"recall_forget": float(denies(prediction)), "recall_leak": said}
+    return {"recall_forget": float(is_abstention(prediction)), "recall_leak": said}
+
+
+@probe_scorer("recall/final_qa")
+def _score_recall_final(probe: Probe, prediction: str) -> dict[str, float]:
+    # Writes final_correct too (declared on _score_final).
+    said = float(_said(probe, prediction))
+    return {"final_correct": said, "final_abstain": float(is_abstention(prediction))}
+
+
+@declare_metric(
+    "qa_f1",
+    "rq2",
+    "A: answerable F1 (cat 1-4)",
+    order=50,
+    title="RQ2: A, answerable F1, LoCoMo category rules, categories 1-4",
+    short="A:F1",
+)
+@declare_metric(
+    "adversarial_acc",
+    "rq2",
+    "adversarial acc. (cat 5)",
+    order=80,
+    title="RQ2: adversarial accuracy (category 5, two-way choice; not in RC-QA)",
+    short="Adv",
+)
+@declare_metric("qa_abstained", "rq2", "abstains on answerable", order=110, higher_is_better=False)
+@probe_scorer("qa")
 def _score_answerable(probe: Probe, prediction: str) -> dict[str, float]:
     if probe.category == 5:
         return _score_adversarial(probe, prediction)
@@ -134,6 +137,24 @@ def _score_answerable(probe: Probe, prediction: str) -> dict[str, float]:
     return {"qa_f1": f1, "qa_em": em, "qa_abstained": abstained}
 
 
+@declare_metric(
+    "future_abstain",
+    "rq2",
+    "B: future abstention",
+    order=60,
+    title="RQ2: B, abstention on future-evidence probes",
+    short="B:Abst",
+)
+@declare_metric(
+    "future_leak",
+    "rq2",
+    "leakage (lower is better)",
+    order=70,
+    higher_is_better=False,
+    title="RQ2: leakage on future-evidence probes (lower is better)",
+    short="Leak",
+)
+@probe_scorer("future_qa")
 def _score_future(probe: Probe, prediction: str) -> dict[str, float]:
     out = {"future_abstain": float(is_abstention(prediction))}
     if probe.future_answers:
@@ -141,6 +162,11 @@ def _score_future(probe: Probe, prediction: str) -> dict[str, float]:
     return out
 
 
+# The system's own final-session answers (protocol 3): reported, choose nothing.
+@declare_metric(
+    "final_correct", "rq2", "right at the last version (its own final session)", order=120
+)
+@probe_scorer("final_qa")
 def _score_final(probe: Probe, prediction: str) -> dict[str, float]:
     # Asked at the stream's last version (no rollback): did the system know the answer?
     abstained = is_abstention(prediction)
@@ -148,48 +174,51 @@ def _score_final(probe: Probe, prediction: str) -> dict[str, float]:
     return {"final_correct": float(score >= CORRECT_THRESHOLD), "final_abstain": float(abstained)}
 
 
-# The RQ3 fields _score_summary writes.
-declare_metric(
+@declare_metric(
     "session_coverage",
     "rq3",
     "session coverage (headline)",
+    order=10,
     main=True,
     title="RQ3: rollback-consistent summarisation, session coverage (headline: each "
     "restored session's new words said in the first 150 words; 0 when it leaks)",
     short="SesCov",
 )
-declare_metric(
+@declare_metric(
     "rouge1",
     "rq3",
     "ROUGE-1",
+    order=20,
     title="RQ3: ROUGE-1 of the first 150 words (rewards any text sharing the "
     "reference's words: read with the floors)",
     short="R-1",
 )
-declare_metric(
+@declare_metric(
     "content_rouge1",
     "rq3",
     "content ROUGE-1",
+    order=30,
     title="RQ3: content ROUGE-1 (no stopwords, names, dates, numbers)",
     short="cR-1",
 )
-declare_metric(
+@declare_metric(
     "specific_rouge1",
     "rq3",
     "specific content ROUGE-1",
+    order=40,
     title="RQ3: specific content ROUGE-1 (also no words common to most conversations' summaries)",
     short="sR-1",
 )
-declare_metric(
+@declare_metric(
     "summary_leakage",
     "rq3",
     "calibrated leakage (lower is better)",
+    order=50,
     higher_is_better=False,
     title="RQ3: calibrated summary leakage (lower is better)",
     short="SumLeak",
 )
-
-
+@probe_scorer("summary")
 def _score_summary(probe: Probe, prediction: str) -> dict[str, float]:
     if probe.reference is None:
         raise ValueError(
@@ -238,24 +267,23 @@ def score_probe(probe: Probe, prediction: str) -> dict[str, float]:
     - recall probes (``meta["format"] == "recall"``): ``recall_acc`` (answerable),
       ``recall_forget`` and ``recall_leak`` (future), ``final_correct`` (final).
 
-    Query-level fields (``rc_qa`` and its parts, ``consistent_forgetting``) need every
+    The scorer is looked up by the probe's kind in
+    :data:`~chronobench.metrics.catalog.PROBE_KINDS`; an installed metric plug-in adds
+    its fields for the kinds it names. Query-level fields (``rc_qa`` and its parts, ``consistent_forgetting``) need every
     probe of a run: see :mod:`chronobench.metrics.runlevel`.
     """
     if not isinstance(prediction, str):
         raise TypeError(
             f"probe {probe.probe_id}: prediction must be a str, got {type(prediction).__name__}"
         )
-    if probe.meta.get("format") == "recall" and probe.kind != "summary":
-        return _score_recall(probe, prediction)
-    if probe.kind == "qa":
-        return _score_answerable(probe, prediction)
-    if probe.kind == "future_qa":
-        return _score_future(probe, prediction)
-    if probe.kind == "final_qa":
-        return _score_final(probe, prediction)
-    if probe.kind == "summary":
-        return _score_summary(probe, prediction)
-    raise ValueError(f"probe {probe.probe_id}: unknown kind {probe.kind!r}")
+    recall = f"recall/{probe.kind}"
+    kind = recall if probe.meta.get("format") == "recall" and recall in PROBE_KINDS else probe.kind
+    if kind not in PROBE_KINDS:
+        raise ValueError(f"probe {probe.probe_id}: unknown kind {probe.kind!r}")
+    out: dict[str, float] = PROBE_KINDS.target(kind)(probe, prediction)
+    for scorer in plugin_scorers(kind):
+        out.update(scorer(probe, prediction))
+    return out
 
 
 def aggregate(

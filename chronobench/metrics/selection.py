@@ -22,14 +22,12 @@ def _as_versions(ranked: Sequence[int | tuple[int, float]]) -> list[int]:
     return out
 
 
-# The fields score_selection writes (docs/metrics.md, RQ1).
-declare_metric("recall_at_1", "selection", "R@1", main=True)
-declare_metric("recall_at_k", "selection", "R@k")
-declare_metric("scope_at_k", "selection", "Scope@k/2")
-# Labelled MRR@depth in tables: the depth is the ranking the run recorded.
-declare_metric("mrr", "selection", "MRR")
-
-
+# The fields score_selection writes (docs/metrics.md, RQ1). MRR is labelled MRR@depth in
+# tables: the depth is the ranking the run recorded.
+@declare_metric("recall_at_1", "selection", "R@1", order=10, main=True)
+@declare_metric("recall_at_k", "selection", "R@k", order=20)
+@declare_metric("scope_at_k", "selection", "Scope@k/2", order=30)
+@declare_metric("mrr", "selection", "MRR", order=40)
 def score_selection(
     ranked_versions: Sequence[int | tuple[int, float]], gold: int, k: int = 5
 ) -> dict[str, float]:
