@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from chronobench import plugins
-from chronobench.errors import UnknownNameError
+from chronobench.errors import ConfigError, UnknownNameError
+from chronobench.metrics.catalog import metric_plugin
 from chronobench.plugins import Plugin, PluginError
 from chronobench.registry import BUILTIN, Registry, RegistryCollisionError
 from tests.conftest import REPO_ROOT
@@ -264,3 +265,51 @@ def test_unknown_system_on_the_command_line_says_where_systems_come_from(tmp_pat
     assert "unknown system 'nope'" in lines[0]
     assert "entry-point group 'chronobench.systems'" in lines[0]
     assert "docs/plugins.md" in lines[0]
+
+
+# A metric plug-in's scorer and registration (entry-point targets of the tests below).
+def _says_hello(probe, prediction):
+    return {"hello": float("hello" in prediction.lower())}
+
+
+HELLO = metric_plugin(_says_hello, "rq2", "says hello", probes=("future_qa",), short="Hi")
+
+
+def test_a_metric_plugin_joins_the_registry_its_table_and_probe_scoring(monkeypatch):
+    from chronobench.data.schema import Probe
+    from chronobench.metrics import score_probe
+    from chronobench.metrics.catalog import METRICS, section
+
+    found = [EntryPoint("hello", "tests.test_plugins:HELLO", plugins.GROUPS["metric"])]
+    monkeypatch.setattr(plugins, "_entry_points", lambda group: found)
+    # A fresh view of the global registry: discovery runs again and is undone after.
+    monkeypatch.setattr(METRICS, "_entries", dict(METRICS._entries))
+    monkeypatch.setattr(METRICS, "_found", {})
+    monkeypatch.setattr(METRICS, "_discovered", False)
+    assert "hello" in METRICS.names()
+    rq2 = section("rq2")
+    assert rq2[-1].name == "hello" and rq2[-1].label == "says hello"  # no order: last
+    assert "entry point 'hello = tests.test_plugins:HELLO'" in METRICS.entry("hello").source
+    probe = Probe(probe_id="p", kind="future_qa", question="q?", future_answers=["x"])
+    assert score_probe(probe, "Hello there") == {
+        "future_abstain": 0.0,
+        "future_leak": 0.0,
+        "hello": 1.0,
+    }
+    # Other probe kinds are scored as before.
+    qa = Probe(probe_id="q", kind="qa", question="q?", answers=["x"])
+    assert "hello" not in score_probe(qa, "hello")
+
+
+def test_a_metric_plugin_without_a_section_is_a_clear_error(monkeypatch):
+    from chronobench.metrics.catalog import METRICS, metrics
+
+    found = [EntryPoint("bare", "tests.test_plugins:_says_hello", plugins.GROUPS["metric"])]
+    monkeypatch.setattr(plugins, "_entry_points", lambda group: found)
+    monkeypatch.setattr(METRICS, "_entries", dict(METRICS._entries))
+    monkeypatch.setattr(METRICS, "_found", {})
+    monkeypatch.setattr(METRICS, "_discovered", False)
+    with pytest.raises(
+        ConfigError, match=r"metric 'bare'.*needs a label and a section.*metric_plugin"
+    ):
+        metrics()
