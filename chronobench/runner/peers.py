@@ -148,30 +148,12 @@ class _Measured:
         self.system.close()
 
 
-def run_peers_cell(cell: Any) -> Path:
-    """Run one memory system's cell (from scratch); returns its run folder."""
-    from chronobench.metrics.fidelity import summarize
-    from chronobench.results.io import SampleLog
-    from chronobench.runner.cell import (
-        _generation_kinds,
-        cell_summary,
-        data_info,
-        prepare_run_dir,
-        write_results,
-    )
+def _select_data(spec: Any, p: dict[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
+    """The cell's data (``streams`` first streams) and every request per stream (own
+    targeting scores them all); ``data.queries`` keeps the first
+    ``rq2_queries_per_stream`` of each stream, the ones rolled back and answered."""
     from chronobench.runner.datasets import load_run_data
-    from chronobench.runner.drilldown import write_cell_queries
-    from chronobench.runner.generation import run_generation
-    from chronobench.runner.metrics_io import compute_metrics
-    from chronobench.runner.params import generation_params
-    from chronobench.spec import run_id
-    from chronobench.systems import SystemContext
-    from chronobench.systems.stores import StoreProvider
 
-    spec = cell.spec
-    p = _params(spec)
-    t0 = time.perf_counter()
-    backbone = cell.build_backbone()
     # This track owns its dataset (resolve_cell leaves non-benchmark datasets to it).
     data = load_run_data(spec.dataset, Path(spec.paths.data_dir))
     if p["streams"]:
@@ -187,19 +169,33 @@ def run_peers_cell(cell: Any) -> Path:
             if per[q.stream_id] <= int(p["rq2_queries_per_stream"]):
                 kept.append(q)
         data.queries = kept
-    rid = run_id(spec, data.manifest_sha256, data.queries_sha256)
-    run_dir = prepare_run_dir(spec, rid)
-    (run_dir / "samples.jsonl").unlink(missing_ok=True)  # never resumes: see the docstring
-    log = SampleLog(run_dir / "samples.jsonl")
-    params = generation_params(spec)
+    return data, all_queries
+
+
+def _measured(
+    spec: Any, data: Any, all_queries: dict[str, list[Any]], targets: int
+) -> tuple[_Measured, Any]:
+    """The cell's system, wrapped to be measured (:class:`_Measured`) over the streams
+    with probes, and the store provider to close after generation."""
+    from chronobench.runner.params import generation_params
+    from chronobench.systems import SystemContext
+    from chronobench.systems.stores import StoreProvider
+
     # Only for its embedder: the run's MiniLM with the persistent text -> vector cache.
     stores = StoreProvider(embedder=spec.embedder.model_dump(), cache_dir=spec.paths.cache_dir)
-    ctx = SystemContext(params=params, stores=stores)
+    ctx = SystemContext(params=generation_params(spec), stores=stores)
     streams = [s for s in data.streams if any(q.stream_id == s.stream_id for q in data.queries)]
-    measured = _Measured(
-        _system_class(spec.system.name)(ctx), streams, all_queries, int(p["targets"])
-    )
-    t1 = time.perf_counter()
+    return _Measured(_system_class(spec.system.name)(ctx), streams, all_queries, targets), stores
+
+
+def _generate(
+    spec: Any, data: Any, measured: _Measured, stores: Any, backbone: Any, log: Any
+) -> None:
+    """Expose the system to each stream (measured on the way) and answer the probes
+    through the run's generation loop."""
+    from chronobench.runner.cell import _generation_kinds
+    from chronobench.runner.generation import run_generation
+
     try:
         run_generation(
             data,
@@ -214,14 +210,11 @@ def run_peers_cell(cell: Any) -> Path:
         )
     finally:
         stores.close()
-    records = log.read_checked()
-    from chronobench.runner.known import reference_known, write_known
 
-    known, known_sha = reference_known(spec, data, backbone)
-    write_known(run_dir, known, known_sha)
-    metrics = compute_metrics(records, seed=int(spec.seed), known=known)
-    fid = summarize(measured.fidelity)
-    metrics.peer = {
+
+def _peer_block(measured: _Measured, fid: dict[str, float], data: Any) -> dict[str, Any]:
+    """``metrics.peer``: how it rolls back, own-target R@1, restore fidelity, sizes."""
+    return {
         "rollback": {"native": measured.native, "method": measured.method},
         "own_target": {
             "recall_at_1": measured.hits / max(measured.requests, 1),
@@ -231,10 +224,14 @@ def run_peers_cell(cell: Any) -> Path:
         "streams": len(data.streams),
         "rq2_queries": len(data.queries),
     }
-    timings = {
+
+
+def _timings(measured: _Measured, t0: float, t1: float) -> dict[str, float]:
+    """The manifest's timings. Volatile (machine load, file layout): never in
+    metrics.json or the leaderboard."""
+    return {
         "load_data_s": round(t1 - t0, 3),
         "total_s": round(time.perf_counter() - t0, 3),
-        # Volatile (machine load, file layout): never in metrics.json or the leaderboard.
         "rollback_ms_median": round(1000 * statistics.median(measured.rollback_s), 3)
         if measured.rollback_s
         else -1.0,
@@ -242,6 +239,50 @@ def run_peers_cell(cell: Any) -> Path:
         if measured.bytes_per_write
         else -1.0,
     }
+
+
+def _print_summary(
+    spec: Any, metrics: Any, measured: _Measured, fid: dict, data: Any, timings: dict
+) -> None:
+    rc = metrics.probes.all.get("rc_qa") if metrics.probes is not None else None
+    rq2 = rc.mean if rc is not None else None
+    print(
+        f"  {spec.system.name}: own R@1 {100 * metrics.peer['own_target']['recall_at_1']:.1f} "
+        f"(n={measured.requests}), RC-QA {rq2 if rq2 is None else round(100 * rq2, 1)} "
+        f"(n={len(data.queries)}), exact {fid.get('exact', float('nan')):.1f} "
+        f"({len(measured.fidelity)} rollbacks), rollback {timings['rollback_ms_median']:.0f} ms"
+    )
+
+
+def run_peers_cell(cell: Any) -> Path:
+    """Run one memory system's cell (from scratch); returns its run folder."""
+    from chronobench.metrics.fidelity import summarize
+    from chronobench.results.io import SampleLog
+    from chronobench.runner.cell import cell_summary, data_info, prepare_run_dir, write_results
+    from chronobench.runner.drilldown import write_cell_queries
+    from chronobench.runner.known import reference_known, write_known
+    from chronobench.runner.metrics_io import compute_metrics
+    from chronobench.spec import run_id
+
+    spec = cell.spec
+    p = _params(spec)
+    t0 = time.perf_counter()
+    backbone = cell.build_backbone()
+    data, all_queries = _select_data(spec, p)
+    rid = run_id(spec, data.manifest_sha256, data.queries_sha256)
+    run_dir = prepare_run_dir(spec, rid)
+    (run_dir / "samples.jsonl").unlink(missing_ok=True)  # never resumes: see the docstring
+    log = SampleLog(run_dir / "samples.jsonl")
+    measured, stores = _measured(spec, data, all_queries, int(p["targets"]))
+    t1 = time.perf_counter()
+    _generate(spec, data, measured, stores, backbone, log)
+    records = log.read_checked()
+    known, known_sha = reference_known(spec, data, backbone)
+    write_known(run_dir, known, known_sha)
+    metrics = compute_metrics(records, seed=int(spec.seed), known=known)
+    fid = summarize(measured.fidelity)
+    metrics.peer = _peer_block(measured, fid, data)
+    timings = _timings(measured, t0, t1)
     write_results(
         run_dir,
         spec,
@@ -255,12 +296,5 @@ def run_peers_cell(cell: Any) -> Path:
         known_sha256=known_sha,
     )
     write_cell_queries(run_dir, rid, cell_summary(spec), data, records, known)
-    rc = metrics.probes.all.get("rc_qa") if metrics.probes is not None else None
-    rq2 = rc.mean if rc is not None else None
-    print(
-        f"  {spec.system.name}: own R@1 {100 * metrics.peer['own_target']['recall_at_1']:.1f} "
-        f"(n={measured.requests}), RC-QA {rq2 if rq2 is None else round(100 * rq2, 1)} "
-        f"(n={len(data.queries)}), exact {fid.get('exact', float('nan')):.1f} "
-        f"({len(measured.fidelity)} rollbacks), rollback {timings['rollback_ms_median']:.0f} ms"
-    )
+    _print_summary(spec, metrics, measured, fid, data, timings)
     return run_dir
