@@ -82,6 +82,7 @@ def build_dataset(
         dropped=dict(res.dropped_anchors),
         skipped=dict(res.skipped),
         caveats=res.caveats,
+        field_provenance=dict(dataset.provenance),
         extra=res.extra,
     )
     _write(folder, res, manifest)

@@ -11,7 +11,7 @@ Nothing here names a dataset: LoCoMo and MemoryAgentBench are two such objects
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,8 @@ class Dataset:
     config, beyond its params model. ``recorded``: the params a run's spec records even
     at their default value; published run ids hash exactly the keys the shipped configs
     always gave, so these are those keys (any other key is recorded when it is given).
-    ``title``: one line for ``chronobench build --help``.
+    ``title``: one line for ``chronobench build --help``. ``provenance``: which source
+    fields feed what (indexed text, anchors, probes, ...), recorded in each manifest.
     """
 
     name: str
@@ -62,6 +63,7 @@ class Dataset:
     granularities: tuple[str, ...] = ()
     check: Check | None = None
     recorded: tuple[str, ...] = ()
+    provenance: Mapping[str, list[str]] = field(default_factory=dict)
 
     def defaults(self) -> dict[str, Any]:
         """The build parameters that have a default, with it."""

@@ -21,11 +21,31 @@ def plan(granularity: str | None, source: str | Path | None, params: Any) -> Bui
     return BuildPlan(gran, src.name, file_sha256(src), lambda: build_locomo(src, gran, params))
 
 
+# Which source fields feed what (recorded in every manifest).
+PROVENANCE: dict[str, list[str]] = {
+    "indexed": [
+        "conversation.session_N[*].speaker/text/blip_caption (session, turn)",
+        "observation.session_N_observation (observation)",
+    ],
+    "anchors": ["event_summary.events_session_N", "qa[*].question"],
+    "probes": ["qa[*] (question, answer, adversarial_answer, category, evidence)"],
+    "summary_reference": ["event_summary.events_session_N (+ date)"],
+    # data_builders/uniqueness.py decides which anchors single out one episode.
+    "anchor_filter": [
+        "event_summary.events_session_N",
+        "observation.session_N_observation (text, cited dialog ids; not at observation)",
+        "qa[*].question, qa[*].evidence",
+    ],
+    "never_used": ["session_summary"],
+}
+
+
 LOCOMO = Dataset(
     name="locomo",
     params=LocomoParams,
     title="LoCoMo (locomo10.json)",
     plan=plan,
+    provenance=PROVENANCE,
     granularities=GRANULARITIES,
     # The keys every shipped LoCoMo config gave (published run ids hash them).
     recorded=("max_queries_per_stream", "max_answerable", "max_future", "max_boundary"),

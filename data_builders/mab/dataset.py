@@ -30,11 +30,27 @@ def check(dspec: Any, where: str) -> None:
         )
 
 
+# Which source fields feed what (recorded in every manifest).
+PROVENANCE: dict[str, list[str]] = {
+    "indexed": ["context (chunked, or one statement per write)"],
+    "anchors": [
+        "questions[i] (Accurate_Retrieval)",
+        "context statements (Conflict_Resolution; also indexed: see caveats)",
+        "names first seen in a chunk (Long_Range_Understanding; also indexed)",
+    ],
+    "probes": ["questions", "answers", "context statement pairs (counterfactual)"],
+    "summary_reference": ["answers (infbench_sum: whole-book summary)"],
+    "anchor_filter": [],
+    "never_used": [],
+}
+
+
 MAB = Dataset(
     name="mab",
     params=MabParams,
     title="MemoryAgentBench (ai-hyz/MemoryAgentBench, one split)",
     plan=plan,
+    provenance=PROVENANCE,
     check=check,
     # The keys every shipped MAB config gave (published run ids hash them).
     recorded=("split", "revision", "chunk_size", "chunk_unit", "max_queries_per_stream"),
