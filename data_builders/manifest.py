@@ -18,37 +18,6 @@ from chronobench.data.schema import SCHEMA_VERSION
 # session_words (RQ3 session coverage).
 BUILDER_VERSION = "1.5.1"
 
-FIELD_PROVENANCE: dict[str, dict[str, list[str]]] = {
-    "locomo": {
-        "indexed": [
-            "conversation.session_N[*].speaker/text/blip_caption (session, turn)",
-            "observation.session_N_observation (observation)",
-        ],
-        "anchors": ["event_summary.events_session_N", "qa[*].question"],
-        "probes": ["qa[*] (question, answer, adversarial_answer, category, evidence)"],
-        "summary_reference": ["event_summary.events_session_N (+ date)"],
-        # data_builders/uniqueness.py decides which anchors single out one episode.
-        "anchor_filter": [
-            "event_summary.events_session_N",
-            "observation.session_N_observation (text, cited dialog ids; not at observation)",
-            "qa[*].question, qa[*].evidence",
-        ],
-        "never_used": ["session_summary"],
-    },
-    "mab": {
-        "indexed": ["context (chunked, or one statement per write)"],
-        "anchors": [
-            "questions[i] (Accurate_Retrieval)",
-            "context statements (Conflict_Resolution; also indexed: see caveats)",
-            "names first seen in a chunk (Long_Range_Understanding; also indexed)",
-        ],
-        "probes": ["questions", "answers", "context statement pairs (counterfactual)"],
-        "summary_reference": ["answers (infbench_sum: whole-book summary)"],
-        "anchor_filter": [],
-        "never_used": [],
-    },
-}
-
 
 def make_manifest(
     *,
@@ -61,9 +30,11 @@ def make_manifest(
     dropped: dict[str, int],
     skipped: dict[str, int],
     caveats: list[str],
+    field_provenance: dict[str, list[str]],
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Assemble a manifest. No timestamps or absolute paths: rebuilds stay byte-identical."""
+    """Assemble a manifest. No timestamps or absolute paths: rebuilds stay byte-identical.
+    ``field_provenance``: which source fields feed what (the dataset's own record)."""
     return {
         "dataset": dataset,
         "granularity": granularity,
@@ -75,7 +46,7 @@ def make_manifest(
         "dropped_anchors": dict(sorted(dropped.items())),
         "skipped": dict(sorted(skipped.items())),
         "caveats": caveats,
-        "field_provenance": FIELD_PROVENANCE[dataset],
+        "field_provenance": field_provenance,
         "extra": extra or {},
     }
 

@@ -11,11 +11,11 @@ ALL_KINDS = frozenset({"qa", "future_qa", "final_qa", "summary"})
 def build_tiny(out_dir: Path, repo_root: Path | None = None) -> Any:
     """The tiny LoCoMo-shaped fixture, built as experiment=smoke builds it."""
     from chronobench.data.io import load_built
-    from data_builders import build_dataset
+    from data_builders import LOCOMO, build_dataset
 
     root = repo_root or Path(__file__).resolve().parents[1]
     folder = build_dataset(
-        "locomo",
+        LOCOMO,
         granularity="session",
         source=root / "tests" / "fixtures" / "locomo_tiny.json",
         out_dir=out_dir,

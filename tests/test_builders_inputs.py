@@ -13,7 +13,13 @@ from _builders_fixtures import TINY_LOCOMO
 from chronobench.commands.build import main
 from chronobench.data.io import load_built
 from chronobench.protocols import GenerationRequest
-from data_builders import DatasetError, build_dataset, paraphrase_queries, resolve_locomo_source
+from data_builders import (
+    LOCOMO,
+    DatasetError,
+    build_dataset,
+    paraphrase_queries,
+    resolve_locomo_source,
+)
 from data_builders.grammar import question_descriptor
 from data_builders.locomo.source import parse_evidence
 
@@ -28,14 +34,14 @@ def test_missing_file_and_wrong_shape(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"sample_id": "x"}))
     with pytest.raises(DatasetError, match="bad.json: top level must be a list"):
-        build_dataset("locomo", source=bad, out_dir=tmp_path)
+        build_dataset(LOCOMO, source=bad, out_dir=tmp_path)
     rec = _tiny()
     del rec[0]["conversation"]["speaker_b"]
     bad.write_text(json.dumps(rec))
     with pytest.raises(
         DatasetError, match=r"bad.json: record tiny-1: field 'conversation.speaker_b'"
     ):
-        build_dataset("locomo", source=bad, out_dir=tmp_path)
+        build_dataset(LOCOMO, source=bad, out_dir=tmp_path)
 
 
 def test_unknown_evidence(tmp_path: Path) -> None:
@@ -46,8 +52,8 @@ def test_unknown_evidence(tmp_path: Path) -> None:
     with pytest.raises(
         DatasetError, match=r"ev.json: record tiny-1 qa\[1\]: field 'evidence'.*D9:99"
     ):
-        build_dataset("locomo", source=bad, out_dir=tmp_path, strict=True)
-    ds = load_built(build_dataset("locomo", source=bad, out_dir=tmp_path))
+        build_dataset(LOCOMO, source=bad, out_dir=tmp_path, strict=True)
+    ds = load_built(build_dataset(LOCOMO, source=bad, out_dir=tmp_path))
     assert ds.manifest["skipped"] == {"qa:unknown_evidence": 1}
 
 
@@ -93,7 +99,7 @@ class _Scripted:
 
 
 def test_paraphrase_validates_and_falls_back(tmp_path: Path) -> None:
-    ds = load_built(build_dataset("locomo", source=TINY_LOCOMO, out_dir=tmp_path))
+    ds = load_built(build_dataset(LOCOMO, source=TINY_LOCOMO, out_dir=tmp_path))
     qs = copy.deepcopy(ds.queries[:4])
     bb = _Scripted(
         ["Please go back to before Ada got her kitten.", "", "Back to May the 3rd.", "x " * 400]
@@ -113,20 +119,25 @@ def test_build_command_passes_only_the_flags_given(monkeypatch, tmp_path):
     """The build defaults are the builder's only (issue 29): `build mab` without
     --revision builds the pinned commit, not the hub's moving `main`."""
     import chronobench.commands.build as cmd
-    from data_builders.build import MAB_DEFAULTS
+    from data_builders import MAB
 
     calls = []
 
-    def fake_build(name, **kwargs):
-        calls.append((name, kwargs))
+    def fake_build(dataset, **kwargs):
+        calls.append((dataset.name, kwargs))
         return tmp_path
 
     monkeypatch.setattr(cmd, "build_dataset", fake_build)
     assert cmd.main(["mab", "--split", "Accurate_Retrieval", "--out", str(tmp_path)]) == 0
     assert cmd.main(["locomo", "--max-boundary", "4", "--out", str(tmp_path)]) == 0
     (_, mab), (_, locomo) = calls
-    assert set(mab) == {"split", "source", "out_dir", "force"}  # the rest: MAB_DEFAULTS
-    assert "revision" not in mab and len(MAB_DEFAULTS["revision"]) == 40
+    # The rest are MabParams' defaults, the pinned commit among them.
+    assert set(mab) == {"split", "granularity", "source", "out_dir", "force"}
+    assert "revision" not in mab and len(MAB.defaults()["revision"]) == 40
     assert locomo["max_boundary"] == 4 and "seed" not in locomo and "strict" not in locomo
-    mab_help = cmd._parser()._subparsers._group_actions[0].choices["mab"].format_help()
-    assert f"pinned {MAB_DEFAULTS['revision']}" in " ".join(mab_help.split())
+    parser = cmd._parser(cmd._datasets())
+    mab_help = parser._subparsers._group_actions[0].choices["mab"].format_help()
+    assert f"(default: {MAB.defaults()['revision']})" in " ".join(mab_help.split())
+    # A revision the run's check rejects, the build rejects too (one rule: MabParams).
+    with pytest.raises(DatasetError, match="'revision'.*not a commit sha"):
+        build_dataset(MAB, split="Accurate_Retrieval", revision="main", out_dir=tmp_path)

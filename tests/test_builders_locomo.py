@@ -8,7 +8,7 @@ import pytest
 from _builders_fixtures import DATE_LIKE, TINY_LOCOMO
 
 from chronobench.data.io import load_built
-from data_builders import build_dataset
+from data_builders import LOCOMO, build_dataset
 from data_builders.locomo.source import load_locomo
 
 GRANS = ("session", "turn", "observation")
@@ -18,9 +18,7 @@ GRANS = ("session", "turn", "observation")
 def built(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> dict[str, Path]:
     # locomo_path (tests/conftest.py) skips locally but fails under CI when the file is absent.
     out = tmp_path_factory.mktemp("built")
-    return {
-        g: build_dataset("locomo", granularity=g, source=locomo_path, out_dir=out) for g in GRANS
-    }
+    return {g: build_dataset(LOCOMO, granularity=g, source=locomo_path, out_dir=out) for g in GRANS}
 
 
 @pytest.mark.slow  # real LoCoMo: builds all three granularities
@@ -151,11 +149,11 @@ def test_summary_reference_covers_committed_sessions(built: dict[str, Path]) -> 
 def test_rebuild_is_byte_identical_and_reused(
     built: dict[str, Path], tmp_path: Path, locomo_path: Path
 ) -> None:
-    again = build_dataset("locomo", granularity="session", source=locomo_path, out_dir=tmp_path)
+    again = build_dataset(LOCOMO, granularity="session", source=locomo_path, out_dir=tmp_path)
     for name in ("streams.jsonl", "queries.jsonl", "pools.jsonl", "manifest.json"):
         assert (again / name).read_bytes() == (built["session"] / name).read_bytes()
     stamp = (again / "queries.jsonl").stat().st_mtime_ns
-    rebuilt = build_dataset("locomo", granularity="session", source=locomo_path, out_dir=tmp_path)
+    rebuilt = build_dataset(LOCOMO, granularity="session", source=locomo_path, out_dir=tmp_path)
     assert rebuilt == again
     assert (again / "queries.jsonl").stat().st_mtime_ns == stamp  # reused, not rewritten
 
@@ -165,7 +163,7 @@ def test_tiny_fixture_all_granularities(tmp_path: Path) -> None:
     assert recs[0]["sample_id"] == "tiny-1"
     for gran in GRANS:
         ds = load_built(
-            build_dataset("locomo", granularity=gran, source=TINY_LOCOMO, out_dir=tmp_path)
+            build_dataset(LOCOMO, granularity=gran, source=TINY_LOCOMO, out_dir=tmp_path)
         )
         assert ds.queries and all(not DATE_LIKE.search(q.text) for q in ds.queries)
     turn = load_built(tmp_path / "locomo" / "turn")
@@ -176,7 +174,7 @@ def test_tiny_fixture_all_granularities(tmp_path: Path) -> None:
 
 
 def test_all_queries_mode(tmp_path: Path) -> None:
-    folder = build_dataset("locomo", source=TINY_LOCOMO, out_dir=tmp_path, max_queries_per_stream=0)
+    folder = build_dataset(LOCOMO, source=TINY_LOCOMO, out_dir=tmp_path, max_queries_per_stream=0)
     ds = load_built(folder)
     assert (
         ds.manifest["counts"]["queries_by_intent"]["undo"]

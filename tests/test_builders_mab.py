@@ -9,14 +9,14 @@ import pytest
 from _builders_fixtures import MAB_FIXTURES
 
 from chronobench.data.io import load_built
-from data_builders import DatasetError, build_dataset
+from data_builders import MAB, DatasetError, build_dataset
 from data_builders.mab import chunk_context, load_mab_rows
 from data_builders.mab.conflict import parse_statement
 
 
 def _build(split: str, out: Path, **kw: object) -> Path:
     return build_dataset(
-        "mab", split=split, source=MAB_FIXTURES / f"{split}.jsonl", out_dir=out, chunk_size=30, **kw
+        MAB, split=split, source=MAB_FIXTURES / f"{split}.jsonl", out_dir=out, chunk_size=30, **kw
     )
 
 
@@ -90,10 +90,10 @@ def test_parquet_source_and_determinism(tmp_path: Path) -> None:
     path = tmp_path / "ar.parquet"
     pq.write_table(pa.Table.from_pylist(rows), path)
     a = build_dataset(
-        "mab", split="Accurate_Retrieval", source=path, out_dir=tmp_path / "a", chunk_size=30
+        MAB, split="Accurate_Retrieval", source=path, out_dir=tmp_path / "a", chunk_size=30
     )
     b = build_dataset(
-        "mab", split="Accurate_Retrieval", source=path, out_dir=tmp_path / "b", chunk_size=30
+        MAB, split="Accurate_Retrieval", source=path, out_dir=tmp_path / "b", chunk_size=30
     )
     assert (a / "queries.jsonl").read_bytes() == (b / "queries.jsonl").read_bytes()
 

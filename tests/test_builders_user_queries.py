@@ -9,7 +9,7 @@ import pytest
 from _builders_fixtures import TINY_LOCOMO
 
 from chronobench.data.io import load_built
-from data_builders import build_dataset
+from data_builders import LOCOMO, build_dataset
 from data_builders.probes import ProbePool, attach_probes
 from data_builders.user_query_file import UserQueryError, load_user_queries
 
@@ -17,7 +17,7 @@ from data_builders.user_query_file import UserQueryError, load_user_queries
 @pytest.fixture(scope="module")
 def turn_ds(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     out = tmp_path_factory.mktemp("uq")
-    return load_built(build_dataset("locomo", granularity="turn", source=TINY_LOCOMO, out_dir=out))
+    return load_built(build_dataset(LOCOMO, granularity="turn", source=TINY_LOCOMO, out_dir=out))
 
 
 def _write(tmp_path: Path, *lines: object) -> Path:

@@ -56,15 +56,25 @@ def test_a_missing_dotted_requirement_is_reported_not_raised():
 def test_datasets_carry_their_builder_defaults_and_check():
     from chronobench.errors import ConfigError
     from chronobench.runner.components import DATASETS
+    from chronobench.runner.datasets import checked_dataset
     from chronobench.spec import DatasetSpec
-    from data_builders.build import LOCOMO_DEFAULTS, MAB_DEFAULTS
+    from data_builders import LOCOMO, MAB
+    from data_builders.locomo.params import LocomoParams
+    from data_builders.mab.params import MabParams
 
     locomo, mab = DATASETS.entry("locomo").load(), DATASETS.entry("mab").load()
-    assert (locomo.builder, mab.builder) == ("locomo", "mab")
-    assert locomo.defaults() == LOCOMO_DEFAULTS and mab.defaults() == MAB_DEFAULTS
+    assert (locomo, mab) == (LOCOMO, MAB)
+    assert (locomo.params, mab.params) == (LocomoParams, MabParams)
+    assert locomo.plan is not None and DATASETS.entry("repair").load().plan is None
+    assert locomo.defaults()["max_boundary"] == 10 and len(mab.defaults()["revision"]) == 40
     assert DATASETS.entry_points == "chronobench.datasets"  # plug-ins join this group
     bad = DatasetSpec.model_validate(
         {"name": "mab", "granularity": "x", "params": {"split": "x", "revision": "main"}}
     )
     with pytest.raises(ConfigError, match="not a commit sha"):
-        mab.check(bad, where="here")
+        checked_dataset(mab, bad, where="here")
+    # Normalised: the recorded keys filled with their defaults, other defaults left out.
+    spec = DatasetSpec(name="locomo", granularity="turn", params={"max_recall": 1})
+    params = checked_dataset(locomo, spec, where="here").params
+    assert params == {"max_queries_per_stream": 40, "max_answerable": 3, "max_future": 3,
+                      "max_boundary": 10, "max_recall": 1}  # fmt: skip

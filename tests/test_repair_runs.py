@@ -32,8 +32,8 @@ def test_repair_cell_writes_a_run_folder_and_the_report(tmp_path):
     from chronobench.commands.run import main
     from chronobench.repair.report import render_repair_markdown
 
-    base = ["experiment=repair", "leaderboard=false", "dataset.params.n_controlled=5",
-            "dataset.params.n_stress=2", f"paths.results_dir={tmp_path}/results",
+    base = ["experiment=repair", "leaderboard=false", "+dataset.params.n_controlled=5",
+            "+dataset.params.n_stress=2", f"paths.results_dir={tmp_path}/results",
             f"paths.data_dir={tmp_path}/data", f"paths.cache_dir={tmp_path}/cache"]  # fmt: skip
     cells = [["dataset.granularity=controlled", f"system.name={m}"] for m in ("dgr", "text_floor")]
     suite = "suite=[" + ",".join("[" + ",".join(f"'{x}'" for x in c) + "]" for c in cells) + "]"

@@ -141,12 +141,10 @@ def _stats(rows: list[dict[str, Any]], field: str) -> dict[str, Any]:
 def locomo_session(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> Any:
     """The real LoCoMo build at session granularity (the main job's RQ2/RQ3 data)."""
     from chronobench.data.io import load_built
-    from data_builders import build_dataset
+    from data_builders import LOCOMO, build_dataset
 
     out = tmp_path_factory.mktemp("locomo")
-    return load_built(
-        build_dataset("locomo", granularity="session", source=locomo_path, out_dir=out)
-    )
+    return load_built(build_dataset(LOCOMO, granularity="session", source=locomo_path, out_dir=out))
 
 
 @pytest.mark.slow

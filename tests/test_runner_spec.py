@@ -144,7 +144,7 @@ def test_mistyped_system_and_backbone_options_are_rejected(compose_cells):
 
 def test_mab_revision_must_be_a_commit(compose_cells):
     ((cfg, choices),) = compose_cells(
-        ["experiment=single", "dataset=mab_accurate_retrieval", "dataset.params.revision=main"]
+        ["experiment=single", "dataset=mab_accurate_retrieval", "+dataset.params.revision=main"]
     )
     with pytest.raises(ConfigError, match="not a commit sha"):
         _check(cfg, choices)

@@ -298,7 +298,7 @@ def test_memoryagentbench_cells_follow_the_same_rule(
         [
             "dataset=mab_accurate_retrieval",
             f"dataset.source={fixture}",
-            "dataset.params.chunk_size=40",
+            "+dataset.params.chunk_size=40",
         ],
     )
     assert data.queries

@@ -262,12 +262,12 @@ def _locomo_session(data_dir: str) -> Any:
     import yaml
 
     from chronobench.data.io import load_built
-    from data_builders import build_dataset
+    from data_builders import LOCOMO, build_dataset
 
     cfg_path = Path(__file__).resolve().parents[2] / "configs" / "dataset" / "locomo_session.yaml"
     params = dict(yaml.safe_load(cfg_path.read_text()).get("params") or {})
     folder = build_dataset(
-        "locomo",
+        LOCOMO,
         granularity="session",
         source=None,
         out_dir=Path(data_dir) / "bench-adk",

@@ -30,10 +30,10 @@ _ROOT = Path(__file__).resolve().parents[2]
 
 def _queries(granularity: str) -> tuple[Any, list[tuple[str, Any]]]:
     from chronobench.data.io import load_built
-    from data_builders.build import build_dataset
+    from data_builders import LOCOMO, build_dataset
     from data_builders.user_query_file import load_user_queries
 
-    built = load_built(build_dataset("locomo", granularity=granularity))
+    built = load_built(build_dataset(LOCOMO, granularity=granularity))
     out = [("template", q) for q in built.queries]
     for path in sorted((_ROOT / "data_builders" / "user_queries").glob("*.jsonl")):
         try:

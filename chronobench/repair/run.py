@@ -23,8 +23,6 @@ from chronobench.repair.methods import METHODS
 from chronobench.resolver_options import LLM_FREE_BACKBONES
 from chronobench.runner.params import generation_params
 
-SUBSETS = ("controlled", "stress")
-_DATASET_PARAMS = {"n_controlled": 150, "n_stress": 50}
 _TASK_PARAMS = {"limit_cases", "first_cases", "diagnosis", "noise", "noise_key", "retention"}
 # Where the diagnosis comes from: the case's own (complete, or missing one fault in every
 # fourth stress case), every fault (oracle), or a detector (chronobench.repair.detect).
@@ -32,23 +30,14 @@ DIAGNOSES = ("given", "oracle", "judge", "untrusted")
 
 
 def check_spec(spec: Any) -> None:
-    """Reject a repair cell whose dataset, method or options this runner would not read."""
+    """Reject a repair cell whose dataset, method or options this runner would not read
+    (the dataset's subset and params are checked by its registry entry,
+    :data:`chronobench.repair.dataset.REPAIR`)."""
     d = spec.dataset
     if d.name != "repair":
         raise ConfigError(
             f"task.kind=repair needs dataset=repair_controlled (dataset.name 'repair'), got {d.name!r}"
         )
-    if d.granularity not in SUBSETS:
-        raise ConfigError(
-            f"dataset.granularity={d.granularity!r}: the repair subsets are {', '.join(SUBSETS)}"
-        )
-    for key, value in d.params.items():
-        if key not in _DATASET_PARAMS:
-            raise ConfigError(
-                f"dataset.params.{key}: unknown; the repair dataset reads {sorted(_DATASET_PARAMS)}"
-            )
-        if not isinstance(value, int) or value < 1:
-            raise ConfigError(f"dataset.params.{key}={value!r}: expected a positive integer")
     if spec.system.name not in METHODS:
         raise ConfigError(
             f"system.name={spec.system.name!r}: repair methods are {', '.join(METHODS)}"
@@ -206,6 +195,7 @@ def run_repair_cell(cell: Any) -> Path:
     ``cell``: the resolved :class:`chronobench.runner.components.Components` (its spec was
     checked by :func:`check_spec` when it was resolved)."""
     from chronobench.repair.cases import load_or_build
+    from chronobench.repair.dataset import RepairParams
     from chronobench.repair.metrics import aggregate
     from chronobench.results.io import SampleLog
     from chronobench.runner import progress
@@ -214,9 +204,9 @@ def run_repair_cell(cell: Any) -> Path:
 
     spec = cell.spec
     t0 = time.perf_counter()
-    sizes = {**_DATASET_PARAMS, **spec.dataset.params}
+    sizes = RepairParams(**spec.dataset.params)
     cases, sha = load_or_build(
-        Path(spec.paths.data_dir), int(spec.seed), sizes["n_controlled"], sizes["n_stress"]
+        Path(spec.paths.data_dir), int(spec.seed), sizes.n_controlled, sizes.n_stress
     )
     cases = [c for c in cases if c["set"] == spec.dataset.granularity]
     # first_cases: a stated subset that publishes (experiment=llm_cpu); limit_cases: a cut

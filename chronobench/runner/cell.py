@@ -86,7 +86,7 @@ def build_benchmark_parts(cell: Components, backbone: bool = True) -> list[str]:
     spec = cell.spec
     if cell.dataset is None:
         raise ConfigError(f"{spec.describe()}: a benchmark cell needs a dataset")
-    built = [type(cell.dataset.load()()).__name__]
+    built = [f"dataset {cell.dataset.load().name}"]
     provider = cell.build_store_provider()  # builds the reranker
     built.append(type(provider.store_options.get("reranker")).__name__)
     try:

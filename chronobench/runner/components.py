@@ -23,6 +23,7 @@ from typing import Any
 from chronobench.backbones.registry import BACKBONES
 from chronobench.errors import ConfigError, MissingDependencyError
 from chronobench.registry import Entry, Registry
+from chronobench.runner.dataset_registry import DATASETS
 from chronobench.runner.task_kind import TaskKind, as_task_kind
 from chronobench.selectors import SELECTORS
 from chronobench.spec import LLM_FREE_BACKBONES, RetrieverSpec, RunSpec
@@ -41,17 +42,6 @@ __all__ = [
     "needs_backbone",
     "resolve_cell",
 ]
-
-# dataset name -> a loader class: ``check(spec, where=...)`` validates ``dataset.params``;
-# ``load(spec, data_dir=..., backbone=...)`` returns RunData.
-DATASETS = Registry(
-    "dataset",
-    {
-        "locomo": "chronobench.runner.datasets:LocomoLoader",
-        "mab": "chronobench.runner.datasets:MabLoader",
-    },
-    entry_points="chronobench.datasets",
-)
 
 # task kind -> its TaskKind: how its cells are checked, resolved, built and run
 # (chronobench/runner/task_kind.py). A plain cell runner registered here is a kind with
@@ -226,12 +216,11 @@ class Components:
 
     def load_data(self, backbone: Any = None) -> Any:
         """The cell's streams and queries (built first when needed)."""
+        from chronobench.runner.datasets import load_run_data
+
         if self.dataset is None:
             raise ConfigError(f"{self.spec.describe()}: this cell's task reads no dataset")
-        loader = self.dataset.load()()
-        return loader.load(
-            self.spec.dataset, data_dir=Path(self.spec.paths.data_dir), backbone=backbone
-        )
+        return load_run_data(self.spec.dataset, Path(self.spec.paths.data_dir), backbone)
 
 
 def _where(group: str, choices: Mapping[str, str] | None) -> str:
@@ -254,7 +243,19 @@ def resolve_cell(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> 
     model loading); the backbone's packages are checked when the cell will build it.
     Raises ConfigError / MissingDependencyError naming the key and its config file."""
     entry = TASKS.entry(spec.task.kind)
+    spec = normalised_dataset(spec, choices)
     return as_task_kind(entry.load()).resolve_cell(spec, entry, choices)
+
+
+def normalised_dataset(spec: RunSpec, choices: Mapping[str, str] | None = None) -> RunSpec:
+    """``spec`` with its dataset checked by its :data:`DATASETS` entry and its params
+    normalised (:func:`chronobench.runner.datasets.checked_dataset`): what every task
+    kind's cell records and hashes."""
+    from chronobench.runner.datasets import checked_dataset
+
+    dataset = DATASETS.entry(spec.dataset.name).load()
+    checked = checked_dataset(dataset, spec.dataset, where=_where("dataset", choices))
+    return spec.model_copy(update={"dataset": checked})
 
 
 def resolve_track(
@@ -276,7 +277,11 @@ def resolve_benchmark(
             f"for other task kinds) [{_where('task', choices)}]"
         )
     dataset = DATASETS.entry(spec.dataset.name)
-    dataset.load().check(spec.dataset, where=_where("dataset", choices))
+    if dataset.load().plan is None:
+        raise ConfigError(
+            f"config key 'dataset.name': dataset {spec.dataset.name!r} has no builder (its "
+            f"own task kind builds and reads it) [{_where('dataset', choices)}]"
+        )
     retriever = RETRIEVERS.entry(spec.retriever.stage).load()(spec.retriever)
     rerank_entry = RERANKERS.entry(spec.reranker.name)
     rerank_entry.check_available()

@@ -11,6 +11,7 @@ from typing import Any
 from chronobench.data.schema import RollbackQuery, Stream
 from chronobench.errors import ConfigError
 from chronobench.hashing import file_sha256, sha256_text
+from chronobench.options import check_model_options
 from chronobench.spec import DatasetSpec
 
 
@@ -56,126 +57,56 @@ def build_folder_key(dspec: DatasetSpec) -> str:
     return sha256_text(json.dumps(ident, sort_keys=True, default=str))[:8]
 
 
-class BuiltDatasetLoader:
-    """A dataset built by :func:`data_builders.build_dataset` (LoCoMo, MemoryAgentBench);
-    each is a subclass registered in :data:`~chronobench.runner.components.DATASETS`
-    carrying its builder's name, its build parameters with their defaults (the
-    builder's, the one source) and its own check."""
-
-    #: The builder (``data_builders.build_dataset``'s first argument).
-    builder: str = ""
-    #: Keys of ``dataset.params`` it reads besides the builder's defaults.
-    extra_params: tuple[str, ...] = ()
-
-    @classmethod
-    def defaults(cls) -> dict[str, Any]:
-        """The build parameters and their defaults (the builder's)."""
-        from data_builders.build import BUILD_DEFAULTS
-
-        return dict(BUILD_DEFAULTS[cls.builder])
-
-    @classmethod
-    def check(cls, dspec: DatasetSpec, *, where: str) -> None:
-        """Reject dataset params the builder does not read, then the dataset's own rules."""
-        known = set(cls.defaults()) | set(cls.extra_params)
-        unknown = sorted(set(dspec.params) - known)
-        if unknown:
+def checked_dataset(dataset: Any, dspec: DatasetSpec, *, where: str) -> DatasetSpec:
+    """``dspec`` checked by its registered :class:`~data_builders.dataset.Dataset` (its
+    params model, granularities and own check; a user query file's shape), with its params
+    normalised: the given keys coerced by the params model, and the dataset's ``recorded``
+    keys filled with their defaults when left out. A run's id and recorded spec hash the
+    normalised params, so a config that leaves a default out and one that restates it
+    are the same run. Raises :class:`ConfigError` naming the key and ``where``."""
+    given = check_model_options(dataset.params, dspec.params, where=where, group="dataset.params")
+    defaults = dataset.defaults()
+    filled = {k: defaults[k] for k in dataset.recorded if k not in given and k in defaults}
+    dspec = dspec.model_copy(update={"params": {**filled, **given}})
+    if dataset.granularities and dspec.granularity not in dataset.granularities:
+        raise ConfigError(
+            f"config key 'dataset.granularity': {dspec.granularity!r} is not a {dspec.name} "
+            f"granularity; choose {', '.join(dataset.granularities)} [{where}]"
+        )
+    if dataset.check is not None:
+        dataset.check(dspec, where)
+    if dspec.queries_file:
+        qpath = Path(resolve_source(dspec.queries_file) or "")
+        if not qpath.is_file():
             raise ConfigError(
-                f"config key 'dataset.params.{unknown[0]}': unknown {dspec.name} build "
-                f"parameter; known: {', '.join(sorted(known))} [{where}]"
+                f"dataset.queries_file={dspec.queries_file!r}: file not found "
+                f"(looked in {Path.cwd()} and the chronobench checkout); give a JSONL path"
             )
-        cls.check_own(dspec, where=where)
-        if dspec.queries_file:
-            qpath = Path(resolve_source(dspec.queries_file) or "")
-            if not qpath.is_file():
-                raise ConfigError(
-                    f"dataset.queries_file={dspec.queries_file!r}: file not found "
-                    f"(looked in {Path.cwd()} and the chronobench checkout); give a JSONL path"
-                )
-            from data_builders.user_query_file import read_query_lines
+        from data_builders.user_query_file import read_query_lines
 
-            # Shape only (no built data needed): an empty or malformed file fails at once.
-            read_query_lines(qpath)
-
-    @classmethod
-    def check_own(cls, dspec: DatasetSpec, *, where: str) -> None:
-        """The dataset's own rules on granularity and params (none by default)."""
-
-    @classmethod
-    def build_kwargs(cls, dspec: DatasetSpec) -> dict[str, Any]:
-        """What the builder takes besides source, folder, backbone and params."""
-        return {"granularity": None}
-
-    def validate(self, dspec: DatasetSpec, *, data_dir: Path) -> None:
-        """Check a user query file against the built dataset (built first when needed):
-        sample ids, sessions, versions. The runner calls it for every cell of a suite
-        before the first cell runs; a bad line raises UserQueryError (exit 2)."""
-        if dspec.queries_file and not dspec.paraphrase:
-            load_run_data(dspec, data_dir)
-
-    def load(self, dspec: DatasetSpec, *, data_dir: Path, backbone: Any = None) -> RunData:
-        """Build (or reuse) the dataset and load it."""
-        return load_run_data(dspec, data_dir, backbone)
+        # Shape only (no built data needed): an empty or malformed file fails at once.
+        read_query_lines(qpath)
+    return dspec
 
 
-GRANULARITIES = ("session", "turn", "observation")
-
-
-class LocomoLoader(BuiltDatasetLoader):
-    """LoCoMo (locomo10.json), one folder per granularity."""
-
-    builder = "locomo"
-
-    @classmethod
-    def check_own(cls, dspec: DatasetSpec, *, where: str) -> None:
-        if dspec.granularity not in GRANULARITIES:
-            raise ConfigError(
-                f"config key 'dataset.granularity': {dspec.granularity!r} is not a LoCoMo "
-                f"granularity; choose {', '.join(GRANULARITIES)} [{where}]"
-            )
-
-    @classmethod
-    def build_kwargs(cls, dspec: DatasetSpec) -> dict[str, Any]:
-        return {"granularity": dspec.granularity}
-
-
-class MabLoader(BuiltDatasetLoader):
-    """MemoryAgentBench, one folder per split (its granularity), at a pinned hub commit."""
-
-    builder = "mab"
-    extra_params = ("split",)
-
-    @classmethod
-    def check_own(cls, dspec: DatasetSpec, *, where: str) -> None:
-        rev = str(dspec.params.get("revision", ""))
-        if "revision" in dspec.params and not _is_commit(rev):
-            raise ConfigError(
-                f"config key 'dataset.params.revision': {rev!r} is not a commit sha; pin the "
-                "hub dataset to a 40-hex commit so the data cannot change under a run "
-                f"[{where}]"
-            )
-        if dspec.params.get("split") != dspec.granularity:
-            raise ConfigError(
-                "config key 'dataset.granularity': MAB granularity must equal "
-                f"dataset.params.split ({dspec.params.get('split')!r}) [{where}]"
-            )
-
-
-def _is_commit(rev: str) -> bool:
-    return len(rev) == 40 and all(c in "0123456789abcdef" for c in rev)
+def validate_queries(dspec: DatasetSpec, *, data_dir: Path) -> None:
+    """Check a user query file against the built dataset (built first when needed):
+    sample ids, sessions, versions. The runner calls it for every cell of a suite before
+    the first cell runs; a bad line raises UserQueryError (exit 2)."""
+    if dspec.queries_file and not dspec.paraphrase:
+        load_run_data(dspec, data_dir)
 
 
 def ensure_built(dspec: DatasetSpec, data_dir: str | Path, paraphrase_backbone: Any = None) -> Path:
     """Build the dataset described by ``dspec`` unless it is built; returns its folder."""
-    from chronobench.runner.components import DATASETS
+    from chronobench.runner.dataset_registry import DATASETS
     from data_builders import build_dataset
     from data_builders.errors import DatasetError
 
-    loader = DATASETS.entry(dspec.name).load()
     try:
         folder = build_dataset(
-            loader.builder,
-            **loader.build_kwargs(dspec),
+            DATASETS.entry(dspec.name).load(),
+            granularity=dspec.granularity,
             source=resolve_source(dspec.source),
             out_dir=Path(data_dir) / build_folder_key(dspec),
             paraphrase_backbone=paraphrase_backbone if dspec.paraphrase else None,

@@ -71,14 +71,9 @@ def resolve_jobs(value: Any, n_cells: int) -> int:
 
 
 def _built_here(cell: Any) -> bool:
-    """Whether :func:`prebuild` builds the cell's dataset (a built LoCoMo/MAB dataset not
-    paraphrased by a backbone: a paraphrased one needs its cell's backbone)."""
-    from chronobench.runner.datasets import BuiltDatasetLoader
-
-    d = cell.spec.dataset
-    if cell.dataset is None or d.paraphrase:
-        return False
-    return isinstance(cell.dataset.load()(), BuiltDatasetLoader)
+    """Whether :func:`prebuild` builds the cell's dataset (a benchmark cell's, which has a
+    builder, not paraphrased by a backbone: a paraphrased one needs its cell's backbone)."""
+    return cell.dataset is not None and not cell.spec.dataset.paraphrase
 
 
 #: Backbones that load a model into this machine (its GPU): two workers would each load

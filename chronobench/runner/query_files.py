@@ -28,9 +28,9 @@ def query_file_cells(cells: Sequence[Any]) -> list[Any]:
 def validate_query_file(cell: Any) -> None:
     """Check the cell's user query file against its built dataset (built first when
     needed): sample ids, sessions, versions."""
-    validate = getattr(cell.dataset.load()(), "validate", None)
-    if validate is not None:
-        validate(cell.spec.dataset, data_dir=Path(cell.spec.paths.data_dir))
+    from chronobench.runner.datasets import validate_queries
+
+    validate_queries(cell.spec.dataset, data_dir=Path(cell.spec.paths.data_dir))
 
 
 def validate_query_files(cells: Sequence[Any]) -> None:

@@ -13,13 +13,14 @@ from data_builders.locomo.anchors import (
     indexed_text,
     qa_anchors,
 )
+from data_builders.locomo.params import LocomoParams
 from data_builders.locomo.pool import build_pool, finish_probes
 from data_builders.locomo.source import load_locomo
 from data_builders.locomo.streams import GRANULARITIES, build_stream
 from data_builders.probes import attach_probes
 from data_builders.queries import filter_anchors, make_query, select
 from data_builders.result import BuildResult
-from data_builders.uniqueness import DEFAULT_MIN_WEIGHT, DEFAULT_SHARE, filter_by_annotations
+from data_builders.uniqueness import filter_by_annotations
 
 CAVEATS = [
     "Write.summary is None: event_summary feeds anchors and summary references, and "
@@ -35,25 +36,9 @@ CAVEATS = [
 ]
 
 
-def build_locomo(
-    source: Path,
-    granularity: str,
-    *,
-    max_queries_per_stream: int = 40,
-    max_answerable: int = 3,
-    max_future: int = 3,
-    max_boundary: int = 10,
-    max_recall: int = 6,
-    battery_qa: int = 8,
-    battery_recall: int = 4,
-    battery_adversarial: int = 1,
-    jaccard_threshold: float = 0.5,
-    annotation_share: float = DEFAULT_SHARE,
-    annotation_min_weight: float = DEFAULT_MIN_WEIGHT,
-    seed: int = 0,
-    strict: bool = False,
-) -> BuildResult:
-    """Build one granularity of LoCoMo from a validated source file."""
+def build_locomo(source: Path, granularity: str, p: LocomoParams) -> BuildResult:
+    """Build one granularity of LoCoMo from a validated source file with the build
+    parameters ``p``."""
     if granularity not in GRANULARITIES:
         raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
     records = load_locomo(source)
@@ -65,26 +50,26 @@ def build_locomo(
             rec,
             sb,
             path=source,
-            strict=strict,
-            max_answerable=max_answerable,
-            max_future=max_future,
-            max_boundary=max_boundary,
-            max_recall=max_recall,
-            battery_qa=battery_qa,
-            battery_recall=battery_recall,
-            battery_adversarial=battery_adversarial,
-            seed=seed,
+            strict=p.strict,
+            max_answerable=p.max_answerable,
+            max_future=p.max_future,
+            max_boundary=p.max_boundary,
+            max_recall=p.max_recall,
+            battery_qa=p.battery_qa,
+            battery_recall=p.battery_recall,
+            battery_adversarial=p.battery_adversarial,
+            seed=p.seed,
         )
         res.skipped.update({f"qa:{k}": v for k, v in skipped.items()})
         anchors = event_anchors(rec, sb)
         qa_list, qa_drops = qa_anchors(pool, sb, granularity)
-        kept, drops = filter_anchors(anchors + qa_list, threshold=jaccard_threshold)
+        kept, drops = filter_anchors(anchors + qa_list, threshold=p.jaccard_threshold)
         kept, ann_drops = filter_by_annotations(
             kept,
             annotation_indexes(rec, sb),
             indexed_text=indexed_text(sb),
-            share=annotation_share,
-            min_weight=annotation_min_weight,
+            share=p.annotation_share,
+            min_weight=p.annotation_min_weight,
         )
         res.dropped_anchors.update(qa_drops)
         res.dropped_anchors.update(drops)
@@ -92,8 +77,8 @@ def build_locomo(
         stream = sb.stream
         stream.meta["battery"] = battery_record(stream_battery(pool, stream))
         queries: list[RollbackQuery] = []
-        for anchor, intent in select(kept, stream.stream_id, max_queries_per_stream, seed):
-            q = make_query(anchor, intent, stream.stream_id, seed)
+        for anchor, intent in select(kept, stream.stream_id, p.max_queries_per_stream, p.seed):
+            q = make_query(anchor, intent, stream.stream_id, p.seed)
             q.probes = attach_probes(
                 pool,
                 stream,

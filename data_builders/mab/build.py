@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from chronobench.data.schema import RollbackQuery, Stream
@@ -11,7 +10,7 @@ from data_builders.battery import battery_record, stream_battery
 from data_builders.mab.chunking import chunk_context, numbered_statements
 from data_builders.mab.common import locate_questions, row_stream_id, texts_stream
 from data_builders.mab.conflict import conflict_pairs
-from data_builders.mab.source import load_mab_rows
+from data_builders.mab.params import MabParams
 from data_builders.mab.summary import name_anchors
 from data_builders.probes import ProbePool, attach_probes
 from data_builders.queries import Anchor, filter_anchors, make_query, select
@@ -80,43 +79,27 @@ def _row(
     return stream, pool, anchors, counts
 
 
-def build_mab(
-    split: str,
-    source: str | Path | None = None,
-    *,
-    revision: str = "main",
-    chunk_size: int = 512,
-    chunk_unit: str = "tokens",
-    max_queries_per_stream: int = 40,
-    max_answerable: int = 3,
-    max_future: int = 3,
-    battery_qa: int = 4,
-    jaccard_threshold: float = 0.5,
-    seed: int = 0,
-    rows: list[dict[str, Any]] | None = None,
-) -> BuildResult:
-    """Build one split; ``rows`` (already loaded) skips loading from ``source``."""
-    if rows is None:
-        rows, _, _ = load_mab_rows(split, source, revision)
+def build_mab(split: str, rows: list[dict[str, Any]], p: MabParams) -> BuildResult:
+    """Build one split from its loaded ``rows`` with the build parameters ``p``."""
     res = BuildResult(streams=[], queries=[], pools=[], caveats=list(CAVEATS.get(split, [])))
     caps = {
-        "max_answerable": max_answerable,
-        "max_future": max_future,
-        "battery_qa": battery_qa,
+        "max_answerable": p.max_answerable,
+        "max_future": p.max_future,
+        "battery_qa": p.battery_qa,
         "battery_recall": 0,
-        "seed": seed,
+        "seed": p.seed,
     }
     for i, row in enumerate(rows):
         stream, pool, anchors, counts = _row(
-            split, row, i, chunk_size=chunk_size, chunk_unit=chunk_unit, caps=caps
+            split, row, i, chunk_size=p.chunk_size, chunk_unit=p.chunk_unit, caps=caps
         )
         res.skipped.update(counts)
         stream.meta["battery"] = battery_record(stream_battery(pool, stream))
-        kept, drops = filter_anchors(anchors, threshold=jaccard_threshold)
+        kept, drops = filter_anchors(anchors, threshold=p.jaccard_threshold)
         res.dropped_anchors.update(drops)
         queries: list[RollbackQuery] = []
-        for anchor, intent in select(kept, stream.stream_id, max_queries_per_stream, seed):
-            q = make_query(anchor, intent, stream.stream_id, seed)
+        for anchor, intent in select(kept, stream.stream_id, p.max_queries_per_stream, p.seed):
+            q = make_query(anchor, intent, stream.stream_id, p.seed)
             q.probes = attach_probes(
                 pool,
                 stream,
@@ -129,5 +112,5 @@ def build_mab(
         res.streams.append(stream)
         res.pools.append(pool)
         res.queries.extend(sorted(queries, key=lambda q: q.query_id))
-    res.extra["granularity"] = _granularity(split, chunk_size, chunk_unit)
+    res.extra["granularity"] = _granularity(split, p.chunk_size, p.chunk_unit)
     return res
