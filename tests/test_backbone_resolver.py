@@ -227,11 +227,13 @@ def _system(resolver: str, backbone: Any) -> Any:
     from chronobench.protocols import public_writes  # noqa: F401 (the runner's view)
     from chronobench.systems import SystemContext
     from chronobench.systems.chronomem import ChronoMemSystem
+    from chronobench.systems.registry import ChronoMemResolverOptions
     from chronobench.systems.stores import StoreProvider
 
     stores = StoreProvider(embedder=HashEmbedder())
     ctx = SystemContext(stores=stores, backbone=backbone)
-    return ChronoMemSystem(ctx, resolver=resolver, resolver_top_k=3), stores
+    options = ChronoMemResolverOptions(resolver=resolver, resolver_top_k=3)
+    return ChronoMemSystem(ctx, options), stores
 
 
 def _writes() -> tuple[Any, ...]:

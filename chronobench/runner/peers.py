@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.errors import ConfigError
+from chronobench.systems.registry import RetrievalOptions
 
 _TASK_PARAMS = {"streams": None, "targets": 2, "rq2_queries_per_stream": None}
 READER = "extractive"
@@ -197,7 +198,10 @@ def run_peers_cell(cell: Any) -> Path:
     ctx = SystemContext(params=params, stores=stores)
     streams = [s for s in data.streams if any(q.stream_id == s.stream_id for q in data.queries)]
     measured = _Measured(
-        _system_class(spec.system.name)(ctx), streams, all_queries, int(p["targets"])
+        _system_class(spec.system.name)(ctx, RetrievalOptions()),
+        streams,
+        all_queries,
+        int(p["targets"]),
     )
     t1 = time.perf_counter()
     try:
