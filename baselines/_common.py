@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any
 
 from chronobench.protocols import GenerationRequest, Question, Reply, RollbackOutcome, StreamWrite
 from chronobench.systems.base import SystemContext, pack_recent
@@ -14,6 +13,7 @@ from chronobench.systems.prompts import (
     rollback_instruction,
     summary_request,
 )
+from chronobench.systems.registry import BudgetOptions, NoOptions
 
 
 class RequestSession:
@@ -44,10 +44,8 @@ class NonRestoringSystem(ABC):
 
     name = "non_restoring"
 
-    def __init__(self, ctx: SystemContext, **kwargs: Any) -> None:
+    def __init__(self, ctx: SystemContext, options: NoOptions) -> None:
         self.ctx = ctx
-        self.budget = int(kwargs.get("context_budget_tokens", 2000))
-        self.summary_budget = int(kwargs.get("summary_budget_tokens", self.budget))
         self.writes: Sequence[StreamWrite] = ()
 
     def ingest(self, writes: Sequence[StreamWrite]) -> None:
@@ -81,8 +79,10 @@ class InstructedSystem(NonRestoringSystem, ABC):
         """Memory view + the rollback instruction (when the session has one) + the question."""
         return Reply(question.question_id, request=self._prompt(question.text, request))
 
-    def __init__(self, ctx: SystemContext, **kwargs: Any) -> None:
-        super().__init__(ctx, **kwargs)
+    def __init__(self, ctx: SystemContext, options: BudgetOptions) -> None:
+        super().__init__(ctx, options)
+        self.budget = options.context_budget_tokens
+        self.summary_budget = options.summary_budget_tokens
         self._views: dict[int, list[str]] = {}  # budget -> packed view of self.writes
 
     def ingest(self, writes: Sequence[StreamWrite]) -> None:

@@ -16,6 +16,7 @@ from chronobench.systems.prompts import (
     qa_request,
     summary_request,
 )
+from chronobench.systems.registry import ConstantAnswerOptions, NoOptions
 
 
 class NoMemorySystem(NonRestoringSystem):
@@ -45,11 +46,9 @@ class ConstantAnswerSystem(NonRestoringSystem):
 
     name = "constant_answer"
 
-    def __init__(self, ctx: SystemContext, *, answer: str = "2023", **kwargs: Any) -> None:
-        super().__init__(ctx, **kwargs)
-        if not isinstance(answer, str) or not answer.strip():
-            raise ValueError(f"system.answer={answer!r}: give a non-empty constant answer")
-        self.answer = answer
+    def __init__(self, ctx: SystemContext, options: ConstantAnswerOptions) -> None:
+        super().__init__(ctx, options)
+        self.answer = options.answer
 
     def reply(self, question: Question, request: str | None) -> Reply:
         """The constant, whatever the question."""
@@ -118,8 +117,8 @@ class AlwaysYesFloor(ConstantAnswerSystem):
 
     name = "floor_always_yes"
 
-    def __init__(self, ctx: SystemContext, **kwargs: Any) -> None:
-        super().__init__(ctx, answer="Yes", **kwargs)
+    def __init__(self, ctx: SystemContext, options: NoOptions) -> None:
+        super().__init__(ctx, ConstantAnswerOptions(answer="Yes"))
 
 
 class AlwaysNoFloor(ConstantAnswerSystem):
@@ -127,5 +126,5 @@ class AlwaysNoFloor(ConstantAnswerSystem):
 
     name = "floor_always_no"
 
-    def __init__(self, ctx: SystemContext, **kwargs: Any) -> None:
-        super().__init__(ctx, answer="No", **kwargs)
+    def __init__(self, ctx: SystemContext, options: NoOptions) -> None:
+        super().__init__(ctx, ConstantAnswerOptions(answer="No"))

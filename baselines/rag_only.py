@@ -9,6 +9,7 @@ from baselines._common import NonRestoringSystem
 from chronobench.protocols import Question, Reply, StreamWrite
 from chronobench.systems.base import APP, SystemContext, pack_ranked
 from chronobench.systems.prompts import is_summary_request, qa_request, summary_request
+from chronobench.systems.registry import RetrievalOptions
 
 #: Reciprocal-rank-fusion constant for the question's and the request's hit lists.
 RRF_K0 = 60
@@ -27,9 +28,11 @@ class RagOnlySystem(NonRestoringSystem):
 
     name = "rag_only"
 
-    def __init__(self, ctx: SystemContext, *, top_k_items: int = 8, **kwargs: Any) -> None:
-        super().__init__(ctx, **kwargs)
-        self.top_k = top_k_items
+    def __init__(self, ctx: SystemContext, options: RetrievalOptions) -> None:
+        super().__init__(ctx, options)
+        self.top_k = options.top_k_items
+        self.budget = options.context_budget_tokens
+        self.summary_budget = options.summary_budget_tokens
         self._ingested: Any = None
         self._hits: dict[str, list[Any]] = {}
 

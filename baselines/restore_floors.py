@@ -21,6 +21,7 @@ from chronobench.protocols import Question, Reply, RollbackOutcome
 from chronobench.systems.base import SystemContext
 from chronobench.systems.chronomem import ChronoMemSession, ChronoMemSystem
 from chronobench.systems.prompts import ABSTAIN_REPLY, is_summary_request
+from chronobench.systems.registry import LeadingWordsOptions
 
 
 class RequestBlindRestoreFloor(ChronoMemSystem, ABC):
@@ -105,11 +106,9 @@ class LeadingWordsFloor(NonRestoringSystem):
 
     name = "leading_words"
 
-    def __init__(self, ctx: SystemContext, *, n_words: int = 150, **kwargs: Any) -> None:
-        super().__init__(ctx, **kwargs)
-        if not isinstance(n_words, int) or n_words < 1:
-            raise ValueError(f"system.n_words={n_words!r}: give a positive number of words")
-        self.n_words = n_words
+    def __init__(self, ctx: SystemContext, options: LeadingWordsOptions) -> None:
+        super().__init__(ctx, options)
+        self.n_words = options.n_words
 
     @abstractmethod
     def source_texts(self) -> list[str]:

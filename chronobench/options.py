@@ -35,16 +35,51 @@ def _errors(errors: list[Any], *, group: str, where: str, valid: Sequence[str] =
     return ConfigError("; ".join(lines))
 
 
-def check_model_options(
+def parse_model_options(
     model: type[BaseModel], options: Mapping[str, Any], *, where: str, group: str
-) -> dict[str, Any]:
-    """Validate ``options`` with ``model``; returns the given keys, coerced."""
+) -> BaseModel:
+    """``options`` validated into ``model`` (its defaults filled in)."""
     try:
-        parsed = model.model_validate(dict(options))
+        return model.model_validate(dict(options))
     except ValidationError as exc:
         raise _errors(
             exc.errors(), group=group, where=where, valid=list(model.model_fields)
         ) from None
+
+
+def whole_options(
+    target: Any,
+    model: type[BaseModel] | None,
+    options: Mapping[str, Any],
+    *,
+    skip: int,
+    where: str,
+    group: str,
+) -> BaseModel | None:
+    """``options`` validated into the model ``target`` takes whole, or None when it takes
+    them as keywords. A target takes them whole when its parameter after the first
+    ``skip`` is ``options`` annotated with a pydantic model (the built-in systems:
+    ``cls(ctx, options: ChronoMemOptions)``); they are validated with the registered
+    ``model``, else with that annotation (a subclass of a built-in needs no model of its
+    own). The model then holds every default, and a constructor restates none."""
+    target_func = target.__init__ if inspect.isclass(target) else target
+    params = list(inspect.signature(target).parameters.values())
+    if len(params) <= skip or params[skip].name != "options":
+        return None
+    try:
+        hint = typing.get_type_hints(target_func).get("options")
+    except Exception:  # unresolvable annotations: not a model it takes whole
+        return None
+    if not (inspect.isclass(hint) and issubclass(hint, BaseModel)):
+        return None
+    return parse_model_options(model or hint, options, where=where, group=group)
+
+
+def check_model_options(
+    model: type[BaseModel], options: Mapping[str, Any], *, where: str, group: str
+) -> dict[str, Any]:
+    """Validate ``options`` with ``model``; returns the given keys, coerced."""
+    parsed = parse_model_options(model, options, where=where, group=group)
     return parsed.model_dump(exclude_unset=True)
 
 

@@ -227,11 +227,13 @@ def _system(resolver: str, backbone: Any) -> Any:
     from chronobench.protocols import public_writes  # noqa: F401 (the runner's view)
     from chronobench.systems import SystemContext
     from chronobench.systems.chronomem import ChronoMemSystem
+    from chronobench.systems.registry import ChronoMemResolverOptions
     from chronobench.systems.stores import StoreProvider
 
     stores = StoreProvider(embedder=HashEmbedder())
     ctx = SystemContext(stores=stores, backbone=backbone)
-    return ChronoMemSystem(ctx, resolver=resolver, resolver_top_k=3), stores
+    options = ChronoMemResolverOptions(resolver=resolver, resolver_top_k=3)
+    return ChronoMemSystem(ctx, options), stores
 
 
 def _writes() -> tuple[Any, ...]:
@@ -293,6 +295,9 @@ def test_the_spec_and_run_id_name_the_resolver(compose_cells: Any, tmp_path: Pat
     llm_cfg, llm_ch = _cfg(compose_cells, "backbone=openai")
     on = spec_from_config(llm_cfg, choices=llm_ch)
     assert on.system.options["resolver"] == "backbone" and on.resolver == "backbone"
+    # The defaults of the options model enter the spec when the cell is resolved.
+    assert "resolver_top_k" not in on.system.options
+    on = resolve_cell(on, choices=llm_ch).spec
     assert on.system.options["resolver_top_k"] == 5
     assert on.recorded()["system"]["resolver"] == "backbone"  # config.yaml, manifest
     assert "__chronomem+resolver__" in run_id(on, "sha") and "resolver=backbone" in on.describe()

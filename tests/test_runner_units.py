@@ -13,7 +13,7 @@ from chronobench.systems.base import pack_recent, pack_spread
 
 def _cfg(system="chronomem", selection=False):
     return {
-        "dataset": {"name": "locomo", "granularity": "session", "params": {"a": 1}},
+        "dataset": {"name": "locomo", "granularity": "session", "params": {}},
         "task": {"selection": selection, "qa": not selection, "summary": False, "k": 5},
         "seed": 0,
         "embedder": {"model": "minilm"},

@@ -108,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``--config-dir DIR`` folders of user configs)."""
     from chronobench.runner.experiment import (
         compose,
+        settable,
         with_config_path,
         with_default_experiment,
     )
@@ -120,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         app = hydra.main(config_path=cdir, config_name="config", version_base="1.3")(_hydra_task)
         saved = sys.argv
-        sys.argv = ["chronobench run", *args]
+        sys.argv = ["chronobench run", *(settable(a) for a in args)]
         try:
             app()
         finally:

@@ -38,10 +38,11 @@ def _generation_kinds(spec: RunSpec) -> set[str]:
 def make_run_id(
     spec: RunSpec | dict[str, Any], dataset_sha256: str = "", queries_sha256: str | None = None
 ) -> str:
-    """The run id of a spec (or a resolved config dict) on a built dataset."""
+    """The run id of a spec (or a resolved config dict) on a built dataset: of the spec
+    as :func:`resolve_cell` completes it (every option of the system's model named)."""
     if not isinstance(spec, RunSpec):
         spec = spec_from_config(spec)
-    return run_id(spec, dataset_sha256, queries_sha256)
+    return run_id(resolve_cell(spec).spec, dataset_sha256, queries_sha256)
 
 
 def run_cell(cell: Components | RunSpec | dict[str, Any]) -> Path:

@@ -20,13 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from chronobench.backbones.registry import BACKBONES
 from chronobench.errors import ConfigError, MissingDependencyError
+from chronobench.options import whole_options
 from chronobench.registry import Entry, Registry
+from chronobench.resolver_options import settle_resolver
 from chronobench.runner.dataset_registry import DATASETS
 from chronobench.runner.task_kind import TaskKind, as_task_kind
 from chronobench.selectors import SELECTORS
-from chronobench.spec import LLM_FREE_BACKBONES, RetrieverSpec, RunSpec
+from chronobench.spec import LLM_FREE_BACKBONES, RetrieverSpec, RunSpec, SystemSpec
 from chronobench.systems.registry import SYSTEMS
 
 __all__ = [
@@ -39,6 +43,7 @@ __all__ = [
     "TASKS",
     "Component",
     "Components",
+    "checked_component",
     "needs_backbone",
     "resolve_cell",
 ]
@@ -124,10 +129,13 @@ def store_retrieval_options(spec: RetrieverSpec) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Component:
-    """A registry entry with its checked config options."""
+    """A registry entry with its checked config options: ``model``, the validated options
+    model, for an entry that has one (its target takes that instance); otherwise the
+    ``options`` dict, passed as keywords (a plug-in checked by its signature)."""
 
     entry: Entry
     options: dict[str, Any] = field(default_factory=dict)
+    model: BaseModel | None = None
 
     @property
     def name(self) -> str:
@@ -135,7 +143,22 @@ class Component:
 
     def build(self, *args: Any) -> Any:
         """Import the target and call it with ``args`` and the checked options."""
+        if self.model is not None:
+            return self.entry.load()(*args, self.model)
         return self.entry.load()(*args, **self.options)
+
+
+def checked_component(entry: Entry, options: Mapping[str, Any], *, where: str) -> Component:
+    """``entry`` with ``options`` checked. A target that takes its options model whole
+    (:func:`~chronobench.options.whole_options`) gets the instance, and ``options``
+    become every field's value: the defaults filled in, so a spec records the same
+    options whether a config states a default or leaves it to the model."""
+    model = whole_options(
+        entry.load(), entry.options, options, skip=entry.skip, where=where, group=entry.group
+    )
+    if model is None:  # a target that takes keywords (a plug-in's choice): as given
+        return Component(entry, entry.check_options(options, where=where))
+    return Component(entry, model.model_dump(mode="json"), model)
 
 
 def needs_backbone(spec: RunSpec) -> bool:
@@ -285,9 +308,8 @@ def resolve_benchmark(
     retriever = RETRIEVERS.entry(spec.retriever.stage).load()(spec.retriever)
     rerank_entry = RERANKERS.entry(spec.reranker.name)
     rerank_entry.check_available()
-    reranker = Component(
-        rerank_entry,
-        rerank_entry.check_options(spec.reranker.options, where=_where("reranker", choices)),
+    reranker = checked_component(
+        rerank_entry, spec.reranker.options, where=_where("reranker", choices)
     )
     selectors: dict[str, Entry] = {}
     if spec.task.selection:
@@ -295,9 +317,12 @@ def resolve_benchmark(
             raise ConfigError("config key 'selectors': empty, but task.selection is on")
         selectors = {name: SELECTORS.entry(name) for name in spec.selectors}
     sys_entry = SYSTEMS.entry(spec.system.name)
-    system = Component(
-        sys_entry, sys_entry.check_options(spec.system.options, where=_where("system", choices))
-    )
+    system = checked_component(sys_entry, spec.system.options, where=_where("system", choices))
+    if system.model is not None:
+        # The spec (run id, recorded config) names every option, a default as well; a
+        # resolver that is off leaves its keys out again (settle_resolver).
+        settled = settle_resolver(system.options, spec.backbone.name)
+        spec = spec.model_copy(update={"system": SystemSpec(name=sys_entry.name, **settled)})
     if spec.resolver == "backbone" and spec.backbone.name in LLM_FREE_BACKBONES:
         raise ConfigError(
             f"config key 'system.resolver': backbone={spec.backbone.name!r} is no language "

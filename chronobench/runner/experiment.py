@@ -30,6 +30,19 @@ def _value(override: str) -> str:
     return override.split("=", 1)[1] if "=" in override else ""
 
 
+def settable(override: str) -> str:
+    """``a.b=v`` as ``++a.b=v``. A config file leaves an option at its default by not
+    naming it (the options model states the default), so a dotted key may be absent from
+    the composed config; ``++`` sets it either way. A key nothing reads is still an error
+    naming the valid keys: the spec's (:mod:`chronobench.spec`) or the component's options
+    model's, when the cell is resolved. Root keys, groups, flags and ``+``/``~`` overrides
+    are left as they are."""
+    if override.startswith(("+", "~", "-")) or "=" not in override:
+        return override
+    key = _key(override)
+    return override if "." not in key or key.startswith("hydra.") else "++" + override
+
+
 def compose(overrides: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
     """The resolved config (no ``hydra`` node) and the group choices, as plain dicts.
     Must run inside a Hydra ``initialize_config_dir`` context."""
@@ -40,7 +53,9 @@ def compose(overrides: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
 
     try:
         cfg = hydra_compose(
-            config_name="config", overrides=list(overrides), return_hydra_config=True
+            config_name="config",
+            overrides=[settable(o) for o in overrides],
+            return_hydra_config=True,
         )
         choices = {
             str(k): str(v)

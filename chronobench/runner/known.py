@@ -74,17 +74,16 @@ def _compute(
     from chronobench.runner.params import generation_params, reads_replies
     from chronobench.runner.sealed import ask_final
     from chronobench.systems import SystemContext
-    from chronobench.systems.registry import SYSTEMS
+    from chronobench.systems.registry import create_system
     from chronobench.systems.stores import StoreProvider
 
     read = reads_replies(spec)
     params = generation_params(spec)
-    entry = SYSTEMS.entry(REFERENCE_SYSTEM)
-    options = entry.check_options({}, where="the known set's reference reader")
     # Its own in-memory stores: the reference does not depend on the cell's store,
     # retriever or reranker (a session with no rollback reads items, not commits).
     stores = StoreProvider(embedder=spec.embedder.model_dump(), cache_dir=spec.paths.cache_dir)
-    system = entry.load()(SystemContext(params=params, stores=stores), **options)
+    # Its options model's defaults.
+    system = create_system(REFERENCE_SYSTEM, SystemContext(params=params, stores=stores))
     out: dict[str, list[str]] = {}
     try:
         shown = progress.items(

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.errors import ConfigError
+from chronobench.systems.registry import RetrievalOptions
 
 _TASK_PARAMS = {"streams": None, "targets": 2, "rq2_queries_per_stream": None}
 READER = "extractive"
@@ -185,7 +186,9 @@ def _measured(
     stores = StoreProvider(embedder=spec.embedder.model_dump(), cache_dir=spec.paths.cache_dir)
     ctx = SystemContext(params=generation_params(spec), stores=stores)
     streams = [s for s in data.streams if any(q.stream_id == s.stream_id for q in data.queries)]
-    return _Measured(_system_class(spec.system.name)(ctx), streams, all_queries, targets), stores
+    return _Measured(
+        _system_class(spec.system.name)(ctx, RetrievalOptions()), streams, all_queries, targets
+    ), stores
 
 
 def _generate(

@@ -105,12 +105,15 @@ def _make_row(spec: Any, ctx: Any, p: dict[str, Any]) -> tuple[Any, bool]:
         PeerForgetSession,
     )
     from chronobench.systems.peers.system import PeerSystem
+    from chronobench.systems.registry import ChronoMemOptions, RetrievalOptions
 
     name = spec.system.name
     if name in POLICIES:
         policy, oracle = POLICIES[name]
-        return ChronoMemForgetSystem(ctx, policy, name), oracle
-    system = type(f"PeerSystem[{name}]", (PeerSystem,), {"peer": name, "name": name})(ctx)
+        # The track sets no system options: the models' defaults.
+        return ChronoMemForgetSystem(ctx, policy, name, ChronoMemOptions()), oracle
+    peer = type(f"PeerSystem[{name}]", (PeerSystem,), {"peer": name, "name": name})
+    system = peer(ctx, RetrievalOptions())
     system.open_forget = lambda: PeerForgetSession(system, int(p["delete_hits"]))
     return system, False
 

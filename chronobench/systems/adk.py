@@ -29,6 +29,7 @@ from chronobench.systems.base import (
     pack_spread,
 )
 from chronobench.systems.prompts import is_summary_request, qa_request, summary_request
+from chronobench.systems.registry import ChronoMemOptions
 
 
 def _session(write: StreamWrite, user: str) -> Any:
@@ -123,22 +124,8 @@ class AdkChronoMemSystem(RestoringReaderOptions):
 
     name = "adk_chronomem"
 
-    def __init__(
-        self,
-        ctx: SystemContext,
-        *,
-        rollback_mode: str = "truncate",
-        top_k_items: int = 8,
-        context_budget_tokens: int = 2000,
-        summary_budget_tokens: int = 6000,
-    ) -> None:
-        super().__init__(
-            ctx,
-            rollback_mode=rollback_mode,
-            top_k_items=top_k_items,
-            context_budget_tokens=context_budget_tokens,
-            summary_budget_tokens=summary_budget_tokens,
-        )
+    def __init__(self, ctx: SystemContext, options: ChronoMemOptions) -> None:
+        super().__init__(ctx, options)
         self._loop = asyncio.new_event_loop()
         self._full: Any = None  # the post-exposure service of the current stream
         self.user = "user"

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chronobench.protocols import GenerationParams, StreamWrite
 from chronobench.systems.prompts import estimate_tokens
+
+if TYPE_CHECKING:
+    from chronobench.systems.registry import ChronoMemOptions
 
 # ChronoMem scopes every stream under one app; the stream id is the user.
 APP = "chronobench"
@@ -108,19 +111,9 @@ class RestoringReaderOptions:
     """Options shared by the systems that restore a version and then read from it
     (ChronoMem, directly or through its ADK service)."""
 
-    def __init__(
-        self,
-        ctx: SystemContext,
-        *,
-        rollback_mode: str = "truncate",
-        top_k_items: int = 8,
-        context_budget_tokens: int = 2000,
-        summary_budget_tokens: int = 6000,
-    ) -> None:
-        if rollback_mode not in ("truncate", "revert"):
-            raise ValueError(f"system.rollback_mode={rollback_mode!r}; use 'truncate' or 'revert'")
+    def __init__(self, ctx: SystemContext, options: ChronoMemOptions) -> None:
         self.ctx = ctx
-        self.mode = rollback_mode
-        self.top_k = top_k_items
-        self.budget = context_budget_tokens
-        self.summary_budget = summary_budget_tokens
+        self.mode = options.rollback_mode
+        self.top_k = options.top_k_items
+        self.budget = options.context_budget_tokens
+        self.summary_budget = options.summary_budget_tokens

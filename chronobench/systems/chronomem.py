@@ -29,6 +29,7 @@ from chronobench.systems.base import (
     pack_spread,
 )
 from chronobench.systems.prompts import is_summary_request, qa_request, summary_request
+from chronobench.systems.registry import ChronoMemOptions, ChronoMemResolverOptions
 from chronobench.systems.stores import IngestedStream
 
 
@@ -101,25 +102,8 @@ class ChronoMemSystem(RestoringReaderOptions):
 
     name = "chronomem"
 
-    def __init__(
-        self,
-        ctx: SystemContext,
-        *,
-        rollback_mode: str = "truncate",
-        top_k_items: int = 8,
-        context_budget_tokens: int = 2000,
-        summary_budget_tokens: int = 6000,
-        resolver: str = "none",
-        resolver_top_k: int = 5,
-        resolver_max_chars: int = 500,
-    ) -> None:
-        super().__init__(
-            ctx,
-            rollback_mode=rollback_mode,
-            top_k_items=top_k_items,
-            context_budget_tokens=context_budget_tokens,
-            summary_budget_tokens=summary_budget_tokens,
-        )
+    def __init__(self, ctx: SystemContext, options: ChronoMemOptions) -> None:
+        super().__init__(ctx, options)
         self._ingested: IngestedStream | None = None
         self.order: dict[str, tuple[int, int]] = {}
         # Prompts by (session state, question) for the current stream. Rollback is
@@ -129,20 +113,21 @@ class ChronoMemSystem(RestoringReaderOptions):
         # often share v*) gets the prompt already built: the same search, the same
         # items. Sessions whose state is unknown (a refused rollback) never share.
         self.prompts: dict[tuple[Any, str], GenerationRequest] = {}
-        self.resolver = self._resolver(resolver, resolver_top_k, resolver_max_chars)
+        # Only ChronoMem's own options name a resolver (the oracle and floors have none).
+        own = isinstance(options, ChronoMemResolverOptions)
+        self.resolver = self._resolver(options) if own else None
 
-    def _resolver(self, kind: str, top_k: int, max_chars: int) -> Any:
+    def _resolver(self, options: ChronoMemResolverOptions) -> Any:
         """The request resolver the options ask for (None: off)."""
         from chronobench.spec import LLM_FREE_BACKBONES
 
         backbone = self.ctx.backbone
+        kind = options.resolver
         if kind == "auto":
             llm = backbone is not None and getattr(backbone, "name", None) not in LLM_FREE_BACKBONES
             kind = "backbone" if llm else "none"
         if kind == "none":
             return None
-        if kind != "backbone":
-            raise ValueError(f"system.resolver={kind!r}; use 'none', 'backbone' or 'auto'")
         if backbone is None:
             raise ValueError(
                 "system.resolver=backbone needs the run's backbone (SystemContext.backbone); "
@@ -150,7 +135,9 @@ class ChronoMemSystem(RestoringReaderOptions):
             )
         from chronobench.memory.backbone_resolver import BackboneResolver
 
-        return BackboneResolver(backbone, top_k=top_k, max_chars=max_chars)
+        return BackboneResolver(
+            backbone, top_k=options.resolver_top_k, max_chars=options.resolver_max_chars
+        )
 
     @property
     def ingested(self) -> IngestedStream:

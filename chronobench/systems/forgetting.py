@@ -26,6 +26,7 @@ from chronobench.memory.types import UncertainRequestError
 from chronobench.protocols import RollbackOutcome
 from chronobench.systems.base import APP
 from chronobench.systems.chronomem import ChronoMemSession, ChronoMemSystem
+from chronobench.systems.registry import ChronoMemOptions
 
 Policy = Callable[[Any, Any, str, frozenset[int] | None], dict[str, Any]]
 
@@ -56,8 +57,8 @@ class ForgetSession(ChronoMemSession):
 class ChronoMemForgetSystem(ChronoMemSystem):
     """ChronoMem's store and reader with a forget ``policy`` (see :data:`POLICIES`)."""
 
-    def __init__(self, ctx: Any, policy: Policy, name: str, **options: Any) -> None:
-        super().__init__(ctx, **options)
+    def __init__(self, ctx: Any, policy: Policy, name: str, options: ChronoMemOptions) -> None:
+        super().__init__(ctx, options)
         self.policy = policy
         self.name = name
         self.item_write: dict[str, int] = {}

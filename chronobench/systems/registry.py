@@ -2,18 +2,19 @@
 
 Each registration carries the system's options model, its leaderboard row label and
 its table order (:class:`chronobench.registry.Entry`). Options are checked before the
-system is built: against the typed options model when one is registered (the built-ins:
-their constructors take ``**kwargs``, so a signature cannot catch a mistyped key),
-otherwise against the class's constructor signature after its first parameter, the
-:class:`~chronobench.systems.base.SystemContext` (``**kwargs`` in a signature accepts
-nothing extra: name every option).
+system is built: against the typed options model when one is registered (every built-in:
+the model holds each option's one default, and the class is built as
+``cls(ctx, options)`` with the validated instance), otherwise against the class's
+constructor signature after its first parameter, the
+:class:`~chronobench.systems.base.SystemContext`, and passed as keywords (a plug-in's
+choice; ``**kwargs`` in a signature accepts nothing extra: name every option).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from chronobench.registry import Registry
 
@@ -60,6 +61,13 @@ class LeadingWordsOptions(NoOptions):
     """The verbatim-text RQ3 floors: how many leading words make the "summary"."""
 
     n_words: PositiveInt = 150
+
+
+class ConstantAnswerOptions(NoOptions):
+    """The constant-answer floor: its answer ("2023", the most frequent year in LoCoMo's
+    answers, unless a config says otherwise; never empty)."""
+
+    answer: str = Field("2023", pattern=r"\S")
 
 
 def register_system(
@@ -141,12 +149,11 @@ for _i, (_name, _target, _options, _label) in enumerate(
             NoOptions,
             "floor: always abstain",
         ),
-        # Issue 9 floors: a constant answer (option `answer`, checked against the constructor)
-        # and the two content-free RQ3 outputs.
+        # Issue 9 floors: a constant answer and the two content-free RQ3 outputs.
         (
             "constant_answer",
             "baselines.floors:ConstantAnswerSystem",
-            None,
+            ConstantAnswerOptions,
             "floor: constant answer",
         ),
         (
@@ -247,5 +254,13 @@ def check_system_options(name: str, options: dict[str, Any], *, where: str) -> d
 
 
 def create_system(name: str, ctx: Any, **kwargs: Any) -> Any:
-    """Instantiate the system registered as ``name`` with a :class:`SystemContext`."""
-    return SYSTEMS.create(name, ctx, **kwargs)
+    """Instantiate the system registered as ``name`` with a :class:`SystemContext` and
+    its options ``kwargs`` (validated into its options model when it takes one whole)."""
+    from chronobench.options import whole_options
+
+    entry = SYSTEMS.entry(name)
+    target = SYSTEMS.resolve(name)
+    model = whole_options(
+        target, entry.options, kwargs, skip=1, where="create_system", group="system"
+    )
+    return target(ctx, **kwargs) if model is None else target(ctx, model)

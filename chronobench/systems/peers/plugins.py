@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from chronobench.plugins import Plugin
 from chronobench.systems.peers import PEERS, peer_spec
-from chronobench.systems.peers.system import PeerSystemOptions
+from chronobench.systems.registry import RetrievalOptions
 
 
 def _plugin(name: str) -> Plugin:
@@ -21,7 +21,8 @@ def _plugin(name: str) -> Plugin:
         target=f"chronobench.systems.peers.system:{name}",
         label=entry.label,
         order=entry.order,
-        options=PeerSystemOptions,
+        # RAG-only's options: a peer reads as it does (its own search, the same packing).
+        options=RetrievalOptions,
         requires=entry.requires,
     )
 

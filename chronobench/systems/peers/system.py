@@ -23,17 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, PositiveInt
-
-
-class PeerSystemOptions(BaseModel):
-    """Options of every peer system (``configs/system/<peer>.yaml``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    top_k_items: PositiveInt = 8
-    context_budget_tokens: PositiveInt = 2000
-    summary_budget_tokens: PositiveInt = 6000
+from chronobench.systems.registry import RetrievalOptions
 
 
 class PeerSession:
@@ -104,20 +94,13 @@ class PeerSystem:
     peer = ""  # set by the bound subclass
     name = ""
 
-    def __init__(
-        self,
-        ctx: Any,
-        *,
-        top_k_items: int = 8,
-        context_budget_tokens: int = 2000,
-        summary_budget_tokens: int = 6000,
-    ) -> None:
+    def __init__(self, ctx: Any, options: RetrievalOptions) -> None:
         from chronobench.systems.peers.embedding import PeerEmbedding
 
         self.ctx = ctx
-        self.top_k = top_k_items
-        self.budget = context_budget_tokens
-        self.summary_budget = summary_budget_tokens
+        self.top_k = options.top_k_items
+        self.budget = options.context_budget_tokens
+        self.summary_budget = options.summary_budget_tokens
         stores = getattr(ctx, "stores", None)
         # The run's embedder object, so peers share its vector cache with ChronoMem's rows.
         self.embedding = PeerEmbedding(stores.embedder if stores is not None else "minilm")

@@ -1,0 +1,101 @@
+"""Every option default is stated once, in its options model: a config file of the
+system, backbone, retriever, reranker, task and store groups (and the root config) sets
+only what deviates from it on purpose. A key that restates a default fails, naming the
+file and the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from chronobench.spec import (
+    BackboneSpec,
+    RerankerSpec,
+    RetrieverSpec,
+    RunSpec,
+    StoreSpec,
+    SystemSpec,
+    TaskSpec,
+)
+from chronobench.systems.registry import SYSTEMS
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+GROUPS: dict[str, type[BaseModel]] = {
+    "backbone": BackboneSpec,
+    "reranker": RerankerSpec,
+    "retriever": RetrieverSpec,
+    "store": StoreSpec,
+    "system": SystemSpec,
+    "task": TaskSpec,
+}
+
+
+def _restated(data: dict[str, Any], model: type[BaseModel], at: str = "") -> list[str]:
+    """The keys of ``data`` whose value is ``model``'s default (nested models too).
+    An interpolation (``${...}``) is never a restated default."""
+    found = []
+    for key, value in data.items():
+        fld = model.model_fields.get(key)
+        if fld is None:
+            continue
+        sub = fld.annotation
+        if isinstance(value, dict) and isinstance(sub, type) and issubclass(sub, BaseModel):
+            found += _restated(value, sub, f"{at}{key}.")
+            continue
+        default = fld.default_factory() if fld.default_factory else fld.default  # type: ignore[call-arg]
+        if default is not PydanticUndefined and default == value:
+            found.append(f"{at}{key}")
+    return found
+
+
+def _interpolated_root_keys() -> set[str]:
+    """Root keys another config reads as ``${key}``: they must exist in the config."""
+    text = "\n".join(p.read_text() for p in CONFIGS.rglob("*.yaml"))
+    return {k for k in RunSpec.model_fields if "${" + k + "}" in text}
+
+
+def test_no_group_config_restates_a_default() -> None:
+    problems = []
+    for group, spec_model in GROUPS.items():
+        for path in sorted((CONFIGS / group).glob("*.yaml")):
+            data = yaml.safe_load(path.read_text()) or {}
+            where = path.relative_to(CONFIGS.parent)
+            keys = _restated(data, spec_model)
+            if group == "system":
+                # The system's own options model (a plug-in without one: its signature).
+                options = SYSTEMS.entry(data["name"]).options
+                if options is not None:
+                    keys += _restated(data, options)
+            problems += [f"{where}: {key}" for key in keys]
+    assert not problems, "these keys restate their options model's default: " + ", ".join(problems)
+
+
+def test_the_root_config_restates_no_default_but_what_the_command_line_sets() -> None:
+    # Hydra overrides a root key only when the config has it (``progress=false``), so
+    # the root keys a user sets on the command line stay, as does a key that another
+    # config interpolates (``${seed}``); nested groups follow the rule above.
+    data = yaml.safe_load((CONFIGS / "config.yaml").read_text())
+    nested = {k: v for k, v in data.items() if isinstance(v, dict) and k in RunSpec.model_fields}
+    problems = []
+    for key, value in nested.items():
+        sub = RunSpec.model_fields[key].annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            problems += [f"{key}.{k}" for k in _restated(value, sub)]
+    assert not problems, f"configs/config.yaml restates defaults: {problems}"
+    assert _interpolated_root_keys() <= set(data)
+
+
+def test_a_restated_default_is_named() -> None:
+    assert _restated({"stage": "hybrid", "candidates": 50}, RetrieverSpec) == ["stage"]
+    assert _restated({"generation": {"temperature": 0.0}}, BackboneSpec) == [
+        "generation.temperature"
+    ]
+    chronomem = SYSTEMS.entry("chronomem").options
+    assert chronomem is not None
+    assert _restated({"context_budget_tokens": 2000, "top_k_items": 4}, chronomem) == [
+        "context_budget_tokens"
+    ]
