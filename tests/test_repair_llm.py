@@ -79,8 +79,8 @@ def test_llm_backbone_runs_the_agent_and_the_judge(server, tmp_path):
     ]
     suite = "suite=[" + ",".join("[" + ",".join(f"'{x}'" for x in c) + "]" for c in cells) + "]"
     args = ["experiment=repair", "leaderboard=false", "backbone=openai", "backbone.model=scripted",
-            f"backbone.params.base_url={server.url}", "+dataset.params.n_controlled=5",
-            "+dataset.params.n_stress=1", suite, f"paths.results_dir={tmp_path}/results",
+            f"backbone.params.base_url={server.url}", "dataset.params.n_controlled=5",
+            "dataset.params.n_stress=1", suite, f"paths.results_dir={tmp_path}/results",
             f"paths.data_dir={tmp_path}/data", f"paths.cache_dir={tmp_path}/cache"]  # fmt: skip
     assert main(args) == 0
     rows = {}

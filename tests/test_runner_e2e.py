@@ -226,7 +226,7 @@ def test_mab_cells_run_on_schema_faithful_fixtures(tmp_path, split, task):
             "experiment=single",
             f"dataset=mab_{split}",
             f"dataset.source={REPO_ROOT / 'tests' / 'fixtures' / 'mab' / fixture}",
-            "+dataset.params.chunk_size=40",
+            "dataset.params.chunk_size=40",
             f"task={task}",
             "progress=false",
         ],

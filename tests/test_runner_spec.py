@@ -145,6 +145,20 @@ def test_mistyped_system_and_backbone_options_are_rejected(compose_cells):
         _check(cfg, choices)
 
 
+def test_a_plain_override_sets_an_option_its_file_leaves_at_the_default(compose_cells):
+    # configs/system/chronomem.yaml and configs/dataset/locomo_session.yaml name neither
+    # key (the options models hold the defaults); `key=value` without `+` still sets it.
+    ((cfg, choices),) = compose_cells(
+        ["experiment=single", "system.top_k_items=4", "dataset.params.max_boundary=4"]
+    )
+    spec = resolve_cell(_check(cfg, choices), choices=choices).spec
+    assert spec.system.options["top_k_items"] == 4
+    assert spec.dataset.params["max_boundary"] == 4
+    ((cfg, choices),) = compose_cells(["experiment=single"])
+    spec = resolve_cell(_check(cfg, choices), choices=choices).spec
+    assert spec.system.options["top_k_items"] == 8  # ChronoMemOptions' default, recorded
+
+
 def test_mab_revision_must_be_a_commit(compose_cells):
     ((cfg, choices),) = compose_cells(
         ["experiment=single", "dataset=mab_accurate_retrieval", "+dataset.params.revision=main"]

@@ -101,9 +101,9 @@ def test_a_two_query_cell_on_the_real_model(
             "backbone.generation.max_new_tokens=24",
             "+dataset.subset.queries_per_stream=2",
             # One probe of each kind a side: about a dozen calls, a minute or two on a CPU.
-            "+dataset.params.max_boundary=1",
-            "+dataset.params.max_answerable=1",
-            "+dataset.params.max_future=1",
+            "dataset.params.max_boundary=1",
+            "dataset.params.max_answerable=1",
+            "dataset.params.max_future=1",
             "+dataset.params.max_recall=1",
             "system.top_k_items=4",
         ]
