@@ -152,6 +152,9 @@ def test_every_config_composes_and_instantiates(overrides, compose_cells, tmp_pa
     assert cells
     for resolved, choices in cells:
         resolved["paths"] = {k: str(tmp_path / k) for k in ("results_dir", "data_dir", "cache_dir")}
+        if choices.get("backbone") == "smollm2":
+            # Its converted weights: once per session, where the real-model test finds them.
+            resolved["paths"]["cache_dir"] = str(request.getfixturevalue("tiny_dirs")["cache"])
         if choices.get("backbone") == "transformers":
             # The weights are the one part offline tests cannot have: a tiny local model.
             resolved["backbone"]["model"] = str(request.getfixturevalue("tiny_lm_dir"))
