@@ -34,7 +34,7 @@ class OpenAIBackbone:
         base_url: str = "http://127.0.0.1:8000/v1",
         api_key_env: str = "OPENAI_API_KEY",
         max_concurrency: int = 8,
-        timeout_s: float = 120.0,
+        timeout_s: float = 120,  # an int: the value run specs have recorded
         max_retries: int = 4,
         backoff_s: float = 1.0,
         max_backoff_s: float = 30.0,

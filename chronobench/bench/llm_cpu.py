@@ -30,7 +30,7 @@ def main(args: argparse.Namespace) -> int:
 
     from chronobench.backbones.packaged import PackagedTransformersBackbone
 
-    bb = PackagedTransformersBackbone(args.model, threads=1)
+    bb = PackagedTransformersBackbone(args.model)
     tok, model = bb._tokenizer, bb._model
     ids = tok(_TEXT * (args.prompt_tokens // 10 + 1), return_tensors="pt").input_ids
     ids = ids[:, : args.prompt_tokens]

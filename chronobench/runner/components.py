@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from chronobench.backbones.registry import BACKBONES
+from chronobench.backbones.registry import BACKBONES, checked_params
 from chronobench.errors import ConfigError, MissingDependencyError
 from chronobench.options import whole_options
 from chronobench.registry import Entry, Registry
@@ -252,13 +252,10 @@ def _where(group: str, choices: Mapping[str, str] | None) -> str:
     return f"the {group} config group"
 
 
-def _backbone(spec: RunSpec, choices: Mapping[str, str] | None) -> Component:
-    # The class is imported by name (importing it never imports vllm or torch); its
-    # params are checked against its constructor.
+def _backbone(spec: RunSpec) -> Component:
+    # The params were checked and normalised by resolve_cell (normalised_backbone).
     entry = BACKBONES.entry(spec.backbone.name)
-    options = {"model": spec.backbone.model, **spec.backbone.params}
-    entry.check_options(options, where=_where("backbone", choices))
-    return Component(entry, options)
+    return Component(entry, {"model": spec.backbone.model, **spec.backbone.params})
 
 
 def resolve_cell(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> Components:
@@ -266,7 +263,7 @@ def resolve_cell(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> 
     model loading); the backbone's packages are checked when the cell will build it.
     Raises ConfigError / MissingDependencyError naming the key and its config file."""
     entry = TASKS.entry(spec.task.kind)
-    spec = normalised_dataset(spec, choices)
+    spec = normalised_backbone(normalised_dataset(spec, choices), choices)
     return as_task_kind(entry.load()).resolve_cell(spec, entry, choices)
 
 
@@ -281,12 +278,22 @@ def normalised_dataset(spec: RunSpec, choices: Mapping[str, str] | None = None) 
     return spec.model_copy(update={"dataset": checked})
 
 
+def normalised_backbone(spec: RunSpec, choices: Mapping[str, str] | None = None) -> RunSpec:
+    """``spec`` with its backbone params checked against the backbone's constructor and
+    normalised (:func:`chronobench.backbones.registry.checked_params`: the entry's
+    recorded params filled with their defaults). The class is imported by name, which
+    never imports vllm or torch."""
+    b = spec.backbone
+    params = checked_params(b.name, b.model, b.params, where=_where("backbone", choices))
+    return spec.model_copy(update={"backbone": b.model_copy(update={"params": params})})
+
+
 def resolve_track(
     spec: RunSpec, task: Entry, choices: Mapping[str, str] | None = None
 ) -> Components:
     """A track's cell (repair, peers, selective): its kind's check owns its dataset,
     systems and options; only the backbone is resolved here."""
-    return Components(spec=spec, task=task, backbone=_backbone(spec, choices))
+    return Components(spec=spec, task=task, backbone=_backbone(spec))
 
 
 def resolve_benchmark(
@@ -340,7 +347,7 @@ def resolve_benchmark(
             "store=postgres needs psycopg 3, which is not installed: "
             "pip install 'chronobench[postgres]'"
         )
-    backbone = _backbone(spec, choices)
+    backbone = _backbone(spec)
     checked = needs_backbone(spec)
     if checked:
         # Fail fast (one line) when the backbone needs a package that is missing.
