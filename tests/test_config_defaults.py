@@ -1,7 +1,8 @@
 """Every option default is stated once, in its options model: a config file of the
 system, backbone, retriever, reranker, task and store groups (and the root config) sets
-only what deviates from it on purpose. A key that restates a default fails, naming the
-file and the key."""
+only what deviates from it on purpose, and so do the ``task.params`` of a task config
+and of an experiment preset (its ``task`` block and its suite cells) for the task kind's
+params model. A key that restates a default fails, naming the file and the key."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from chronobench.runner.components import TASKS
 from chronobench.spec import (
     BackboneSpec,
     RerankerSpec,
@@ -99,3 +101,64 @@ def test_a_restated_default_is_named() -> None:
     assert _restated({"context_budget_tokens": 2000, "top_k_items": 4}, chronomem) == [
         "context_budget_tokens"
     ]
+
+
+def _params_model(kind: str) -> type[BaseModel] | None:
+    """The task kind's ``task.params`` model (its TASKS entry)."""
+    return TASKS.entry(kind).load().params_model()
+
+
+def _kind(task_option: str) -> str:
+    data = yaml.safe_load((CONFIGS / "task" / f"{task_option}.yaml").read_text()) or {}
+    return str(data.get("kind", TaskSpec().kind))
+
+
+def _task_option(defaults: list[Any], fallback: str) -> str:
+    """The task group option a defaults list (or a suite cell's overrides) picks."""
+    for item in defaults:
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if key.split()[-1].strip("/") == "task" and value:
+                    return str(value)
+        elif isinstance(item, str) and item.lstrip("+").startswith("task="):
+            return item.split("=", 1)[1]
+    return fallback
+
+
+def _restated_params(params: dict[str, Any], kind: str) -> list[str]:
+    model = _params_model(kind)
+    return [] if model is None else [f"task.params.{k}" for k in _restated(params, model)]
+
+
+def test_no_task_params_restate_their_kinds_default() -> None:
+    root = _task_option(yaml.safe_load((CONFIGS / "config.yaml").read_text())["defaults"], "")
+    problems = []
+    for path in sorted((CONFIGS / "task").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text()) or {}
+        keys = _restated_params(data.get("params") or {}, _kind(path.stem))
+        problems += [f"{path.relative_to(CONFIGS.parent)}: {key}" for key in keys]
+    for path in sorted((CONFIGS / "experiment").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text()) or {}
+        where = path.relative_to(CONFIGS.parent)
+        option = _task_option(data.get("defaults") or [], root)
+        given = (data.get("task") or {}).get("params") or {}
+        problems += [f"{where}: {key}" for key in _restated_params(given, _kind(option))]
+        for n, cell in enumerate(data.get("suite") or [], 1):
+            params = {
+                o.lstrip("+").split("=", 1)[0].removeprefix("task.params."): yaml.safe_load(
+                    o.split("=", 1)[1]
+                )
+                for o in cell
+                if o.lstrip("+").startswith("task.params.")
+            }
+            kind = _kind(_task_option(cell, option))
+            problems += [f"{where} suite cell {n}: {k}" for k in _restated_params(params, kind)]
+    assert not problems, "these task.params restate their kind's default: " + ", ".join(problems)
+
+
+def test_a_restated_task_param_is_named() -> None:
+    assert _restated_params({"targets": 2, "streams": 4}, "peers") == ["task.params.targets"]
+    assert _restated_params({"noise": 0, "diagnosis": "judge"}, "repair") == ["task.params.noise"]
+    assert _task_option([{"override /task": "peers"}], "all") == "peers"
+    assert _task_option(["system=x", "task=repair"], "all") == "repair"
+    assert _kind("peers") == "peers" and _params_model("benchmark") is None

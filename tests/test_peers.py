@@ -315,8 +315,10 @@ def test_peers_track_measures_both_targets_and_renders_the_section(tmp_path):
 
 def test_peers_track_rejects_what_it_would_not_read(tmp_path):
     from chronobench.errors import ConfigError
-    from chronobench.runner.peers import check_spec
+    from chronobench.runner.components import TASKS
     from chronobench.spec import RunSpec
+
+    check_spec = TASKS.entry("peers").load().check_spec  # the params model, then the track's
 
     base = {
         "dataset": {"name": "locomo", "granularity": "session"},
@@ -330,6 +332,7 @@ def test_peers_track_rejects_what_it_would_not_read(tmp_path):
         ({"system": {"name": "nope"}}, "system.name"),
         ({"system": {"name": "chronomem", "top_k_items": 3}}, "system options"),
         ({"task": {"kind": "peers", "params": {"limit": 1}}}, "task.params.limit"),
+        ({"task": {"kind": "peers", "params": {"targets": 0}}}, "task.params.targets"),
         ({"backbone": {"name": "vllm", "model": "x"}}, "one reader"),
     ):
         with pytest.raises(ConfigError, match=match):

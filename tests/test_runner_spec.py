@@ -237,9 +237,9 @@ def test_main_job_lists_every_hand_written_request_set(compose_cells):
         for cfg, _ in cells
         if cfg["dataset"]["queries_file"]
     }
-    rq4 = {
-        Path(cfg["task"]["params"]["heldout"]).name
-        for cfg, _ in compose_cells(["experiment=selective"])
+    rq4 = {  # its kind's params model holds the file (SelectiveParams.heldout)
+        Path(resolve_cell(spec_from_config(cfg, choices=ch), choices=ch).params.heldout).name
+        for cfg, ch in compose_cells(["experiment=selective"])
     }
     assert len(rq4) == 1
     assert {f.name for f in files} <= listed | rq4

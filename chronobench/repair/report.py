@@ -53,16 +53,19 @@ def _folders(source: str | Path | Iterable[Any]) -> list[Path]:
 
 
 def variant(params: dict[str, Any]) -> str:
-    """A repair cell's condition, from its ``task.params``: '' for the default (the
-    case's diagnosis, exact replay, every session replayable), else e.g. ``noise=0.1``."""
+    """A repair cell's condition, from its recorded ``task.params``: '' for the defaults
+    (:class:`~chronobench.repair.run.RepairTaskParams`), else e.g. ``noise=0.1``."""
+    from chronobench.repair.run import RepairTaskParams
+
+    p, default = RepairTaskParams.model_validate(params), RepairTaskParams()
     parts = []
-    if params.get("diagnosis", "given") != "given":
-        parts.append(f"diagnosis={params['diagnosis']}")
-    if params.get("noise"):
-        key = ",key=prompt" if params.get("noise_key", "call") == "prompt" else ""
-        parts.append(f"noise={float(params['noise']):g}{key}")
-    if params.get("retention") is not None:
-        parts.append(f"retention={int(params['retention'])}")
+    if p.diagnosis != default.diagnosis:
+        parts.append(f"diagnosis={p.diagnosis}")
+    if p.noise:
+        key = f",key={p.noise_key}" if p.noise_key != default.noise_key else ""
+        parts.append(f"noise={float(p.noise):g}{key}")
+    if p.retention is not None:
+        parts.append(f"retention={p.retention}")
     return ";".join(parts)
 
 

@@ -16,23 +16,47 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 from chronobench.errors import ConfigError
 from chronobench.repair.methods import METHODS
 from chronobench.resolver_options import LLM_FREE_BACKBONES
 from chronobench.runner.params import generation_params
 
-_TASK_PARAMS = {"limit_cases", "first_cases", "diagnosis", "noise", "noise_key", "retention"}
 # Where the diagnosis comes from: the case's own (complete, or missing one fault in every
 # fourth stress case), every fault (oracle), or a detector (chronobench.repair.detect).
-DIAGNOSES = ("given", "oracle", "judge", "untrusted")
+Diagnosis = Literal["given", "oracle", "judge", "untrusted"]
+
+
+class RepairTaskParams(BaseModel):
+    """``task.params`` of a repair cell, with their defaults: the case's own diagnosis,
+    exact replay, every session replayable, every case scored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    diagnosis: Diagnosis = "given"
+    # The rate of each replay-noise event per reply line (chronobench.repair.noise). An
+    # int stays an int: published specs record ``noise: 0`` and run ids hash it so.
+    noise: Annotated[int | float, Field(ge=0, le=1)] = 0
+    # How noise draws are keyed: per call, or by the prompt alone (a re-run reproduces).
+    noise_key: Literal["call", "prompt"] = "call"
+    # Days a session's input is kept (pasted documents never are); None: forever.
+    retention: NonNegativeInt | None = None
+    # A stated subset that publishes (experiment=llm_cpu): the first N cases.
+    first_cases: NonNegativeInt | None = None
+    # A cut for debugging that never publishes (spec.published): the first N cases.
+    limit_cases: NonNegativeInt | None = None
+
+
+_DEFAULTS = RepairTaskParams()
 
 
 def check_spec(spec: Any) -> None:
-    """Reject a repair cell whose dataset, method or options this runner would not read
-    (the dataset's subset and params are checked by its registry entry,
-    :data:`chronobench.repair.dataset.REPAIR`)."""
+    """Reject a repair cell whose dataset or method this runner would not read (its
+    ``task.params`` are validated by :class:`RepairTaskParams`, the dataset's subset and
+    params by its registry entry, :data:`chronobench.repair.dataset.REPAIR`)."""
     d = spec.dataset
     if d.name != "repair":
         raise ConfigError(
@@ -44,22 +68,6 @@ def check_spec(spec: Any) -> None:
         )
     if spec.system.options:
         raise ConfigError(f"system options {sorted(spec.system.options)}: repair methods take none")
-    unknown = set(spec.task.params) - _TASK_PARAMS
-    if unknown:
-        raise ConfigError(
-            f"task.params {sorted(unknown)}: the repair task reads only {sorted(_TASK_PARAMS)}"
-        )
-    p = spec.task.params
-    if p.get("diagnosis", "given") not in DIAGNOSES:
-        raise ConfigError(f"task.params.diagnosis={p['diagnosis']!r}: one of {DIAGNOSES}")
-    noise = p.get("noise", 0)
-    if not isinstance(noise, (int, float)) or not 0 <= noise <= 1:
-        raise ConfigError(f"task.params.noise={noise!r}: a rate in [0, 1]")
-    if p.get("noise_key", "call") not in ("call", "prompt"):
-        raise ConfigError(f"task.params.noise_key={p['noise_key']!r}: call or prompt")
-    ret = p.get("retention")
-    if ret is not None and (not isinstance(ret, int) or ret < 0):
-        raise ConfigError(f"task.params.retention={ret!r}: days (a non-negative integer)")
 
 
 def make_backbone(cell: Any) -> Any:
@@ -78,16 +86,16 @@ def repair_case(
     backbone: Any,
     params: Any = 0,
     *,
-    diagnosis: str = "given",
+    diagnosis: Diagnosis = _DEFAULTS.diagnosis,
     noise: Any = None,
-    retention: int | None = None,
+    retention: int | None = _DEFAULTS.retention,
     read_replies: bool = False,
 ) -> dict[str, Any]:
     """Run the agent on the case's faulty history and task (the failed run), repair it with
     ``method``, and score the result; returns the sample row. The agent and the method see
     only :func:`~chronobench.repair.cases.agent_view` of the case and the diagnosis.
 
-    ``diagnosis``: see :data:`DIAGNOSES` (a detector sees the agent's view and the store);
+    ``diagnosis``: see :data:`Diagnosis` (a detector sees the agent's view and the store);
     ``noise``: a :class:`~chronobench.repair.noise.NoiseModel` on every backbone call of
     the case (failed run, detector, repair); ``retention``: days a session's input is kept
     (pasted documents are never kept), see :func:`~chronobench.repair.noise.unreplayable`;
@@ -165,17 +173,15 @@ def repair_case(
     }  # fmt: skip
 
 
-def case_options(task_params: dict[str, Any], seed: int) -> dict[str, Any]:
-    """repair_case's keyword options from ``task.params`` (defaults: the given
-    diagnosis, exact replay, every session replayable)."""
+def case_options(params: RepairTaskParams, seed: int) -> dict[str, Any]:
+    """repair_case's keyword options from the cell's validated ``task.params``."""
     from chronobench.repair.noise import NoiseModel
 
-    rate = float(task_params.get("noise", 0) or 0)
-    key = task_params.get("noise_key", "call")
+    rate = float(params.noise)
     return {
-        "diagnosis": task_params.get("diagnosis", "given"),
-        "noise": NoiseModel.uniform(rate, seed, key) if rate else None,
-        "retention": task_params.get("retention"),
+        "diagnosis": params.diagnosis,
+        "noise": NoiseModel.uniform(rate, seed, params.noise_key) if rate else None,
+        "retention": params.retention,
     }
 
 
@@ -203,6 +209,7 @@ def run_repair_cell(cell: Any) -> Path:
     from chronobench.spec import run_id
 
     spec = cell.spec
+    task: RepairTaskParams = cell.params
     t0 = time.perf_counter()
     sizes = RepairParams(**spec.dataset.params)
     cases, sha = load_or_build(
@@ -211,7 +218,7 @@ def run_repair_cell(cell: Any) -> Path:
     cases = [c for c in cases if c["set"] == spec.dataset.granularity]
     # first_cases: a stated subset that publishes (experiment=llm_cpu); limit_cases: a cut
     # for debugging that never does.
-    limit = spec.task.params.get("limit_cases") or spec.task.params.get("first_cases")
+    limit = task.limit_cases or task.first_cases
     cases = cases[: int(limit)] if limit else cases
     # The spec identity of a non-benchmark task leaves the backbone out; mix it into the
     # data hash so an LLM run never resumes an offline one.
@@ -224,7 +231,7 @@ def run_repair_cell(cell: Any) -> Path:
     done = log.done_ids()
     backbone = make_backbone(cell)
     params = generation_params(spec)
-    opts = case_options(spec.task.params, int(spec.seed))
+    opts = case_options(task, int(spec.seed))
     opts["read_replies"] = spec.backbone.name not in LLM_FREE_BACKBONES
     t1 = time.perf_counter()
     label = f"{spec.system.name}: cases"

@@ -48,9 +48,10 @@ __all__ = [
     "resolve_cell",
 ]
 
-# task kind -> its TaskKind: how its cells are checked, resolved, built and run
-# (chronobench/runner/task_kind.py). A plain cell runner registered here is a kind with
-# nothing to check or build.
+# task kind -> its TaskKind: how its cells are checked, resolved, built and run, and its
+# task.params model (chronobench/runner/task_kind.py). A plain cell runner registered here
+# is a kind with nothing to check or build. ``recorded``: the params the shipped configs
+# always gave, so published run ids hash them (the rest: only when given).
 TASKS = Registry(
     "task",
     {
@@ -64,18 +65,24 @@ TASKS = Registry(
             run="chronobench.repair.run:run_repair_cell",
             check="chronobench.repair.run:check_spec",
             build="chronobench.repair.run:build_parts",
+            params="chronobench.repair.run:RepairTaskParams",
+            recorded=("diagnosis", "noise", "noise_key", "retention"),
         ),
         # Issue 16's memory-systems track (peer adapters and ChronoMem, one interface).
         "peers": TaskKind(
             run="chronobench.runner.peers:run_peers_cell",
             check="chronobench.runner.peers:check_spec",
             build="chronobench.runner.peers:build_parts",
+            params="chronobench.runner.peers:PeersParams",
+            recorded=("streams", "targets", "rq2_queries_per_stream"),
         ),
         # Issue 27's RQ4, selective forgetting (rows of chronobench/systems/forgetting.py).
         "selective": TaskKind(
             run="chronobench.runner.selective:run_selective_cell",
             check="chronobench.runner.selective:check_spec",
             build="chronobench.runner.selective:build_parts",
+            params="chronobench.runner.selective:SelectiveParams",
+            recorded=("streams", "anchors_per_stream", "heldout", "delete_hits"),
         ),
     },
 )
@@ -180,6 +187,8 @@ class Components:
     reranker: Component | None = None
     selectors: dict[str, Entry] = field(default_factory=dict)
     system: Component | None = None
+    # The task kind's validated task.params (None: a kind without a params model).
+    params: BaseModel | None = None
 
     def describe(self) -> str:
         """The spec's one-line description."""
@@ -264,7 +273,8 @@ def resolve_cell(spec: RunSpec, *, choices: Mapping[str, str] | None = None) -> 
     Raises ConfigError / MissingDependencyError naming the key and its config file."""
     entry = TASKS.entry(spec.task.kind)
     spec = normalised_backbone(normalised_dataset(spec, choices), choices)
-    return as_task_kind(entry.load()).resolve_cell(spec, entry, choices)
+    kind = as_task_kind(entry.load())
+    return kind.resolve_cell(spec, entry, choices, where=_where("task", choices))
 
 
 def normalised_dataset(spec: RunSpec, choices: Mapping[str, str] | None = None) -> RunSpec:

@@ -26,11 +26,25 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, PositiveInt
+
 from chronobench.errors import ConfigError
 from chronobench.systems.registry import RetrievalOptions
 
-_TASK_PARAMS = {"streams": None, "targets": 2, "rq2_queries_per_stream": None}
 READER = "extractive"
+
+
+class PeersParams(BaseModel):
+    """``task.params`` of a peers cell, with their defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # The first N LoCoMo conversations (None: all 10).
+    streams: PositiveInt | None = None
+    # Oracle-target rollbacks per stream (distinct v*, evenly spread).
+    targets: PositiveInt = 2
+    # Requests per stream rolled back and answered (RQ2/RQ3); None: all.
+    rq2_queries_per_stream: PositiveInt | None = None
 
 
 def _names() -> list[str]:
@@ -39,12 +53,9 @@ def _names() -> list[str]:
     return [e.name for e in PEER_MEMORIES.entries()]  # ChronoMem first, then the peers
 
 
-def _params(spec: Any) -> dict[str, Any]:
-    return {**_TASK_PARAMS, **spec.task.params}
-
-
 def check_spec(spec: Any) -> None:
-    """Reject a peers cell whose dataset, system, reader or options this runner would not read."""
+    """Reject a peers cell whose dataset, system or reader this runner would not read (its
+    ``task.params`` are validated by :class:`PeersParams`)."""
     from chronobench.systems.peers import missing_modules
 
     d = spec.dataset
@@ -66,13 +77,6 @@ def check_spec(spec: Any) -> None:
             f"backbone={spec.backbone.name!r}: the memory-systems table compares systems through "
             f"one reader, backbone={READER}"
         )
-    for key, value in spec.task.params.items():
-        if key not in _TASK_PARAMS:
-            raise ConfigError(
-                f"task.params.{key}: unknown; the peers task reads {sorted(_TASK_PARAMS)}"
-            )
-        if value is not None and (not isinstance(value, int) or value < 1):
-            raise ConfigError(f"task.params.{key}={value!r}: expected a positive integer or null")
     if missing_modules(spec.system.name):
         from chronobench.errors import MissingDependencyError
         from chronobench.systems.peers import install_hint
@@ -149,7 +153,7 @@ class _Measured:
         self.system.close()
 
 
-def _select_data(spec: Any, p: dict[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
+def _select_data(spec: Any, p: PeersParams) -> tuple[Any, dict[str, list[Any]]]:
     """The cell's data (``streams`` first streams) and every request per stream (own
     targeting scores them all); ``data.queries`` keeps the first
     ``rq2_queries_per_stream`` of each stream, the ones rolled back and answered."""
@@ -157,17 +161,17 @@ def _select_data(spec: Any, p: dict[str, Any]) -> tuple[Any, dict[str, list[Any]
 
     # This track owns its dataset (resolve_cell leaves non-benchmark datasets to it).
     data = load_run_data(spec.dataset, Path(spec.paths.data_dir))
-    if p["streams"]:
-        keep = {s.stream_id for s in data.streams[: int(p["streams"])]}
+    if p.streams:
+        keep = {s.stream_id for s in data.streams[: p.streams]}
         data.streams = [s for s in data.streams if s.stream_id in keep]
         data.queries = [q for q in data.queries if q.stream_id in keep]
     all_queries = data.queries_by_stream()
-    if p["rq2_queries_per_stream"]:
+    if p.rq2_queries_per_stream:
         per: dict[str, int] = {}
         kept = []
         for q in data.queries:
             per[q.stream_id] = per.get(q.stream_id, 0) + 1
-            if per[q.stream_id] <= int(p["rq2_queries_per_stream"]):
+            if per[q.stream_id] <= p.rq2_queries_per_stream:
                 kept.append(q)
         data.queries = kept
     return data, all_queries
@@ -268,7 +272,7 @@ def run_peers_cell(cell: Any) -> Path:
     from chronobench.spec import run_id
 
     spec = cell.spec
-    p = _params(spec)
+    p: PeersParams = cell.params
     t0 = time.perf_counter()
     backbone = cell.build_backbone()
     data, all_queries = _select_data(spec, p)
@@ -276,7 +280,7 @@ def run_peers_cell(cell: Any) -> Path:
     run_dir = prepare_run_dir(spec, rid)
     (run_dir / "samples.jsonl").unlink(missing_ok=True)  # never resumes: see the docstring
     log = SampleLog(run_dir / "samples.jsonl")
-    measured, stores = _measured(spec, data, all_queries, int(p["targets"]))
+    measured, stores = _measured(spec, data, all_queries, p.targets)
     t1 = time.perf_counter()
     _generate(spec, data, measured, stores, backbone, log)
     records = log.read_checked()

@@ -25,20 +25,27 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt
+
 from chronobench.errors import ConfigError
 
-_TASK_PARAMS: dict[str, Any] = {
-    "streams": None,  # first N conversations (null: all 10)
-    "anchors_per_stream": 8,  # template anchors per stream
-    "heldout": "data_builders/user_queries/locomo_forget_heldout.jsonl",
-    "delete_hits": 1,  # peers: how many of their own search hits one request deletes
-}
 READER = "extractive"
 METRICS = ("headline", "forget", "leakage", "keep_after", "keep_other", "precision", "recall")
 
 
-def _params(spec: Any) -> dict[str, Any]:
-    return {**_TASK_PARAMS, **spec.task.params}
+class SelectiveParams(BaseModel):
+    """``task.params`` of an RQ4 cell, with their defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # The first N LoCoMo conversations (None: all 10).
+    streams: PositiveInt | None = None
+    # Template anchors per stream (the held-out file's are all used).
+    anchors_per_stream: NonNegativeInt = 8
+    # The hand-written held-out requests (a JSONL path, relative to the checkout).
+    heldout: str = "data_builders/user_queries/locomo_forget_heldout.jsonl"
+    # Peers: how many of their own search's top hits one request deletes.
+    delete_hits: PositiveInt = 1
 
 
 def row_names() -> list[str]:
@@ -49,7 +56,8 @@ def row_names() -> list[str]:
 
 
 def check_spec(spec: Any) -> None:
-    """Reject a cell this runner would not read (dataset, row, reader, params)."""
+    """Reject a cell this runner would not read (dataset, row, reader; its ``task.params``
+    are validated by :class:`SelectiveParams`)."""
     d = spec.dataset
     if d.name != "locomo" or d.granularity != "turn":
         raise ConfigError(
@@ -63,11 +71,6 @@ def check_spec(spec: Any) -> None:
         raise ConfigError(
             f"backbone={spec.backbone.name!r}: RQ4 compares rows through backbone={READER}"
         )
-    for key in spec.task.params:
-        if key not in _TASK_PARAMS:
-            raise ConfigError(
-                f"task.params.{key}: unknown; the selective task reads {sorted(_TASK_PARAMS)}"
-            )
     from chronobench.systems.peers import PEERS
 
     if spec.system.name in PEERS:
@@ -89,7 +92,7 @@ def build_parts(cell: Any, backbone: bool = True) -> list[str]:
     stores = StoreProvider(embedder="hash")
     try:
         system, _ = _make_row(
-            cell.spec, SystemContext(params=GenerationParams(), stores=stores), {}
+            cell.spec, SystemContext(params=GenerationParams(), stores=stores), cell.params
         )
         system.close()
     finally:
@@ -97,7 +100,7 @@ def build_parts(cell: Any, backbone: bool = True) -> list[str]:
     return [type(system).__name__]
 
 
-def _make_row(spec: Any, ctx: Any, p: dict[str, Any]) -> tuple[Any, bool]:
+def _make_row(spec: Any, ctx: Any, p: SelectiveParams) -> tuple[Any, bool]:
     """The row's system, and whether its sessions come through the oracle channel."""
     from chronobench.systems.forgetting import (
         POLICIES,
@@ -114,7 +117,7 @@ def _make_row(spec: Any, ctx: Any, p: dict[str, Any]) -> tuple[Any, bool]:
         return ChronoMemForgetSystem(ctx, policy, name, ChronoMemOptions()), oracle
     peer = type(f"PeerSystem[{name}]", (PeerSystem,), {"peer": name, "name": name})
     system = peer(ctx, RetrievalOptions())
-    system.open_forget = lambda: PeerForgetSession(system, int(p["delete_hits"]))
+    system.open_forget = lambda: PeerForgetSession(system, p.delete_hits)
     return system, False
 
 
@@ -144,19 +147,19 @@ def run_selective_cell(cell: Any) -> Path:
     from data_builders.locomo.source import load_locomo, resolve_locomo_source
 
     spec = cell.spec
-    p = _params(spec)
+    p: SelectiveParams = cell.params
     t0 = time.perf_counter()
     backbone = cell.build_backbone()
     data = load_run_data(spec.dataset, Path(spec.paths.data_dir))
-    if p["streams"]:
-        data.streams = data.streams[: int(p["streams"])]
+    if p.streams:
+        data.streams = data.streams[: p.streams]
     known, known_sha = reference_known(spec, data, backbone)
     records = {r["sample_id"]: r for r in load_locomo(resolve_locomo_source(spec.dataset.source))}
-    heldout_path = _heldout_path(str(p["heldout"]))
+    heldout_path = _heldout_path(p.heldout)
     heldout = rq4.read_heldout(heldout_path)
     bench = rq4.build(
         data.streams, data.queries_by_stream(), records, heldout, known,
-        per_stream=int(p["anchors_per_stream"]), seed=int(spec.seed),
+        per_stream=p.anchors_per_stream, seed=int(spec.seed),
     )  # fmt: skip
     inputs = sha256_text(json.dumps([file_sha256(heldout_path), rq4.TEMPLATES]))
     rid = run_id(spec, data.manifest_sha256, inputs)
@@ -186,7 +189,7 @@ def run_selective_cell(cell: Any) -> Path:
         stores.close()
     metrics = _metrics(rows, dropped, int(spec.seed), summarise)
     metrics["rq4"]["row"] = spec.system.name
-    metrics["rq4"]["delete_hits"] = int(p["delete_hits"])
+    metrics["rq4"]["delete_hits"] = p.delete_hits
     metrics["rq4"]["streams"] = len(bench)
     samples = run_dir / "samples.jsonl"
     tmp = samples.with_suffix(".tmp")

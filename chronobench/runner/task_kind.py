@@ -6,8 +6,15 @@ Each entry of :data:`~chronobench.runner.components.TASKS` is a :class:`TaskKind
 ``"module:attr"`` strings, imported only when used, so listing task kinds imports no track.
 
 - ``run``: ``f(components) -> Path``, the cell runner (writes the run folder);
+- ``params``: the pydantic model (``extra="forbid"``) of the kind's ``task.params``,
+  holding their defaults (the one place they are written: config files carry deviations
+  only); the cell's runner reads the validated instance, ``Components.params``;
+- ``recorded``: the params a cell's spec records even at their default value. Published
+  run ids hash exactly the keys the shipped configs always gave, so these are those keys
+  (any other key, such as a debugging cut, is recorded only when it is given);
 - ``check``: ``f(spec) -> None``, raises :class:`~chronobench.errors.ConfigError` for a
-  dataset, system or option this kind would not read (before any cell runs);
+  dataset, system or option this kind would not read (before any cell runs; ``params``
+  are validated first);
 - ``build``: ``f(components, backbone: bool) -> list[str]``, builds every component a
   cell constructs, without loading data or model weights, and names what it built;
 - ``resolve``: ``f(spec, entry, choices) -> Components``; the benchmark's resolves the
@@ -17,11 +24,16 @@ Each entry of :data:`~chronobench.runner.components.TASKS` is a :class:`TaskKind
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
+
+from chronobench.options import parse_model_options
 
 __all__ = ["TaskKind", "as_task_kind"]
 
@@ -39,20 +51,53 @@ class TaskKind:
     check: str | None = None
     build: str | None = None
     resolve: str = "chronobench.runner.components:resolve_track"
+    params: str | type[BaseModel] | None = None
+    recorded: tuple[str, ...] = ()
 
     def _part(self, part: str | Callable[..., Any]) -> Callable[..., Any]:
         return _load(part) if isinstance(part, str) else part
 
-    def check_spec(self, spec: Any) -> None:
-        """Reject a spec this kind would not read (nothing when it declares no check)."""
+    def params_model(self) -> type[BaseModel] | None:
+        """The kind's ``task.params`` model (None: a kind that declares none)."""
+        return None if self.params is None else self._part(self.params)  # type: ignore[return-value]
+
+    def check_spec(self, spec: Any, *, where: str = "the task config group") -> BaseModel | None:
+        """Reject a spec this kind would not read: its ``task.params`` validated by the
+        params model (returned; None without one), then the kind's own check."""
+        model = self.params_model()
+        params = None
+        if model is not None:
+            params = parse_model_options(model, spec.task.params, where=where, group="task.params")
         if self.check is not None:
             self._part(self.check)(spec)
+        return params
 
-    def resolve_cell(self, spec: Any, entry: Any, choices: Mapping[str, str] | None = None) -> Any:
+    def recorded_params(self, params: BaseModel) -> dict[str, Any]:
+        """What a spec records of validated ``params``: the given keys, coerced, and
+        the :attr:`recorded` ones at their default when left out (a config that leaves a
+        default out and one that restates it are the same run)."""
+        given = params.model_dump(exclude_unset=True)
+        return {**{k: getattr(params, k) for k in self.recorded}, **given}
+
+    def resolve_cell(
+        self,
+        spec: Any,
+        entry: Any,
+        choices: Mapping[str, str] | None = None,
+        *,
+        where: str = "the task config group",
+    ) -> Any:
         """The cell's :class:`~chronobench.runner.components.Components`, every part
-        checked (``entry``: this kind's registry entry, which the components keep)."""
-        self.check_spec(spec)
-        return self._part(self.resolve)(spec, entry, choices)
+        checked (``entry``: this kind's registry entry, which the components keep), its
+        spec's ``task.params`` normalised (:meth:`recorded_params`) and their validated
+        model in ``Components.params``."""
+        params = self.check_spec(spec, where=where)
+        if params is None:
+            return self._part(self.resolve)(spec, entry, choices)
+        task = spec.task.model_copy(update={"params": self.recorded_params(params)})
+        spec = spec.model_copy(update={"task": task})
+        cell = self._part(self.resolve)(spec, entry, choices)
+        return dataclasses.replace(cell, params=params)
 
     def run_cell(self, cell: Any) -> Path:
         """Run one resolved cell; returns its run folder."""
