@@ -132,7 +132,8 @@ class TaskSpec(_Strict):
     qa: bool = False
     summary: bool = False
     k: PositiveInt = 5
-    # Options of other task kinds (read and checked by that kind's cell runner).
+    # Options of other task kinds: validated by the kind's params model (its TASKS entry,
+    # chronobench.runner.task_kind), which holds their defaults.
     params: dict[str, Any] = Field(default_factory=dict)
 
     @property

@@ -258,20 +258,13 @@ def rq1(data_dir: str = "data/built") -> dict[str, Any]:
 
 
 def _locomo_session(data_dir: str) -> Any:
-    """The built LoCoMo session-level benchmark (built on first use)."""
-    import yaml
-
+    """The built LoCoMo session-level benchmark (built on first use), with LoCoMo's
+    build parameters: its params model's defaults (data_builders/locomo/params.py)."""
     from chronobench.data.io import load_built
     from data_builders import LOCOMO, build_dataset
 
-    cfg_path = Path(__file__).resolve().parents[2] / "configs" / "dataset" / "locomo_session.yaml"
-    params = dict(yaml.safe_load(cfg_path.read_text()).get("params") or {})
     folder = build_dataset(
-        LOCOMO,
-        granularity="session",
-        source=None,
-        out_dir=Path(data_dir) / "bench-adk",
-        **params,
+        LOCOMO, granularity="session", source=None, out_dir=Path(data_dir) / "bench-adk"
     )
     return load_built(folder)
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from chronobench.memory.types import UncertainRequestError
 from chronobench.protocols import ChatMessage, GenerationParams, GenerationRequest, as_completion
+from chronobench.resolver_options import RESOLVER_MAX_CHARS, RESOLVER_TOP_K
 from chronobench.text import RETRIEVAL_STOPWORDS, stem
 
 if TYPE_CHECKING:
@@ -175,8 +176,8 @@ class BackboneResolver:
         self,
         backbone: Any,
         *,
-        top_k: int = 5,
-        max_chars: int = 500,
+        top_k: int = RESOLVER_TOP_K,
+        max_chars: int = RESOLVER_MAX_CHARS,
         max_new_tokens: int = 8,
     ) -> None:
         if not callable(getattr(backbone, "generate", None)):

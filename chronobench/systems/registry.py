@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from chronobench.registry import Registry
+from chronobench.resolver_options import RESOLVER_MAX_CHARS, RESOLVER_TOP_K
 
 SYSTEMS = Registry(
     "system",
@@ -53,8 +54,8 @@ class ChronoMemResolverOptions(ChronoMemOptions):
     (``auto`` is decided from the backbone when the spec is built: chronobench.spec)."""
 
     resolver: Literal["none", "backbone", "auto"] = "none"
-    resolver_top_k: PositiveInt = 5
-    resolver_max_chars: PositiveInt = 500
+    resolver_top_k: PositiveInt = RESOLVER_TOP_K
+    resolver_max_chars: PositiveInt = RESOLVER_MAX_CHARS
 
 
 class LeadingWordsOptions(NoOptions):
