@@ -22,6 +22,8 @@ RESOLVER_KEYS = ("resolver", "resolver_top_k", "resolver_max_chars")
 #: model (systems), so each reads the one value.
 RESOLVER_TOP_K = 5
 RESOLVER_MAX_CHARS = 500
+#: The smallest excerpt budget that still shows a candidate's words.
+RESOLVER_MIN_CHARS = 40
 
 
 def settle_resolver(system: Mapping[str, Any], backbone: str | None) -> dict[str, Any]:

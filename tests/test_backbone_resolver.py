@@ -315,6 +315,10 @@ def test_the_spec_and_run_id_name_the_resolver(compose_cells: Any, tmp_path: Pat
     typo, tch = _cfg(compose_cells, "backbone=openai", "+system.resolver_topk=3")
     with pytest.raises(ConfigError, match="resolver_topk"):
         resolve_cell(spec_from_config(typo, choices=tch), choices=tch)
+    # An excerpt budget the resolver cannot use fails when the cell is resolved, not built.
+    tiny, tich = _cfg(compose_cells, "backbone=openai", "system.resolver_max_chars=10")
+    with pytest.raises(ConfigError, match="resolver_max_chars.*greater than or equal to 40"):
+        resolve_cell(spec_from_config(tiny, choices=tich), choices=tich)
     bad, bch = _cfg(compose_cells, "backbone=openai", "system.resolver=llm")
     with pytest.raises(ConfigError, match="resolver"):
         resolve_cell(spec_from_config(bad, choices=bch), choices=bch)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from chronobench.memory.types import UncertainRequestError
 from chronobench.protocols import ChatMessage, GenerationParams, GenerationRequest, as_completion
-from chronobench.resolver_options import RESOLVER_MAX_CHARS, RESOLVER_TOP_K
+from chronobench.resolver_options import RESOLVER_MAX_CHARS, RESOLVER_MIN_CHARS, RESOLVER_TOP_K
 from chronobench.text import RETRIEVAL_STOPWORDS, stem
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ class BackboneResolver:
             )
         for key, value, low in (
             ("top_k", top_k, 1),
-            ("max_chars", max_chars, 40),
+            ("max_chars", max_chars, RESOLVER_MIN_CHARS),
             ("max_new_tokens", max_new_tokens, 1),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:

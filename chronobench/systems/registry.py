@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from chronobench.registry import Registry
-from chronobench.resolver_options import RESOLVER_MAX_CHARS, RESOLVER_TOP_K
+from chronobench.resolver_options import RESOLVER_MAX_CHARS, RESOLVER_MIN_CHARS, RESOLVER_TOP_K
 
 SYSTEMS = Registry(
     "system",
@@ -55,7 +55,7 @@ class ChronoMemResolverOptions(ChronoMemOptions):
 
     resolver: Literal["none", "backbone", "auto"] = "none"
     resolver_top_k: PositiveInt = RESOLVER_TOP_K
-    resolver_max_chars: PositiveInt = RESOLVER_MAX_CHARS
+    resolver_max_chars: int = Field(RESOLVER_MAX_CHARS, ge=RESOLVER_MIN_CHARS)
 
 
 class LeadingWordsOptions(NoOptions):
