@@ -99,24 +99,32 @@ class ProbePool(_Model):
         description="RQ3 floor text: speakers' names + frequent words of OTHER "
         "conversations' summaries (built across the dataset)",
     )
-    max_answerable: int = 3
-    max_future: int = 3
+    # The caps a builder picks probes with: no defaults here, each dataset's params model
+    # (data_builders/<name>/params.py) holds them and its builder passes every one.
+    max_answerable: int
+    max_future: int
     max_boundary: int = Field(
-        0,
         description="boundary probes per side: answerable QA whose evidence ends in the "
         "session at v*, future QA whose evidence starts in the first session after v*",
     )
-    max_recall: int = Field(
-        0, description="recall probes (from ``facts``) per boundary side; 0 = none"
-    )
-    battery_qa: int = Field(
-        4, description="battery QA items per session (or per write without sessions)"
-    )
-    battery_recall: int = Field(
-        2, description="battery recall statements per session, true and as many false"
-    )
-    battery_adversarial: int = Field(1, description="battery category-5 items per session")
-    seed: int = 0
+    max_recall: int = Field(description="recall probes (from ``facts``) per boundary side")
+    battery_qa: int = Field(description="battery QA items per session (or per write)")
+    battery_recall: int = Field(description="battery recall statements per session, true and false")
+    battery_adversarial: int = Field(description="battery category-5 items per session")
+    seed: int
+
+
+#: The :class:`ProbePool` fields a build sets from its dataset's params model.
+POOL_CAPS = (
+    "max_answerable",
+    "max_future",
+    "max_boundary",
+    "max_recall",
+    "battery_qa",
+    "battery_recall",
+    "battery_adversarial",
+    "seed",
+)
 
 
 def ranked(

@@ -15,6 +15,7 @@ from data_builders.battery import final_probes, label_probes
 from data_builders.boundary import boundary_windows, recall_question
 from data_builders.pools import (
     FUTURE_CATEGORIES,
+    POOL_CAPS,
     PoolConflict,
     PoolFact,
     PoolQA,
@@ -26,6 +27,7 @@ from data_builders.summaries import SUMMARY_QUESTION, budget_question, summary_p
 
 __all__ = [
     "FUTURE_CATEGORIES",
+    "POOL_CAPS",
     "SUMMARY_QUESTION",
     "PoolConflict",
     "PoolFact",

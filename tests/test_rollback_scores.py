@@ -31,7 +31,10 @@ def _pool(**kw: object) -> ProbePool:
         PoolSession(session=2, date="8 May 2023", events=[], first_version=3, last_version=4),
         PoolSession(session=3, date="9 May 2023", events=[], first_version=5, last_version=6),
     ]
-    return ProbePool(stream_id="s", scoring="locomo", sessions=sessions, **kw)
+    # The caps these tests were written against (the pool itself has no defaults).
+    caps = {"max_answerable": 3, "max_future": 3, "max_boundary": 0, "max_recall": 0}
+    caps |= {"battery_qa": 4, "battery_recall": 2, "battery_adversarial": 1, "seed": 0}
+    return ProbePool(stream_id="s", scoring="locomo", sessions=sessions, **(caps | kw))
 
 
 def test_boundary_windows_are_the_sessions_around_v_star() -> None:

@@ -50,15 +50,7 @@ def build_locomo(source: Path, granularity: str, p: LocomoParams) -> BuildResult
             rec,
             sb,
             path=source,
-            strict=p.strict,
-            max_answerable=p.max_answerable,
-            max_future=p.max_future,
-            max_boundary=p.max_boundary,
-            max_recall=p.max_recall,
-            battery_qa=p.battery_qa,
-            battery_recall=p.battery_recall,
-            battery_adversarial=p.battery_adversarial,
-            seed=p.seed,
+            params=p,
         )
         res.skipped.update({f"qa:{k}": v for k, v in skipped.items()})
         anchors = event_anchors(rec, sb)

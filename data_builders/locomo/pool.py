@@ -8,9 +8,17 @@ from typing import Any
 
 from data_builders.errors import DatasetError, where
 from data_builders.locomo.falsify import Falsifier, conversation_texts
+from data_builders.locomo.params import LocomoParams
 from data_builders.locomo.source import parse_evidence
 from data_builders.locomo.streams import StreamBuild, observations
-from data_builders.probes import PoolFact, PoolQA, PoolSession, ProbePool, add_final_probes
+from data_builders.probes import (
+    POOL_CAPS,
+    PoolFact,
+    PoolQA,
+    PoolSession,
+    ProbePool,
+    add_final_probes,
+)
 
 
 def session_events(rec: dict[str, Any], n: int) -> tuple[str, list[str]]:
@@ -32,19 +40,11 @@ def build_pool(
     sb: StreamBuild,
     *,
     path: Path,
-    strict: bool,
-    max_answerable: int,
-    max_future: int,
-    max_boundary: int = 0,
-    max_recall: int = 0,
-    battery_qa: int = 8,
-    battery_recall: int = 4,
-    battery_adversarial: int = 1,
-    seed: int,
+    params: LocomoParams,
 ) -> tuple[ProbePool, Counter[str]]:
     """Place every QA item and session on the timeline; count QA items left out, by reason.
 
-    With ``strict`` an unknown or unparseable evidence id raises :class:`DatasetError`;
+    The pool's probe caps and seed are the build's ``params``. With ``params.strict`` an unknown or unparseable evidence id raises :class:`DatasetError`;
     otherwise the item is left out (the public file has a handful of such typos).
     """
     skipped: Counter[str] = Counter()
@@ -54,7 +54,7 @@ def build_pool(
         ids, bad = parse_evidence(q["evidence"])
         unknown = [i for i in ids if i not in sb.known_ids]
         if bad or unknown:
-            if strict:
+            if params.strict:
                 raise DatasetError(
                     f"{where(path, f'{sid} qa[{j}]', 'evidence')}: unknown dialog id(s) "
                     f"{bad + unknown}; ids must name turns of this conversation (e.g. 'D1:3')"
@@ -107,7 +107,7 @@ def build_pool(
     facts: list[PoolFact] = []
     turns, obs = conversation_texts(rec, sorted(sb.spans), observations)
     speakers = [str(x) for x in sb.stream.meta.get("speakers", [])]
-    falsifier = Falsifier(turns, obs, speakers, seed=seed, stream_id=sb.stream.stream_id)
+    falsifier = Falsifier(turns, obs, speakers, seed=params.seed, stream_id=sb.stream.stream_id)
     for n in sorted(sb.spans):
         for k, (speaker, text, ids) in enumerate(observations(rec, n), start=1):
             ranges = [sb.dia_range[i] for i in ids if i in sb.dia_range]
@@ -135,15 +135,8 @@ def build_pool(
         scoring="locomo",
         qas=qas,
         sessions=sessions,
-        max_answerable=max_answerable,
-        max_future=max_future,
-        max_boundary=max_boundary,
-        max_recall=max_recall,
-        battery_qa=battery_qa,
-        battery_recall=battery_recall,
-        battery_adversarial=battery_adversarial,
+        **params.model_dump(include=set(POOL_CAPS)),
         facts=facts,
-        seed=seed,
         speakers=speakers,
     )
     return pool, skipped

@@ -82,11 +82,16 @@ def _row(
 def build_mab(split: str, rows: list[dict[str, Any]], p: MabParams) -> BuildResult:
     """Build one split from its loaded ``rows`` with the build parameters ``p``."""
     res = BuildResult(streams=[], queries=[], pools=[], caveats=list(CAVEATS.get(split, [])))
+    # MAB has no sessions to anchor boundary probes and no recall statements: those caps
+    # are 0 for MAB itself, not defaults of the pool; the rest are the build's params.
     caps = {
         "max_answerable": p.max_answerable,
         "max_future": p.max_future,
+        "max_boundary": 0,
+        "max_recall": 0,
         "battery_qa": p.battery_qa,
         "battery_recall": 0,
+        "battery_adversarial": 1,
         "seed": p.seed,
     }
     for i, row in enumerate(rows):
