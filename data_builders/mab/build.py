@@ -82,8 +82,9 @@ def _row(
 def build_mab(split: str, rows: list[dict[str, Any]], p: MabParams) -> BuildResult:
     """Build one split from its loaded ``rows`` with the build parameters ``p``."""
     res = BuildResult(streams=[], queries=[], pools=[], caveats=list(CAVEATS.get(split, [])))
-    # MAB has no sessions to anchor boundary probes and no recall statements: those caps
-    # are 0 for MAB itself, not defaults of the pool; the rest are the build's params.
+    # MAB has no sessions to anchor boundary probes, no recall statements and no
+    # category-5 items (its QAs carry no category): those caps are MAB's own, not the
+    # pool's defaults (battery_adversarial keeps the 1 its built pools always recorded).
     caps = {
         "max_answerable": p.max_answerable,
         "max_future": p.max_future,
