@@ -275,17 +275,24 @@ def _says_hello(probe, prediction):
 HELLO = metric_plugin(_says_hello, "rq2", "says hello", probes=("future_qa",), short="Hi")
 
 
+def _metric_entry_point(monkeypatch, name: str, value: str) -> None:
+    """One installed ``chronobench.metrics`` entry point, seen by a fresh view of the
+    global registry (discovery runs again; monkeypatch undoes it after the test)."""
+    from chronobench.metrics.catalog import METRICS
+
+    found = [EntryPoint(name, value, plugins.GROUPS["metric"])]
+    monkeypatch.setattr(plugins, "_entry_points", lambda group: found)
+    monkeypatch.setattr(METRICS, "_entries", dict(METRICS._entries))
+    monkeypatch.setattr(METRICS, "_found", {})
+    monkeypatch.setattr(METRICS, "_discovered", False)
+
+
 def test_a_metric_plugin_joins_the_registry_its_table_and_probe_scoring(monkeypatch):
     from chronobench.data.schema import Probe
     from chronobench.metrics import score_probe
     from chronobench.metrics.catalog import METRICS, section
 
-    found = [EntryPoint("hello", "tests.test_plugins:HELLO", plugins.GROUPS["metric"])]
-    monkeypatch.setattr(plugins, "_entry_points", lambda group: found)
-    # A fresh view of the global registry: discovery runs again and is undone after.
-    monkeypatch.setattr(METRICS, "_entries", dict(METRICS._entries))
-    monkeypatch.setattr(METRICS, "_found", {})
-    monkeypatch.setattr(METRICS, "_discovered", False)
+    _metric_entry_point(monkeypatch, "hello", "tests.test_plugins:HELLO")
     assert "hello" in METRICS.names()
     rq2 = section("rq2")
     assert rq2[-1].name == "hello" and rq2[-1].label == "says hello"  # no order: last
@@ -302,13 +309,9 @@ def test_a_metric_plugin_joins_the_registry_its_table_and_probe_scoring(monkeypa
 
 
 def test_a_metric_plugin_without_a_section_is_a_clear_error(monkeypatch):
-    from chronobench.metrics.catalog import METRICS, metrics
+    from chronobench.metrics.catalog import metrics
 
-    found = [EntryPoint("bare", "tests.test_plugins:_says_hello", plugins.GROUPS["metric"])]
-    monkeypatch.setattr(plugins, "_entry_points", lambda group: found)
-    monkeypatch.setattr(METRICS, "_entries", dict(METRICS._entries))
-    monkeypatch.setattr(METRICS, "_found", {})
-    monkeypatch.setattr(METRICS, "_discovered", False)
+    _metric_entry_point(monkeypatch, "bare", "tests.test_plugins:_says_hello")
     with pytest.raises(
         ConfigError, match=r"metric 'bare'.*needs a label and a section.*metric_plugin"
     ):
