@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -45,6 +45,27 @@ def parse_model_options(
         raise _errors(
             exc.errors(), group=group, where=where, valid=list(model.model_fields)
         ) from None
+
+
+def model_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """The fields of ``model`` that have a default, with it."""
+    return {
+        k: f.get_default(call_default_factory=True)
+        for k, f in model.model_fields.items()
+        if not f.is_required()
+    }
+
+
+def recorded_options(
+    given: Mapping[str, Any], defaults: Mapping[str, Any], recorded: Iterable[str]
+) -> dict[str, Any]:
+    """What a run's spec records of a component's options: the ``given`` keys, plus each
+    ``recorded`` key left out, at its default. ``recorded`` names the keys the shipped
+    configs always stated, which published run ids hash; any other key is recorded only
+    when given. So a config that leaves a default out and one that restates it are the
+    same run (datasets, backbones and task kinds carry such a list)."""
+    filled = {k: defaults[k] for k in recorded if k not in given and k in defaults}
+    return {**filled, **given}
 
 
 def whole_options(

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from chronobench.options import model_defaults
 from data_builders.errors import DatasetError
 from data_builders.result import BuildResult
 
@@ -67,11 +68,7 @@ class Dataset:
 
     def defaults(self) -> dict[str, Any]:
         """The build parameters that have a default, with it."""
-        return {
-            k: f.get_default(call_default_factory=True)
-            for k, f in self.params.model_fields.items()
-            if not f.is_required()
-        }
+        return model_defaults(self.params)
 
     def build_params(self, given: Mapping[str, Any]) -> BaseModel:
         """``given`` validated by the params model (defaults filled in); a bad or unknown

@@ -17,10 +17,10 @@ stated, so published run ids stay as they were); any other param is recorded whe
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from chronobench.options import model_defaults, recorded_options, signature_model
 from chronobench.protocols import Backbone
 from chronobench.registry import Registry
 
@@ -133,13 +133,8 @@ def checked_params(
     entry = BACKBONES.entry(name)
     given = entry.check_options({"model": model, **params}, where=where)
     given.pop("model")
-    signature = inspect.signature(entry.load()).parameters
-    filled = {
-        k: signature[k].default
-        for k in entry.meta.get("recorded", ())
-        if k not in given and k in signature and signature[k].default is not inspect.Parameter.empty
-    }
-    return {**filled, **given}
+    defaults = model_defaults(signature_model(entry.load(), skip=entry.skip))
+    return recorded_options(given, defaults, entry.meta.get("recorded", ()))
 
 
 def resolve_backbone(name: str) -> Callable[..., Backbone]:

@@ -11,7 +11,7 @@ from typing import Any
 from chronobench.data.schema import RollbackQuery, Stream
 from chronobench.errors import ConfigError
 from chronobench.hashing import file_sha256, sha256_text
-from chronobench.options import check_model_options
+from chronobench.options import check_model_options, recorded_options
 from chronobench.spec import DatasetSpec
 
 
@@ -65,9 +65,8 @@ def checked_dataset(dataset: Any, dspec: DatasetSpec, *, where: str) -> DatasetS
     normalised params, so a config that leaves a default out and one that restates it
     are the same run. Raises :class:`ConfigError` naming the key and ``where``."""
     given = check_model_options(dataset.params, dspec.params, where=where, group="dataset.params")
-    defaults = dataset.defaults()
-    filled = {k: defaults[k] for k in dataset.recorded if k not in given and k in defaults}
-    dspec = dspec.model_copy(update={"params": {**filled, **given}})
+    params = recorded_options(given, dataset.defaults(), dataset.recorded)
+    dspec = dspec.model_copy(update={"params": params})
     if dataset.granularities and dspec.granularity not in dataset.granularities:
         raise ConfigError(
             f"config key 'dataset.granularity': {dspec.granularity!r} is not a {dspec.name} "

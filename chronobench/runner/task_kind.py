@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from chronobench.options import parse_model_options
+from chronobench.options import model_defaults, parse_model_options, recorded_options
 
 __all__ = ["TaskKind", "as_task_kind"]
 
@@ -77,7 +77,7 @@ class TaskKind:
         the :attr:`recorded` ones at their default when left out (a config that leaves a
         default out and one that restates it are the same run)."""
         given = params.model_dump(exclude_unset=True)
-        return {**{k: getattr(params, k) for k in self.recorded}, **given}
+        return recorded_options(given, model_defaults(type(params)), self.recorded)
 
     def resolve_cell(
         self,
