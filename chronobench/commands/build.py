@@ -22,7 +22,7 @@ from data_builders.stats import format_stats
 
 def _datasets() -> dict[str, Any]:
     """Registered datasets that have a builder, by name."""
-    from chronobench.runner.components import DATASETS
+    from chronobench.runner.dataset_registry import DATASETS
 
     loaded = {name: DATASETS.entry(name).load() for name in DATASETS.names()}
     return {name: ds for name, ds in loaded.items() if ds.plan is not None}
