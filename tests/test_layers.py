@@ -64,7 +64,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ),
     (
         "leaderboard, bench, viewer",
-        ["chronobench.leaderboard", "chronobench.bench", "chronobench.viewer"],
+        ["chronobench.leaderboard", "chronobench.bench", "chronobench.viewer", "chronobench.audit"],
     ),
     ("commands and __main__", ["chronobench.commands", "chronobench.__main__"]),
 ]

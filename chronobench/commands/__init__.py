@@ -1,7 +1,7 @@
 """Command-line interface: ``python -m chronobench <command>``, the top layer.
 
 One module per command (``run``, ``build``, ``score``, ``leaderboard``, ``bench``,
-``view``, ``show``, ``verify``); each
+``view``, ``show``, ``verify``, ``audit``); each
 parses its arguments and calls the library below, which never imports a command. Every
 command is imported only when it runs, so ``--help`` never pulls in torch,
 sentence-transformers or vllm.
@@ -41,6 +41,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": (
         "chronobench.commands.verify:main",
         "re-run a preset's published cells and compare every figure",
+    ),
+    "audit": (
+        "chronobench.commands.audit:main",
+        "check each headline's validity contract (oracle, error curves, attacks)",
     ),
     "demo": ("chronobench.memory.demo:main", "one-screen demo of a natural-language undo"),
 }

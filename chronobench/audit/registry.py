@@ -1,0 +1,46 @@
+"""The audit of each track: name -> ``f(options: AuditOptions) -> list[HeadlineAudit]``.
+
+Targets are ``"module:attr"`` strings, imported only when that track is audited.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from chronobench.registry import Registry
+
+__all__ = ["AUDITS", "AuditOptions"]
+
+
+class AuditOptions(BaseModel):
+    """What every audit function is given.
+
+    ``fast``: the test-suite version (a few streams, small sweeps): it checks that the
+    properties hold by construction, not the published figures. ``results``: the folder
+    holding ``published/`` (the headline intervals the full audit compares against).
+    ``data`` and ``cache``: where built streams and the call caches live.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fast: bool = False
+    results: Path = Path("results")
+    data: Path | None = None
+    cache: Path | None = None
+
+
+AUDITS = Registry(
+    "audit",
+    {
+        "rq1": "chronobench.audit.rq1:audit",
+        "rq2": "chronobench.audit.rq2:audit",
+        "rq3": "chronobench.audit.rq3:audit",
+        "rq4": "chronobench.audit.rq4:audit",
+        "repair": "chronobench.audit.repair:audit",
+    },
+    hint="register one with AUDITS.register(name, 'module:attr') or declare it in the "
+    "'chronobench.audits' entry-point group",
+    entry_points="chronobench.audits",
+)
