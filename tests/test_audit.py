@@ -1,0 +1,93 @@
+"""The validity contract's verdict, the audit command, and RQ1's audit on small data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chronobench.audit import ATTACK_FAMILIES, AUDITS, Attack, AuditOptions, Curve, HeadlineAudit
+from chronobench.audit.contract import Interval
+from chronobench.audit.report import audit_table, load_audits, write_audits
+from tests.conftest import REPO_ROOT
+
+
+def headline(**change: object) -> HeadlineAudit:
+    fields: dict[str, object] = {
+        "track": "toy",
+        "headline": "toy score",
+        "system": "System",
+        "interval": Interval(mean=0.6, lo=0.5, hi=0.7, n=10),
+        "oracle_name": "gold",
+        "oracle_why": "it is the gold",
+        "oracle": 0.9,
+        "curves": [Curve(name="extra", action="one extra", points=[(0, 0.9), (1, 0.8), (2, 0.7)])],
+        "attacks": [Attack(family=f, name=f"{f} attack", score=0.2) for f in ATTACK_FAMILIES],
+        "data": "toy",
+    }
+    fields.update(change)
+    return HeadlineAudit(**fields)  # type: ignore[arg-type]
+
+
+def test_a_sound_headline_passes() -> None:
+    assert headline().failures() == []
+
+
+def test_a_flat_or_rising_curve_fails() -> None:
+    flat = Curve(name="flat", action="x", points=[(0, 0.9), (1, 0.9), (2, 0.8)])
+    assert "does not fall strictly" in headline(curves=[flat]).failures()[0]
+    assert not headline(curves=[]).passes
+
+
+def test_an_attack_reaching_the_interval_or_the_oracle_fails() -> None:
+    attacks = [Attack(family=f, name="a", score=0.2) for f in ATTACK_FAMILIES]
+    attacks[0] = Attack(family="request_blind", name="blind", score=0.55)
+    failures = headline(attacks=attacks).failures()
+    assert any("reaches System's interval" in f for f in failures)
+    attacks[0] = Attack(family="request_blind", name="blind", score=0.95)
+    assert any("reaches the oracle" in f for f in headline(attacks=attacks).failures())
+
+
+def test_every_family_is_run_or_declared_not_applicable() -> None:
+    some = [Attack(family="request_blind", name="a", score=0.1)]
+    failures = headline(attacks=some).failures()
+    assert len(failures) == len(ATTACK_FAMILIES) - 1
+    declared = {f: "no text" for f in ATTACK_FAMILIES if f != "request_blind"}
+    assert headline(attacks=some, not_applicable=declared).passes
+
+
+def test_a_system_above_its_oracle_means_the_oracle_is_no_ceiling() -> None:
+    high = Interval(mean=0.95, lo=0.92, hi=0.97)
+    assert any("not a ceiling" in f for f in headline(interval=high).failures())
+
+
+def test_curve_slope_is_points_per_action() -> None:
+    assert Curve(name="c", action="a", points=[(0, 1.0), (2, 0.8)]).slope() == pytest.approx(-0.1)
+
+
+def test_audit_files_round_trip_and_the_table_names_the_verdict(tmp_path: Path) -> None:
+    good, bad = headline(), headline(track="worse", oracle=0.1)
+    write_audits([good, bad], tmp_path / "audit")
+    assert load_audits(tmp_path / "audit") == [good, bad]
+    table = (tmp_path / "AUDIT.md").read_text()
+    assert "| toy | toy score |" in table and "FAILS" in table
+    assert audit_table([good]).count("passes") == 2  # the row and the verdict
+
+
+def test_a_damaged_audit_file_is_named(tmp_path: Path) -> None:
+    (tmp_path / "rq9.json").write_text(json.dumps([{"track": "rq9"}]))
+    with pytest.raises(ValueError, match="rq9.json"):
+        load_audits(tmp_path)
+
+
+def test_every_track_has_an_audit() -> None:
+    assert {"rq1", "rq2", "rq3", "rq4", "repair"} <= set(AUDITS.names())
+
+
+@pytest.mark.slow
+def test_rq1_contract_holds_on_small_data(locomo_path: Path) -> None:
+    (audit,) = AUDITS.entry("rq1").load()(AuditOptions(fast=True, results=REPO_ROOT / "results"))
+    assert audit.passes, audit.failures()
+    assert audit.oracle == 1.0
+    assert {a.family for a in audit.attacks} == {"request_blind"}
