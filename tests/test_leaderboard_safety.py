@@ -149,6 +149,8 @@ def test_committed_leaderboard_matches_the_runs_it_names(tmp_path):
             f"{PROTOCOL_VERSION} and archives them (results/archive/, ARCHIVE.md)"
         )
     shutil.copytree(published, tmp_path / PUBLISHED_DIR)
+    if (results / "audit").is_dir():  # the board shows each headline's audit
+        shutil.copytree(results / "audit", tmp_path / "audit")
     md = write_leaderboard(tmp_path)
     assert md.read_text() == (results / "LEADERBOARD.md").read_text()
     assert (tmp_path / "LEADERBOARD.csv").read_text() == (results / "LEADERBOARD.csv").read_text()

@@ -194,6 +194,17 @@ SECTIONS = Registry(
 )
 
 
+def with_audit(md: str, folder: Path) -> str:
+    """``md`` with the audit section (:mod:`chronobench.leaderboard.audit`) before its
+    first section, so every headline's audit is read before the headline."""
+    from chronobench.leaderboard.audit import audit_section
+
+    head, sep, rest = md.partition("\n## ")
+    if not sep:
+        return md.rstrip("\n") + "\n\n" + audit_section(folder)
+    return head.rstrip("\n") + "\n\n" + audit_section(folder) + "\n## " + rest
+
+
 def named_run_ids(md_path: Path) -> set[str]:
     """Run ids an existing leaderboard file names."""
     if not md_path.is_file():
@@ -223,6 +234,7 @@ def write_leaderboard(
         )
     runs = [r for r in runs if r.run_id not in cpu_bound]
     md, csv_text, ids = render(runs)
+    md = with_audit(md, results_dir / "audit")
     md_path = results_dir / "LEADERBOARD.md"
     # Published runs of an older protocol leave the board for the archive: they do not
     # count as rows the rebuild would lose.
