@@ -241,3 +241,22 @@ def test_forget_tools_remove_the_named_fact_and_keep_the_later_ones(minilm):
     vague = asyncio.run(tools["preview_memory_forget"]("forget that", _ctx()))
     assert vague["status"] == "uncertain"
     memory.close()
+
+
+def test_forget_tool_can_erase_and_then_keeps_no_copy_of_the_request(minilm):
+    """erase=True reverts and redacts; the stored request has the erased words redacted."""
+    memory = ChronoMemMemoryService(embedder=minilm)
+    _seed(memory)
+    tools = _tools(memory)
+    preview = asyncio.run(
+        tools["preview_memory_forget"]("forget that Ann moved to Lisbon", _ctx(), erase=True)
+    )
+    assert preview["status"] == "preview" and preview["erase_from_history"] is True
+    done = asyncio.run(tools["confirm_memory_forget"](preview["token"], _ctx()))
+    assert done["status"] == "done" and done["reverted_versions"] == [2]
+    store = memory.store
+    tables = [r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    for table in tables:
+        for row in store.conn.execute(f'SELECT * FROM "{table}"'):
+            assert "lisbon" not in " ".join(map(str, row)).lower(), (table, row)
+    memory.close()

@@ -322,3 +322,36 @@ def test_redact_op_in_a_commit_drops_the_in_memory_copies() -> None:
     mem.commit(APP, USER, [{"op": "redact", "item_id": "vault"}], source="user", reason="gdpr")
     assert not any(SECRET in repr(entry) for entry in mem._caches.items._by_scope.values())
     mem.close()
+
+
+SELECTIVE_FORGETS = {
+    "nl_quotes_a_word": lambda m: m.selective_undo_by_nl_query(
+        APP, USER, f"forget my vault code {SECRET}", redact=True, with_dependents="drop"
+    ),
+    "nl_quotes_the_text": lambda m: m.selective_undo_by_nl_query(
+        APP, USER, f"forget that the vault code is {SECRET}", redact=True, with_dependents="drop"
+    ),
+    "reason_quotes_it": lambda m: m.revert_commits(
+        APP, USER, [3], redact=True, reason=f"user: drop the vault code is {SECRET} please"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SELECTIVE_FORGETS))
+def test_a_selective_forget_with_redact_keeps_no_copy_in_its_reason(
+    each_backend: str, tmp_path: Path, case: str
+) -> None:
+    """The request (stored as the version's reason and in the audit rows) is written with
+    the erased words redacted, so "forget my code X" does not store X again."""
+    path = tmp_path / "s.db"
+    mem = _story(None if on_postgres() else path)
+    CASES["item"](mem)
+    plan = SELECTIVE_FORGETS[case](mem)
+    assert plan.new_head is not None and "vault" not in repr(mem.snapshot(APP, USER))
+    assert _scan_all_tables(mem) == [] and SECRET not in _api_text(mem)
+    reasons = [v.reason or "" for v in mem.versions(APP, USER)]
+    assert any("[redacted]" in r for r in reasons), reasons
+    assert mem.check_integrity(APP, USER) == []
+    mem.close()
+    if not on_postgres():
+        assert _leaks(path) == []

@@ -23,6 +23,7 @@ the same ``secure_delete`` and ``purge`` (it and :func:`erasing` live in
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -116,6 +117,28 @@ def redact_op(
         db, scope_id, item_id, by="id", reason=reason, source=source, encoder=encoder
     )
     return texts
+
+
+def scrubbed_reason(reason: str, erased: Sequence[str]) -> str:
+    """``reason`` with every word that occurs in an erased text replaced by
+    ``[redacted]`` (case-insensitive), and every erased text quoted whole too.
+
+    A reason is free text a caller writes (often the user's request: "forget my door code
+    1234"); stored as given it would keep the very words redaction erases. Words shared
+    with the erased texts go even when they are harmless ("forget", "my"): over-redacting
+    a reason costs a less readable log, under-redacting keeps a secret.
+    """
+    out = reason
+    for text in sorted(erased, key=len, reverse=True):
+        if text:
+            out = out.replace(text, REDACTED)
+    words = {w.casefold() for text in erased for w in _WORDS.findall(text)}
+    if not words:
+        return out
+    return _WORDS.sub(lambda m: REDACTED if m.group(0).casefold() in words else m.group(0), out)
+
+
+_WORDS = re.compile(r"\w+")
 
 
 def redact_in_txn(

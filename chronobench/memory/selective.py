@@ -209,6 +209,8 @@ def apply(
             )
         p = plan(db, sc, versions, with_dependents)
         if redact:
+            # The reason (often the user's own request) must not keep what is erased.
+            reason = erasure.scrubbed_reason(reason, p.erased_texts)
             kept = [t for t in _head_after(db, sc, p) if any(e in t for e in p.erased_texts)]
             if kept:
                 raise ValueError(

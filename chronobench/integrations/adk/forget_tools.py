@@ -27,7 +27,7 @@ def forget_tools(service: Any, quiet_scope: Any) -> list[Any]:
     from google.adk.tools import ToolContext
 
     async def preview_memory_forget(
-        request: str, tool_context: ToolContext, later_changes: str = "keep"
+        request: str, tool_context: ToolContext, later_changes: str = "keep", erase: bool = False
     ) -> dict[str, Any]:
         """Preview forgetting what the user names, keeping everything said after it.
         Changes nothing.
@@ -40,6 +40,8 @@ def forget_tools(service: Any, quiet_scope: Any) -> list[Any]:
           request: the user's words, e.g. "forget what I said about the adoption agency".
           later_changes: "keep" (default: later edits of the same memory stay) or "drop"
             (revert those edits too).
+          erase: also erase the forgotten texts from history (a secret the user shared
+            by mistake); the request is then stored with those words redacted.
         """
         app, user = quiet_scope(tool_context)
         if later_changes not in ("keep", "drop"):
@@ -58,7 +60,7 @@ def forget_tools(service: Any, quiet_scope: Any) -> list[Any]:
             return {"status": "error", "error": str(exc)}
         pending = Pending(
             app, user, plan.versions[0], plan.head, "selective", request, time.monotonic(),
-            versions=tuple(plan.versions), with_dependents=later_changes,
+            versions=tuple(plan.versions), with_dependents=later_changes, redact=bool(erase),
         )  # fmt: skip
         return {
             "status": "preview",
@@ -68,6 +70,7 @@ def forget_tools(service: Any, quiet_scope: Any) -> list[Any]:
             "will_restore": dict(list(plan.restored.items())[:SHOWN]),
             "later_changes": plan.conflicts,
             "confidence": plan.confidence,
+            "erase_from_history": bool(erase),
             "instruction": "Nothing has changed yet. Tell the user what will be forgotten "
             "and ask them to confirm; if they agree, call confirm_memory_forget with this token.",
         }
@@ -86,6 +89,7 @@ def forget_tools(service: Any, quiet_scope: Any) -> list[Any]:
             done = await asyncio.to_thread(
                 service.store.revert_commits, app, user, list(pending.versions),
                 with_dependents=pending.with_dependents, expected_head=pending.head,
+                redact=pending.redact,
                 reason="adk forget: " + pending.request[:200].replace("\x00", "\ufffd"),
             )  # fmt: skip
         except (ValueError, RuntimeError) as exc:

@@ -34,6 +34,7 @@ class Pending:
     created: float
     versions: tuple[int, ...] = ()  # a selective forget's commits (mode "selective")
     with_dependents: str = ""
+    redact: bool = False  # a selective forget that also erases the texts from history
 
 
 class PreviewBook:
