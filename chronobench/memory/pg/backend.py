@@ -289,7 +289,7 @@ class PostgresBackend(PgLexicon):
         :mod:`.wal`, which says what stays in archives and replicas)."""
         from chronobench.memory.pg.wal import retire_wal
 
-        with self.lock:
+        with self.lock, self.conn.driver_errors():
             return retire_wal(self.conn.raw)
 
     # -- vector storage ----------------------------------------------------------------------
@@ -317,7 +317,7 @@ class PostgresBackend(PgLexicon):
             f"WHERE v.scope_id = %s AND {visible(self.conn, scope_id, 'v.seq')} "
             "ORDER BY v.seq, d.chunk"
         )
-        with self.conn.raw.cursor(binary=True) as cur:
+        with self.conn.driver_errors(), self.conn.raw.cursor(binary=True) as cur:
             rows = cur.execute(sql, (scope_id,)).fetchall()
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.float32)
@@ -334,7 +334,7 @@ class PostgresBackend(PgLexicon):
             f"d.vrow = v.vrow WHERE v.scope_id = %s AND v.seq > %s AND "
             f"{visible(self.conn, scope_id, 'v.seq')} ORDER BY v.seq, d.chunk"
         )
-        with self.conn.raw.cursor(binary=True) as cur:
+        with self.conn.driver_errors(), self.conn.raw.cursor(binary=True) as cur:
             rows = cur.execute(sql, (scope_id, int(after_seq))).fetchall()
         if not rows:
             z = np.zeros(0, dtype=np.int64)

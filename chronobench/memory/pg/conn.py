@@ -11,9 +11,10 @@ whether the interrupted write may have been applied; the next call reconnects.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -101,11 +102,20 @@ class PgConn:
             " The store reconnects on its next call."
         )
 
-    def _translate(self, exc: Exception) -> Exception:
-        """The store's error for a driver error: lost connection, lock timeout, or as is."""
+    def translate_error(self, exc: Exception, *, committing: bool = False) -> Exception:
+        """The store's error for a driver error: lost connection, lock timeout, or as is.
+        ``committing``: the connection broke while COMMIT was on its way, so the write
+        may or may not have been applied, which the caller must be told."""
         import psycopg
 
         if self.broken():
+            if committing:
+                why = " ".join(str(exc).split())[:200]
+                return StoreConnectionError(
+                    f"lost the connection to PostgreSQL at {self.where} during COMMIT "
+                    f"({why}): the write may or may not have been applied; read head() "
+                    "after reconnecting to tell. The store reconnects on its next call."
+                )
             return self._lost(exc, writing=self.in_txn)
         if isinstance(exc, psycopg.errors.LockNotAvailable):
             return StoreBusyError(
@@ -127,13 +137,30 @@ class PgConn:
         """Send ``begin`` together with the next statement (one round trip for both)."""
         self._begin = begin
 
+    @contextlib.contextmanager
+    def driver_errors(self, *, committing: bool = False) -> Iterator[None]:
+        """Run a block that uses the raw psycopg connection (pipelines, COPY, binary
+        cursors) with its driver errors turned into the store's (:meth:`translate_error`),
+        as every statement sent through :meth:`execute` is: one error type at the store's
+        boundary, whichever path broke."""
+        import psycopg
+
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            err = self.translate_error(exc, committing=committing)
+            if err is exc:
+                raise
+            raise err from exc
+
     def end(self, statement: str) -> None:
         """``COMMIT`` or ``ROLLBACK`` the transaction; nothing to send when its deferred
         BEGIN never went out."""
         if self._begin is not None:
             self._begin = None
             return
-        self._raw.execute(statement)
+        with self.driver_errors(committing=statement.strip().upper() == "COMMIT"):
+            self._raw.execute(statement)
 
     def broken(self) -> bool:
         """Whether the connection can no longer be used."""
@@ -153,7 +180,7 @@ class PgConn:
             else:
                 cur = self._run(sql, params)
         except psycopg.OperationalError as exc:
-            err = self._translate(exc)
+            err = self.translate_error(exc)
             if err is exc:
                 raise
             raise err from exc
@@ -182,7 +209,7 @@ class PgConn:
                 self._count(sql, cur)
                 return cur
         except psycopg.OperationalError as exc:
-            err = self._translate(exc)
+            err = self.translate_error(exc)
             if err is exc:
                 raise
             raise err from exc

@@ -61,6 +61,8 @@ def to_database(src: PgConn, src_schema: str, dst: PgConn, dst_schema: str) -> N
             ).fetchone()[0]
             dst.execute(f"CREATE TABLE IF NOT EXISTS {t} ({cols})")
         with (
+            src.driver_errors(),
+            dst.driver_errors(),
             src.raw.cursor().copy(f"COPY {t} TO STDOUT (FORMAT binary)") as out,
             dst.raw.cursor().copy(f"COPY {t} FROM STDIN (FORMAT binary)") as into,
         ):

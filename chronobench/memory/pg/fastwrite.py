@@ -83,7 +83,8 @@ def pipelined(backend: Any) -> Iterator[Any]:
                 yield raw
                 raw.execute("COMMIT")
         except psycopg.OperationalError as exc:
-            err = conn._translate(exc)
+            # COMMIT is the pipeline's last statement: a break there may have applied it
+            err = conn.translate_error(exc, committing=True)
             if err is exc:
                 raise
             raise err from exc
@@ -367,7 +368,8 @@ def revert_items(
     raw = backend.conn.raw
     items = list(diff)
     changes = [(item, diff[item]) for item in items]
-    with raw.pipeline() if supported() else contextlib.nullcontext():
+    pipeline = raw.pipeline() if supported() else contextlib.nullcontext()
+    with backend.conn.driver_errors(), pipeline:
         spans = raw.execute(
             "SELECT s.item_id, s.span_id, s.hash, s.from_seq FROM spans s WHERE s.scope_id = %s "
             f"AND s.item_id = ANY(%s) AND {ALIVE}",
