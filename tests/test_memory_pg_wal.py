@@ -57,3 +57,44 @@ def test_retire_wal_after_redact_leaves_no_copy_in_pg_wal(pg_cluster) -> None:
         finally:
             admin.execute("ALTER SYSTEM RESET wal_recycle")
             admin.execute("SELECT pg_reload_conf()")
+
+
+@pytest.mark.slow
+def test_retire_wal_reaches_a_segment_recycled_before_wal_recycle_was_switched_off(
+    pg_cluster,
+) -> None:
+    """With the default wal_recycle = on, retired segments are renamed for reuse ahead of
+    the current one, old bytes and all; after wal_recycle = off, retire_wal goes on until
+    WAL has passed every such file. (Here one round already left no copy: which segment
+    is recycled where depends on the server's WAL sizing; an outside check with more WAL
+    between the write and the setting found copies after one round, and none after four.)"""
+    import psycopg
+
+    from tests.pg_server import fresh_database
+
+    with fresh_database(pg_cluster.url) as url, psycopg.connect(url, autocommit=True) as admin:
+        datadir = Path(admin.execute("SHOW data_directory").fetchone()[0])
+        assert admin.execute("SHOW wal_recycle").fetchone()[0] == "on"
+        try:
+            with _store(url) as mem:
+                mem.commit(
+                    APP, USER, [add("vault", f"the code is {SECRET}")], source="c", reason="r"
+                )
+                for _ in range(4):  # the secret's segment retires and is recycled ahead
+                    admin.execute("SELECT pg_switch_wal()")
+                    admin.execute("CHECKPOINT")
+                ahead = admin.execute(
+                    "SELECT count(*) FROM pg_ls_waldir() WHERE name > "
+                    "pg_walfile_name(pg_current_wal_lsn()) AND name ~ '^[0-9A-F]{24}$'"
+                ).fetchone()[0]
+                assert ahead >= 1, "no recycled segment ahead: the case did not arise"
+                admin.execute("ALTER SYSTEM SET wal_recycle = off")
+                admin.execute("SELECT pg_reload_conf()")
+                mem.redact(APP, USER, SECRET, reason="erase", by="text")
+                got = mem.backend.retire_wal()
+                assert got["deleted_not_recycled"] is True
+                assert got["passed_recycled_segments"] is True and got["rounds"] >= 2
+                assert _files_holding(datadir) == []
+        finally:
+            admin.execute("ALTER SYSTEM RESET wal_recycle")
+            admin.execute("SELECT pg_reload_conf()")
