@@ -269,6 +269,13 @@ def run_repair_cell(cell: Any) -> Path:
     write_results(run_dir, spec, rid, metrics=metrics, k=1, dataset=dataset, rows=rows, timings=timings,
                   backbone_stats=stats)  # fmt: skip
     m = metrics["all"]
-    print(f"  {spec.system.name} on {spec.dataset.granularity}: recovery {m['recovery']['mean']:.3f}, "
-          f"replay {m['replay_ratio']['mean']:.3f}, calls {m['backbone_calls']['mean']:.2f}")  # fmt: skip
+    moot = metrics.get("not_applicable", {}).get("n", 0)
+    if m["recovery"]["mean"] is None:
+        print(
+            f"  {spec.system.name} on {spec.dataset.granularity}: every case ({moot}) not applicable"
+        )
+    else:
+        print(f"  {spec.system.name} on {spec.dataset.granularity}: recovery {m['recovery']['mean']:.3f}, "
+              f"replay {m['replay_ratio']['mean']:.3f}, calls {m['backbone_calls']['mean']:.2f}"
+              + (f", {moot} not applicable" if moot else ""))  # fmt: skip
     return run_dir
