@@ -130,12 +130,19 @@ class _Scorer:
         return sum(vals) / len(vals) if vals else 0.0
 
 
-def _load(options: AuditOptions) -> list[dict[str, Any]]:
-    from chronobench.repair.cases import load_or_build
+def _load(options: AuditOptions) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(controlled, stress) cases: the published sets, or for ``fast`` every tenth
+    controlled and every fifth stress case, built directly (every family and fault type
+    is still present)."""
+    from chronobench.repair.cases import load_or_build, make_case
 
+    if options.fast:
+        return ([make_case(0, "controlled", i) for i in range(0, 150, 10)],
+                [make_case(0, "stress", i) for i in range(0, 50, 5)])  # fmt: skip
     data = Path(options.data) if options.data else Path("data") / "built"
     cases, _ = load_or_build(data, 0, 150, 50)
-    return cases
+    return ([c for c in cases if c["set"] == "controlled"],
+            [c for c in cases if c["set"] == "stress"])  # fmt: skip
 
 
 def _headline(scorer: _Scorer, headline: str, data: str, system_diagnosis: str,
@@ -195,11 +202,7 @@ def _headline(scorer: _Scorer, headline: str, data: str, system_diagnosis: str,
 def audit(options: AuditOptions) -> list[HeadlineAudit]:
     """The repair headlines' audits: controlled and stress sets with the given diagnosis,
     and controlled with the backbone judge's diagnosis."""
-    cases = _load(options)
-    controlled = [c for c in cases if c["set"] == "controlled"]
-    stress = [c for c in cases if c["set"] == "stress"]
-    if options.fast:  # every family and fault type still present
-        controlled, stress = controlled[::10], stress[::5]
+    controlled, stress = _load(options)
     kind = "fast" if options.fast else "full"
     ctl, st = _Scorer(controlled), _Scorer(stress)
     return [
