@@ -25,6 +25,7 @@ are scorer-side repair functions handed to that harness.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -139,7 +140,7 @@ def _load(options: AuditOptions) -> tuple[list[dict[str, Any]], list[dict[str, A
     if options.fast:
         return ([make_case(0, "controlled", i) for i in range(0, 150, 10)],
                 [make_case(0, "stress", i) for i in range(0, 50, 5)])  # fmt: skip
-    data = Path(options.data) if options.data else Path("data") / "built"
+    data = Path(options.data or os.environ.get("CHRONOBENCH_DATA", "data/built"))
     cases, _ = load_or_build(data, 0, 150, 50)
     return ([c for c in cases if c["set"] == "controlled"],
             [c for c in cases if c["set"] == "stress"])  # fmt: skip
