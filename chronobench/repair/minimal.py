@@ -10,8 +10,9 @@ claim into one per-case figure in [0, 1]:
 ``needed`` is the number of steps that must run again because the fault changed what
 they compute: the history sessions whose writes differ between the offline agent's
 faulty and fault-free histories (each counted with its steps), and the task's args,
-tool and answer steps whose outputs differ between the failed and the gold run (the
-task's own ``last_choice`` note is left out, as in benign preservation). ``executed``
+tool and answer steps whose outputs differ between the failed and the gold run, with
+the tool step of every changed args step (it must run to know its answer is the same;
+the task's own ``last_choice`` note is left out, as in benign preservation). ``executed``
 is what the repair ran (history and task steps: the numerator of the replay ratio). A
 repair that re-runs one step more than needed loses a little; one that drops a benign
 record, leaves a fault-derived value or misses the answer loses more. It is defined by
@@ -65,11 +66,13 @@ def needed_work(case: dict[str, Any]) -> NeededWork:
     faults = {f["event"] for f in case["faults"]}
     sessions = frozenset(e for e in steps if e and e not in faults
                          and faulty.get(e, []) != clean.get(e, []))  # fmt: skip
-    task = frozenset(
+    changed = {
         a["step_id"]
         for a, b in zip(case["failed"]["steps"], case["gold"]["steps"], strict=True)
         if a["role"] in ("args", "tool", "answer") and a["outputs"] != b["outputs"]
-    )
+    }
+    # A tool whose arguments changed must run even when it happens to answer the same.
+    task = frozenset(changed | {f"tool{s[4:]}" for s in changed if s.startswith("args")})
     per = {e: int(n) for e, n in steps.items() if e}
     return NeededWork(sessions, task, sum(per[e] for e in sessions) + len(task), per)
 
