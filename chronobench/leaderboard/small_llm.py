@@ -111,17 +111,24 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
         lines += _rq1(rq1)
     repair = [r for r in chosen if r.task_kind == "repair"]
     if repair:
-        lines += ["### Repair with the LLM agent (controlled cases, the given diagnosis)", ""]
+        lines += ["### Repair with the LLM agent (controlled cases, the given diagnosis)", "",
+                  "A case whose fault never reached memory (the model stored nothing from the "
+                  "fault's session) has nothing to repair: it is counted as not applicable and "
+                  "left out of the figures, not scored 0.", ""]  # fmt: skip
         rows = []
         for r in repair:
             a = r.metrics.all or {}
             recovery, calls = a.get("recovery"), a.get("backbone_calls")
+            moot = int((r.metrics.not_applicable or {}).get("n", 0))
+            scored = recovery.n if recovery else 0
             rows.append(
-                [str(r.repair_method), str(recovery.n if recovery else 0)]
+                [str(r.repair_method), str(scored + moot), str(moot)]
                 + [_cell(a.get(f), ci=False) for f in ("recovery", "replay_ratio")]
-                + [f"{(calls.mean if calls else 0) or 0:.1f}", _failures(r.metrics)]
-            )
-        lines += _md_table(["method", "cases", "recovery", "replay ratio", "repair calls per case",
+                + [f"{calls.mean:.1f}" if calls and calls.mean is not None else "–",
+                   _failures(r.metrics)]
+            )  # fmt: skip
+        lines += _md_table(["method", "cases", "not applicable (no fault reached memory)", "recovery",
+                            "replay ratio", "repair calls per case",
                             "replies not read as asked / replies"], rows)  # fmt: skip
     lines += _failure_table(chosen)
     return "\n".join(lines) + "\n", [r.run_id for r in chosen]

@@ -63,7 +63,7 @@ def _rerun(
     ctx.mem.rollback_to_version(*ctx.scope, int(version), reason=reason)
     rec = Recorder.resume(ctx.mem, *ctx.scope)
     backbone = backbone or ctx.backbone
-    agent = _Counting(ctx.case, backbone, rec, ctx.runner.params)
+    agent = CountingAgent(ctx.case, backbone, rec, ctx.runner.params)
     agent.unavailable, agent.recorded = set(ctx.unavailable), recorded
     materialize(ctx.mem, ctx.case, agent, skip=skip, after=after)
     runner = type(ctx.runner)(ctx.mem, ctx.case, backbone, rec, ctx.runner.params)
@@ -71,7 +71,7 @@ def _rerun(
     return RepairOutcome(trace, agent.steps, agent.calls, notes={"rolled_back_to": version})
 
 
-class _Counting(HistoryAgent):
+class CountingAgent(HistoryAgent):
     """A history agent that counts the steps and backbone calls it runs."""
 
     steps = calls = 0
@@ -131,7 +131,7 @@ def value_replay(ctx: RepairContext) -> RepairOutcome:
     first = versions[events[starts[0]]["event"]]
     before = ctx.mem.snapshot(app, user, int(first.parent)) if first.parent else {}
     view = View(dict(before))
-    agent = ctx.agent(cls=_Counting)
+    agent = ctx.agent(cls=CountingAgent)
     rerun: list[str] = []
     for ev in events[starts[0] :]:
         v = versions.get(ev["event"])

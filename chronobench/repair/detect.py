@@ -11,6 +11,10 @@ kind is only a floor.
 - ``judge``: one backbone call per untrusted session: the prompt shows what the session
   states and the user's own typed messages naming the same slots, with their days; the
   backbone answers ``verdict = fault`` or ``verdict = benign``.
+- ``surface``: the zero-call floor read off the generator's construction: flag an
+  untrusted session when a later note, lookup or merge reads a slot it states while its
+  statement is still the newest one in the log (the generator follows every fault with
+  such a session and no benign one). No backbone call; it reads only the log.
 
 Register another with :data:`DETECTORS` (``name -> callable(view, mem, backbone, params)``).
 """
@@ -105,9 +109,42 @@ def backbone_judge(view: dict[str, Any], mem: Any, backbone: Any, params: Any) -
     return Detection(flagged, calls=len(sessions))
 
 
+FOLLOW_UPS = ("note", "lookup", "consolidate")
+
+
+def followed_up(view: dict[str, Any], mem: Any, backbone: Any, params: Any) -> Detection:
+    """Flag each untrusted session a follow-up reads before anything restates its slot
+    (see module doc); no backbone call."""
+    domain, events = view["domain"], view["events"]
+    flagged = []
+    for n, ev in enumerate(events):
+        if session_kind(ev) not in UNTRUSTED:
+            continue
+        open_slots = {s for s, _ in stated_pairs(ev, domain)}
+        for later in events[n + 1 :]:
+            if not open_slots:
+                break
+            if later["kind"] in FOLLOW_UPS and _followed(later, domain) & open_slots:
+                flagged.append(ev["event"])
+                break
+            open_slots -= {s for s, _ in stated_pairs(later, domain)}
+    return Detection(flagged)
+
+
+def _followed(ev: dict[str, Any], domain: str) -> set[str]:
+    """The slot a follow-up is about: a note's, a lookup's argument, a merge's first
+    named slot (the generator lists the slot that prompted the merge first)."""
+    from chronobench.repair.history import session_reads
+
+    if ev["kind"] == "consolidate":
+        return set(ev["slots"][:1])
+    return session_reads(ev, domain)
+
+
 DETECTORS: dict[str, Callable[..., Detection]] = {
     "untrusted": flag_untrusted,
     "judge": backbone_judge,
+    "surface": followed_up,
 }
 
 

@@ -11,6 +11,7 @@ from chronobench.repair.agent import MEMO_ITEM, workflow
 from chronobench.repair.baselines import BASELINES
 from chronobench.repair.context import RepairContext, RepairOutcome
 from chronobench.repair.dgr import ABLATIONS
+from chronobench.repair.graph_free import graph_free_planner
 
 #: Repair method name -> its function, with its table label (indented: an ablation of the
 #: row above) and table order; ``floor``: the text heuristics, the track's floors
@@ -36,8 +37,13 @@ _TABLE = (
     ("text_taint_replay", "Text heuristic + transitive session replay"),
     ("value_replay", "Graph-free value-change replay"),
     ("memo_replay", "Prompt-memoised full replay"),
+    ("graph_free_planner", "Graph-free planner (log and versions, three rules)"),
 )
-_FUNCTIONS: dict[str, Callable[[RepairContext], RepairOutcome]] = {**ABLATIONS, **BASELINES}
+_FUNCTIONS: dict[str, Callable[[RepairContext], RepairOutcome]] = {
+    **ABLATIONS,
+    **BASELINES,
+    "graph_free_planner": graph_free_planner,
+}
 _unmatched = set(_FUNCTIONS) ^ {name for name, _ in _TABLE}
 if _unmatched:
     raise RuntimeError(

@@ -10,7 +10,9 @@ survives), ``claim_f1`` (the task claims the repair recomputed vs the claims who
 failed value differs from the gold one), and the recorded provenance's edge precision / recall
 against the generator's gold dependencies (``prov_*`` from the backbone's citations,
 ``prompt_*`` from prompt contents alone). Aggregates are means with 95% bootstrap CIs
-that resample cases (one row per case, so cases are the clusters).
+that resample cases (one row per case, so cases are the clusters). A case whose fault
+never reached memory (``not_applicable``: the agent stored nothing from any fault
+session) has nothing to repair: it is left out of every aggregate and counted apart.
 """
 
 from __future__ import annotations
@@ -121,7 +123,8 @@ def score_case(
 def aggregate(rows: list[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
     """Mean and CI of every metric overall and by domain, fault type, family and
     diagnosis (a multi-fault case counts once under each of its types and families),
-    plus the per-case values of the main metrics in case order (for paired margins)."""
+    plus the per-case values of the main metrics in case order (for paired margins);
+    cases marked ``not_applicable`` are left out and listed under that key."""
 
     def block(rs: list[dict[str, Any]]) -> dict[str, Any]:
         return {m: summarise([r["scores"].get(m, 0.0) for r in rs], seed=seed) for m in METRICS}
@@ -129,6 +132,8 @@ def aggregate(rows: list[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
     groups: dict[str, dict[str, list]] = {
         k: defaultdict(list) for k in ("by_domain", "by_fault_type", "by_family", "by_diagnosis")
     }
+    moot = sorted(r["case_id"] for r in rows if r["scores"].get("not_applicable"))
+    rows = [r for r in rows if not r["scores"].get("not_applicable")]
     for r in rows:
         groups["by_domain"][r["domain"]].append(r)
         groups["by_diagnosis"][r.get("diagnosis", "complete")].append(r)
@@ -137,7 +142,10 @@ def aggregate(rows: list[dict[str, Any]], seed: int = 0) -> dict[str, Any]:
         for fam in r.get("families", []):
             groups["by_family"][fam].append(r)
     ordered = sorted(rows, key=lambda r: r["case_id"])
+    # Present only when some case is not applicable (offline, every fault reaches memory).
+    extra = {"not_applicable": {"n": len(moot), "case_id": moot}} if moot else {}
     return {
+        **extra,
         "all": block(rows),
         **{g: {k: block(v) for k, v in sorted(members.items())} for g, members in groups.items()},
         "per_case": {

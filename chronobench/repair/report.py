@@ -106,7 +106,9 @@ def _table(
         if block:
             stats = block["all"]
             cells = [_cell(stats.get(k), s, ci) for k, _, s, ci in _COLS]
-            out.append(f"| {_label(m)} | {stats['recovery']['n']} | " + " | ".join(cells) + " |")
+            moot = (block.get("not_applicable") or {}).get("n", 0)
+            n = f"{stats['recovery']['n']}" + (f" (+{moot} not applicable)" if moot else "")
+            out.append(f"| {_label(m)} | {n} | " + " | ".join(cells) + " |")
     for label, values in refs:
         vals = ["-" if v is None else f"{v:.3f}" if i == 6 else f"{v:.2f}" if i == 4 else f"{v:.1f}"
                 for i, v in enumerate(values)]  # fmt: skip
@@ -217,7 +219,9 @@ def repair_section(source: str | Path | Iterable[Any]) -> tuple[str, set[str]]:
     lines = ["## Repair track (dependency-guided repair, issues 11 and 18)", "",
              "Defined in docs/repair.md. The offline backbone is the track's deterministic policy; "
              "intervals are 95% bootstrap CIs over cases. The row in *italics* is the seed's GPT-4o "
-             "figure: a reference, not comparable (other data, other agent, an LLM backbone).", ""]  # fmt: skip
+             "figure: a reference, not comparable (other data, other agent, an LLM backbone). A case whose "
+             "fault never reached memory has nothing to repair: it is counted as not applicable beside n, "
+             "never scored 0.", ""]  # fmt: skip
     for label in sorted({k[0] for k in found}, key=lambda x: (x != "offline policy", x)):
         everything = {
             (sub, m, c): v["metrics"] for (b, sub, m, c), v in found.items() if b == label

@@ -7,7 +7,7 @@ from typing import Any
 from chronobench.metrics.bootstrap import summarise
 from chronobench.repair.methods import LABELS
 
-_BASELINES = ("value_replay", "memo_replay", "full_reset_replay", "rollback_replay", "delete_only",
+_BASELINES = ("graph_free_planner", "value_replay", "memo_replay", "full_reset_replay", "rollback_replay", "delete_only",
               "backbone_judged", "text_floor", "text_floor_replay", "text_taint_replay")  # fmt: skip
 _ABLATIONS = (
     "dgr_no_planner",

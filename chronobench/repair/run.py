@@ -15,6 +15,7 @@ import hashlib
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -27,7 +28,7 @@ from chronobench.runner.params import generation_params
 
 # Where the diagnosis comes from: the case's own (complete, or missing one fault in every
 # fourth stress case), every fault (oracle), or a detector (chronobench.repair.detect).
-Diagnosis = Literal["given", "oracle", "judge", "untrusted"]
+Diagnosis = Literal["given", "oracle", "judge", "untrusted", "surface"]
 
 
 class RepairTaskParams(BaseModel):
@@ -82,7 +83,7 @@ def make_backbone(cell: Any) -> Any:
 
 def repair_case(
     case: dict[str, Any],
-    method: str,
+    method: str | Callable[[Any], Any],
     backbone: Any,
     params: Any = 0,
     *,
@@ -100,7 +101,8 @@ def repair_case(
     the case (failed run, detector, repair); ``retention``: days a session's input is kept
     (pasted documents are never kept), see :func:`~chronobench.repair.noise.unreplayable`;
     ``read_replies``: a language-model backbone, whose unparsed replies the row counts
-    (``parse_failures``, ``replies``)."""
+    (``parse_failures``, ``replies``). ``method`` is a registered name, or (the audit's
+    scorer-side oracles) a callable taking the :class:`RepairContext`."""
     from chronobench.memory import ChronoMem
     from chronobench.repair.agent import MEMO_ITEM
     from chronobench.repair.cases import agent_view, default_params
@@ -144,10 +146,14 @@ def repair_case(
             )
             det = detection_scores(case, sorted({n.split(":")[1] for n in named}))
         diagnosed = resolve_faults(graph, named)
+        # Scorer side: a fault session that stored nothing (an LLM agent that did not read
+        # the pasted text as a fact) left nothing to repair: the case is not applicable.
+        reached = resolve_faults(graph, [f"mem:{f['event']}:*" for f in case["faults"]])
         total = len(history_steps(graph)) + len(old.steps)
-        ctx = RepairContext(mem, visible, old, runner, layer, method, diagnosed,
+        name = getattr(method, "__name__", method)
+        ctx = RepairContext(mem, visible, old, runner, layer, name, diagnosed,
                             unavailable=unreplayable(visible, retention), memo=dict(layer.memo))  # fmt: skip
-        out = METHODS[method](ctx)
+        out = method(ctx) if callable(method) else METHODS[method](ctx)
         head = mem.snapshot(app, user)
         # With an LLM backbone the failed run is this run's, not the builder's offline one.
         failed = {"claims": old.claims, "answer": old.answer}
@@ -157,6 +163,8 @@ def repair_case(
         scores.update(det)
     if old.answer == case["gold"]["answer"]:
         scores["failed_run_correct"] = 1.0  # the backbone did not fail: the case is moot
+    if not reached:
+        scores["not_applicable"] = 1.0  # no fault reached memory: nothing to repair
     counted = {}
     if layer.parse is not None:
         counted = {"parse_failures": dict(sorted(layer.parse.items())),
@@ -166,7 +174,7 @@ def repair_case(
         "domain": case["domain"], "fault_types": case["fault_types"], "families": case["families"],
         "n_faults": len(case["faults"]), "n_diagnosed": len(diagnosed), "diagnosis": case["diagnosis"],
         "diagnosed_by": diagnosis,
-        "method": method, "answer": out.trace.answer, "failed_answer": old.answer,
+        "method": name, "answer": out.trace.answer, "failed_answer": old.answer,
         "gold_answer": case["gold"]["answer"], "steps_total": total,
         "replayed_steps": [s["step_id"] for s in out.trace.steps if s["executed"]],
         "invalidated_claims": sorted(recomputed(out.trace, old.claims)), "notes": out.notes, "plan": out.plan, "scores": scores,
@@ -261,6 +269,13 @@ def run_repair_cell(cell: Any) -> Path:
     write_results(run_dir, spec, rid, metrics=metrics, k=1, dataset=dataset, rows=rows, timings=timings,
                   backbone_stats=stats)  # fmt: skip
     m = metrics["all"]
-    print(f"  {spec.system.name} on {spec.dataset.granularity}: recovery {m['recovery']['mean']:.3f}, "
-          f"replay {m['replay_ratio']['mean']:.3f}, calls {m['backbone_calls']['mean']:.2f}")  # fmt: skip
+    moot = metrics.get("not_applicable", {}).get("n", 0)
+    if m["recovery"]["mean"] is None:
+        print(
+            f"  {spec.system.name} on {spec.dataset.granularity}: every case ({moot}) not applicable"
+        )
+    else:
+        print(f"  {spec.system.name} on {spec.dataset.granularity}: recovery {m['recovery']['mean']:.3f}, "
+              f"replay {m['replay_ratio']['mean']:.3f}, calls {m['backbone_calls']['mean']:.2f}"
+              + (f", {moot} not applicable" if moot else ""))  # fmt: skip
     return run_dir

@@ -105,6 +105,8 @@ class RunMetrics(_Model):
     by_family: dict[str, Stats] | None = None
     by_fault_type: dict[str, Stats] | None = None
     per_case: dict[str, list[Any]] | None = None
+    # Repair cases with nothing to repair (no fault reached memory): {"n", "case_id"}.
+    not_applicable: dict[str, Any] | None = None
 
 
 class MetricsFile(_Model):
