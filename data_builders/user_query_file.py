@@ -226,9 +226,7 @@ def load_user_queries(
             # Validated once per stream (attach_probes only reads it), not once per line.
             pool = pools[stream.stream_id] = ProbePool.model_validate(built.pools[stream.stream_id])
         text = rec["query"].strip()
-        probes = (
-            attach_probes(pool, stream, qid, v_star, request=text) if pool is not None else []
-        )
+        probes = attach_probes(pool, stream, qid, v_star, request=text) if pool is not None else []
         out.append(
             RollbackQuery(
                 query_id=qid,

@@ -61,7 +61,11 @@ def rescored_rows(samples: Path, probes: dict[str, Any]) -> list[dict[str, Any]]
             missing.append(pid)
             continue
         out.append(
-            {**row, "probe": probe.model_dump(mode="json"), "scores": score_probe(probe, row["prediction"])}
+            {
+                **row,
+                "probe": probe.model_dump(mode="json"),
+                "scores": score_probe(probe, row["prediction"]),
+            }
         )
     if missing:
         raise ResultsError(
