@@ -107,3 +107,18 @@ def test_fast_rq3_audit_passes(locomo_path: Path, tmp_path: Path) -> None:
     # floor level: below the best request-blind restore, far below the oracle.
     assert best["fixed_text"].score < 0.5 * result.oracle
     assert all(c.strictly_decreasing() for c in result.curves)
+
+
+@pytest.mark.slow  # one oracle summary cell on the tiny fixture (shared with other tests)
+def test_the_audits_replay_is_the_oracle_cell(tiny_run, tiny_built) -> None:
+    import json
+
+    from chronobench.audit.rq3_texts import SummaryReplay
+
+    folder = tiny_run("task=summary", "system=chronomem_oracle")
+    replays = {s.stream_id: SummaryReplay(s) for s in tiny_built.streams}
+    rows = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+    assert rows
+    for r in rows:
+        replay = replays[r["stream_id"]].at(r["gold_version"], r["probe"]["question"])
+        assert replay == r["prediction"], r["sample_id"]
