@@ -70,6 +70,31 @@ def test_words_the_request_states_are_not_counted() -> None:
     assert score_probe(probe, "He won a medal.")["last_session_coverage"] == 1.0
 
 
+def test_a_paraphrased_request_leaves_its_own_words_out_too() -> None:
+    from chronobench.data.schema import RollbackQuery
+    from data_builders import paraphrase_queries
+
+    class Scripted:
+        name, model = "scripted", "fixed"
+
+        def generate(self, requests: list) -> list[str]:
+            return ["Take me back to when Bob won a medal, please."] * len(requests)
+
+    template = "Go back to right after Bob ran his first marathon."
+    query = RollbackQuery(
+        query_id="s/q",
+        stream_id="s",
+        text=template,
+        intent="restore_to",
+        source="template",
+        target_version=5,
+        probes=[_probe(last_session_words(SESSIONS[4], template, ["Ann", "Bob"]))],
+    )
+    (out,) = paraphrase_queries([query], Scripted())
+    assert out.source == "paraphrase" and out.probes[0].meta["last_session_words"] == []
+    assert query.probes[0].meta["last_session_words"] == ["medal"]  # the template's own
+
+
 def test_built_summary_probes_hold_the_newest_sessions_words_less_the_requests(
     tiny_built,
 ) -> None:
