@@ -179,14 +179,13 @@ class _Context:
 
         return predict
 
-    def fixed(self, sessions: int | list[int], rank: str, total: int = 150) -> Predict:
+    def fixed(self, sessions: int, rank: str, total: int = 150) -> Predict:
         """The same text for every query of a stream: ``total`` words split evenly over
-        the first ``sessions`` sessions (or over the sessions listed)."""
+        its first ``sessions`` sessions."""
 
         def predict(q: Any, p: Any) -> str:
             said = self.said[q.stream_id]
-            chosen = said.sessions[:sessions] if isinstance(sessions, int) else sessions
-            return said.even_split(chosen, total, rank)
+            return said.even_split(said.sessions[:sessions], total, rank)
 
         return predict
 
