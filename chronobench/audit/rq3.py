@@ -23,7 +23,6 @@ bootstrap over conversations), on the LoCoMo session build's summary probes.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -315,16 +314,21 @@ def _surface(ctx: _Context) -> list[Attack]:
 
 
 def _load(options: AuditOptions) -> Any:
-    from chronobench.runner.dataset_registry import DATASETS
-    from chronobench.runner.datasets import checked_dataset, load_run_data
-    from chronobench.spec import DatasetSpec
+    """The main job's LoCoMo session build, composed as a run composes it (fast: its
+    first conversations only)."""
+    from dataclasses import replace
 
-    spec = DatasetSpec(
-        name="locomo", granularity="session", limit_streams=FAST_STREAMS if options.fast else None
+    from chronobench.audit.data import load_data
+
+    data = load_data(["dataset=locomo_session"], options)
+    if not options.fast:
+        return data
+    keep = {s.stream_id for s in data.streams[:FAST_STREAMS]}
+    return replace(
+        data,
+        streams=[s for s in data.streams if s.stream_id in keep],
+        queries=[q for q in data.queries if q.stream_id in keep],
     )
-    spec = checked_dataset(DATASETS.entry("locomo").load(), spec, where="rq3 audit")
-    folder = options.data or Path(os.environ.get("CHRONOBENCH_DATA", "data/built"))
-    return load_run_data(spec, folder)
 
 
 def _interval(options: AuditOptions, data: Any, oracle: Any) -> tuple[Interval, str, str]:

@@ -9,7 +9,7 @@ prediction with :func:`~chronobench.metrics.score_probe`: the system is not run 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +30,22 @@ def find_cells(results: Path, folder: str) -> Iterator[tuple[Path, dict[str, Any
         if not path.is_file():
             continue
         manifest = json.loads(path.read_text(encoding="utf-8"))
-        cell = manifest.get("cell") or {}
-        task = cell.get("task") or {}
-        if (
-            cell.get("dataset") == "locomo"
-            and cell.get("granularity") == "session"
-            and cell.get("backbone") == "extractive"
-            and cell.get("queries") == "built"
-            and task.get("kind") == "benchmark"
-            and task.get("summary")
-        ):
+        if _main_cell(manifest):
             yield run, manifest
+
+
+def _main_cell(manifest: Mapping[str, Any]) -> bool:
+    """A main-job cell (built LoCoMo session queries, extractive reader) with summaries."""
+    cell = manifest.get("cell") or {}
+    task = cell.get("task") or {}
+    return (
+        cell.get("dataset") == "locomo"
+        and cell.get("granularity") == "session"
+        and cell.get("backbone") == "extractive"
+        and cell.get("queries") == "built"
+        and task.get("kind") == "benchmark"
+        and bool(task.get("summary"))
+    )
 
 
 def rescored_rows(samples: Path, probes: dict[str, Any]) -> list[dict[str, Any]]:
@@ -80,14 +85,17 @@ def chronomem_interval(
 ) -> tuple[Interval, str, str]:
     """``system``'s ``field`` interval from the main job: its published metrics.json
     when it holds the field, else its samples under ``results/runs`` re-scored."""
-    for run, manifest in find_cells(results, "published"):
-        if manifest["cell"].get("system") != system:
-            continue
-        stats = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
-        stat = stats["metrics"]["probes"]["all"].get(field)
-        if stat:
-            where = f"{system}'s interval: published {run.name}"
-            return _interval(stat), system, where
+    from chronobench.audit.data import published_interval
+
+    def headline(manifest: Mapping[str, Any]) -> bool:
+        return _main_cell(manifest) and manifest["cell"].get("system") == system
+
+    try:
+        path = ("metrics", "probes", "all", field)
+        interval = published_interval(results, headline, path)
+        return interval, system, f"{system}'s interval: its published main-job row"
+    except LookupError as exc:
+        unpublished = str(exc)
     for run, manifest in find_cells(results, "runs"):
         if manifest["cell"].get("system") != system or not (run / "samples.jsonl").is_file():
             continue
@@ -99,8 +107,8 @@ def chronomem_interval(
         where = f"{system}'s interval: {run.name}'s samples re-scored with today's probes"
         return _interval(stat), system, where
     raise ResultsError(
-        f"{results}: no {system} LoCoMo-session summary cell holds {field!r} (published) or "
-        "samples (runs/); run the main job (`python -m chronobench run`) or pass --results"
+        f"{unpublished}; and no {system} LoCoMo-session summary cell with samples under "
+        f"{results / 'runs'}: run the main job (`python -m chronobench run`) or pass --results"
     )
 
 
