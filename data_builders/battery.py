@@ -207,13 +207,16 @@ def label_probes(
     exclude_qa: frozenset[str] = frozenset(),
     prefer_qa: frozenset[str] = frozenset(),
     stats: Counter[str] | None = None,
+    request: str = "",
 ) -> list[Probe]:
     """The scored probes of one query at ``v*``: battery items labelled by where their
     evidence lies (docs/metrics.md). Boundary *keep* (evidence ends in the session at v*)
     and *forget* (evidence starts in the first session after it, passing the future
     checks for this v*) items are the headline's; up to ``max_answerable`` other
     answerable and ``max_future`` other future QA items, live conflict questions and the
-    summary request are scored too. Every other battery item is asked and not scored."""
+    summary request are scored too. Every other battery item is asked and not scored.
+    ``request``: the rollback request's text (the summary probe's headline leaves out
+    the words it states)."""
     battery = stream_battery(pool, stream)
     before, after = boundary_windows(pool, v_star)
     check = FutureCheck(stream, v_star)
@@ -270,7 +273,7 @@ def label_probes(
                     )
                 )
         elif it.source == "summary":
-            probe = summary_probe(query_id, pool, stream, v_star, it.question)
+            probe = summary_probe(query_id, pool, stream, v_star, it.question, request)
             if probe is not None:
                 out.append(_tag(probe, it))
     key = lambda it: it.item_id  # noqa: E731

@@ -16,7 +16,9 @@ from chronobench.data.schema import SCHEMA_VERSION
 # 1.4.0: issue 15 boundary probes (meta.boundary), recall probes from observations,
 # final_qa for boundary answerable questions, summary probes with a word budget and
 # session_words (RQ3 session coverage).
-BUILDER_VERSION = "1.5.1"
+# 1.6.0: summary probes carry meta.last_session_words (RQ3 last-session coverage: the
+# newest restored session's new words less those the rollback request states).
+BUILDER_VERSION = "1.6.0"
 
 
 def make_manifest(

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chronobench.data.schema import RollbackQuery
+from chronobench.data.schema import Probe, RollbackQuery
+from chronobench.metrics.summary import last_session_words
 from chronobench.protocols import (
     Backbone,
     ChatMessage,
@@ -88,10 +89,7 @@ def paraphrase_queries(
                     "text": out.strip(),
                     "source": "paraphrase",
                     "meta": {**meta, "template_text": q.text},
-                    "probes": [
-                        p.model_copy(update={"probe_id": p.probe_id.replace(q.query_id, qid, 1)})
-                        for p in q.probes
-                    ],
+                    "probes": [_reworded(p, q.query_id, qid, out.strip()) for p in q.probes],
                 },
                 deep=True,
             )
@@ -109,3 +107,17 @@ def paraphrase_queries(
         else:
             result.append(new if new is not None else q)
     return result
+
+
+def _reworded(probe: Probe, old_id: str, new_id: str, text: str) -> Probe:
+    """``probe`` under the paraphrased query's id; a summary probe's headline words also
+    lose those the new wording states (as they lost the template's)."""
+    update: dict[str, object] = {"probe_id": probe.probe_id.replace(old_id, new_id, 1)}
+    words = probe.meta.get("last_session_words")
+    if words is not None:
+        names = probe.meta.get("speakers") or ()
+        update["meta"] = {
+            **probe.meta,
+            "last_session_words": last_session_words(words, text, names),
+        }
+    return probe.model_copy(update=update, deep=True)

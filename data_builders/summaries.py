@@ -5,7 +5,12 @@ from __future__ import annotations
 from functools import lru_cache
 
 from chronobench.data.schema import Probe, Stream
-from chronobench.metrics.summary import SUMMARY_WORDS, novel_event_words, session_new_words
+from chronobench.metrics.summary import (
+    SUMMARY_WORDS,
+    last_session_words,
+    novel_event_words,
+    session_new_words,
+)
 from data_builders.pools import ProbePool
 
 SUMMARY_QUESTION = "Summarise what has happened so far."
@@ -18,10 +23,16 @@ def budget_question(words: int = SUMMARY_WORDS) -> str:
 
 
 def summary_probe(
-    query_id: str, pool: ProbePool, stream: Stream, v_star: int, question: str
+    query_id: str,
+    pool: ProbePool,
+    stream: Stream,
+    v_star: int,
+    question: str,
+    request: str = "",
 ) -> Probe | None:
     """The summary probe at ``v*`` (its reference: the events up to v*), asked as
-    ``question`` (the battery's text); None when nothing is committed by then."""
+    ``question`` (the battery's text) after the rollback ``request``; None when nothing
+    is committed by then."""
     if pool.summary_reference is not None:
         return Probe(
             probe_id=f"{query_id}/summary",
@@ -41,6 +52,10 @@ def summary_probe(
     if pool.generic_floor:
         floors["generic_words"] = pool.generic_floor
     new_words = _session_new_words(pool, stream)
+    # The newest session the restored state holds whole (events or not): the headline's.
+    newest = max(
+        (s for s in pool.sessions if s.last_version <= v_star), key=lambda s: s.last_version
+    )
     return Probe(
         probe_id=f"{query_id}/summary",
         kind="summary",
@@ -52,9 +67,14 @@ def summary_probe(
             "sessions": [s.session for s in done],
             "speakers": list(pool.speakers),
             "word_budget": SUMMARY_WORDS,
-            # RQ3 headline (session coverage): per restored session, the words of its
-            # events that the conversation says first in that session.
+            # Session coverage (all restored sessions): per restored session, the words
+            # of its events that the conversation says first in that session.
             "session_words": [new_words[s.session] for s in done if s.session in new_words],
+            # RQ3 headline (last-session coverage): the newest restored session's new
+            # words, less those the request states (a reply could copy them from it).
+            "last_session_words": last_session_words(
+                new_words.get(newest.session, ()), request, pool.speakers
+            ),
             # Calibrated leakage (docs/metrics.md): per eligible post-v* event, its
             # content stems found neither in the memory up to v* nor in the reference.
             "novel_words": novel_event_words(future, f"{memory}\n{reference}", pool.speakers),

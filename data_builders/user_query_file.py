@@ -225,12 +225,13 @@ def load_user_queries(
         if pool is None and built.pools.get(stream.stream_id):
             # Validated once per stream (attach_probes only reads it), not once per line.
             pool = pools[stream.stream_id] = ProbePool.model_validate(built.pools[stream.stream_id])
-        probes = attach_probes(pool, stream, qid, v_star) if pool is not None else []
+        text = rec["query"].strip()
+        probes = attach_probes(pool, stream, qid, v_star, request=text) if pool is not None else []
         out.append(
             RollbackQuery(
                 query_id=qid,
                 stream_id=stream.stream_id,
-                text=rec["query"].strip(),
+                text=text,
                 intent=intent,
                 source="user",
                 target_version=v_star,

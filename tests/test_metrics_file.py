@@ -48,7 +48,8 @@ def test_metric_declarations_keep_table_order_and_name_their_scorer():
         "rc_qa", "rc_qa_a", "rc_qa_b", "rc_qa_a_zero", "qa_f1", "future_abstain",
         "future_leak", "adversarial_acc", "recall_acc", "recall_forget", "qa_abstained",
         "final_correct",
-        "session_coverage", "rouge1", "content_rouge1", "specific_rouge1", "summary_leakage",
+        "last_session_coverage", "session_coverage", "rouge1", "content_rouge1", "specific_rouge1",
+        "summary_leakage",
     ]  # fmt: skip
     # Each is declared on its scorer, a function of a chronobench.metrics module.
     assert all(m.scorer.__module__.startswith("chronobench.metrics.") for m in metrics())

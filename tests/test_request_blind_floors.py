@@ -177,7 +177,7 @@ def test_floor_replay_uses_the_registered_choice(tiny_built) -> None:
 def test_rq3_oracle_beats_every_floor_with_separated_intervals(locomo_session: Any) -> None:
     found = predictors()
     stats = {
-        name: _stats(summary_rows(locomo_session, predict), "session_coverage")
+        name: _stats(summary_rows(locomo_session, predict), "last_session_coverage")
         for name, predict in found.items()
     }
     oracle = stats.pop("chronomem_oracle")

@@ -56,7 +56,12 @@ def test_view_writes_a_site_that_keeps_builds_apart(results: Path, tmp_path: Pat
     assert "floor:" not in real_part  # the fixture's floor is never drawn beside real data
     assert "A test fixture" in fixture_part
     # The summary table: RQ1-RQ3 rows with CIs, the floor beside ChronoMem, and the plots.
-    for text in ("RQ1 R@1 (built, session)", "RQ2 RC-QA", "RQ3 session coverage", "best floor"):
+    for text in (
+        "RQ1 R@1 (built, session)",
+        "RQ2 RC-QA",
+        "RQ3 last-session coverage",
+        "best floor",
+    ):
         assert text in fixture_part
     assert re.search(r"ChronoMem</a></td><td class=\"num\">[\d.]+ \[[\d.]+, [\d.]+\]", fixture_part)
     assert "floor:" in fixture_part

@@ -36,8 +36,11 @@ Summary probes:
                          conversations (the builder's ``meta["generic_stems"]``).
     ``summary_leakage``  calibrated: share of eligible post-v* events (>= 2 novel
                          content stems) with at least half their novel stems said.
-    ``session_coverage`` the RQ3 headline: mean over restored sessions of the share of
-                         their new reference words said; 0 above the leakage gate.
+    ``last_session_coverage`` the RQ3 headline: share of the newest restored
+                         session's new reference words (those the request does not
+                         state) said; 0 above the leakage gate.
+    ``session_coverage`` the same averaged over every restored session (the old
+                         headline: early sessions, restored by every query, dominate).
     All on the prediction's first ``meta["word_budget"]`` words when the probe has one.
 Version selection (:func:`score_selection`):
     ``recall_at_1``, ``recall_at_k``, ``scope_at_k`` (|top1 - v*| <= floor(k/2);
@@ -65,6 +68,7 @@ from chronobench.metrics.score import aggregate, score_probe
 from chronobench.metrics.selection import score_selection
 from chronobench.metrics.summary import (
     content_rouge1,
+    last_session_words,
     novel_event_words,
     rouge1,
     session_coverage,
@@ -97,6 +101,7 @@ __all__ = [
     "content_words",
     "dedupe_weights",
     "harmonic",
+    "last_session_words",
     "novel_event_words",
     "picked_option",
     "run_units",

@@ -175,14 +175,23 @@ def _score_final(probe: Probe, prediction: str) -> dict[str, float]:
 
 
 @declare_metric(
-    "session_coverage",
+    "last_session_coverage",
     "rq3",
-    "session coverage (headline)",
+    "last-session coverage (headline)",
     order=10,
     main=True,
-    title="RQ3: rollback-consistent summarisation, session coverage (headline: each "
-    "restored session's new words said in the first 150 words; 0 when it leaks)",
-    short="SesCov",
+    title="RQ3: rollback-consistent summarisation, last-session coverage (headline: the "
+    "newest restored session's new words, less those the request states, said in the first "
+    "150 words; 0 when it leaks)",
+    short="LastCov",
+)
+@declare_metric(
+    "session_coverage",
+    "rq3",
+    "session coverage, every restored session",
+    order=15,
+    title="RQ3: session coverage over every restored session (the early sessions every "
+    "query restores dominate it: read with the fixed-text audit)",
 )
 @declare_metric(
     "rouge1",
@@ -241,14 +250,23 @@ def _score_summary(probe: Probe, prediction: str) -> dict[str, float]:
     leak = summary_leakage(prediction, novel, names) if novel is not None else None
     if leak is not None:
         out["summary_leakage"] = leak
-    session_words = probe.meta.get("session_words")
-    if session_words is not None:
-        coverage = session_coverage(prediction, session_words, names)
+    # The coverage scores' gate: a summary that tells what came after v* scores 0.
+    gated = leak is not None and leak > LEAK_GATE
+    for field, words in (
+        ("session_coverage", probe.meta.get("session_words")),
+        ("last_session_coverage", _last_words(probe)),
+    ):
+        coverage = session_coverage(prediction, words, names) if words is not None else None
         if coverage is not None:
-            # The headline's gate: a summary that tells what came after v* scores 0.
-            gated = leak is not None and leak > LEAK_GATE
-            out["session_coverage"] = 0.0 if gated else coverage
+            out[field] = 0.0 if gated else coverage
     return out
+
+
+def _last_words(probe: Probe) -> list[list[str]] | None:
+    """The headline's one session (``meta["last_session_words"]``), as
+    :func:`session_coverage` takes sessions; None for a probe built without it."""
+    words = probe.meta.get("last_session_words")
+    return None if words is None else [list(words)]
 
 
 def score_probe(probe: Probe, prediction: str) -> dict[str, float]:
@@ -260,9 +278,10 @@ def score_probe(probe: Probe, prediction: str) -> dict[str, float]:
     - ``final_qa``: ``final_correct`` and ``final_abstain``.
     - ``summary``: ``rouge1``, ``content_rouge1``, ``specific_rouge1`` (with
       ``meta["generic_stems"]``), ``summary_leakage`` (with ``meta["novel_words"]``
-      holding an eligible event) and the RQ3 headline ``session_coverage`` (with
-      ``meta["session_words"]``; 0 when the leakage is above
-      :data:`~chronobench.metrics.summary.LEAK_GATE`), all on the prediction's first
+      holding an eligible event), the RQ3 headline ``last_session_coverage`` (with
+      ``meta["last_session_words"]``) and ``session_coverage`` (with
+      ``meta["session_words"]``), both 0 when the leakage is above
+      :data:`~chronobench.metrics.summary.LEAK_GATE`, all on the prediction's first
       ``meta["word_budget"]`` words when the probe states a budget.
     - recall probes (``meta["format"] == "recall"``): ``recall_acc`` (answerable),
       ``recall_forget`` and ``recall_leak`` (future), ``final_correct`` (final).

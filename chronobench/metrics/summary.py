@@ -1,5 +1,5 @@
-"""RQ3 scores: ROUGE-1 (rouge-score, Porter stemmer), content ROUGE-1 and calibrated
-summary leakage (docs/metrics.md)."""
+"""RQ3 scores: ROUGE-1 (rouge-score, Porter stemmer), content ROUGE-1, calibrated
+summary leakage and session coverage (docs/metrics.md)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ __all__ = [
     "MIN_NOVEL_WORDS",
     "SUMMARY_WORDS",
     "content_rouge1",
+    "last_session_words",
     "session_coverage",
     "session_new_words",
     "specific_rouge1",
@@ -164,3 +165,17 @@ def session_coverage(
         return None
     said = content_stems(prediction, tuple(names))
     return sum(len(ws & said) / len(ws) for ws in sessions) / len(sessions)
+
+
+def last_session_words(
+    new_words: Iterable[str], request: str, names: Iterable[str] = ()
+) -> list[str]:
+    """The newest restored session's new words (:func:`session_new_words`) that the
+    rollback request does not state, sorted: what the RQ3 headline counts.
+
+    Every query restores the early sessions, so covering them says nothing about the
+    rollback; the newest restored session is what only the right version holds. Words
+    the request states are left out because a reply can copy them from the request
+    without restoring anything (template requests describe that session's events)."""
+    stated = content_stems(request, tuple(names)) if request else set()
+    return sorted({w for w in new_words if w not in stated})

@@ -50,7 +50,7 @@ _METRIC = {
     "adversarial": {"qa": "adversarial_acc"},
     "conflict": {"qa": "qa_f1"},
     "future": {"qa": "future_abstain", "recall": "recall_forget"},
-    "summary": {"qa": "session_coverage"},
+    "summary": {"qa": "last_session_coverage"},
     "final": {"qa": "final_correct", "recall": "final_correct"},
 }
 _LEAK_FIELDS = ("future_leak", "recall_leak", "summary_leakage")

@@ -3,7 +3,7 @@
 ``index.html``: per build (see :mod:`chronobench.viewer.collect`; the tiny fixture is
 never pooled with real data) one summary table of the headlines with their 95% CIs and
 the best floor beside each, then the plots (RC-QA with intervals per system against the
-floors, RQ3 session coverage, R@1 by intent and by request set, the memory systems'
+floors, RQ3 last-session coverage, R@1 by intent and by request set, the memory systems'
 restore fidelity) and links to each request set's drill-down. ``runs.html`` and
 ``runs/<run-id>.html``: every run and its metrics. ``queries/<set>.html`` and
 ``q/<set>/<query>.html``: the drill-down (:mod:`chronobench.viewer.drill`).
@@ -88,7 +88,7 @@ def _plots(build: Build) -> str:
         _bars(
             build, "rc_qa", "RQ2 RC-QA x100 per system, 95% CI (grey: floors; dashed: best floor)"
         ),
-        _bars(build, "session_coverage", "RQ3 session coverage x100 per system, 95% CI"),
+        _bars(build, "last_session_coverage", "RQ3 last-session coverage x100 per system, 95% CI"),
     ]
     for dim, title in (
         ("intent", "RQ1 R@1 x100 by intent"),

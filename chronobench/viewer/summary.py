@@ -1,5 +1,5 @@
 """The first page's figures, per build: one table of the headlines (RQ1 R@1, RQ2
-RC-QA, RQ3 session coverage, the memory systems, repair recovery) with their 95% CIs and
+RC-QA, RQ3 last-session coverage, the memory systems, repair recovery) with their 95% CIs and
 the best floor beside each, and the data of the plots.
 
 Figures are read from each run's ``metrics.json`` as the leaderboard reads them; labels,
@@ -257,7 +257,7 @@ def headline_rows(build: Build) -> list[Row]:
     return [
         *_rq1_rows(build),
         *_probe_rows(build, "RQ2 RC-QA", "rc_qa"),
-        *_probe_rows(build, "RQ3 session coverage", "session_coverage"),
+        *_probe_rows(build, "RQ3 last-session coverage", "last_session_coverage"),
         *_peer_rows(build),
         *_repair_rows(build),
     ]

@@ -78,6 +78,7 @@ def build_locomo(source: Path, granularity: str, p: LocomoParams) -> BuildResult
                 q.target_version,
                 exclude_qa=anchor.exclude_qa,
                 stats=future_skipped,
+                request=q.text,
             )
             queries.append(q)
         res.extra.setdefault("anchors_kept", Counter()).update(a.kind for a in kept)

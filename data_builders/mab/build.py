@@ -113,6 +113,7 @@ def build_mab(split: str, rows: list[dict[str, Any]], p: MabParams) -> BuildResu
                 q.target_version,
                 exclude_qa=anchor.exclude_qa,
                 prefer_qa=anchor.prefer_qa,
+                request=q.text,
             )
             queries.append(q)
         res.streams.append(stream)
