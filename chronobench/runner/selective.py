@@ -12,7 +12,7 @@ reader, and compares what the row removed (write ids no longer in its state) wit
 anchor's required set. ``metrics.json`` holds, per request source (``user``: the
 hand-written held-out set; ``template``) and over both, the mean and 95% cluster-bootstrap
 interval of the headline (:func:`chronobench.metrics.forgetting.forget_headline`: per
-anchor the harmonic mean of forget, keep and turn precision), forget, leakage, keep, keep
+anchor the harmonic mean of forget, keep, turn precision and recall), forget, leakage, keep, keep
 after, keep other, turn precision and recall, and the anchors dropped and why. A peer runs
 the ``delete_hits`` sweep (each request on a fresh copy per k) and is reported at its best
 k, with the whole sweep under ``sweep``. ``samples.jsonl`` holds one row per anchor (per k
@@ -225,7 +225,7 @@ def run_rows(
         for a in fs.anchors:
             lab = rq4.label(probes, a)
             for k in sweep or (None,):
-                row = _one(system, oracle, a, lab, probes, questions, every, backbone, k)
+                row = score_anchor(system, oracle, a, lab, probes, questions, every, backbone, k)
                 rows.append(row if k is None else {**row, "delete_hits": k})
     return rows, dropped
 
@@ -304,7 +304,7 @@ def required_counts(bench: list[Any]) -> dict[str, Any]:
     return {**out, "extra_turns": dict(sorted(routes.items()))}
 
 
-def _one(
+def score_anchor(
     system: Any,
     oracle: bool,
     a: Any,
@@ -315,7 +315,8 @@ def _one(
     backbone: Any,
     k: int | None = None,
 ) -> dict[str, Any]:
-    """One anchor: forget, ask, score (the gold stays on this side)."""
+    """One anchor through one row: forget, ask, score (the gold stays on this side;
+    ``k``: a peer's delete_hits)."""
     from chronobench.metrics import score_probe
     from chronobench.metrics.forgetting import forget_headline, turn_precision, turn_recall
 
@@ -348,6 +349,7 @@ def _one(
     forget = 1.0 - (mean("forget") or 0.0)
     keep = mean("keep_after", "keep_other")
     precision = turn_precision(removed, a.gold)
+    recall = turn_recall(removed, a.gold)
     return {
         "kind": "rq4",
         "anchor": a.anchor_id,
@@ -363,9 +365,9 @@ def _one(
         "keep": keep,
         "keep_after": mean("keep_after"),
         "keep_other": mean("keep_other"),
-        "headline": forget_headline(forget, keep, precision),
+        "headline": forget_headline(forget, keep, precision, recall),
         "precision": precision,
-        "recall": turn_recall(removed, a.gold),
+        "recall": recall,
         "n_forget": len(lab["forget"]),
         "n_keep_after": len(lab["keep_after"]),
         "n_keep_other": len(lab["keep_other"]),
