@@ -104,7 +104,7 @@ def test_same_fact_needs_share_and_two_words() -> None:
 
 def test_a_peer_is_reported_at_its_best_k_with_the_sweep() -> None:
     from chronobench.metrics.bootstrap import summarise
-    from chronobench.runner.selective import sweep_metrics
+    from chronobench.runner.selective_metrics import sweep_metrics
 
     def row(k: int, head: float, stream: str) -> dict:
         vals = dict.fromkeys(("forget", "leakage", "keep", "keep_after", "keep_other"), 0.5)

@@ -135,7 +135,7 @@ def _sweep(q: dict[str, Any]) -> str:
     sweep = q.get("sweep") or {}
     if not sweep:
         return ""
-    pts = ", ".join(f"{k}: {_pct((v or {}).get('user'))}" for k, v in sweep.items())
+    pts = ", ".join(f"{k}: {_pct((sweep[k] or {}).get('user'))}" for k in sorted(sweep, key=int))
     return f"k = {q.get('delete_hits')} ({pts})"
 
 

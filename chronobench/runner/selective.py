@@ -33,9 +33,6 @@ from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt, field_v
 from chronobench.errors import ConfigError
 
 READER = "extractive"
-METRICS = (
-    "headline", "forget", "leakage", "keep", "keep_after", "keep_other", "precision", "recall",
-)  # fmt: skip
 
 
 class SelectiveParams(BaseModel):
@@ -237,6 +234,7 @@ def run_selective_cell(cell: Any) -> Path:
     from chronobench.runner.cell import data_info, prepare_run_dir, write_results
     from chronobench.runner.known import write_known
     from chronobench.runner.params import generation_params
+    from chronobench.runner.selective_metrics import required_counts, sweep_metrics
     from chronobench.spec import run_id
     from chronobench.systems import SystemContext
     from chronobench.systems.stores import StoreProvider
@@ -285,23 +283,6 @@ def run_selective_cell(cell: Any) -> Path:
         f"dropped {dict(dropped)}, {timings['total_s']:.0f} s"
     )
     return run_dir
-
-
-def required_counts(bench: list[Any]) -> dict[str, Any]:
-    """How the required sets grew from the anchors' own turns: anchors, own turns, extra
-    turns per route, anchors that grew, forget questions matched to a fact elsewhere, and
-    forget questions left out because their fact survives outside the required set."""
-    routes: Counter[str] = Counter()
-    out = {"anchors": 0, "own_turns": 0, "grown": 0, "same_fact": 0, "survives": 0}
-    for fs in bench:
-        for a in fs.anchors:
-            out["anchors"] += 1
-            out["own_turns"] += len(a.own)
-            out["grown"] += int(len(a.gold) > len(a.own))
-            out["same_fact"] += len(a.same_fact)
-            out["survives"] += len(a.survives)
-            routes.update({k: v for k, v in a.extra_by_route if v})
-    return {**out, "extra_turns": dict(sorted(routes.items()))}
 
 
 def score_anchor(
@@ -375,41 +356,3 @@ def score_anchor(
             k: v for k, v in meta.items() if k in ("refused", "restored", "intent", "deleted")
         },
     }
-
-
-def sweep_metrics(
-    rows: list[dict[str, Any]],
-    dropped: Counter[str],
-    seed: int,
-    summarise: Any,
-    sweep: tuple[int, ...] = (),
-) -> dict[str, Any]:
-    """The cell's ``rq4`` block; for a sweep, the best k's blocks (by held-out headline)
-    with every k's headline under ``sweep``."""
-    if not sweep:
-        return _metrics(rows, dropped, seed, summarise)
-    per = {k: _metrics([r for r in rows if r["delete_hits"] == k], dropped, seed, summarise)
-           for k in sweep}  # fmt: skip
-    best = max(sweep, key=lambda k: (per[k]["rq4"]["user"]["headline"]["mean"] or 0.0, -k))
-    out = per[best]
-    out["rq4"]["delete_hits"] = best
-    out["rq4"]["sweep"] = {
-        str(k): {src: per[k]["rq4"][src]["headline"] for src in ("user", "template", "all")}
-        for k in sweep
-    }
-    return out
-
-
-def _metrics(
-    rows: list[dict[str, Any]], dropped: Counter[str], seed: int, summarise: Any
-) -> dict[str, Any]:
-    out: dict[str, Any] = {"rq4": {"dropped": dict(sorted(dropped.items()))}}
-    for source in ("user", "template", "all"):
-        mine = [r for r in rows if source == "all" or r["source"] == source]
-        block: dict[str, Any] = {"anchors": len(mine)}
-        for m in METRICS:
-            vals = [(r[m], r["stream"]) for r in mine if r[m] is not None]
-            block[m] = summarise([v for v, _ in vals], seed, clusters=[c for _, c in vals])
-        block["no_keep"] = sum(1 for r in mine if r["keep"] is None)
-        out["rq4"][source] = block
-    return out
