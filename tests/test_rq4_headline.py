@@ -134,3 +134,28 @@ def test_fast_audit_passes_through_the_real_harness() -> None:
     assert got.failures() == []
     assert got.oracle >= max(a.score for a in got.attacks)
     assert set(got.best_attacks()) == {"over_action", "request_blind", "surface_rule"}
+
+
+def test_board_shows_a_peer_at_its_best_k_with_the_sweep_in_order() -> None:
+    from types import SimpleNamespace
+
+    from chronobench.leaderboard.selective import selective_section
+    from chronobench.results.metrics_file import RunMetrics
+
+    def stat(x: float) -> dict:
+        return {"mean": x, "ci_low": x - 0.1, "ci_high": x + 0.1, "n": 4}
+
+    rq = {
+        "row": "mem0",
+        "delete_hits": 3,
+        "sweep": {str(k): {"user": stat(v)} for k, v in ((10, 0.2), (1, 0.4), (3, 0.5))},
+        "user": {"anchors": 4, "headline": stat(0.5)},
+        "template": {"anchors": 2, "headline": stat(0.4)},
+        "required": {"anchors": 6, "grown": 2, "extra_turns": {"echo": 1, "observation": 2}},
+    }
+    run = SimpleNamespace(run_id="r", finished_at="2026", metrics=RunMetrics(rq4=rq))
+    md, _ = selective_section([run])
+    assert "k = 3 (1: 40.0, 3: 50.0, 10: 20.0)" in md
+    assert "2 of 6 anchors grew; extra turns by route: echo 1, observation 2" in md.replace(
+        "\n", " "
+    )
