@@ -1,26 +1,25 @@
 """RQ4 (selective forgetting) on LoCoMo at turn granularity: anchors, requests, probes.
 
 An **anchor** is an evidence-scoped unit LoCoMo annotates: an observation (its cited
-turns). Its **gold** is the last version minus the anchor's turns: exactly those writes
-go, everything else stays. A request names it in plain words:
-
-- **template** requests (``source="template"``): one of :data:`TEMPLATES` (picked by a
-  seeded hash of the stream and the anchor) over the observation's statement;
-- **user** requests (``source="user"``): the hand-written held-out file
-  (``data_builders/user_queries/locomo_forget_heldout.jsonl``, README there), read by
-  :func:`read_heldout`.
+turns). Its **required set** (``gold``) is the anchor's turns plus every turn that restates
+the anchor's fact, found from LoCoMo's annotations (:mod:`data_builders.restate`): the
+oracle removes exactly it, everything else stays. A request names it in plain words:
 
 The **probes** of a stream are its question battery's items with a gold answer at the
 last version (the ``final_qa`` probes: QA items and true recall statements; false
 statements and adversarial items are left out: their gold answer holds whatever is
-forgotten). They are the same for every request of the stream. Per anchor the scorer
-labels them (:func:`label`): *forget* (every evidence turn is an anchor turn), *keep
-after* (all evidence after the anchor's last turn, none in it), *keep other* (the rest
-that touch no anchor turn). Only questions in the known set count (the reference reader
-answers them at the last version; docs/protocol.md): an anchor without a battery question
-in its turns is dropped and counted (``<source>:no_battery_question``), and so is one whose
-questions are all unknown (``<source>:no_known_question``); template anchors are drawn
-until ``per_stream`` are kept, so their counts are the candidates passed over.
+forgotten). They are the same for every request of the stream. Per anchor
+the scorer labels them (:func:`label`): *forget* (the evidence lies in the required set
+and touches an anchor turn, or the question was matched to the anchor's fact), *keep
+after* (no evidence in the required set, all of it after the anchor's last turn), *keep
+other* (the rest that touch no required turn); a forget question whose fact survives
+outside the required set (the reference reader still answers it there:
+:func:`apply_survivors`) is not scored, for any row. Only questions in the known set count (the reference reader answers them at the
+last version; docs/protocol.md): an anchor without a battery question in its turns is
+dropped and counted (``<source>:no_battery_question``), and so is one whose questions are
+all unknown (``<source>:no_known_question``) or whose every known forget question survives
+outside the required set (``<source>:fact_survives``); template anchors are drawn until
+``per_stream`` are kept, so their counts are the candidates passed over.
 """
 
 from __future__ import annotations
@@ -54,8 +53,16 @@ class Anchor:
     stream_id: str
     request: str
     source: str  # "template" | "user"
-    gold: frozenset[int]
+    gold: frozenset[int]  # the required set: the anchor's turns plus the restating turns
     note: str = ""
+    turns: frozenset[int] = frozenset()  # the anchor's own turns (empty: the whole gold)
+    same_fact: frozenset[str] = frozenset()  # battery ids matched to the fact elsewhere
+    survives: frozenset[str] = frozenset()  # forget questions answered without the gold
+    extra_by_route: tuple[tuple[str, int], ...] = ()  # restating turns per route
+
+    @property
+    def own(self) -> frozenset[int]:
+        return self.turns or self.gold
 
 
 @dataclass
@@ -91,16 +98,21 @@ def stream_probes(queries: list[Any]) -> list[Probe]:
     return [seen[k] for k in sorted(seen)]
 
 
-def label(probes: list[Probe], gold: frozenset[int]) -> dict[str, list[Probe]]:
-    """Which probes an anchor with turns ``gold`` scores, and how (module docstring)."""
-    last = max(gold)
+def label(probes: list[Probe], anchor: Anchor | frozenset[int]) -> dict[str, list[Probe]]:
+    """Which probes an anchor scores, and how (module docstring); a bare set of turns is
+    an anchor whose required set is its own turns."""
+    if not isinstance(anchor, Anchor):
+        anchor = Anchor("", "", "", "", frozenset(anchor))
+    gold, own, last = anchor.gold, anchor.own, max(anchor.own)
     out: dict[str, list[Probe]] = {"forget": [], "keep_after": [], "keep_other": []}
     for p in probes:
         ev = set(p.evidence_versions)
-        if ev <= gold:
-            out["forget"].append(p)
+        qid = str(p.meta.get("qa_id"))
+        if ev <= gold and (ev & own or qid in anchor.same_fact):
+            if qid not in anchor.survives:
+                out["forget"].append(p)
         elif ev & gold:
-            continue  # partly in the anchor: neither forgotten nor kept whole
+            continue  # partly in the required set: neither forgotten nor kept whole
         elif min(ev) > last:
             out["keep_after"].append(p)
         else:
@@ -111,18 +123,60 @@ def label(probes: list[Probe], gold: frozenset[int]) -> dict[str, list[Probe]]:
 def _keep(
     probes: list[Probe],
     known: list[Probe],
-    gold: frozenset[int],
-    source: str,
+    anchor: Anchor,
     dropped: Counter[str],
 ) -> bool:
     """Whether an anchor has a known forget question (else it is dropped and counted)."""
-    if not label(probes, gold)["forget"]:
-        dropped[f"{source}:no_battery_question"] += 1
+    if not label(probes, anchor)["forget"]:
+        dropped[f"{anchor.source}:no_battery_question"] += 1
         return False
-    if not label(known, gold)["forget"]:
-        dropped[f"{source}:no_known_question"] += 1
+    if not label(known, anchor)["forget"]:
+        dropped[f"{anchor.source}:no_known_question"] += 1
         return False
     return True
+
+
+def complete(
+    rec: dict[str, Any],
+    stream: Stream,
+    known: list[Probe],
+    anchor: Anchor,
+    statements: list[str],
+) -> Anchor:
+    """The anchor with its required set, the questions matched to its fact and the forget
+    (:mod:`data_builders.restate`)."""
+    from dataclasses import replace
+
+    from data_builders import restate
+
+    where = dialog_versions(stream)
+    own = anchor.gold
+    first = label(known, own)["forget"]
+    texts = {int(w.version): " ".join(op.text or "" for op in w.ops) for w in stream.writes}
+    req = restate.required_turns(
+        rec, where, own, statements, [str(p.meta.get("qa_id")) for p in first], texts
+    )
+    same = req.questions - {str(p.meta.get("qa_id")) for p in first}
+    grown = replace(anchor, gold=req.turns, turns=own, same_fact=same,
+                    extra_by_route=tuple(sorted(req.extra_by_route.items())))  # fmt: skip
+    return grown
+
+
+def apply_survivors(bench: list[ForgetStream], survivors: dict[str, set[str]]) -> None:
+    """Leave out, per anchor, the forget questions whose fact survives outside the
+    required set (``survivors``: anchor id -> battery ids), and drop (and count as
+    ``<source>:fact_survives``) an anchor left without one."""
+    from dataclasses import replace
+
+    for fs in bench:
+        kept = []
+        for a in fs.anchors:
+            a = replace(a, survives=frozenset(survivors.get(a.anchor_id, set())))
+            if label(fs.probes, a)["forget"]:
+                kept.append(a)
+            else:
+                fs.dropped[f"{a.source}:fact_survives"] += 1
+        fs.anchors = kept
 
 
 def _statement(text: str) -> str:
@@ -159,15 +213,14 @@ def template_anchors(
     for oid, text, gold in cands:
         if len(out) >= n:
             break
-        if not _keep(probes, known, gold, "template", dropped):
-            continue
         pick = stable_hash(seed, stream.stream_id, "rq4-template", oid) % len(TEMPLATES)
         request = TEMPLATES[pick].format(s=_statement(text))
-        out.append(
-            Anchor(
-                f"{stream.stream_id}/{oid}", stream.stream_id, request, "template", gold, f"t{pick}"
-            )
+        anchor = Anchor(
+            f"{stream.stream_id}/{oid}", stream.stream_id, request, "template", gold, f"t{pick}"
         )
+        anchor = complete(rec, stream, known, anchor, [text])
+        if _keep(probes, known, anchor, dropped):
+            out.append(anchor)
     return out
 
 
@@ -196,13 +249,18 @@ def read_heldout(path: Path) -> list[dict[str, Any]]:
 
 def user_anchors(
     rows: list[dict[str, Any]],
+    rec: dict[str, Any],
     stream: Stream,
     probes: list[Probe],
     known: list[Probe],
     dropped: Counter[str],
 ) -> list[Anchor]:
-    """The held-out requests of this stream's conversation, with their gold turns."""
+    """The held-out requests of this stream's conversation, with their gold turns (the
+    request's own words and its observation's statement say which fact it is)."""
+    from data_builders.restate import observation_statements
+
     where = dialog_versions(stream)
+    statements = observation_statements(rec)
     out = []
     for row in rows:
         if row["sample_id"] != stream.sample_id:
@@ -214,11 +272,12 @@ def user_anchors(
                 "turns of that conversation"
             )
         gold = frozenset(where[d] for d in row["dialog_ids"])
-        if not _keep(probes, known, gold, "user", dropped):
-            continue
         oid = str(row["anchor"]).split()[-1]
         anchor_id = f"{stream.stream_id}/user/{oid}"
-        out.append(Anchor(anchor_id, stream.stream_id, row["request"], "user", gold, row["style"]))
+        anchor = Anchor(anchor_id, stream.stream_id, row["request"], "user", gold, row["style"])
+        anchor = complete(rec, stream, known, anchor, [statements.get(oid, ""), row["request"]])
+        if _keep(probes, known, anchor, dropped):
+            out.append(anchor)
     return out
 
 
@@ -240,9 +299,9 @@ def build(
         kn = set(known.get(s.stream_id, []))
         ok = [p for p in probes if str(p.meta.get("qa_id")) in kn]
         dropped: Counter[str] = Counter()
-        users = user_anchors(heldout, s, probes, ok, dropped)
-        exclude = {r["anchor"].split()[-1] for r in heldout if r["sample_id"] == s.sample_id}
         rec = records[s.sample_id]
+        users = user_anchors(heldout, rec, s, probes, ok, dropped)
+        exclude = {r["anchor"].split()[-1] for r in heldout if r["sample_id"] == s.sample_id}
         temps = template_anchors(rec, s, probes, ok, per_stream, seed, exclude, dropped)
         out.append(ForgetStream(s, ok, users + temps, dropped))
     return out

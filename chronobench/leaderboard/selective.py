@@ -12,7 +12,7 @@ from typing import Any
 _LABELS = {
     "chronomem_selective": "ChronoMem selective undo (plan_selective_undo + revert_commits)",
     "chronomem_truncate": "ChronoMem truncate (today's NL rollback)",
-    "oracle_gold_turns": "oracle: the gold turns reverted",
+    "oracle_gold_turns": "oracle: the required set reverted",
     "floor_no_rollback": "floor: no rollback",
     "floor_truncate_anchor": "floor: truncate at the anchor (oracle position)",
     "floor_top_hit": "floor: delete the top search hit only",
@@ -28,7 +28,7 @@ def _label(name: str) -> str:
     from chronobench.systems.peers import peer_spec
 
     try:
-        return f"{peer_spec(name).label or name}: own search, delete top hit"
+        return f"{peer_spec(name).label or name}: own search, delete its top k hits"
     except KeyError:
         return name
 
@@ -57,15 +57,16 @@ def selective_section(runs: list[Any]) -> tuple[str, list[str]]:
     names = sorted(newest, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
     header = [
         "row",
-        "held-out HM",
+        "held-out headline",
         "forget",
-        "leakage",
+        "keep",
         "keep after",
         "keep other",
         "turn P",
         "turn R",
-        "templates HM",
+        "templates headline",
         "n (held-out / templates)",
+        "peer's k (sweep: held-out headline)",
     ]
     rows = []
     for name in names:
@@ -76,30 +77,37 @@ def selective_section(runs: list[Any]) -> tuple[str, list[str]]:
                 _label(name),
                 _ci(u.get("headline")),
                 _pct(u.get("forget")),
-                _pct(u.get("leakage")),
+                _pct(u.get("keep")),
                 _pct(u.get("keep_after")),
                 _pct(u.get("keep_other")),
                 _pct(u.get("precision")),
                 _pct(u.get("recall")),
                 _ci(t.get("headline")),
                 f"{u.get('anchors', 0)} / {t.get('anchors', 0)}",
+                _sweep(q),
             ]
         )
     first = newest[names[0]].metrics.rq4 or {}
     dropped = first.get("dropped") or {}
+    required = first.get("required") or {}
+    routes = ", ".join(f"{k} {v}" for k, v in (required.get("extra_turns") or {}).items())
     intro = (
-        '"Forget what I said about X", keep everything said after it '
+        '"Forget what I said about X", keep everything else '
         "(`python -m chronobench run experiment=selective`; docs/metrics.md, RQ4). LoCoMo "
-        "turn streams, all 10 conversations; an anchor is an observation's evidence turns, "
-        "its gold the last version minus them. Held-out: the hand-written requests "
-        "(data_builders/user_queries/locomo_forget_heldout.jsonl); templates: 8 per "
-        "conversation. HM (the headline, x100 [95% cluster-bootstrap CI over "
-        "conversations]) = per-anchor harmonic mean of keep after (questions whose "
-        "evidence lies after the anchor, answered) and forget (1 - leakage: questions whose "
-        "evidence lies in the anchor's turns, answered anyway); keep other = the remaining "
-        "questions; turn P/R = the removed writes against the gold turns (P = 0 when "
-        "nothing is removed). Only questions the known set's reference reader answers at the "
-        "last version count. Anchors dropped: "
+        "turn streams, all 10 conversations; an anchor is an observation's evidence turns; "
+        "its required set adds the turns LoCoMo's annotations tie to the same fact "
+        f"({required.get('grown', 0)} of {required.get('anchors', 0)} anchors grew; extra "
+        f"turns by route: {routes or 'none'}). Held-out: the hand-written requests "
+        "(data_builders/user_queries/locomo_forget_heldout.jsonl); templates: up to 8 per "
+        "conversation. Headline (x100 [95% cluster-bootstrap CI over conversations]) = "
+        "per-anchor harmonic mean of forget (1 - leakage: forget questions answered "
+        "anyway), keep (every scored question outside the required set, still answered), "
+        "turn precision (removed turns inside the required set; 0 when nothing is removed) "
+        "and turn recall (required turns removed). Keep after / keep other split keep by "
+        "where the evidence lies. Only questions the known set's reference reader answers "
+        "at the last version count, and a forget question it still answers once the "
+        "required set is gone is left out for every row. A peer runs the delete_hits sweep "
+        "and is shown at its best k. Anchors dropped: "
         + ", ".join(f"{k} {v}" for k, v in dropped.items())
         + " (template counts: candidates passed over)."
     )
@@ -120,6 +128,15 @@ def selective_section(runs: list[Any]) -> tuple[str, list[str]]:
     ids = [newest[n].run_id for n in names]
     lines += ["Runs: " + ", ".join(f"`{i}`" for i in ids), ""]
     return "\n".join(lines), ids
+
+
+def _sweep(q: dict[str, Any]) -> str:
+    """A peer's best k and its sweep (held-out headline per k); blank for other rows."""
+    sweep = q.get("sweep") or {}
+    if not sweep:
+        return ""
+    pts = ", ".join(f"{k}: {_pct((sweep[k] or {}).get('user'))}" for k in sorted(sweep, key=int))
+    return f"k = {q.get('delete_hits')} ({pts})"
 
 
 def _peer(name: str) -> str:

@@ -11,8 +11,9 @@ and two floors that take only its position or its size) get it through
 ChronoMem rows read their store exactly as ChronoMem's benchmark system does
 (:class:`~chronobench.systems.chronomem.ChronoMemSession`); peers read through their own
 search (:class:`~chronobench.systems.peers.system.PeerSession`) and delete through their
-own API: the top ``delete_hits`` hits of their own search for the request
-(:func:`peer_forget`). A peer without a delete is "not supported" (no run).
+own API: the top k hits of their own search for the request (:func:`peer_forget`; the
+runner sweeps k, ``task.params.delete_hits``). A peer without a delete is "not
+supported" (no run).
 """
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ def truncate(sysm: ChronoMemForgetSystem, work: Any, request: str, gold: Any) ->
 
 
 def oracle(sysm: ChronoMemForgetSystem, work: Any, request: str, gold: Any) -> dict[str, Any]:
-    """The gold turns removed (through the oracle channel)."""
+    """The anchor's required set removed (through the oracle channel): its own turns and
+    the turns that restate its fact (:mod:`data_builders.restate`)."""
     return sysm.revert(work, sorted(gold))
 
 
@@ -160,9 +162,9 @@ def question_turns(
     """Request-blind floor that reads the questions instead: the stream's question list
     (the same for every request; :meth:`ChronoMemForgetSystem.see_questions`) is mapped to
     the turns its search finds first, and the turns of a seeded ``QUESTION_SHARE`` of the
-    questions are reverted. With p of an anchor's questions hit, the per-anchor harmonic
-    mean can reach about p * 2(1 - p) / (2 - p), 0.34 at p = 0.6: the score a policy that
-    never reads the request can get by trading keep for forget."""
+    questions are reverted. It removes many turns, few of them in any anchor's required
+    set, so the headline's precision term keeps it near the floor (docs/metrics.md, "Why
+    this headline")."""
     ing = sysm.ingested
     rng = random.Random(stable_hash(sysm.seed, sysm.stream_key, "rq4-questions"))
     texts = sorted(sysm.questions)
