@@ -16,7 +16,8 @@ from chronobench.data.schema import SCHEMA_VERSION
 # 1.4.0: issue 15 boundary probes (meta.boundary), recall probes from observations,
 # final_qa for boundary answerable questions, summary probes with a word budget and
 # session_words (RQ3 session coverage).
-BUILDER_VERSION = "1.5.1"
+# 1.6.0: far probes (meta.reach = "far"): earlier sessions kept, later sessions forgotten.
+BUILDER_VERSION = "1.6.0"
 
 
 def make_manifest(
