@@ -131,3 +131,22 @@ def test_surface_rule_reads_words_never_said_with_the_subject():
     assert not surface_says_false("Ann paints the moon", "Ann", facts)
     assert facts.session(2) == 0 and facts.session(3) == 1
     assert facts.session_end(0) == 2 and facts.session_end(1) == 4
+
+
+def test_evidence_session_reader_sees_only_the_items_sessions(tiny_built):
+    from chronobench.protocols import public_writes
+    from chronobench.runner.known import evidence_groups, sessions_only
+
+    stream = tiny_built.streams[0]
+    finals = [p for q in tiny_built.queries if q.stream_id == stream.stream_id for p in q.probes]
+    finals = [p for p in finals if p.kind == "final_qa"]
+    groups = evidence_groups(stream, finals)
+    assert sum(len(g) for _, g in groups) == len(finals)
+    session_of = {w.version: w.labels["session"] for w in stream.writes}
+    writes = public_writes(stream)
+    for sessions, group in groups:
+        for p in group:
+            assert {session_of[v] for v in p.evidence_versions} == set(sessions)
+        part = sessions_only(writes, sessions)
+        assert [w.write_id for w in part] == list(range(1, len(part) + 1))
+        assert {w.labels["session"] for w in part} == set(sessions)

@@ -1,10 +1,9 @@
 """The RQ2 audit (RC-QA, docs/metrics.md): its oracle, error curves and attacks.
 
 - **Oracle**: ``chronomem_oracle`` run through the harness (ChronoMem restoring the gold
-  v*). Why it is the ceiling: the known set is what ChronoMem's reader answers with the
-  whole stream, so on the keep side nothing reads those items better than that reader
-  with their evidence in memory, and on the forget side the gold restore holds none of
-  the forgotten evidence.
+  v*). Why it is the ceiling: the gold restore keeps the evidence of every kept item and
+  holds none of the forgotten ones, so with the same reader any other restore loses kept
+  items or exposes forgotten ones (the error curves measure both).
 - **Error curves**, from the oracle's own answers: restore ``k`` sessions too early
   (kept items of the last ``k`` sessions up to v* are lost: abstained on) and ``k``
   sessions too late (forgotten items of the next ``k`` sessions are exposed: answered
@@ -296,10 +295,9 @@ def audit(options: AuditOptions) -> list[HeadlineAudit]:
             system=SYSTEM,
             interval=Interval(mean=system["mean"], lo=system["lo"], hi=system["hi"], n=system["n"]),
             oracle_name=ORACLE,
-            oracle_why="restores the gold v* through the harness; the known set is what "
-            "ChronoMem's reader answers with the whole stream, so with the evidence in "
-            "memory nothing reads the kept items better, and the gold restore holds none "
-            "of the forgotten evidence",
+            oracle_why="restores the gold v* through the harness: it keeps every kept "
+            "item's evidence and holds none of the forgotten evidence, so with ChronoMem's "
+            "reader any other restore loses kept items or exposes forgotten ones",
             oracle=oracle["mean"],
             curves=curves,
             attacks=attacks,

@@ -168,16 +168,19 @@ def headline(
         scored.append(r)
     units = [u for u in run_units(scored, known) if "rc_qa" in u["scores"]]
     if not units:
-        return {"mean": 0.0, "lo": 0.0, "hi": 0.0, "n": 0}
-    stat = aggregate(
+        return {"mean": 0.0, "lo": 0.0, "hi": 0.0, "n": 0, "a": 0.0, "b": 0.0}
+    stats = aggregate(
         [u["scores"] for u in units],
         seed=seed,
         clusters=[u["cluster"] for u in units],
         weights=dedupe_weights(units),
-    )["rc_qa"]
+    )
+    stat = stats["rc_qa"]
     return {
         "mean": float(stat["mean"] or 0.0),
         "lo": float(stat["ci_low"] if stat["ci_low"] is not None else stat["mean"] or 0.0),
         "hi": float(stat["ci_high"] if stat["ci_high"] is not None else stat["mean"] or 0.0),
         "n": int(stat["n"] or 0),
+        "a": float(stats["rc_qa_a"]["mean"] or 0.0),
+        "b": float(stats["rc_qa_b"]["mean"] or 0.0),
     }
