@@ -195,6 +195,8 @@ FLOORS = (
     "floor_always_no",
     "always_abstain",
     "floor_recall_surface",
+    "floor_session_parity",
+    "floor_falsifier_rule",
 )
 
 
