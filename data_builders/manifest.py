@@ -16,8 +16,9 @@ from chronobench.data.schema import SCHEMA_VERSION
 # 1.4.0: issue 15 boundary probes (meta.boundary), recall probes from observations,
 # final_qa for boundary answerable questions, summary probes with a word budget and
 # session_words (RQ3 session coverage).
-# 1.6.0: far probes (meta.reach = "far"): earlier sessions kept, later sessions forgotten.
-BUILDER_VERSION = "1.6.0"
+# 1.6.1: far probes (meta.reach = "far"): earlier sessions kept, later sessions forgotten;
+# false statements swap in a word the subject uses elsewhere, never in the session.
+BUILDER_VERSION = "1.6.1"
 
 
 def make_manifest(

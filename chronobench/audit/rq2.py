@@ -32,6 +32,7 @@ from chronobench.audit.rq2_policies import (
     ProbeView,
     StreamFacts,
     answer_when,
+    grammar_says_false,
     headline,
     stream_facts,
     surface_says_false,
@@ -176,15 +177,23 @@ def _question_density(streams: Mapping[str, tuple[Any, StreamFacts]]) -> dict[st
     return out
 
 
-def _surface(qa: Callable[[ProbeView], str]) -> Callable[[ProbeView], str]:
+def _surface(
+    qa: Callable[[ProbeView], str], rule: Callable[[str, ProbeView], bool] | None = None
+) -> Callable[[ProbeView], str]:
     def policy(view: ProbeView) -> str:
         if view.meta.get("format") != "recall":
             return qa(view)
         statement = view.question.removeprefix("Is it true that").strip().rstrip("?")
+        if rule is not None:
+            return "No" if rule(statement, view) else "Yes"
         said = surface_says_false(statement, view.meta.get("speaker"), view.facts)
         return "No" if said else "Yes"
 
     return policy
+
+
+def _grammar(statement: str, view: ProbeView) -> bool:
+    return grammar_says_false(statement)
 
 
 def _policies(
@@ -224,6 +233,9 @@ def _policies(
          "recall: No when a content word occurs in the conversation but never with the subject"),
         ("surface_rule", "falsifier rule, never roll back", _surface(answer_when(lambda v: True)),
          "the rule on recall statements, the whole-stream reader on QA"),
+        ("surface_rule", "grammar check, abstain on QA",
+         _surface(lambda v: ABSTAIN_REPLY, _grammar),
+         "recall: No when an article disagrees with the next word"),
         ("surface_rule", "falsifier rule, session parity",
          _surface(answer_when(lambda v: v.item_session % 2 == 0)),
          "the rule on recall statements, even sessions' QA answered"),
@@ -232,8 +244,10 @@ def _policies(
 
 
 def _flag_rates(rows: list[dict[str, Any]], streams: Mapping[str, tuple[Any, StreamFacts]]) -> str:
-    """How often the surface rule calls a battery statement false, by its truth."""
+    """How often the surface rule and the grammar check call a battery statement false,
+    by its truth."""
     flagged = {True: [0, 0], False: [0, 0]}
+    grammar = {True: 0, False: 0}
     for r in rows:
         meta = (r.get("probe") or {}).get("meta") or {}
         if r.get("probe_kind") != "final_qa" or "truth" not in meta:
@@ -243,8 +257,10 @@ def _flag_rates(rows: list[dict[str, Any]], streams: Mapping[str, tuple[Any, Str
         hit = surface_says_false(statement, meta.get("speaker"), streams[str(r["stream_id"])][1])
         flagged[bool(meta["truth"])][0] += int(hit)
         flagged[bool(meta["truth"])][1] += 1
+        grammar[bool(meta["truth"])] += int(grammar_says_false(statement))
     parts = [
-        f"{'false' if not t else 'true'} {100 * a / b:.1f}% of {b}"
+        f"{'false' if not t else 'true'} {100 * a / b:.1f}% "
+        f"(grammar check {100 * grammar[t] / b:.1f}%) of {b}"
         for t, (a, b) in sorted(flagged.items())
         if b
     ]

@@ -13,6 +13,7 @@ a policy that stays below ChronoMem here stays below it as a system.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ __all__ = [
     "ProbeView",
     "StreamFacts",
     "answer_when",
+    "grammar_says_false",
     "headline",
     "stream_facts",
     "surface_says_false",
@@ -131,6 +133,23 @@ def surface_says_false(statement: str, subject: str | None, facts: StreamFacts) 
         return False
     stems = content_stems(statement, list(facts.speakers)) & facts.all_stems
     return any(bool(stems - facts.person_stems.get(n, frozenset())) for n in names)
+
+
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|\d+")
+
+
+def grammar_says_false(statement: str) -> bool:
+    """A grammar check a word swap could fail: "a" before a vowel or "an" before a
+    consonant (by spelling), or "a"/"an" before a plural-looking word ("a dogs")."""
+    toks = [t.lower() for t in _TOKEN.findall(statement)]
+    for art, word in zip(toks, toks[1:], strict=False):
+        if art == "a" and word[:1] in "aeiou":
+            return True
+        if art == "an" and word[:1] not in "aeiou":
+            return True
+        if art in ("a", "an") and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            return True
+    return False
 
 
 def answer_when(test: Callable[[ProbeView], bool]) -> Policy:
