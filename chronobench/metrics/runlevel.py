@@ -89,8 +89,8 @@ def _side_score(row: Mapping[str, Any], scores: Mapping[str, Any]) -> tuple[str,
     order=10,
     main=True,
     title="RQ2: rollback-consistent QA, RC-QA (headline: per query, harmonic mean of "
-    "A* and B* on the known boundary probes: those a fixed reference reader answers at "
-    "the last version)",
+    "A* and B*, each half the boundary session and half the farther sessions, on the "
+    "known probes: those a fixed reference reader answers from their evidence sessions)",
     short="RC-QA",
 )
 @declare_metric(
