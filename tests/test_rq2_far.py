@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from chronobench.audit.rq2_policies import StreamFacts, surface_says_false
-from chronobench.metrics.runlevel import run_units, side_value
+from chronobench.metrics.runlevel import query_score, run_units, side_value
 from data_builders.far import spread, unit_of
 from data_builders.pools import ProbePool
 
@@ -97,24 +97,32 @@ def _row(qid: str, item: str, kind: str, side: str, field: str, value: float, fa
     }
 
 
-def test_rc_qa_counts_far_probes():
+def test_rc_qa_is_the_harmonic_mean_of_near_and_far_parts():
     rows = [
         _row("q", "k1", "qa", "before", "qa_f1", 1.0, None),
-        _row("q", "k2", "qa", "before", "qa_f1", 0.0, 1),
+        _row("q", "k2", "qa", "before", "qa_f1", 0.5, 1),
         _row("q", "f1", "future_qa", "after", "future_abstain", 1.0, None),
         _row("q", "f2", "future_qa", "after", "future_abstain", 0.0, 7),
         _row("q", "f3", "future_qa", "after", "future_abstain", 1.0, 8),
     ]
     known = {"s": ["k1", "k2", "f1", "f2", "f3"]}
     (unit,) = [u for u in run_units(rows, known) if "rc_qa" in u["scores"]]
-    a, b = 0.5, 0.5 * 1.0 + 0.5 * 0.5
-    assert unit["scores"]["rc_qa_a"] == pytest.approx(a)
-    assert unit["scores"]["rc_qa_b"] == pytest.approx(b)
-    assert unit["scores"]["rc_qa"] == pytest.approx(2 * a * b / (a + b))
-    # A query whose keep side is all far is still scored.
+    # Parts: keep near 1, keep far 0.5, forget near 1, forget far (0 + 1) / 2 per session.
+    assert unit["scores"]["rc_qa_a"] == pytest.approx(0.75)
+    assert unit["scores"]["rc_qa_b"] == pytest.approx(0.75)
+    assert unit["scores"]["rc_qa"] == pytest.approx(4 / (1 + 2 + 1 + 2))
+    # A query whose keep side is all far is still scored, on three parts.
     only_far = [r for r in rows if r["probe"]["meta"]["qa_id"] != "k1"]
     (unit,) = [u for u in run_units(only_far, known) if "rc_qa" in u["scores"]]
-    assert unit["scores"]["rc_qa_a"] == 0.0
+    assert unit["scores"]["rc_qa_a"] == pytest.approx(0.5)
+    assert unit["scores"]["rc_qa"] == pytest.approx(3 / (2 + 1 + 2))
+    # One part at 0 (here: every far keep probe lost) makes the query 0.
+    lost = [r for r in rows if r["probe"]["meta"]["qa_id"] != "k2"]
+    lost.append(_row("q", "k2", "qa", "before", "qa_f1", 0.0, 1))
+    (unit,) = [u for u in run_units(lost, known) if "rc_qa" in u["scores"]]
+    assert unit["scores"]["rc_qa"] == 0.0
+    # Near probes only: the former 2AB / (A + B).
+    assert query_score({"near": [0.5]}, {"near": [1.0]}) == pytest.approx(2 * 0.5 / 1.5)
 
 
 def test_surface_rule_reads_words_never_said_with_the_subject():

@@ -20,7 +20,7 @@ from typing import Any
 
 from chronobench.metrics.catalog import declare_metric
 
-__all__ = ["dedupe_weights", "harmonic", "run_units", "side_value"]
+__all__ = ["dedupe_weights", "harmonic", "query_score", "run_units", "side_parts", "side_value"]
 
 
 def harmonic(a: float, b: float) -> float:
@@ -53,12 +53,30 @@ def side_value(parts: Mapping[Any, Sequence[float]]) -> float | None:
     the same; the far part is the mean over sessions of each session's mean, so a side
     is a fair sample of the whole past (or future), not of the sessions that happen to
     hold many battery items. None when no group has a score."""
+    halves = side_parts(parts)
+    return _mean(halves) if halves else None
+
+
+def side_parts(parts: Mapping[Any, Sequence[float]]) -> list[float]:
+    """The near part and the far part of one side (each present only with scores)."""
     near = parts.get("near") or []
     far = [
         _mean(v) for k, v in sorted(parts.items(), key=lambda kv: str(kv[0])) if k != "near" and v
     ]
-    halves = ([_mean(near)] if near else []) + ([_mean(far)] if far else [])
-    return _mean(halves) if halves else None
+    return ([_mean(near)] if near else []) + ([_mean(far)] if far else [])
+
+
+def query_score(
+    keep: Mapping[Any, Sequence[float]], forget: Mapping[Any, Sequence[float]]
+) -> float:
+    """H_q: the harmonic mean of the query's parts, near and far on each side (two to
+    four numbers; 0 when one is 0, or when a side has none). With near parts only it is
+    2AB / (A + B)."""
+    a, b = side_parts(keep), side_parts(forget)
+    parts = a + b
+    if not a or not b or min(parts) <= 0.0:
+        return 0.0
+    return len(parts) / sum(1.0 / x for x in parts)
 
 
 def _reach(row: Mapping[str, Any]) -> Any:
@@ -89,7 +107,7 @@ def _side_score(row: Mapping[str, Any], scores: Mapping[str, Any]) -> tuple[str,
     order=10,
     main=True,
     title="RQ2: rollback-consistent QA, RC-QA (headline: per query, harmonic mean of "
-    "A* and B*, each half the boundary session and half the farther sessions, on the "
+    "keeping and forgetting at the boundary sessions and at the farther ones, on the "
     "known probes: those a fixed reference reader answers from their evidence sessions)",
     short="RC-QA",
 )
@@ -119,8 +137,9 @@ def run_units(
     are its *known* probes. A_q = score at v* over the known ``before`` probes (LoCoMo
     ``qa_f1`` or recall ``recall_acc``), B_q = forgetting over the known ``after``
     probes (``future_abstain`` or ``recall_forget``), each side by :func:`side_value`
-    (near and far weigh the same, far sessions each the same). ``rc_qa`` = 2 A_q B_q / (A_q +
-    B_q), for every query with known boundary probes on both sides (with ``known``: a
+    (near and far weigh the same, far sessions each the same). ``rc_qa`` =
+    :func:`query_score`, the harmonic mean of the near and far parts of both sides (with
+    near probes only, 2 A_q B_q / (A_q + B_q)), for every query with known boundary probes on both sides (with ``known``: a
     set fixed by the build and the backbone, not by the system); without ``known``, for
     every query with boundary probes on both sides, a side with no known probe scoring 0. Also per query:
     ``rc_qa_known_a`` / ``rc_qa_known_b`` (how many known probes) and ``rc_qa_a_zero``
@@ -190,7 +209,7 @@ def run_units(
         units.append(
             {
                 "scores": {
-                    "rc_qa": harmonic(a, b),
+                    "rc_qa": query_score(groups[qid]["before"], groups[qid]["after"]),
                     "rc_qa_a": a,
                     "rc_qa_b": b,
                     "rc_qa_a_zero": float(a == 0.0),
