@@ -1,4 +1,4 @@
-"""The RQ2 audit on two LoCoMo conversations (``fast``): oracle and ChronoMem through the
+"""The RQ2 audit on four LoCoMo conversations (``fast``): oracle and ChronoMem through the
 harness, curves that fall, every attack family below ChronoMem's interval."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from chronobench.audit.contract import ATTACK_FAMILIES
 from chronobench.audit.registry import AuditOptions
 
 
-@pytest.mark.slow  # real LoCoMo, two conversations, two cells (about 40 s of CPU)
+@pytest.mark.slow  # real LoCoMo, four conversations, two cells (about 60 s of CPU)
 def test_rq2_audit_fast_passes(locomo_path, tmp_path):
     from chronobench.audit.rq2 import audit
 
