@@ -46,28 +46,44 @@ def sessions_of(writes: Sequence[StreamWrite]) -> dict[Any, tuple[int, frozenset
     return {k: (last[k], frozenset(v)) for k, v in stems.items()}
 
 
-def densest_boundary(writes: Sequence[StreamWrite], questions: Sequence[str]) -> int:
-    """The last write of the session that, with the next one, best matches the most
-    questions (idf-weighted overlap of content stems; ties to the earlier session)."""
-    sessions = sessions_of(writes)
-    order = sorted(sessions, key=lambda k: sessions[k][0])
-    if not order:
-        return 0
-    df = Counter(t for k in order for t in sessions[k][1])
-    n = len(order)
-    hits: Counter[int] = Counter()
-    for text in questions:
+class SessionMatcher:
+    """Maps a question to the session whose public writes its words match best
+    (idf-weighted overlap of content stems; ties to the earlier session)."""
+
+    def __init__(self, writes: Sequence[StreamWrite]) -> None:
+        sessions = sessions_of(writes)
+        self.order = sorted(sessions, key=lambda k: sessions[k][0])
+        self.last = [sessions[k][0] for k in self.order]
+        self.stems = [sessions[k][1] for k in self.order]
+        self.df = Counter(t for st in self.stems for t in st)
+
+    def best(self, text: str) -> int | None:
+        """Index (in session order) of the best-matching session, None when no word matches."""
         terms = content_stems(text)
+        n = len(self.order)
         best, where = 0.0, None
-        for i, k in enumerate(order):
-            score = sum(math.log(1 + n / df[t]) for t in terms & sessions[k][1])
+        for i, st in enumerate(self.stems):
+            score = sum(math.log(1 + n / self.df[t]) for t in terms & st)
             if score > best:
                 best, where = score, i
+        return where
+
+
+def densest_boundary(writes: Sequence[StreamWrite], questions: Sequence[str]) -> int:
+    """The last write of the session that, with the next one, best matches the most
+    questions (:class:`SessionMatcher`; ties to the earlier session)."""
+    matcher = SessionMatcher(writes)
+    if not matcher.order:
+        return 0
+    n = len(matcher.order)
+    hits: Counter[int] = Counter()
+    for text in questions:
+        where = matcher.best(text)
         if where is not None:
             hits[where] += 1
     pairs = [(hits[i] + hits.get(i + 1, 0), -i) for i in range(n)]
     _, neg = max(pairs)
-    return sessions[order[-neg]][0]
+    return matcher.last[-neg]
 
 
 class _DeferredSession(ChronoMemSession):

@@ -20,6 +20,7 @@ from chronobench.data.schema import Probe, Stream
 from chronobench.hashing import stable_hash
 from chronobench.metrics.qa import choice_question
 from data_builders.boundary import boundary_windows, novel_enough, recall_question, stems_upto
+from data_builders.far import far_recall_side, session_starts, spread, unit_of
 from data_builders.pools import (
     FutureCheck,
     PoolConflict,
@@ -227,6 +228,9 @@ def label_probes(
     future: list[BatteryItem] = []
     keep_recall: list[BatteryItem] = []
     forget_recall: list[BatteryItem] = []
+    far_keep: list[BatteryItem] = []  # QA and recall, sessions before the one at v*
+    far_forget: list[BatteryItem] = []  # sessions after the first one after v*
+    starts = session_starts(pool, stream)
     for it in battery:
         if it.source == "qa":
             qa: PoolQA = it.ref
@@ -254,6 +258,10 @@ def label_probes(
                 keep_recall.append(it)
             elif side == "after":
                 forget_recall.append(it)
+            elif pool.max_far > 0:
+                far = far_recall_side(it.ref, pool, stream, v_star, starts, before, after)
+                if far is not None:
+                    (far_keep if far == "before" else far_forget).append(it)
         elif it.source == "conflict":
             c: PoolConflict = it.ref
             if c.old_version <= v_star < c.new_version:
@@ -277,6 +285,17 @@ def label_probes(
             if probe is not None:
                 out.append(_tag(probe, it))
     key = lambda it: it.item_id  # noqa: E731
+    if pool.max_far > 0:
+        far_keep += [it for it in past if _far_keep_qa(it, before)]
+        far_forget += [it for it in future if after is not None and it.ref.lo > after[1]]
+        taken = set()
+        for side, items in (("before", far_keep), ("after", far_forget)):
+            where = lambda it, side=side: unit_of(starts, _anchor_version(it, side))  # noqa: E731
+            for it, unit in spread(items, where, key, pool, v_star, pool.max_far):
+                out.append(_far_probe(query_id, it, side, unit, pool))
+                taken.add(it.item_id)
+        past = [it for it in past if it.item_id not in taken]
+        future = [it for it in future if it.item_id not in taken]
     cap = pool.max_boundary
     for it in ranked(keep_qa, key, pool, v_star, prefer_qa)[:cap]:
         out.append(_tag(qa_probe(query_id, it.ref, "qa", pool), it, "before"))
@@ -292,6 +311,29 @@ def label_probes(
         for it in ranked(forget_recall, key, pool, v_star)[: pool.max_recall]:
             out.append(_recall_probe(query_id, it, "future_qa", "after", pool))
     return out
+
+
+def _far_keep_qa(it: BatteryItem, before: tuple[int, int] | None) -> bool:
+    qa: PoolQA = it.ref
+    return before is not None and bool(qa.answers) and qa.category != 5 and qa.hi < before[0]
+
+
+def _anchor_version(it: BatteryItem, side: str) -> int:
+    # A kept item belongs to the session its evidence ends in, a forgotten one to the
+    # session its evidence starts in (where a rollback first has to drop it).
+    ref = it.ref
+    return int(ref.hi if side == "before" else ref.lo)
+
+
+def _far_probe(query_id: str, it: BatteryItem, side: str, unit: int, pool: ProbePool) -> Probe:
+    kind = "qa" if side == "before" else "future_qa"
+    if it.source == "recall":
+        probe = _recall_probe(query_id, it, kind, side, pool)
+    else:
+        probe = _tag(qa_probe(query_id, it.ref, kind, pool), it, side)
+    probe.meta["reach"] = "far"
+    probe.meta["session_index"] = unit
+    return probe
 
 
 def final_probes(pool: ProbePool, stream: Stream, query_id: str) -> list[Probe]:

@@ -18,7 +18,9 @@ from chronobench.data.schema import SCHEMA_VERSION
 # session_words (RQ3 session coverage).
 # 1.6.0: summary probes carry meta.last_session_words (RQ3 last-session coverage: the
 # newest restored session's new words less those the rollback request states).
-BUILDER_VERSION = "1.6.0"
+# 1.7.0: far probes (meta.reach = "far"): earlier sessions kept, later sessions forgotten;
+# false statements swap in a word the subject uses elsewhere, never in the session.
+BUILDER_VERSION = "1.7.0"
 
 
 def make_manifest(

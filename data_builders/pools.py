@@ -108,6 +108,13 @@ class ProbePool(_Model):
         "session at v*, future QA whose evidence starts in the first session after v*",
     )
     max_recall: int = Field(description="recall probes (from ``facts``) per boundary side")
+    # Pools built before far probes existed carry none: they re-score as they were built.
+    max_far: int = Field(
+        0,
+        description="far probes per side, QA and recall together, spread over sessions: "
+        "kept items of sessions before the one at v*, forgotten items of sessions after "
+        "the first one after v*",
+    )
     battery_qa: int = Field(description="battery QA items per session (or per write)")
     battery_recall: int = Field(description="battery recall statements per session, true and false")
     battery_adversarial: int = Field(description="battery category-5 items per session")
@@ -120,6 +127,7 @@ POOL_CAPS = (
     "max_future",
     "max_boundary",
     "max_recall",
+    "max_far",
     "battery_qa",
     "battery_recall",
     "battery_adversarial",

@@ -5,7 +5,9 @@ recall statements, and a known set no system chooses.
   items, and the runner hands every query the same texts (the spy in
   tests/test_sealed_protocol.py checks what a system receives).
 - False statements follow their rule on the real LoCoMo build: the swapped-in word
-  never occurs with the statement's subject, and both words are in the public writes.
+  occurs with the statement's subject elsewhere but never in the statement's session,
+  both words are in the public writes, and neither the construction rule read backwards
+  nor a grammar check tells false statements from true ones.
 - A system that fails its final questions on purpose gets the same known set and the
   same RC-QA as one that answers them (under protocol 2 it dropped its own mistakes).
 - Request-blind policies, the question-density floor and the recall constants score
@@ -61,7 +63,7 @@ def test_every_query_is_labelled_from_its_streams_battery(locomo_built: Any) -> 
         assert len(swaps) == len(set(swaps)), s.stream_id
 
 
-def test_false_statements_never_occur_with_their_subject(
+def test_false_statements_swap_in_a_word_of_the_subject_from_another_session(
     locomo_built: Any, locomo_path: Path
 ) -> None:
     from chronobench.text import stem
@@ -91,7 +93,15 @@ def test_false_statements_never_occur_with_their_subject(
                 if sp == subject or first in [x.lower() for x in _TOKEN.findall(text)]
                 for t in _TOKEN.findall(text)
             }
-            assert stem(word.lower()) not in with_subject, (f["fact_id"], word)
+            n = int(f["fact_id"][1:].split(".")[0])
+            session = {
+                stem(t.lower())
+                for text in [t["text"] for t in conv[f"session_{n}"]]
+                + [text for _, text, _ in observations(rec, n)]
+                for t in _TOKEN.findall(text)
+            }
+            assert stem(word.lower()) in with_subject, (f["fact_id"], word)
+            assert stem(word.lower()) not in session, (f["fact_id"], word)
             assert original.lower() in public and word.lower() in public, f["fact_id"]
             assert f["false_statement"] != f["statement"]
             checked += 1
@@ -184,6 +194,36 @@ def test_protocol2s_known_rule_would_have_let_it_choose(tmp_path: Path) -> None:
     assert h(sandbag, known) == h(honest, known)  # protocol 3: it is not
 
 
+def test_surface_rules_cannot_tell_false_statements_from_true(locomo_built: Any) -> None:
+    from chronobench.audit.rq2_policies import (
+        grammar_says_false,
+        stream_facts,
+        surface_says_false,
+    )
+
+    flags = {True: [0, 0, 0], False: [0, 0, 0]}  # construction rule, grammar, count
+    for s in locomo_built.streams:
+        pool = locomo_built.pools[s.stream_id]
+        starts = sorted(x["first_version"] for x in pool["sessions"])
+        facts = stream_facts(s, starts, pool["speakers"])
+        by_id = {f["fact_id"]: f for f in pool["facts"]}
+        for item in s.meta["battery"]:
+            fid = item["id"].removesuffix("-false")
+            if fid not in by_id:
+                continue
+            truth = not item["id"].endswith("-false")
+            f = by_id[fid]
+            text = f["statement"] if truth else f["false_statement"]
+            flags[truth][0] += surface_says_false(text, f["meta"]["speaker"], facts)
+            flags[truth][1] += grammar_says_false(text)
+            flags[truth][2] += 1
+    rate = {t: (a / n, g / n) for t, (a, g, n) in flags.items()}
+    assert flags[True][2] == flags[False][2] > 500
+    # At chance: each rule flags false statements about as often as true ones.
+    assert abs(rate[False][0] - rate[True][0]) < 0.05, rate
+    assert abs(rate[False][1] - rate[True][1]) < 0.02, rate
+
+
 FLOORS = (
     "floor_question_density",
     "floor_restore_random",
@@ -195,6 +235,8 @@ FLOORS = (
     "floor_always_no",
     "always_abstain",
     "floor_recall_surface",
+    "floor_session_parity",
+    "floor_falsifier_rule",
 )
 
 

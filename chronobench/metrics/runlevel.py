@@ -20,7 +20,7 @@ from typing import Any
 
 from chronobench.metrics.catalog import declare_metric
 
-__all__ = ["dedupe_weights", "harmonic", "run_units"]
+__all__ = ["dedupe_weights", "harmonic", "query_score", "run_units", "side_parts", "side_value"]
 
 
 def harmonic(a: float, b: float) -> float:
@@ -47,6 +47,43 @@ def _meta(row: Mapping[str, Any]) -> Mapping[str, Any]:
     return (row.get("probe") or {}).get("meta") or {}
 
 
+def side_value(parts: Mapping[Any, Sequence[float]]) -> float | None:
+    """One side of a query (A_q or B_q) from its known probes' scores grouped by reach:
+    ``"near"`` (the boundary session) and one group per far session. Near and far weigh
+    the same; the far part is the mean over sessions of each session's mean, so a side
+    is a fair sample of the whole past (or future), not of the sessions that happen to
+    hold many battery items. None when no group has a score."""
+    halves = side_parts(parts)
+    return _mean(halves) if halves else None
+
+
+def side_parts(parts: Mapping[Any, Sequence[float]]) -> list[float]:
+    """The near part and the far part of one side (each present only with scores)."""
+    near = parts.get("near") or []
+    far = [
+        _mean(v) for k, v in sorted(parts.items(), key=lambda kv: str(kv[0])) if k != "near" and v
+    ]
+    return ([_mean(near)] if near else []) + ([_mean(far)] if far else [])
+
+
+def query_score(
+    keep: Mapping[Any, Sequence[float]], forget: Mapping[Any, Sequence[float]]
+) -> float:
+    """H_q: the harmonic mean of the query's parts, near and far on each side (two to
+    four numbers; 0 when one is 0, or when a side has none). With near parts only it is
+    2AB / (A + B)."""
+    a, b = side_parts(keep), side_parts(forget)
+    parts = a + b
+    if not a or not b or min(parts) <= 0.0:
+        return 0.0
+    return len(parts) / sum(1.0 / x for x in parts)
+
+
+def _reach(row: Mapping[str, Any]) -> Any:
+    meta = _meta(row)
+    return ("far", meta.get("session_index")) if meta.get("reach") == "far" else "near"
+
+
 def _side_score(row: Mapping[str, Any], scores: Mapping[str, Any]) -> tuple[str, float] | None:
     """``(side, score)`` of a boundary probe row for the headline, None for other rows."""
     meta = _meta(row)
@@ -70,12 +107,16 @@ def _side_score(row: Mapping[str, Any], scores: Mapping[str, Any]) -> tuple[str,
     order=10,
     main=True,
     title="RQ2: rollback-consistent QA, RC-QA (headline: per query, harmonic mean of "
-    "A* and B* on the known boundary probes: those a fixed reference reader answers at "
-    "the last version)",
+    "keeping and forgetting at the boundary sessions and at the farther ones, on the "
+    "known probes: those a fixed reference reader answers from their evidence sessions)",
     short="RC-QA",
 )
-@declare_metric("rc_qa_a", "rq2", "A*: keeps (session at v*)", order=20, short="A*")
-@declare_metric("rc_qa_b", "rq2", "B*: forgets (first session after v*)", order=30, short="B*")
+@declare_metric(
+    "rc_qa_a", "rq2", "A*: keeps (session at v*, earlier sessions)", order=20, short="A*"
+)
+@declare_metric(
+    "rc_qa_b", "rq2", "B*: forgets (first session after v*, later sessions)", order=30, short="B*"
+)
 @declare_metric("rc_qa_a_zero", "rq2", "queries with A* = 0", order=40, higher_is_better=False)
 def run_units(
     rows: Iterable[Mapping[str, Any]], known: Mapping[str, Iterable[str]] | None = None
@@ -92,10 +133,13 @@ def run_units(
     the probe is known; it is absent otherwise.
 
     Query units, the RC-QA headline: the query's *boundary* probes (``meta.boundary``;
-    data_builders/battery.py) that are known are its *known* probes. A_q = mean score at v* over the known ``before`` probes (LoCoMo
-    ``qa_f1`` or recall ``recall_acc``), B_q = mean forgetting over the known ``after``
-    probes (``future_abstain`` or ``recall_forget``). ``rc_qa`` = 2 A_q B_q / (A_q +
-    B_q), for every query with known boundary probes on both sides (with ``known``: a
+    data_builders/battery.py; near ones and ``meta.reach = "far"`` ones) that are known
+    are its *known* probes. A_q = score at v* over the known ``before`` probes (LoCoMo
+    ``qa_f1`` or recall ``recall_acc``), B_q = forgetting over the known ``after``
+    probes (``future_abstain`` or ``recall_forget``), each side by :func:`side_value`
+    (near and far weigh the same, far sessions each the same). ``rc_qa`` =
+    :func:`query_score`, the harmonic mean of the near and far parts of both sides (with
+    near probes only, 2 A_q B_q / (A_q + B_q)), for every query with known boundary probes on both sides (with ``known``: a
     set fixed by the build and the backbone, not by the system); without ``known``, for
     every query with boundary probes on both sides, a side with no known probe scoring 0. Also per query:
     ``rc_qa_known_a`` / ``rc_qa_known_b`` (how many known probes) and ``rc_qa_a_zero``
@@ -114,6 +158,10 @@ def run_units(
     units: list[dict[str, Any]] = []
     sides: dict[str, dict[str, list[float]]] = defaultdict(
         lambda: {"before": [], "after": [], "n_before": [], "n_after": []}
+    )
+    # Per query and side: the known probes' scores by reach (near, or a far session).
+    groups: dict[str, dict[str, dict[Any, list[float]]]] = defaultdict(
+        lambda: {"before": defaultdict(list), "after": defaultdict(list)}
     )
     first: dict[str, Mapping[str, Any]] = {}
     for r in rows:
@@ -146,6 +194,7 @@ def run_units(
             sides[qid][f"n_{name}"].append(1.0)
             if is_known:
                 sides[qid][name].append(value)
+                groups[qid][name][_reach(r)].append(value)
     for qid, p in sorted(sides.items()):
         if not p["n_before"] or not p["n_after"]:
             continue
@@ -155,12 +204,12 @@ def run_units(
             # build and the backbone; a query without them tests nothing.
             continue
         r = first[qid]
-        a = _mean(p["before"]) if p["before"] else 0.0
-        b = _mean(p["after"]) if p["after"] else 0.0
+        a = side_value(groups[qid]["before"]) or 0.0
+        b = side_value(groups[qid]["after"]) or 0.0
         units.append(
             {
                 "scores": {
-                    "rc_qa": harmonic(a, b),
+                    "rc_qa": query_score(groups[qid]["before"], groups[qid]["after"]),
                     "rc_qa_a": a,
                     "rc_qa_b": b,
                     "rc_qa_a_zero": float(a == 0.0),

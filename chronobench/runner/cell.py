@@ -172,11 +172,11 @@ def run_benchmark_cell(cell: Components) -> Path:
     records = log.read_checked()
     known, known_sha = None, None
     if spec.task.qa:
-        from chronobench.runner.known import reference_known, write_known
+        from chronobench.runner.known import RQ2_READER, reference_known, write_known
 
         t = time.perf_counter()
-        known, known_sha = reference_known(spec, data, backbone)
-        write_known(run_dir, known, known_sha)
+        known, known_sha = reference_known(spec, data, backbone, RQ2_READER)
+        write_known(run_dir, known, known_sha, RQ2_READER)
         timings["known_s"] = round(time.perf_counter() - t, 3)
     if backbone is not None:  # the cell's calls, the known set's reference reader's included
         backbone_stats = dict(getattr(backbone, "stats", {}) or {})

@@ -267,7 +267,7 @@ def run_peers_cell(cell: Any) -> Path:
     from chronobench.results.io import SampleLog
     from chronobench.runner.cell import cell_summary, data_info, prepare_run_dir, write_results
     from chronobench.runner.drilldown import write_cell_queries
-    from chronobench.runner.known import reference_known, write_known
+    from chronobench.runner.known import RQ2_READER, reference_known, write_known
     from chronobench.runner.metrics_io import compute_metrics
     from chronobench.spec import run_id
 
@@ -284,8 +284,8 @@ def run_peers_cell(cell: Any) -> Path:
     t1 = time.perf_counter()
     _generate(spec, data, measured, stores, backbone, log)
     records = log.read_checked()
-    known, known_sha = reference_known(spec, data, backbone)
-    write_known(run_dir, known, known_sha)
+    known, known_sha = reference_known(spec, data, backbone, RQ2_READER)
+    write_known(run_dir, known, known_sha, RQ2_READER)
     metrics = compute_metrics(records, seed=int(spec.seed), known=known)
     fid = summarize(measured.fidelity)
     metrics.peer = _peer_block(measured, fid, data)

@@ -228,6 +228,19 @@ for _i, (_name, _target, _options, _label) in enumerate(
             ChronoMemOptions,
             "floor: boundary the questions point to",
         ),
+        # Splits of the battery by something other than the request (RQ2 audit).
+        (
+            "floor_session_parity",
+            "baselines.split_floors:SessionParityFloor",
+            ChronoMemOptions,
+            "floor: answer even sessions' questions, never roll back",
+        ),
+        (
+            "floor_falsifier_rule",
+            "baselines.split_floors:FalsifierRuleFloor",
+            NoOptions,
+            "floor: recall by the falsifier's rule",
+        ),
     )
 ):
     register_system(

@@ -1,13 +1,16 @@
 """False recall statements (protocol 3, docs/metrics.md: recall probes).
 
 A LoCoMo observation ("Melanie painted a lake sunrise last year ...") becomes a false
-statement by swapping one of its words for a word from elsewhere in the same
-conversation that never occurs with the statement's subject: not in any turn the
-subject speaks or that names them, nor in any observation about them. The swapped-out
-word and its replacement both occur in the conversation's turns (the public writes), so
-the false statement's words are in memory exactly as often as the true one's: a floor
-that says "No" to a statement whose words are missing from memory cannot tell them
-apart. Which word goes and which comes in is fixed by a seeded hash.
+statement by swapping one of its words for a word of the same kind (a noun after a
+determiner, singular or plural as the original, with the article's a/an kept right; a
+name; a number, weekday or month) that the statement's subject does use elsewhere: it
+occurs in a turn the subject speaks or that names them, but nowhere in the statement's
+own session (neither its turns nor its observations). So the swapped-in word is said
+with the subject as a true statement's words are (a rule "No when a word never occurs
+with the subject" cannot tell them apart), and it is false where it stands: the session
+the statement is about never says it. The swapped-out word and its replacement both
+occur in the conversation's turns (the public writes). Which word goes and which comes
+in is fixed by a seeded hash.
 """
 
 from __future__ import annotations
@@ -146,10 +149,14 @@ class Falsifier:
             if w.endswith("s") == plural and self.proper.get(w, 0) == 0 and _class(w) == "word"
         ]
 
-    def twin(self, fact_id: str, statement: str, subject: str) -> Swap | None:
+    def twin(
+        self, fact_id: str, statement: str, subject: str, session: Iterable[str] = ()
+    ) -> Swap | None:
         """The false twin of ``statement`` about ``subject``, or None when no word can be
-        swapped under the rules above."""
-        banned = self._with.get(subject, set())
+        swapped under the rules above. ``session``: the texts of the statement's session
+        (its turns and observations); the replacement never occurs there."""
+        used = self._with.get(subject, set())
+        banned = {stem(t.lower()) for text in session for t in _TOKEN.findall(text)}
         matches = list(_TOKEN.finditer(statement))
         toks = [m.group(0) for m in matches]
         nouns = _noun_positions(toks)
@@ -161,13 +168,16 @@ class Falsifier:
         own = {stem(t.lower()) for t in toks}
         # The most specific word (rarest in the conversation) carries the fact.
         for i, kind in sorted(spots, key=lambda s: (self.df[toks[s[0]].lower()], s[0])):
+            article = toks[i - 1].lower() if i > 0 else ""
             cands = [
                 w
                 for w in self._cands(kind)
                 if self._content(w)
                 and "'" not in w
+                and stem(w) in used
                 and stem(w) not in banned
                 and stem(w) not in own
+                and _article_fits(article, w)
             ]
             if not cands:
                 continue
@@ -180,6 +190,16 @@ class Falsifier:
             text = statement[: m.start()] + word + statement[m.end() :]
             return Swap(statement=text, original=original, replacement=word)
         return None
+
+
+def _article_fits(article: str, word: str) -> bool:
+    # "a" before a consonant sound, "an" before a vowel (by spelling: close enough for
+    # the nouns of a chat); any other preceding word fits every candidate.
+    if article == "a":
+        return word[:1] not in "aeiou"
+    if article == "an":
+        return word[:1] in "aeiou"
+    return True
 
 
 def conversation_texts(

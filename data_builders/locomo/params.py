@@ -25,6 +25,12 @@ class LocomoParams(BaseModel):
     max_recall: NonNegativeInt = Field(
         6, description="recall probes per side ('Is it true that <observation>?')"
     )
+    max_far: NonNegativeInt = Field(
+        10,
+        description="far probes per side (QA and recall statements, spread over sessions): "
+        "earlier sessions on the keep side, sessions after the first one after v* on the "
+        "forget side",
+    )
     # The stream's question battery (data_builders/battery.py), per session.
     battery_qa: NonNegativeInt = Field(8, description="battery QA items per session")
     battery_recall: NonNegativeInt = Field(

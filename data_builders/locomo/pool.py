@@ -109,13 +109,15 @@ def build_pool(
     speakers = [str(x) for x in sb.stream.meta.get("speakers", [])]
     falsifier = Falsifier(turns, obs, speakers, seed=params.seed, stream_id=sb.stream.stream_id)
     for n in sorted(sb.spans):
+        session_turns, session_obs = conversation_texts(rec, [n], observations)
+        session_texts = [t for _, t in session_turns + session_obs]
         for k, (speaker, text, ids) in enumerate(observations(rec, n), start=1):
             ranges = [sb.dia_range[i] for i in ids if i in sb.dia_range]
             if not ranges or len(ranges) < len(ids) or not text.strip():
                 skipped["fact:unknown_evidence"] += 1
                 continue
             fact_id = f"o{n}.{k}"
-            twin = falsifier.twin(fact_id, text.strip(), speaker)
+            twin = falsifier.twin(fact_id, text.strip(), speaker, session_texts)
             meta: dict[str, Any] = {"dialog_ids": ids, "speaker": speaker}
             if twin is not None:
                 meta["swap"] = [twin.original, twin.replacement]

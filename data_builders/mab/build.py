@@ -90,6 +90,7 @@ def build_mab(split: str, rows: list[dict[str, Any]], p: MabParams) -> BuildResu
         "max_future": p.max_future,
         "max_boundary": 0,
         "max_recall": 0,
+        "max_far": 0,
         "battery_qa": p.battery_qa,
         "battery_recall": 0,
         "battery_adversarial": 1,
