@@ -296,7 +296,9 @@ def _archive(results_dir: Path, moving: list[RunRecord]) -> None:
             if src.is_file():
                 atomic_write_text(dest / name, src.read_text(encoding="utf-8"))
     runs = archived_runs(results_dir)
-    if not runs:
+    if not runs or (not moving and (results_dir / ARCHIVE_FILE).is_file()):
+        # Nothing new to archive: the archive keeps the labels and definitions of the
+        # board it was cut from (a later metric's title must not relabel old figures).
         return
     parts = []
     for p in sorted({r.protocol for r in runs}):
