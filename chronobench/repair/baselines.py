@@ -112,6 +112,52 @@ def memo_replay(ctx: RepairContext) -> RepairOutcome:
     return out
 
 
+class LogWalk:
+    """The failed history from the first diagnosed session on, as the graph-free
+    replays re-walk it: the state just before that session (``view``, to be rebuilt),
+    and each undiagnosed session after it with the memory before and after its version
+    (diagnosed sessions are skipped, their writes never reach ``view``)."""
+
+    def __init__(self, ctx: RepairContext) -> None:
+        app, user = ctx.scope
+        self.domain = ctx.case["domain"]
+        bad = {n.split(":")[1] for n in ctx.diagnosed if n.count(":") >= 2}
+        events = ctx.case["events"]
+        versions = {v.labels.get("event"): v for v in ctx.mem.versions(app, user)}
+        starts = [i for i, e in enumerate(events) if e["event"] in bad and e["event"] in versions]
+        self.head = ctx.mem.snapshot(app, user)
+        self.sessions: list[tuple[dict[str, Any], dict[str, str], dict[str, str]]] = []
+        self.started = bool(starts)
+        self.view = View({})
+        if not starts:
+            return
+        first = versions[events[starts[0]]["event"]]
+        before = ctx.mem.snapshot(app, user, int(first.parent)) if first.parent else {}
+        self.view = View(dict(before))
+        for ev in events[starts[0] :]:
+            v = versions.get(ev["event"])
+            after = ctx.mem.snapshot(app, user, int(v.version_id)) if v else before
+            if ev["event"] not in bad:
+                self.sessions.append((ev, before, after))
+            before = after
+
+    def finish(
+        self, ctx: RepairContext, steps: set[str], agent: Any, notes: dict[str, Any]
+    ) -> RepairOutcome:
+        """Write the rebuilt state over HEAD (the prompt memo kept) and replay ``steps``."""
+        if MEMO_ITEM in self.head:
+            self.view.items[MEMO_ITEM] = self.head[MEMO_ITEM]
+        ops, overlay = diff_ops(self.head, self.view.items, ctx.method)
+        kw = {"overlay": overlay, "repair_ops": ops, "labels": ctx.labels, "nodes": self.view.nodes}
+        trace = ctx.runner.run("repair", old=ctx.old, replay=steps, **kw)
+        return RepairOutcome(trace, agent.steps, agent.calls, notes=notes)
+
+
+def nothing_to_repair(ctx: RepairContext) -> RepairOutcome:
+    """The outcome when no diagnosed session left a version: the failed run as it was."""
+    return RepairOutcome(ctx.runner.run("repair", old=ctx.old, replay=set(), labels=ctx.labels))
+
+
 def value_replay(ctx: RepairContext) -> RepairOutcome:
     """Graph-free repair: re-walk the session log from the first diagnosed session over
     the state rebuilt from ChronoMem's version history; skip the diagnosed sessions;
@@ -119,46 +165,29 @@ def value_replay(ctx: RepairContext) -> RepairOutcome:
     failed history (else re-apply its recorded ops, the diff of its version); then replay
     the task steps whose slots' values changed. Reads neither provenance edges nor
     citations: only the log, the versions and the agent's newest-record rule."""
-    app, user = ctx.scope
-    domain = ctx.case["domain"]
-    bad = {n.split(":")[1] for n in ctx.diagnosed if n.count(":") >= 2}
-    events = ctx.case["events"]
-    versions = {v.labels.get("event"): v for v in ctx.mem.versions(app, user)}
-    starts = [i for i, e in enumerate(events) if e["event"] in bad and e["event"] in versions]
-    head = ctx.mem.snapshot(app, user)
-    if not starts:
-        return RepairOutcome(ctx.runner.run("repair", old=ctx.old, replay=set(), labels=ctx.labels))
-    first = versions[events[starts[0]]["event"]]
-    before = ctx.mem.snapshot(app, user, int(first.parent)) if first.parent else {}
-    view = View(dict(before))
+    walk = LogWalk(ctx)
+    if not walk.started:
+        return nothing_to_repair(ctx)
+    domain, view = walk.domain, walk.view
     agent = ctx.agent(cls=CountingAgent)
     rerun: list[str] = []
-    for ev in events[starts[0] :]:
-        v = versions.get(ev["event"])
-        after = ctx.mem.snapshot(app, user, int(v.version_id)) if v else before
-        if ev["event"] not in bad:
-            changed = values_changed(ev, view.items, before, domain)
-            if changed and ev["event"] not in ctx.unavailable:
-                agent.execute(ev, view, "repair")
-                rerun.append(ev["event"])
-            elif not changed:  # its recorded writes, in order (newest last)
-                for item in [i for i in before if i not in after]:
+    for ev, before, after in walk.sessions:
+        changed = values_changed(ev, view.items, before, domain)
+        if changed and ev["event"] not in ctx.unavailable:
+            agent.execute(ev, view, "repair")
+            rerun.append(ev["event"])
+        elif not changed:  # its recorded writes, in order (newest last)
+            for item in [i for i in before if i not in after]:
+                view.items.pop(item, None)
+            for item, text in after.items():
+                if before.get(item) != text:
                     view.items.pop(item, None)
-                for item, text in after.items():
-                    if before.get(item) != text:
-                        view.items.pop(item, None)
-                        view.items[item] = text
-            # changed but unavailable: its writes are not trusted and cannot be redone
-        before = after
-    if MEMO_ITEM in head:
-        view.items[MEMO_ITEM] = head[MEMO_ITEM]
-    ops, overlay = diff_ops(head, view.items, ctx.method)
-    failed = {k: t for k, t in head.items() if k != MEMO_ITEM}
+                    view.items[item] = text
+        # changed but unavailable: its writes are not trusted and cannot be redone
+    failed = {k: t for k, t in walk.head.items() if k != MEMO_ITEM}
     steps = {spec.step_id for spec in workflow(domain) if spec.role in ("args", "answer")
              and any(read_value(view.items, s, domain) != read_value(failed, s, domain) for s in spec.slots)}  # fmt: skip
-    kw = {"overlay": overlay, "repair_ops": ops, "labels": ctx.labels, "nodes": view.nodes}
-    trace = ctx.runner.run("repair", old=ctx.old, replay=steps, **kw)
-    return RepairOutcome(trace, agent.steps, agent.calls, notes={"rerun": rerun})
+    return walk.finish(ctx, steps, agent, {"rerun": rerun})
 
 
 def backbone_judged(ctx: RepairContext) -> RepairOutcome:

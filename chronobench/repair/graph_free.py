@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from chronobench.repair.agent import MEMO_ITEM, View, workflow
-from chronobench.repair.baselines import CountingAgent
+from chronobench.repair.agent import View, workflow
+from chronobench.repair.baselines import CountingAgent, LogWalk, nothing_to_repair
 from chronobench.repair.context import RepairContext, RepairOutcome
-from chronobench.repair.history import diff_ops, read_value, session_reads, values_changed
+from chronobench.repair.history import read_value, session_reads, values_changed
 from chronobench.repair.lexicon import find_pairs, read_pairs
 
 __all__ = ["graph_free_planner", "own_pairs", "supported_writes"]
@@ -81,50 +81,32 @@ def graph_free_planner(ctx: RepairContext) -> RepairOutcome:
     reads changed value and its recorded writes are not all supported (rule 1); keep the
     supported writes of one that cannot be re-run (rule 3); replay the args / answer
     steps whose slots now read another value than the failed run claimed (rule 2)."""
-    app, user = ctx.scope
-    domain = ctx.case["domain"]
-    bad = {n.split(":")[1] for n in ctx.diagnosed if n.count(":") >= 2}
-    events = ctx.case["events"]
-    versions = {v.labels.get("event"): v for v in ctx.mem.versions(app, user)}
-    starts = [i for i, e in enumerate(events) if e["event"] in bad and e["event"] in versions]
-    head = ctx.mem.snapshot(app, user)
-    if not starts:
-        return RepairOutcome(ctx.runner.run("repair", old=ctx.old, replay=set(), labels=ctx.labels))
-    first = versions[events[starts[0]]["event"]]
-    before = ctx.mem.snapshot(app, user, int(first.parent)) if first.parent else {}
-    view = View(dict(before))
+    walk = LogWalk(ctx)
+    if not walk.started:
+        return nothing_to_repair(ctx)
+    domain, view = walk.domain, walk.view
     agent = ctx.agent(cls=CountingAgent)
     rerun: list[str] = []
     kept: list[str] = []
     dropped: set[tuple[str, str]] = set()  # what the dropped sessions' own texts state
-    for ev in events[starts[0] :]:
-        v = versions.get(ev["event"])
-        after = ctx.mem.snapshot(app, user, int(v.version_id)) if v else before
-        if ev["event"] not in bad:
-            written = {i: t for i, t in after.items() if before.get(i) != t}
-            everything = set(written)
-            if not values_changed(ev, view.items, before, domain):
-                _apply(view, before, after, everything)
-            else:
-                ok = supported_writes(ev, written, view.items, domain)
-                if all(ok.values()):
-                    _apply(view, before, after, everything)
-                    kept.append(ev["event"])
-                elif ev["event"] not in ctx.unavailable:
-                    agent.execute(ev, view, "repair")
-                    rerun.append(ev["event"])
-                else:
-                    _apply(view, before, after, {i for i, good in ok.items() if good})
-                    dropped |= own_pairs(ev, domain)
-        before = after
-    if MEMO_ITEM in head:
-        view.items[MEMO_ITEM] = head[MEMO_ITEM]
-    ops, overlay = diff_ops(head, view.items, ctx.method)
+    for ev, before, after in walk.sessions:
+        written = {i: t for i, t in after.items() if before.get(i) != t}
+        everything = set(written)
+        if not values_changed(ev, view.items, before, domain):
+            _apply(view, before, after, everything)
+            continue
+        ok = supported_writes(ev, written, view.items, domain)
+        if all(ok.values()):
+            _apply(view, before, after, everything)
+            kept.append(ev["event"])
+        elif ev["event"] not in ctx.unavailable:
+            agent.execute(ev, view, "repair")
+            rerun.append(ev["event"])
+        else:
+            _apply(view, before, after, {i for i, good in ok.items() if good})
+            dropped |= own_pairs(ev, domain)
     steps = _changed_steps(ctx, view.items, dropped)
-    kw = {"overlay": overlay, "repair_ops": ops, "labels": ctx.labels, "nodes": view.nodes}
-    trace = ctx.runner.run("repair", old=ctx.old, replay=steps, **kw)
-    notes = {"rerun": rerun, "kept_by_own_text": kept}
-    return RepairOutcome(trace, agent.steps, agent.calls, notes=notes)
+    return walk.finish(ctx, steps, agent, {"rerun": rerun, "kept_by_own_text": kept})
 
 
 def _changed_steps(
