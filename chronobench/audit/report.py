@@ -10,7 +10,14 @@ from chronobench.audit.contract import ATTACK_FAMILIES, HeadlineAudit
 from chronobench.audit.registry import AUDITS, AuditOptions
 from chronobench.fileio import atomic_write_text
 
-__all__ = ["audit_table", "load_audits", "run_audits", "write_audits"]
+__all__ = [
+    "audit_line",
+    "audit_table",
+    "load_audits",
+    "run_audits",
+    "summary_table",
+    "write_audits",
+]
 
 
 def run_audits(tracks: Sequence[str] | None, options: AuditOptions) -> list[HeadlineAudit]:
@@ -60,16 +67,33 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def audit_line(audit: HeadlineAudit) -> str:
-    """One line for the board: the oracle, the best attack, the verdict."""
-    best = max(audit.attacks, key=lambda a: a.score, default=None)
-    attack = f"best attack {_pct(best.score)} ({best.family}: {best.name})" if best else "no attack"
-    verdict = "passes" if audit.passes else f"FAILS ({len(audit.failures())} properties)"
-    return (f"Audit ({audit.data}): oracle {_pct(audit.oracle)}, {audit.system} "
-            f"{_pct(audit.interval.mean)} [{_pct(audit.interval.lo)}, {_pct(audit.interval.hi)}], "
-            f"{attack}; every error curve falls: "
-            f"{'yes' if all(c.strictly_decreasing() for c in audit.curves) else 'no'}; "
-            f"{verdict}. See [AUDIT.md](AUDIT.md).")  # fmt: skip
+def summary_table(audits: Sequence[HeadlineAudit], *, named: bool = False) -> list[str]:
+    """The one-row-per-headline table (Markdown lines): oracle, the system's interval,
+    the best attack of each family (``named``: with its name), whether every curve
+    falls, the verdict. AUDIT.md and the board's audit section both show it."""
+    families = list(ATTACK_FAMILIES)
+    lines = [
+        "| track | headline | oracle | system [95% CI] | "
+        + " | ".join(f"best {f.replace('_', '-')}" for f in families)
+        + " | curves fall | verdict |",
+        "|---" * (6 + len(families)) + "|",
+    ]
+    for a in audits:
+        best = a.best_attacks()
+        cells = [
+            (f"{_pct(best[f].score)} ({best[f].name})" if named else _pct(best[f].score))
+            if f in best
+            else "n/a"
+            for f in families
+        ]
+        falls = bool(a.curves) and all(c.strictly_decreasing() for c in a.curves)
+        lines.append(
+            f"| {a.track} | {a.headline} | {_pct(a.oracle)} | {a.system} "
+            f"{_pct(a.interval.mean)} [{_pct(a.interval.lo)}, {_pct(a.interval.hi)}] | "
+            + " | ".join(cells)
+            + f" | {'yes' if falls else 'NO'} | {'passes' if a.passes else 'FAILS'} |"
+        )
+    return lines
 
 
 def audit_table(audits: Sequence[HeadlineAudit]) -> str:
@@ -84,24 +108,8 @@ def audit_table(audits: Sequence[HeadlineAudit]) -> str:
         "best attack of each family must stay below the oracle and below the lower end of "
         "the system's 95% interval. Figures x100.",
         "",
-        "| track | headline | oracle | system [95% CI] | "
-        + " | ".join(f"best {f}" for f in ATTACK_FAMILIES)
-        + " | curves fall | verdict |",
-        "|---" * (6 + len(ATTACK_FAMILIES)) + "|",
+        *summary_table(audits, named=True),
     ]
-    for a in audits:
-        best = a.best_attacks()
-        cells = [
-            f"{_pct(best[f].score)} ({best[f].name})" if f in best else "n/a"
-            for f in ATTACK_FAMILIES
-        ]
-        falls = all(c.strictly_decreasing() for c in a.curves) and bool(a.curves)
-        lines.append(
-            f"| {a.track} | {a.headline} | {_pct(a.oracle)} | {a.system} {_pct(a.interval.mean)} "
-            f"[{_pct(a.interval.lo)}, {_pct(a.interval.hi)}] | "
-            + " | ".join(cells)
-            + f" | {'yes' if falls else 'NO'} | {'passes' if a.passes else 'FAILS'} |"
-        )
     for a in audits:
         lines += ["", f"## {a.track}: {a.headline}", "", f"Data: {a.data}.", "",
                   f"Oracle: {a.oracle_name}, {_pct(a.oracle)}. Why it is the ceiling: "

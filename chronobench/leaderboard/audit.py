@@ -8,14 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chronobench.audit.contract import ATTACK_FAMILIES
-from chronobench.audit.report import load_audits
+from chronobench.audit.report import load_audits, summary_table
 
 __all__ = ["audit_section"]
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
 
 
 def audit_section(folder: Path) -> str:
@@ -34,21 +29,5 @@ def audit_section(folder: Path) -> str:
     ]
     if not audits:
         return "\n".join([*lines, "No audit has been run for this board.", ""])
-    families = list(ATTACK_FAMILIES)
-    lines += [
-        "| track | headline | oracle | system [95% CI] | "
-        + " | ".join(f"best {f.replace('_', '-')}" for f in families)
-        + " | curves fall | verdict |",
-        "|---" * (6 + len(families)) + "|",
-    ]
-    for a in audits:
-        best = a.best_attacks()
-        cells = [_pct(best[f].score) if f in best else "n/a" for f in families]
-        falls = bool(a.curves) and all(c.strictly_decreasing() for c in a.curves)
-        lines.append(
-            f"| {a.track} | {a.headline} | {_pct(a.oracle)} | {a.system} "
-            f"{_pct(a.interval.mean)} [{_pct(a.interval.lo)}, {_pct(a.interval.hi)}] | "
-            + " | ".join(cells)
-            + f" | {'yes' if falls else 'NO'} | {'passes' if a.passes else 'FAILS'} |"
-        )
+    lines += summary_table(audits)
     return "\n".join(lines) + "\n"
