@@ -11,7 +11,6 @@ from chronobench.audit.registry import AUDITS, AuditOptions
 from chronobench.fileio import atomic_write_text
 
 __all__ = [
-    "audit_line",
     "audit_table",
     "load_audits",
     "run_audits",
