@@ -118,9 +118,10 @@ def test_a_peer_is_reported_at_its_best_k_with_the_sweep() -> None:
     assert out["sweep"]["10"]["user"]["mean"] == pytest.approx(0.2)
 
 
+@pytest.mark.slow
 def test_fast_audit_passes_through_the_real_harness() -> None:
     """Two conversations: the oracle is the ceiling, every curve falls, every attack
-    family stays below ChronoMem's interval (about a minute with warm caches)."""
+    family stays below the oracle's own interval (about a minute with warm caches)."""
     from data_builders.locomo.source import resolve_locomo_source
 
     try:

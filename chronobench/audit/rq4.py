@@ -211,7 +211,12 @@ def audit(options: AuditOptions) -> list[HeadlineAudit]:
     jobs["surface"] = (pol.hit_and_neighbours, False)
     got = h.run(jobs)
 
-    system_rows = [r for r in h.rows["system"] if r["headline"] is not None]
+    # Fast (two conversations): a property test of the metric, so attacks are held
+    # against the oracle's own interval; ChronoMem's standing on two conversations is
+    # noise (its interval there is wide and an attack can land inside it by chance),
+    # and the full audit holds them against ChronoMem's held-out interval.
+    held = "oracle" if fast else "system"
+    system_rows = [r for r in h.rows[held] if r["headline"] is not None]
     stat = summarise([r["headline"] for r in system_rows], int(h.spec.seed),
                      clusters=[r["stream"] for r in system_rows])  # fmt: skip
     interval = Interval(mean=stat["mean"] or 0.0, lo=stat["ci_low"] or 0.0,
@@ -245,15 +250,17 @@ def audit(options: AuditOptions) -> list[HeadlineAudit]:
             "extractive reader")  # fmt: skip
     notes = [
         f"The headline interval is {'this run' if fast else 'the held-out set'}'s 95% "
-        "cluster bootstrap over conversations of ChronoMem selective undo, computed as "
-        f"the published cell computes it{_published_note(options, interval, fast)}. "
+        f"cluster bootstrap over conversations of "
+        f"{'the oracle (fast: a property test)' if fast else 'ChronoMem selective undo'}, "
+        f"computed as the published cell computes it"
+        f"{_published_note(options, interval, fast)}. "
         f"{h.runs} policy runs in {time.perf_counter() - t0:.0f} s."
     ]
     return [
         HeadlineAudit(
             track="rq4",
             headline="held-out headline (HM of forget, keep, turn precision, recall)",
-            system="chronomem_selective",
+            system="oracle_gold_turns (fast)" if fast else "chronomem_selective",
             interval=interval,
             oracle_name="oracle_gold_turns (the required set reverted)",
             oracle_why=_ORACLE_WHY,
