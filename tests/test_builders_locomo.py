@@ -51,11 +51,14 @@ def test_targets_and_probe_evidence(built: dict[str, Path], gran: str) -> None:
         plain = [p.kind for p in q.probes if not p.meta.get("boundary")]
         assert plain.count("qa") <= 3 and plain.count("future_qa") <= 3
         # Boundary probes (issue 15): up to 10 QA and 6 recall probes per side.
+        # Far probes (earlier / later sessions) carry their side too, capped on their own.
         for side, kind in (("before", "qa"), ("after", "future_qa")):
-            at = [p for p in q.probes if p.meta.get("boundary") == side]
-            assert all(p.kind == kind for p in at)
+            on_side = [p for p in q.probes if p.meta.get("boundary") == side]
+            at = [p for p in on_side if p.meta.get("reach") != "far"]
+            assert all(p.kind == kind for p in on_side)
             assert sum(p.meta.get("format") == "recall" for p in at) <= 6
             assert sum(p.meta.get("format") != "recall" for p in at) <= 10
+            assert sum(p.meta.get("reach") == "far" for p in on_side) <= 10
         for p in q.probes:
             if p.kind == "qa" and p.category == 5:
                 # LoCoMo's two-way choice, options in the question, seeded order.
