@@ -63,7 +63,9 @@ class SessionMatcher:
         n = len(self.order)
         best, where = 0.0, None
         for i, st in enumerate(self.stems):
-            score = sum(math.log(1 + n / self.df[t]) for t in terms & st)
+            # sorted: a float sum in set order depends on the process's string hashing,
+            # and near-ties then break differently from one run to the next
+            score = sum(math.log(1 + n / self.df[t]) for t in sorted(terms & st))
             if score > best:
                 best, where = score, i
         return where
