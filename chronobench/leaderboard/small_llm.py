@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chronobench.leaderboard.tables import _cell, _counts, _md_table
+from chronobench.leaderboard.tables import count_cell, md_table, stat_cell
 from chronobench.metrics.catalog import main_metric
 from chronobench.results.metrics_file import RunMetrics
 
@@ -92,9 +92,14 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
             a = probes.all if probes is not None else {}
             restored = (probes.restored or {}).get("selected_exact") if probes else None
             rows.append(
-                [_label(r.system), _subset(r), _counts(a.get("rc_qa")), _counts(a.get("qa_f1"))]
-                + [_cell(a.get(f)) for f, _ in _RQ2]
-                + [_cell(restored, ci=False), _failures(r.metrics)]
+                [
+                    _label(r.system),
+                    _subset(r),
+                    count_cell(a.get("rc_qa")),
+                    count_cell(a.get("qa_f1")),
+                ]
+                + [stat_cell(a.get(f)) for f, _ in _RQ2]
+                + [stat_cell(restored, ci=False), _failures(r.metrics)]
             )
         head = [
             "method",
@@ -102,7 +107,7 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
             "queries n / distinct / clusters",
             "A probes n / distinct / clusters",
         ]
-        lines += _md_table(
+        lines += md_table(
             [*head, *[h for _, h in _RQ2], "restored = v*", "replies not read as asked / replies"],
             rows,
         )
@@ -123,11 +128,11 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
             scored = recovery.n if recovery else 0
             rows.append(
                 [str(r.repair_method), str(scored + moot), str(moot)]
-                + [_cell(a.get(f), ci=False) for f in ("recovery", "replay_ratio")]
+                + [stat_cell(a.get(f), ci=False) for f in ("recovery", "replay_ratio")]
                 + [f"{calls.mean:.1f}" if calls and calls.mean is not None else "–",
                    _failures(r.metrics)]
             )  # fmt: skip
-        lines += _md_table(["method", "cases", "not applicable (no fault reached memory)", "recovery",
+        lines += md_table(["method", "cases", "not applicable (no fault reached memory)", "recovery",
                             "replay ratio", "repair calls per case",
                             "replies not read as asked / replies"], rows)  # fmt: skip
     lines += _failure_table(chosen)
@@ -153,14 +158,16 @@ def _rq1(runs: list[Any]) -> list[str]:
             probes = r.metrics.probes
             st = (probes.restored or {}).get("selected_exact") if probes else None
             rows.append(
-                [_label(r.system), _subset(r), _counts(st), _cell(st), _failures(r.metrics)]
+                [_label(r.system), _subset(r), count_cell(st), stat_cell(st), _failures(r.metrics)]
             )
         for name, groups in sorted(r.metrics.selection.items()):
             if name not in ("chronomem", "bm25_rules"):
                 continue
             st = groups.all.get(main_metric("selection").name)
-            rows.append([f"selector {name} (no LLM)", _subset(r), _counts(st), _cell(st), "–"])
-    lines += _md_table(["selector", "subset", "n / distinct / clusters", "R@1",
+            rows.append(
+                [f"selector {name} (no LLM)", _subset(r), count_cell(st), stat_cell(st), "–"]
+            )
+    lines += md_table(["selector", "subset", "n / distinct / clusters", "R@1",
                         "replies not read as asked / replies"], rows)  # fmt: skip
     return lines
 
@@ -177,7 +184,7 @@ def _failure_table(runs: list[Any]) -> list[str]:
     if not rows:
         return []
     lines = ["### Parse failures by kind", ""]
-    return lines + _md_table(["run", "replies", *_SHOWN], rows)
+    return lines + md_table(["run", "replies", *_SHOWN], rows)
 
 
 def write_speed(results_dir: Path, runs: list[Any]) -> None:
@@ -215,7 +222,7 @@ def write_speed(results_dir: Path, runs: list[Any]) -> None:
             "tokens over the seconds spent in the model; the cell's wall time includes",
             "retrieval, the known set and scoring.",
             "",
-            *_md_table(
+            *md_table(
                 [
                     "run",
                     "generated",

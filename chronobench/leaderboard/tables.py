@@ -39,7 +39,7 @@ def _is_floor(name: str) -> bool:
     return is_floor(name)
 
 
-def _cell(stat: Stat | None, scale: float = 100.0, ci: bool = True) -> str:
+def stat_cell(stat: Stat | None, scale: float = 100.0, ci: bool = True) -> str:
     if stat is None or stat.mean is None:
         return "–"
     text = f"{stat.mean * scale:.1f}"
@@ -53,7 +53,7 @@ def _n(stats: Stats, field: str) -> int:
     return st.n if st is not None else 0
 
 
-def _counts(stat: Stat | None) -> str:
+def count_cell(stat: Stat | None) -> str:
     """``n / distinct / clusters`` of one statistic."""
     if stat is None or not stat.n:
         return "–"
@@ -67,7 +67,7 @@ def _all(systems: dict[tuple[str, str], Any], s: str, b: str) -> Stats:
     return systems[(s, b)][0].all if (s, b) in systems else {}
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return lines + [""]
@@ -91,9 +91,9 @@ def _selection_md(sel: dict[str, tuple[Breakdown, str]]) -> list[str]:
         st = a.get(main)
         rows.append(
             [reg.label(name), f"{st.n if st else 0} / {_or(st and st.n_clusters, '?')}"]
-            + [_cell(a.get(f)) for f, _ in SELECTION_COLS]
+            + [stat_cell(a.get(f)) for f, _ in SELECTION_COLS]
         )
-    lines += _md_table(header, rows)
+    lines += md_table(header, rows)
     for dim in ("intent", "source"):
         groups = sorted({g for name in names for g in getattr(sel[name][0], f"by_{dim}")})
         if len(groups) < 1:
@@ -106,11 +106,11 @@ def _selection_md(sel: dict[str, tuple[Breakdown, str]]) -> list[str]:
             rows.append(
                 [reg.label(name)]
                 + [
-                    f"{_cell(by.get(g, {}).get(main), ci=False)} ({_n(by.get(g, {}), main)})"
+                    f"{stat_cell(by.get(g, {}).get(main), ci=False)} ({_n(by.get(g, {}), main)})"
                     for g in groups
                 ]
             )
-        lines += _md_table(["selector", *groups], rows)
+        lines += md_table(["selector", *groups], rows)
     return lines
 
 
@@ -120,7 +120,7 @@ def _by_backbone(
     return [
         [_systems().label(s)]
         + [
-            _cell(systems[(s, b)][0].all.get(field), ci=False) if (s, b) in systems else "–"
+            stat_cell(systems[(s, b)][0].all.get(field), ci=False) if (s, b) in systems else "–"
             for b in backbones
         ]
         for s in names
@@ -144,12 +144,12 @@ def _rq2_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
         restored = (groups.restored or {}).get("selected_exact")
         rows.append(
             # Query units (the main score's) and the answerable probes behind A (qa_f1).
-            [_systems().label(s), _counts(a.get(main.name)), _counts(a.get("qa_f1"))]
-            + [_cell(a.get(f)) for f, _ in RQ2_COLS]
-            + [_cell(restored, ci=False)]
+            [_systems().label(s), count_cell(a.get(main.name)), count_cell(a.get("qa_f1"))]
+            + [stat_cell(a.get(f)) for f, _ in RQ2_COLS]
+            + [stat_cell(restored, ci=False)]
         )
     header = ["method", "queries n / distinct / clusters", "A probes n / distinct / clusters"]
-    lines += _md_table([*header, *[h for _, h in RQ2_COLS], "restored = v*"], rows)
+    lines += md_table([*header, *[h for _, h in RQ2_COLS], "restored = v*"], rows)
     lines += _leakage_note(systems, names, b)
     for dim in ("intent", "source"):
         present = [s for s in names if _has(systems, s, b, RQ2_COLS)]
@@ -157,14 +157,16 @@ def _rq2_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
         rows = [
             [_systems().label(s)]
             + [
-                _cell(getattr(systems[(s, b)][0], f"by_{dim}").get(g, {}).get(main.name), ci=False)
+                stat_cell(
+                    getattr(systems[(s, b)][0], f"by_{dim}").get(g, {}).get(main.name), ci=False
+                )
                 for g in groups
             ]
             for s in present
         ]
         if groups and rows:
             head = [f"{main.short} by {dim}, backbone {b}:", ""]
-            lines += head + _md_table(["method", *groups], rows)
+            lines += head + md_table(["method", *groups], rows)
     return lines
 
 
@@ -177,7 +179,7 @@ def _leakage_note(systems: dict[tuple[str, str], Any], names: list[str], b: str)
         leak = _all(systems, s, b).get("future_leak")
         if _is_floor(s) and leak is not None and leak.mean is not None:
             name = label[len("floor:") :] if label.startswith("floor:") else label
-            floors.append(f"{name.strip()} {_cell(leak, ci=False)}%")
+            floors.append(f"{name.strip()} {stat_cell(leak, ci=False)}%")
     if not floors:
         return []
     return [
@@ -196,13 +198,13 @@ def _rq3_detail(systems: dict[tuple[str, str], Any], names: list[str], b: str) -
             continue
         a = systems[(s, b)][0].all
         rows.append(
-            [_systems().label(s), _counts(a.get(main_metric("rq3").name))]
-            + [_cell(a.get(f)) for f, _ in RQ3_COLS]
+            [_systems().label(s), count_cell(a.get(main_metric("rq3").name))]
+            + [stat_cell(a.get(f)) for f, _ in RQ3_COLS]
         )
     if not rows:
         return []
     head = [f"### RQ3 in detail, backbone {b} (mean [95% cluster-bootstrap CI], x100)", ""]
-    return head + _md_table(["method", "n / distinct / clusters", *[h for _, h in RQ3_COLS]], rows)
+    return head + md_table(["method", "n / distinct / clusters", *[h for _, h in RQ3_COLS]], rows)
 
 
 def _systems_md(
@@ -217,7 +219,7 @@ def _systems_md(
     for field, title in BY_BACKBONE:
         rows = _by_backbone(systems, names, backbones, field)
         if any(c != "–" for r in rows for c in r[1:]):
-            lines += [f"### {title} (x100)", ""] + _md_table(["method", *backbones], rows)
+            lines += [f"### {title} (x100)", ""] + md_table(["method", *backbones], rows)
     for b in backbones:
         lines += _rq2_detail(systems, names, b)
         lines += _rq3_detail(systems, names, b)
@@ -239,7 +241,7 @@ def _rq1_headline(tables: dict[tuple[str, str, str], Any]) -> list[str]:
         for g in grans:
             sel = slots[g].get(name)
             st = sel[0].all.get("recall_at_1") if sel else None
-            cells.append(f"{_cell(st)} (n={st.n})" if st else "–")
+            cells.append(f"{stat_cell(st)} (n={st.n})" if st else "–")
         rows.append([reg.label(name), *cells])
     return [
         f"## RQ1 headline: hand-written held-out requests (`{queries}`)",
@@ -249,7 +251,7 @@ def _rq1_headline(tables: dict[tuple[str, str, str], Any]) -> list[str]:
         "before any rule change they evaluate; see data_builders/user_queries/README.md.",
         "Template requests, below, are a test of request reading.",
         "",
-        *_md_table(["selector", *(f"{g} granularity" for g in grans)], rows),
+        *md_table(["selector", *(f"{g} granularity" for g in grans)], rows),
     ]
 
 

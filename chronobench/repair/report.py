@@ -18,8 +18,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from chronobench.repair.report_cells import _ABLATIONS, _BASELINES, _FAMILIES, _cell, _label, margin
-from chronobench.repair.report_standing import _issue30_sections
+from chronobench.repair.report_cells import (
+    ABLATIONS,
+    BASELINES,
+    FAMILIES,
+    fmt_cell,
+    margin,
+    method_label,
+)
+from chronobench.repair.report_standing import standing_sections
 from chronobench.results.schema import finished_at
 
 REFERENCE = "GPT-4o, reported in the seed, not comparable"
@@ -105,10 +112,10 @@ def _table(
         block = runs.get((subset, m))
         if block:
             stats = block["all"]
-            cells = [_cell(stats.get(k), s, ci) for k, _, s, ci in _COLS]
+            cells = [fmt_cell(stats.get(k), s, ci) for k, _, s, ci in _COLS]
             moot = (block.get("not_applicable") or {}).get("n", 0)
             n = f"{stats['recovery']['n']}" + (f" (+{moot} not applicable)" if moot else "")
-            out.append(f"| {_label(m)} | {n} | " + " | ".join(cells) + " |")
+            out.append(f"| {method_label(m)} | {n} | " + " | ".join(cells) + " |")
     for label, values in refs:
         vals = ["-" if v is None else f"{v:.3f}" if i == 6 else f"{v:.2f}" if i == 4 else f"{v:.1f}"
                 for i, v in enumerate(values)]  # fmt: skip
@@ -123,7 +130,7 @@ def _margins(runs: dict, subset: str) -> list[str]:
     head = ["| DGR minus | Recovery pts [95% CI] | Intervals separated | Preservation pts | Backbone calls | Replay ratio pts |",
             "|---|---|---|---|---|---|"]  # fmt: skip
     rows = []
-    for m in (*_BASELINES, *_ABLATIONS):
+    for m in (*BASELINES, *ABLATIONS):
         other = runs.get((subset, m))
         if not other:
             continue
@@ -131,10 +138,12 @@ def _margins(runs: dict, subset: str) -> list[str]:
         for metric, _ in _MARGINS:
             d = margin(dgr, other, metric)
             scale = 1 if metric == "backbone_calls" else 100
-            cells.append("-" if d is None else _cell(d, scale, ci=True))
+            cells.append("-" if d is None else fmt_cell(d, scale, ci=True))
         lo, hi = dgr["all"]["recovery"]["ci_low"], other["all"]["recovery"]["ci_high"]
         sep = "yes" if lo is not None and hi is not None and lo > hi else "no"
-        rows.append(f"| {_label(m)} | {cells[0]} | {sep} | {cells[1]} | {cells[2]} | {cells[3]} |")
+        rows.append(
+            f"| {method_label(m)} | {cells[0]} | {sep} | {cells[1]} | {cells[2]} | {cells[3]} |"
+        )
     return head + rows if rows else []
 
 
@@ -150,11 +159,11 @@ def _by_group(
             for g in names:
                 stats = block.get(group, {}).get(g)
                 cells.append(
-                    f"{_cell(stats['recovery'], 100, True)} (n={stats['recovery']['n']})"
+                    f"{fmt_cell(stats['recovery'], 100, True)} (n={stats['recovery']['n']})"
                     if stats
                     else "-"
                 )
-            out.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
+            out.append(f"| {method_label(m)} | " + " | ".join(cells) + " |")
     return out
 
 
@@ -166,7 +175,7 @@ def _provenance(runs: dict) -> list[str]:
         if block and "prov_precision" in block["all"]:
             s = block["all"]
             cells = [
-                _cell(s[k], 100, True)
+                fmt_cell(s[k], 100, True)
                 for k in ("prov_precision", "prov_recall", "prompt_precision", "prompt_recall")
             ]
             out.append(f"| {subset} | " + " | ".join(cells) + " |")
@@ -174,7 +183,7 @@ def _provenance(runs: dict) -> list[str]:
 
 
 def _sections(runs: dict[tuple[str, str], dict[str, Any]], label: str) -> list[str]:
-    main = ("dgr", *_BASELINES)
+    main = ("dgr", *BASELINES)
     lines = [
         f"Backbone: {label}.",
         "",
@@ -190,19 +199,19 @@ def _sections(runs: dict[tuple[str, str], dict[str, Any]], label: str) -> list[s
                   "Paired differences per case (DGR minus the method), mean [95% bootstrap CI over cases]; "
                   "'separated': DGR's recovery interval lies wholly above the method's.", "", *margins]  # fmt: skip
     lines += ["", "### Controlled set: recovery by case family", ""]
-    lines += _by_group(runs, "controlled", "by_family", _FAMILIES, (*main, *_ABLATIONS))
+    lines += _by_group(runs, "controlled", "by_family", FAMILIES, (*main, *ABLATIONS))
     lines += ["", "### Controlled set: ablations", ""]
-    lines += _table(runs, "controlled", ("dgr", *_ABLATIONS))
+    lines += _table(runs, "controlled", ("dgr", *ABLATIONS))
     lines += ["", "### Stress set (2-4 faults per case)", ""]
     lines += _table(
         runs,
         "stress",
-        (*main, *_ABLATIONS),
+        (*main, *ABLATIONS),
         [(f"Dependency-guided repair, {REFERENCE}", _SEED_STRESS)],
     )
     lines += ["", "### Stress set: diagnosis and repair apart", "",
               "Recovery with every fault diagnosed, and with one fault missed by the detector.", ""]  # fmt: skip
-    lines += _by_group(runs, "stress", "by_diagnosis", ("complete", "missed"), (*main, *_ABLATIONS))
+    lines += _by_group(runs, "stress", "by_diagnosis", ("complete", "missed"), (*main, *ABLATIONS))
     prov = _provenance(runs)
     if prov:
         lines += ["", "### Recorded provenance against the generator's gold dependencies", "",
@@ -228,7 +237,7 @@ def repair_section(source: str | Path | Iterable[Any]) -> tuple[str, set[str]]:
         }
         runs = {(sub, m): v for (sub, m, c), v in everything.items() if c == ""}
         lines += _sections(runs, label)
-        lines += _issue30_sections(everything)
+        lines += standing_sections(everything)
     ids = {v["run_id"] for v in found.values()}
     lines += ["", "Repair runs: " + ", ".join(f"`{i}`" for i in sorted(ids))]
     return "\n".join(lines) + "\n", ids

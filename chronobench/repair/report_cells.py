@@ -7,9 +7,9 @@ from typing import Any
 from chronobench.metrics.bootstrap import summarise
 from chronobench.repair.methods import LABELS
 
-_BASELINES = ("graph_free_planner", "value_replay", "memo_replay", "full_reset_replay", "rollback_replay", "delete_only",
+BASELINES = ("graph_free_planner", "value_replay", "memo_replay", "full_reset_replay", "rollback_replay", "delete_only",
               "backbone_judged", "text_floor", "text_floor_replay", "text_taint_replay")  # fmt: skip
-_ABLATIONS = (
+ABLATIONS = (
     "dgr_no_planner",
     "dgr_no_support_check",
     "dgr_no_selective_replay",
@@ -17,7 +17,7 @@ _ABLATIONS = (
     "dgr_record_support",
     "dgr_checked_citations",
 )
-_FAMILIES = ("paraphrase", "coincidence", "tool_argument", "consolidation", "multi_hop")
+FAMILIES = ("paraphrase", "coincidence", "tool_argument", "consolidation", "multi_hop")
 
 
 def _fmt(value: float | None, scale: float) -> str:
@@ -26,7 +26,7 @@ def _fmt(value: float | None, scale: float) -> str:
     return f"{value * scale:.1f}" if scale == 100 else f"{value * scale:.2f}"
 
 
-def _cell(stat: dict[str, Any] | None, scale: float, ci: bool = False) -> str:
+def fmt_cell(stat: dict[str, Any] | None, scale: float, ci: bool = False) -> str:
     if not stat or stat.get("mean") is None:
         return "-"
     text = _fmt(stat["mean"], scale)
@@ -35,7 +35,7 @@ def _cell(stat: dict[str, Any] | None, scale: float, ci: bool = False) -> str:
     return text
 
 
-def _label(method: str) -> str:
+def method_label(method: str) -> str:
     return LABELS.get(method, method).strip()
 
 

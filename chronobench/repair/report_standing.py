@@ -8,12 +8,12 @@ from typing import Any
 
 from chronobench.metrics.bootstrap import summarise
 from chronobench.repair.report_cells import (
-    _ABLATIONS,
-    _BASELINES,
-    _FAMILIES,
-    _cell,
-    _label,
+    ABLATIONS,
+    BASELINES,
+    FAMILIES,
+    fmt_cell,
     margin,
+    method_label,
 )
 
 # -- issue 30: where DGR stands, the graph's share, detectors, noise, unreplayable ------
@@ -35,12 +35,12 @@ def _verdict(dgr: dict[str, Any], other: dict[str, Any]) -> str:
     rec, calls = margin(dgr, other, "recovery"), margin(dgr, other, "backbone_calls")
     if rec is None or calls is None:
         return "-"
-    r = f"{_cell(rec, 100, True)}"
+    r = f"{fmt_cell(rec, 100, True)}"
     if rec["ci_low"] > 0:
         return f"**better**: recovery {r}"
     if rec["ci_high"] < 0:
         return f"worse: recovery {r}"
-    c = _cell(calls, 1, True)
+    c = fmt_cell(calls, 1, True)
     if calls["ci_high"] < 0:
         return f"fewer calls {c}; recovery {r}"
     if calls["ci_low"] > 0:
@@ -52,7 +52,7 @@ def _standing(everything: dict, base: str = "dgr") -> list[str]:
     conds = [c for c in _CONDITIONS if (c[0], base, c[1]) in everything]
     out = ["| DGR against | " + " | ".join(c[2] for c in conds) + " |",
            "|" + "---|" * (len(conds) + 1)]  # fmt: skip
-    for m in (*_BASELINES, *_ABLATIONS, "dgr"):
+    for m in (*BASELINES, *ABLATIONS, "dgr"):
         if m == base:
             continue
         cells = []
@@ -60,7 +60,7 @@ def _standing(everything: dict, base: str = "dgr") -> list[str]:
             other = everything.get((sub, m, cond))
             cells.append(_verdict(everything[(sub, base, cond)], other) if other else "-")
         if any(c != "-" for c in cells):
-            out.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
+            out.append(f"| {method_label(m)} | " + " | ".join(cells) + " |")
     return out if len(out) > 2 else []
 
 
@@ -112,7 +112,7 @@ def _per_case(everything: dict) -> list[str]:
             fewer = _split([-x for x in calls])
             d = margin(dgr, other, "backbone_calls")
             out.append(
-                f"| {name} | {_label(m)} | {len(rec)} | {_split(rec)} | {fewer} | {_cell(d, 1, True)} |"
+                f"| {name} | {method_label(m)} | {len(rec)} | {_split(rec)} | {fewer} | {fmt_cell(d, 1, True)} |"
             )
     return out if len(out) > 2 else []
 
@@ -128,12 +128,12 @@ def _family_calls(everything: dict) -> list[str]:
     methods = [m for m in ("dgr", "value_replay", "memo_replay", "dgr_record_support", "dgr_prompt_provenance",
                            "dgr_checked_citations")
                if ("controlled", m, "") in everything]  # fmt: skip
-    out = ["| Method | " + " | ".join(_FAMILIES) + " |", "|" + "---|" * (len(_FAMILIES) + 1)]
+    out = ["| Method | " + " | ".join(FAMILIES) + " |", "|" + "---|" * (len(FAMILIES) + 1)]
     for m in methods:
         fam = everything[("controlled", m, "")].get("by_family", {})
-        cells = [_cell(fam[f]["backbone_calls"], 1, True) if f in fam else "-" for f in _FAMILIES]
+        cells = [fmt_cell(fam[f]["backbone_calls"], 1, True) if f in fam else "-" for f in FAMILIES]
         if any(c != "-" for c in cells):
-            out.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
+            out.append(f"| {method_label(m)} | " + " | ".join(cells) + " |")
     return out if len(out) > 2 else []
 
 
@@ -162,8 +162,8 @@ def _detectors(everything: dict) -> list[str]:
             flagged = (sum(pc["det_tp"]) + sum(pc["det_fp"])) / n if n else 0
             prec, rec = _pooled(pc, "det_tp", "det_fp"), _pooled(pc, "det_tp", "det_fn")
             calls = block["all"].get("detector_calls", {})
-            out.append(f"| {sub} | {name} | {n} | {flagged:.2f} | {_cell(prec, 100, True)} | "
-                       f"{_cell(rec, 100, True)} | {_cell(calls, 1)} |")  # fmt: skip
+            out.append(f"| {sub} | {name} | {n} | {flagged:.2f} | {fmt_cell(prec, 100, True)} | "
+                       f"{fmt_cell(rec, 100, True)} | {fmt_cell(calls, 1)} |")  # fmt: skip
     return out if len(out) > 2 else []
 
 
@@ -176,13 +176,13 @@ def _grid(everything: dict, sub: str, conds: Iterable[str], names: Iterable[str]
         cells = []
         for c in conds:
             block = everything.get((sub, m, c))
-            cells.append(_cell(block["all"][metric], scale, True) if block else "-")
+            cells.append(fmt_cell(block["all"][metric], scale, True) if block else "-")
         if sum(c != "-" for c in cells) > 1:
-            out.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
+            out.append(f"| {method_label(m)} | " + " | ".join(cells) + " |")
     return out if len(out) > 2 else []
 
 
-def _issue30_sections(everything: dict) -> list[str]:
+def standing_sections(everything: dict) -> list[str]:
     lines: list[str] = []
     sentence = planner_sentence(everything)
     if sentence:
@@ -225,7 +225,7 @@ def _issue30_sections(everything: dict) -> list[str]:
     diag_names = ("given", "every fault", "backbone judge", "every untrusted session",
                   "zero-call surface rule")  # fmt: skip
     for sub in ("controlled", "stress"):
-        grid = _grid(everything, sub, diag_conds, diag_names, ("dgr", *_BASELINES))
+        grid = _grid(everything, sub, diag_conds, diag_names, ("dgr", *BASELINES))
         if grid:
             lines += [f"### {sub.capitalize()} set: recovery % given each diagnosis", "", *grid, ""]
     rate_names = ("0 (exact)", "0.05", "0.1", "0.2")
@@ -234,7 +234,7 @@ def _issue30_sections(everything: dict) -> list[str]:
         "dgr_checked_citations",
         "dgr_prompt_provenance",
         "dgr_record_support",
-        *_BASELINES,
+        *BASELINES,
     )
     grid = _grid(everything, "controlled", _RATES, rate_names, methods)
     if grid:
