@@ -1,4 +1,4 @@
-"""Request-blind floors (issue 15): policies that never read the rollback request.
+"""Request-blind floors: policies that never read the rollback request.
 
 - Restore floors restore a version chosen without the request (a fixed fraction of the
   stream, version 1, a seeded random version) and then read exactly as ChronoMem does

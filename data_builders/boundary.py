@@ -1,4 +1,4 @@
-"""Boundary windows (issue 15) and the recall-statement helpers.
+"""Boundary windows and the recall-statement helpers.
 
 The RC-QA headline reads the battery items whose evidence is in the session at ``v*``
 (kept by a correct rollback, lost by one that stops short) and in the first session

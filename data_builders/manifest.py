@@ -9,11 +9,11 @@ from typing import Any
 from chronobench.data.io import MANIFEST_FILE, QUERIES_FILE, STREAMS_FILE, read_json
 from chronobench.data.schema import SCHEMA_VERSION
 
-# 1.2.0: issue 9 probes (category-5 choice, final_qa, future category rules, RQ3 novel words
+# 1.2.0: probes (category-5 choice, final_qa, future category rules, RQ3 novel words
 # and floor texts) and the episode-uniqueness anchor filter: older builds are not reused.
 # 1.2.1: summary probes carry meta.generic_stems (specific content ROUGE-1).
-# 1.3.0: issue 15: template anchors are filtered by LoCoMo's annotations, not by BM25.
-# 1.4.0: issue 15 boundary probes (meta.boundary), recall probes from observations,
+# 1.3.0: template anchors are filtered by LoCoMo's annotations, not by BM25.
+# 1.4.0: boundary probes (meta.boundary), recall probes from observations,
 # final_qa for boundary answerable questions, summary probes with a word budget and
 # session_words (RQ3 session coverage).
 # 1.6.0: summary probes carry meta.last_session_words (RQ3 last-session coverage: the

@@ -48,7 +48,7 @@ def format_stats(manifest: dict[str, Any]) -> str:
     ]
     extra = manifest.get("extra") or {}
     if "future_candidates_skipped" in extra:
-        # Issue 9: future-probe candidates passed over (category rules, answer before v*).
+        # Future-probe candidates passed over (category rules, answer before v*).
         lines.append(f"future-probe candidates skipped: {extra['future_candidates_skipped']}")
     return "\n".join(lines)
 

@@ -1,5 +1,5 @@
 """``bench llm-cpu``: prefill and decode speed of a packaged model on this CPU, per thread
-count (issue 26: pick ``backbone.params.threads``; on a loaded 2-core machine one thread
+count (pick ``backbone.params.threads``; on a loaded 2-core machine one thread
 beat two).
 
 Prints, per thread count, the seconds and tokens per second of a forward pass over a

@@ -239,7 +239,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 #: What ``bench main`` compares with by default: the int8 onnxruntime embedder (the
-#: default before the reproducible torch_f64 one, issue 28).
+#: default before the reproducible torch_f64 one).
 DEFAULT_BEFORE = ("embedder.runtime=onnx_int8",)
 
 

@@ -143,7 +143,7 @@ def render(
     (``title`` replaces the Markdown's first line: the archive's)."""
     from chronobench.leaderboard.tables import render_csv, render_markdown
 
-    # Small language models on CPU (issue 26) have their own section, never the tables'.
+    # Small language models on CPU have their own section, never the tables'.
     small = [r for r in runs if r.small_llm and r.published and r.protocol == protocol]
     runs = [r for r in runs if not r.small_llm]
     bench = [r for r in runs if r.task_kind == "benchmark"]
@@ -188,8 +188,8 @@ SECTIONS = Registry(
     "leaderboard section",
     {
         "repair": "chronobench.repair.report:repair_section",
-        "peers": "chronobench.leaderboard.peers:peers_section",  # issue 16: memory systems
-        "selective": "chronobench.leaderboard.selective:selective_section",  # issue 27: RQ4
+        "peers": "chronobench.leaderboard.peers:peers_section",  # memory systems
+        "selective": "chronobench.leaderboard.selective:selective_section",  # RQ4
     },
 )
 
@@ -224,7 +224,7 @@ def write_leaderboard(
     """
     results_dir = Path(results_dir).resolve()
     runs = collect_runs(results_dir, local=True, published=not force, only=only)
-    # Runs whose embeddings follow the CPU never reach the board (issue 28); like the
+    # Runs whose embeddings follow the CPU never reach the board; like the
     # older protocol's below, they do not count as rows the rebuild would lose.
     cpu_bound = {r.run_id for r in runs if not r.machine_independent}
     if cpu_bound:

@@ -1,4 +1,4 @@
-"""The leaderboard's "memory systems" section: runs of ``task=peers`` (issue 16).
+"""The leaderboard's "memory systems" section: runs of ``task=peers``.
 
 One row per memory system (ChronoMem and every peer adapter, one interface and one
 reader), the newest published run of each; both measurements side by side: its own

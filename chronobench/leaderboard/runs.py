@@ -42,7 +42,7 @@ class RunRecord:
     metrics: RunMetrics
     published: bool
     protocol: int = 1
-    # The board's "small language models on CPU" section (issue 26): the spec's backbone
+    # The board's "small language models on CPU" section: the spec's backbone
     # name whatever the task, its stated subset, and a repair run's method.
     backbone_name: str | None = None
     subset: dict[str, Any] | None = None

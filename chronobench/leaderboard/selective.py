@@ -1,4 +1,4 @@
-"""The leaderboard's RQ4 section (selective forgetting, issue 27): runs of ``task=selective``.
+"""The leaderboard's RQ4 section (selective forgetting): runs of ``task=selective``.
 
 One row per RQ4 row (ChronoMem's policies, the oracle, the floors, the peers with a
 delete), the newest published run of each; then the peers without a delete, and why.

@@ -1,4 +1,4 @@
-"""The board's section "small language models on CPU" (issue 26, ``experiment=llm_cpu``).
+"""The board's section "small language models on CPU" (``experiment=llm_cpu``).
 
 Its runs (a packaged model's backbone, or a stated dataset subset) never share a table
 with the main job's: they answer a fixed subset, so their n differ. The section states

@@ -17,7 +17,7 @@ RQ3_COLS = [(m.name, m.label) for m in section("rq3")]
 # Tables with one column per backbone, one per metric that has a title.
 BY_BACKBONE = [(m.name, m.title) for m in (*section("rq2"), *section("rq3")) if m.title]
 DOCS_LINK = "[docs/metrics.md](../docs/metrics.md)"
-# Issue 15: the RQ1 headline is the hand-written held-out set (data_builders/user_queries/).
+# The RQ1 headline is the hand-written held-out set (data_builders/user_queries/).
 RQ1_HEADLINE = ("locomo", "locomo_v3_heldout", ("session", "turn"))
 
 

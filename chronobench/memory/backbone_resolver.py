@@ -77,7 +77,7 @@ _NUMBER = re.compile(
 )
 _NONE = re.compile(r"^none[.!]?$")
 # A sentence naming one candidate ("The request refers to version 1,"): SmolLM2-135M's
-# reply shape (issue 26). Read only when it is the line's one number.
+# reply shape. Read only when it is the line's one number.
 _NAMED = re.compile(r"\b(?:candidate|version|option)\s*#?\s*[\[(]?(\d{1,4})\b")
 _DIGITS = re.compile(r"\d+")
 

@@ -5,7 +5,7 @@ for the scope's ``gen``: the descriptor index (:class:`LexicalCache`), the descr
 vector matrix (:class:`DenseCache`), S(HEAD)'s rows, vectors and item index
 (:class:`ItemCache`) and the episode boundaries (:class:`EpisodeCache`). A read takes
 the scope's row (``gen`` included) in its one read snapshot and asks the caches for
-that ``gen``, so every read of a cache reads one consistent state (issue 25).
+that ``gen``, so every read of a cache reads one consistent state.
 
 A clone gets :meth:`StoreCaches.copy` (same gens, same rows: the values stay valid);
 redaction, a commit with a ``redact`` op, a selective revert that redacts and

@@ -1,6 +1,6 @@
 """Reading a language model's reply as an answer, and counting what did not parse.
 
-A real model (issue 26, SmolLM2-135M on CPU) does not reply with a clean span. Read from
+A real model (SmolLM2-135M on CPU) does not reply with a clean span. Read from
 its outputs on LoCoMo prompts: it runs past its answer into copies of the memory lines
 (``\\n- [1:51 pm on 15 July, 2023] Melanie: ...``), starts with a preamble ("The answer
 is: 20 July, 2023"), echoes a memory line as its answer, bullet, timestamp and speaker

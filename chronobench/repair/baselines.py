@@ -17,7 +17,7 @@ graph's evidence edges; the full re-runs and the floors use the session log.
   whose record those re-runs changed (a stronger text rule than the review's).
 - ``text_taint_replay``: the same with the slots propagated: a re-run session's
   written slots (read word for word) count as touched for the sessions after it.
-- ``value_replay`` (issue 30's graph-free method): re-walk the log over the state rebuilt
+- ``value_replay`` (the graph-free method): re-walk the log over the state rebuilt
   from the version history and re-run a session or task step only when a slot value it
   reads changed.
 - ``memo_replay``: full reset and replay through the failed run's prompt memo (only

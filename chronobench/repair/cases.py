@@ -28,7 +28,7 @@ from chronobench.repair.policy import RepairPolicyBackbone
 from chronobench.repair.provenance import Recorder
 from chronobench.repair.steps import HistoryAgent
 
-BUILDER_VERSION = "repair-3"  # 3: benign untrusted sessions (issue 30)
+BUILDER_VERSION = "repair-3"  # 3: benign untrusted sessions
 # What a deployed agent has of a case: the session log, the task. Faults, families,
 # gold answers and gold dependencies stay with the scorer.
 VISIBLE = ("case_id", "set", "app", "user", "domain", "events", "params", "request", "task_day")

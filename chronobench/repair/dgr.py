@@ -10,7 +10,7 @@
   fault on and the whole task are re-run.
 - ``dgr_prompt_provenance``: plan on the provenance an agent records when its backbone
   does not cite: every record a step's prompt showed is jointly its evidence.
-- ``dgr_record_support``: support checked per record, not per value (before issue 30):
+- ``dgr_record_support``: support checked per record, not per value (the earlier rule):
   a node that used one value of a summary whose other merged value lost its support is
   re-derived, and a task step shown an unsupported record is replayed.
 - ``dgr_checked_citations``: DGR on the citations the prompts bear out: a line whose

@@ -1,4 +1,4 @@
-"""What did not parse in the repair agent's replies (issue 26): counted per reply by the
+"""What did not parse in the repair agent's replies: counted per reply by the
 call layer (:class:`chronobench.repair.noise.CallLayer`) when the backbone is a language
 model, never by the offline policy; the agent itself reads what it can, unchanged."""
 
@@ -17,7 +17,7 @@ _REF = re.compile(r"^\[(m\d+)\]")
 
 
 def reply_failures(request: GenerationRequest, reply: str) -> Counter[str]:
-    """What did not parse in a reply to a prompt listing slots (issue 26): a slot an args /
+    """What did not parse in a reply to a prompt listing slots: a slot an args /
     answer / memo prompt asks for given on no 'slot = value' line, or a store prompt's
     reply with no such line and not 'none' (``args_unparsed``), a value line without [refs]
     (``citation_missing``), a ref that names no record shown nor ``input``

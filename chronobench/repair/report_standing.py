@@ -16,7 +16,7 @@ from chronobench.repair.report_cells import (
     method_label,
 )
 
-# -- issue 30: where DGR stands, the graph's share, detectors, noise, unreplayable ------
+# -- where DGR stands, the graph's share, detectors, noise, unreplayable ------
 
 _CONDITIONS = (
     ("controlled", "", "controlled, exact"),

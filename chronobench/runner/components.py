@@ -60,7 +60,7 @@ TASKS = Registry(
             build="chronobench.runner.cell:build_benchmark_parts",
             resolve="chronobench.runner.components:resolve_benchmark",
         ),
-        # Issue 11's repair track.
+        # The repair track.
         "repair": TaskKind(
             run="chronobench.repair.run:run_repair_cell",
             check="chronobench.repair.run:check_spec",
@@ -68,7 +68,7 @@ TASKS = Registry(
             params="chronobench.repair.run:RepairTaskParams",
             recorded=("diagnosis", "noise", "noise_key", "retention"),
         ),
-        # Issue 16's memory-systems track (peer adapters and ChronoMem, one interface).
+        # The memory-systems track (peer adapters and ChronoMem, one interface).
         "peers": TaskKind(
             run="chronobench.runner.peers:run_peers_cell",
             check="chronobench.runner.peers:check_spec",
@@ -76,7 +76,7 @@ TASKS = Registry(
             params="chronobench.runner.peers:PeersParams",
             recorded=("streams", "targets", "rq2_queries_per_stream"),
         ),
-        # Issue 27's RQ4, selective forgetting (rows of chronobench/systems/forgetting.py).
+        # RQ4, selective forgetting (rows of chronobench/systems/forgetting.py).
         "selective": TaskKind(
             run="chronobench.runner.selective:run_selective_cell",
             check="chronobench.runner.selective:check_spec",

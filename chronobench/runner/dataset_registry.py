@@ -18,7 +18,7 @@ DATASETS = Registry(
     {
         "locomo": "data_builders.locomo.dataset:LOCOMO",
         "mab": "data_builders.mab.dataset:MAB",
-        # Issue 11's repair track builds and reads its own cases (no builder here).
+        # The repair track builds and reads its own cases (no builder here).
         "repair": "chronobench.repair.dataset:REPAIR",
     },
     entry_points="chronobench.datasets",

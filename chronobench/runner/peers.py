@@ -1,4 +1,4 @@
-"""The memory-systems track's cell runner (``task=peers``, issue 16; docs/peers.md).
+"""The memory-systems track's cell runner (``task=peers``; docs/peers.md).
 
 One cell is one memory system (``system.name``: a peer of
 :data:`chronobench.systems.peers.PEERS`, or ``chronomem`` under the same interface) on

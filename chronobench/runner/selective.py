@@ -1,4 +1,4 @@
-"""The RQ4 cell runner (``task=selective``, issue 27; docs/metrics.md "RQ4").
+"""The RQ4 cell runner (``task=selective``; docs/metrics.md "RQ4").
 
 One cell is one row (``system.name``: a ChronoMem policy of
 :data:`chronobench.systems.forgetting.POLICIES`, or a peer of

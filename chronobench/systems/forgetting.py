@@ -1,4 +1,4 @@
-"""The RQ4 rows: systems that forget what a request names (issue 27, docs/metrics.md).
+"""The RQ4 rows: systems that forget what a request names (docs/metrics.md).
 
 A row is written once per stream (``ingest``), then per request a session on a copy:
 ``forget(request)`` changes the memory the row's way, ``ask(questions)`` answers from

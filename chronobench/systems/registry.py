@@ -150,7 +150,7 @@ for _i, (_name, _target, _options, _label) in enumerate(
             NoOptions,
             "floor: always abstain",
         ),
-        # Issue 9 floors: a constant answer and the two content-free RQ3 outputs.
+        # Floors: a constant answer and the two content-free RQ3 outputs.
         (
             "constant_answer",
             "baselines.floors:ConstantAnswerSystem",
@@ -169,7 +169,7 @@ for _i, (_name, _target, _options, _label) in enumerate(
             NoOptions,
             "floor: names + other conversations' frequent words",
         ),
-        # Issue 15: request-blind floors (never read the rollback request).
+        # Request-blind floors (never read the rollback request).
         (
             "floor_restore_60",
             "baselines.restore_floors:Fraction60Floor",
