@@ -14,7 +14,7 @@ from tests.conftest import REPO_ROOT
 
 def readme_test_command() -> list[str]:
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    block = text.split("Run the tests:", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    block = text.split("Run the tests", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
     return [step.strip() for step in block.strip().split("&&")]
 
 
