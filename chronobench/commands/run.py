@@ -103,6 +103,27 @@ def split_config_dirs(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return dirs, rest
 
 
+def short_help(config_dirs: Sequence[str] = ()) -> str:
+    """``run --help``: the usage, one line per preset and where the rest is."""
+    from chronobench.config_catalog import group_options
+
+    presets = group_options("experiment", config_dirs)
+    width = max((len(o.name) for o in presets), default=0)
+    rows = "\n".join(f"  {o.name:<{width}}  {o.summary}".rstrip() for o in presets)
+    return f"""usage: python -m chronobench run [experiment=NAME] [key=value ...] [-m] [--config-dir DIR]
+
+Runs an experiment: the main job (experiment=default) unless an override names another
+preset. Overrides are Hydra's: pick a config with group=option (system=rag_only), set a
+key with key=value (system.top_k_items=4), sweep with -m (system=chronomem,rag_only).
+
+presets (experiment=NAME):
+{rows}
+
+more: `python -m chronobench list` (systems, datasets, tracks, presets, backbones);
+`python -m chronobench run --hydra-help` (Hydra's own help: every group and flag);
+docs/commands.md (examples, validation, parallel cells, progress)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run an experiment; ``argv`` are Hydra overrides (and optionally Hydra flags, and
     ``--config-dir DIR`` folders of user configs)."""
@@ -114,6 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     dirs, given = split_config_dirs(list(sys.argv[1:] if argv is None else argv))
+    if any(a in ("-h", "--help") for a in given):
+        print(short_help(dirs))
+        return 0
+    # Hydra's own (long) help page, under a name of its own.
+    given = ["--help" if a == "--hydra-help" else a for a in given]
     args = with_config_path(with_default_experiment(given), dirs)
     cdir = str(config_dir())
     if _uses_hydra_main(args):
