@@ -99,7 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("HYDRA_FULL_ERROR", "1")
     try:
         func = getattr(importlib.import_module(module_name), func_name)
-        return int(func(rest) or 0)
+        code = int(func(rest) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
+        return code
     except BrokenPipeError:
         # The reader went away (`show ... | head`): what it wanted was printed. Point
         # stdout at /dev/null so the interpreter's final flush cannot fail again.

@@ -41,20 +41,30 @@ def run_and_publish(cfg: Mapping[str, Any], overrides: Sequence[str]) -> list[Pa
     from chronobench.runner.experiment import run_experiment
 
     folders = run_experiment(cfg, overrides)
-    if not folders or not cfg.get("leaderboard", True):
+    if not folders:
         return folders
-    if not publishes(cfg):
+    results_dir = Path(cfg["paths"]["results_dir"]).resolve()
+    if cfg.get("leaderboard", True) and publishes(cfg):
+        from chronobench.leaderboard.build import publish_after_run
+
+        publish_after_run(results_dir, {f.name for f in folders})
+    elif cfg.get("leaderboard", True):
         print(
             "not published: only the main job and the named experiment presets write "
             "results/LEADERBOARD.* and results/published/ (add publish=true to publish "
             "these runs, or run `python -m chronobench leaderboard` later)"
         )
-        return folders
-    from chronobench.leaderboard.build import publish_after_run
-
-    results_dir = Path(cfg["paths"]["results_dir"]).resolve()
-    publish_after_run(results_dir, {f.name for f in folders})
+    print(view_hint(results_dir))
     return folders
+
+
+def view_hint(results_dir: Path) -> str:
+    """The command that shows these runs, and where its site goes."""
+    from chronobench.paths import results_dir as default_results
+
+    given = "" if Path(default_results()).resolve() == results_dir else f" --results {results_dir}"
+    site = results_dir / "site" / "index.html"
+    return f"see the results: python -m chronobench view{given}  (writes {site})"
 
 
 def _hydra_task(cfg: Any) -> None:

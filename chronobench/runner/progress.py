@@ -81,18 +81,34 @@ def should_draw(enabled: bool, stream: IO[str] | None = None) -> bool:
 class _Counter:
     """A count towards a total with a rate-based ETA (skipped items are not in the rate)."""
 
-    def __init__(self, total: int | None, label: str) -> None:
+    def __init__(self, total: int | None, label: str, *, settle: int = 0) -> None:
         self.total, self.label = total, label
         self.n = 0
         self.skipped = 0
         self.t0 = time.monotonic()
+        # With ``settle``, the first ``settle`` items are left out of the rate (a run's
+        # first cell also loads models and fills the embedding cache: 4m52s was once
+        # forecast for a 19 s job) and no ETA is given before ``settle`` + 2 of them.
+        self.settle = settle
+        self._settled: tuple[int, float] | None = None
+
+    def advance(self, n: int = 1) -> None:
+        """``n`` more items done."""
+        self.n += n
+        if self.settle and self._settled is None and self.n - self.skipped >= self.settle:
+            self._settled = (self.n - self.skipped, time.monotonic())
 
     def eta(self) -> float | None:
         worked = self.n - self.skipped
         if self.total is None or worked <= 0:
             return None
         left = max(self.total - self.n, 0)
-        return (time.monotonic() - self.t0) / worked * left
+        if not self.settle:
+            return (time.monotonic() - self.t0) / worked * left
+        if self._settled is None or worked < self.settle + 2:
+            return None
+        done_then, since = self._settled
+        return (time.monotonic() - since) / (worked - done_then) * left
 
     def text(self) -> str:
         out = f"{self.label} {self.n}/{self.total}" if self.total else f"{self.label} {self.n}"
@@ -256,7 +272,7 @@ class Cells:
     :func:`cells`."""
 
     def __init__(self, total: int, draw: bool) -> None:
-        self.counter = _Counter(total, "cells")
+        self.counter = _Counter(total, "cells", settle=1)
         self._draw = draw
         self._queue: Any = None
         self._thread: threading.Thread | None = None
@@ -283,7 +299,7 @@ class Cells:
 
     def finish(self, n: int = 1) -> None:
         """``n`` cells finished."""
-        self.counter.n += n
+        self.counter.advance(n)
         with _lock:
             if self._draw and _display is not None:
                 _display.current = ""

@@ -329,6 +329,10 @@ def story(qf: QueryFile, line: dict[str, Any], system: str) -> Iterable[str]:
     for name, v in views:
         chosen = v.get("chosen")
         scores = ", ".join(f"{k} {100 * float(x):.1f}" for k, x in (v.get("scores") or {}).items())
+        if scores and v is line:
+            # The query's RC-QA and its sides count only the known questions (those the
+            # reference reader answers), not every question listed below.
+            scores = f"on known questions only: {scores}"
         yield f"{name:<{width}}  chose {_version(qf, stream, chosen)}: {v.get('outcome')}; {scores}"
         if chosen != gold and chosen is not None:
             yield f"{'':<{width}}  {qf.version(stream, chosen).get('summary', '')}"
@@ -342,3 +346,41 @@ def story(qf: QueryFile, line: dict[str, Any], system: str) -> Iterable[str]:
         yield f"    answer: {p.get('answer')}"
         yield f"    gold:   {qf.gold(stream, p)}"
         yield f"    score:  {shown} ({p.get('metric')}){leak}"
+
+
+def story_data(qf: QueryFile, line: dict[str, Any], system: str) -> dict[str, Any]:
+    """The story of :func:`story` as one JSON-ready object (``show --json``): the query
+    line with every version and battery item it names spelled out (session, date,
+    summary; question and gold)."""
+    stream = str(line["stream_id"])
+
+    def version(v: Any) -> dict[str, Any] | None:
+        return None if v is None else {"version": v, **qf.version(stream, v)}
+
+    out: dict[str, Any] = {
+        "run_id": qf.header.get("run_id"),
+        "system": system,
+        "query_id": line["query_id"],
+        "request": line.get("request"),
+        "intent": line.get("intent"),
+        "source": line.get("source"),
+        "stream_id": stream,
+        "gold": version(line.get("gold")),
+        "selectors": {
+            name: {**v, "chosen": version(v.get("chosen"))}
+            for name, v in (line.get("selectors") or {}).items()
+        },
+    }
+    if "probes" in line:
+        out["chosen"] = version(line.get("chosen"))
+        out["outcome"] = line.get("outcome")
+        out["scores_on_known_questions"] = line.get("scores") or {}
+        out["probes"] = [
+            {
+                **p,
+                "question": qf.item(stream, str(p.get("item"))).get("question"),
+                "gold": qf.gold(stream, p),
+            }
+            for p in line.get("probes") or []
+        ]
+    return out
