@@ -90,13 +90,13 @@ def find_cell(run: str, results: Path, presets: Sequence[str]) -> tuple[str, str
     """``(run id, preset, the cell's overrides)`` of the published run ``run`` (its id
     or a unique part of it): the preset cell whose spec hashes to the one its manifest
     records, so the re-run is that cell exactly."""
+    import json
+
     from hydra import initialize_config_dir
 
     from chronobench.errors import ResultsError, is_expected
     from chronobench.paths import config_dir
     from chronobench.runner.components import resolve_cell
-    import json
-
     from chronobench.runner.experiment import compose, expand_suite, with_config_path
     from chronobench.spec import spec_from_config, spec_sha256
 

@@ -37,9 +37,9 @@ def run_folders(results: str | Path, run: str | None = None) -> dict[str, tuple[
     found: dict[str, tuple[str, Path]] = {}
     for sub, where in _WHERE:
         for folder in sorted((Path(results) / sub).glob("*")):
-            if (folder / "manifest.json").is_file() and (folder / "metrics.json").is_file():
-                if run is None or run in folder.name:
-                    found[folder.name] = (where, folder)
+            finished = (folder / "manifest.json").is_file() and (folder / "metrics.json").is_file()
+            if finished and (run is None or run in folder.name):
+                found[folder.name] = (where, folder)
     return dict(sorted(found.items()))
 
 
