@@ -240,3 +240,12 @@ def test_the_shipped_files_name_the_new_pages():
     for needle in ("python -m chronobench list", "experiment=smoke", "python -m chronobench view"):
         assert needle in readme
     assert Path(REPO_ROOT / "docs" / "commands.md").is_file()
+
+
+def test_the_crossings_script_counts_modules_from_any_folder(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    script = REPO_ROOT / "scripts" / "nl_rollback_crossings.py"
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120, check=True)  # fmt: skip
+    modules = int(proc.stdout.split("modules=", 1)[1].split()[0])
+    assert modules > 0, proc.stdout
