@@ -198,15 +198,15 @@ def test_the_cells_eta_waits_for_three_and_leaves_the_first_out(monkeypatch):
     assert run.eta_text() == "7 cells left, ETA 7s", run.eta_text()
 
 
-def test_suite_override_is_exactly_one_cell():
+def testsuite_override_is_exactly_one_cell():
     from hydra import initialize_config_dir
 
-    from chronobench.commands.verify import _suite_override
+    from chronobench.commands.verify import suite_override
     from chronobench.paths import config_dir
     from chronobench.runner.experiment import compose, expand_suite
 
     cell = ["dataset=locomo_session", "task=generation", "system=chronomem"]
-    args = ["experiment=default", _suite_override(cell)]
+    args = ["experiment=default", suite_override(cell)]
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         cfg, _ = compose(args)
         cells = expand_suite(cfg, args)

@@ -64,7 +64,7 @@ def _rerun(preset: str, work: Path, isa: str, extra: Sequence[str]) -> tuple[int
     return code, time.perf_counter() - t0
 
 
-def _suite_override(cell: Sequence[str]) -> str:
+def suite_override(cell: Sequence[str]) -> str:
     """``suite=[['a=1','b=2']]``: a suite of exactly this cell, as a Hydra override."""
 
     def quoted(o: str) -> str:
@@ -150,7 +150,7 @@ def verify_preset(
     from chronobench.leaderboard.verify import compare, report
 
     if cell is not None:
-        extra = [*extra, _suite_override(cell)]
+        extra = [*extra, suite_override(cell)]
     cfg = _composed(preset)
     if not cfg.get("publish", False):
         print(f"verify {preset}: this preset does not publish; nothing to compare")
