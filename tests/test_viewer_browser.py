@@ -92,6 +92,10 @@ def test_summary_to_query_page_in_a_browser(browser, site) -> None:
     assert browser.title == "chronobench results"
     summary = browser.find_element(By.CSS_SELECTOR, "table.summary").text
     assert "RQ2 RC-QA" in summary and "ChronoMem" in summary and "floor:" in summary
+    # The strip above it: per question, the best system against the best floor.
+    strip = browser.find_element(By.CSS_SELECTOR, "table.strip").text
+    assert "RQ2 RC-QA" in strip and "floor: floor:" in strip
+    assert "apart" in strip or "overlap" in strip
     assert browser.find_elements(By.CSS_SELECTOR, "svg rect.bar")
 
     browser.find_element(By.CSS_SELECTOR, "ul.drill a").click()

@@ -24,12 +24,44 @@ from chronobench.viewer.summary import (
     Row,
     generation_runs,
     headline_rows,
+    headline_strip,
     is_floor,
     peer_fidelity,
     r1_by,
     selector_label,
     system_label,
 )
+
+
+def _strip(rows: list[Row]) -> str:
+    """The headline strip: per question, who leads, against what, by how much, and
+    whether that lead is established (the 95% intervals do not overlap)."""
+    cells, attrs = [], []
+    for s in headline_strip(rows):
+        other = (
+            f"{e(s.other.stat.text() if s.other.stat else '–')} "
+            f"<span class=note>{e(s.other_kind)}: {e(s.other.label)}</span>"
+            if s.other
+            else "–"
+        )
+        gap = "–" if s.gap is None else f"{s.gap:+.1f}"
+        verdict = {
+            True: "overlap: not established",
+            False: "apart",
+            None: "no interval",
+        }[s.overlap]
+        cells.append([e(s.section), f"{e(s.best.label)} {e(s.best.stat.text())}", other,
+                      e(gap), e(verdict)])  # fmt: skip
+        attrs.append('class="overlap"' if s.overlap else "")
+    if not cells:
+        return ""
+    return table(
+        ["question", "best system x100 [95% CI]", "best floor (or runner-up)", "gap",
+         "intervals"],
+        cells,
+        attrs='class="strip"',
+        row_attrs=attrs,
+    )  # fmt: skip
 
 
 def _summary_table(rows: list[Row]) -> str:
@@ -119,6 +151,7 @@ def _build_section(build: Build, groups: list[drill.Group]) -> str:
     )
     rows = headline_rows(build)
     if rows:
+        body.append(_strip(rows))
         body.append(_summary_table(rows))
     body.append(_plots(build))
     if groups:
