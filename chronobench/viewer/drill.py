@@ -297,7 +297,17 @@ def query_page(group: Group, query_id: str, root: str = "../../") -> str:
             )
             + "</details>"
         )
-    return page(f"Query: {ln.get('request')}", body, root=root)
+    return page(f"Query: {ln.get('request')}", body, root=root, script=_OPEN_LINKED)
+
+
+# A link from the drill-down list names its system (``...html#rag_only``): that system's
+# answers open expanded, whichever system the page lists first.
+_OPEN_LINKED = (
+    "function openLinked(){var d=location.hash&&document.getElementById("
+    "decodeURIComponent(location.hash.slice(1)));"
+    "if(d&&d.tagName==='DETAILS'){d.open=true;d.scrollIntoView();}}"
+    "window.addEventListener('hashchange',openLinked);openLinked();"
+)
 
 
 def write_group(group: Group, out: Path) -> int:

@@ -33,6 +33,11 @@ from chronobench.viewer.summary import (
 )
 
 
+def _named(kind: str, label: str) -> str:
+    """``floor: restore 60%...`` once, however the row's own label starts."""
+    return label if label.startswith(f"{kind}:") else f"{kind}: {label}"
+
+
 def _strip(rows: list[Row]) -> str:
     """The headline strip: per question, who leads, against what, by how much, and
     whether that lead is established (the 95% intervals do not overlap)."""
@@ -40,7 +45,7 @@ def _strip(rows: list[Row]) -> str:
     for s in headline_strip(rows):
         other = (
             f"{e(s.other.stat.text() if s.other.stat else '–')} "
-            f"<span class=note>{e(s.other_kind)}: {e(s.other.label)}</span>"
+            f"<span class=note>{e(_named(s.other_kind, s.other.label))}</span>"
             if s.other
             else "–"
         )
