@@ -3,6 +3,8 @@ whether the intervals overlap) and RQ4 beside RQ1-RQ3, on the published runs."""
 
 from __future__ import annotations
 
+import re
+
 from chronobench.viewer.summary import Row, Stat, headline_strip
 from tests.conftest import REPO_ROOT
 
@@ -49,3 +51,15 @@ def test_the_published_board_gives_every_question_a_strip_and_rq4_a_section():
     rq2 = strips["RQ2 RC-QA"]
     assert rq2.best.label == "ChronoMem" and rq2.overlap is False
     assert rq2.other.stat.text() in board
+
+
+def test_axes_end_just_above_the_data():
+    from chronobench.viewer.svg import Bar, axis_top, interval_bars
+
+    assert axis_top([3.6, 15.8, 17.9]) == 20.0
+    assert axis_top([None, 22.4]) == 25.0
+    assert axis_top([74.5, 84.3]) == 100.0
+    assert axis_top([]) == 10.0 and axis_top([130.0]) == 140.0
+    svg = interval_bars("RQ3", [Bar("ChronoMem", 15.8, 12.3, 20.2, floor=False)])
+    ticks = [int(x) for x in re.findall(r'fill="#555">(\d+)</text>', svg)]
+    assert ticks[-1] == 25 and ticks[1] == 5
