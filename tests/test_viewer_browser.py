@@ -141,3 +141,40 @@ def test_summary_to_query_page_in_a_browser(browser, site) -> None:
     for p in q["probes"]:
         assert not p["answer"] or p["answer"].split()[0] in answers
         assert qf.item(q["stream_id"], p["item"])["question"] in answers
+
+
+def test_a_long_drill_down_list_is_drawn_a_page_at_a_time(browser, site, tmp_path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from chronobench.viewer import drill
+    from chronobench.viewer.site import build_site
+
+    _, run = site
+    results = run.parent.parent
+    saved = drill.PAGE_ROWS
+    drill.PAGE_ROWS = 2  # the tiny runs' lists are short: two rows make several pages
+    try:
+        build_site(results, tmp_path / "site")
+    finally:
+        drill.PAGE_ROWS = saved
+    lists = sorted((tmp_path / "site" / "queries").glob("*.html"))
+    browser.get(lists[0].as_uri())
+    rows = browser.find_elements(By.CSS_SELECTOR, "#queries tbody tr")
+    assert len(rows) > 2
+    pager = browser.find_element(By.ID, "pager")
+    assert pager.is_displayed() and browser.find_element(By.ID, "prev").get_attribute("disabled")
+    first = [r.text for r in rows if r.is_displayed()]
+    assert len(first) == 2 and browser.find_element(By.ID, "shown").text == str(len(rows))
+    browser.find_element(By.ID, "next").click()
+    second = [r.text for r in rows if r.is_displayed()]
+    assert len(second) == 2 and second != first
+    assert browser.find_element(By.ID, "page").text.startswith("2 of ")
+    # A filter starts again at its first page and counts every matching row.
+    system = Select(browser.find_element(By.ID, "f-system"))
+    system.select_by_index(1)
+    wanted = system.first_selected_option.text
+    matching = [r for r in rows if r.get_attribute("data-system") == wanted]
+    assert browser.find_element(By.ID, "shown").text == str(len(matching))
+    shown = [r for r in rows if r.is_displayed()]
+    assert shown == matching[:2]
