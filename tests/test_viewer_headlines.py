@@ -63,3 +63,15 @@ def test_axes_end_just_above_the_data():
     svg = interval_bars("RQ3", [Bar("ChronoMem", 15.8, 12.3, 20.2, floor=False)])
     ticks = [int(x) for x in re.findall(r'fill="#555">(\d+)</text>', svg)]
     assert ticks[-1] == 25 and ticks[1] == 5
+
+
+def test_the_strip_links_each_question_to_its_definition():
+    from chronobench.viewer.site import DEFINITIONS, strip_table
+
+    rows = [
+        Row("RQ2 RC-QA", "ChronoMem", Stat(74.5, 69.9, 79.0, 10)),
+        Row("RQ2 RC-QA", "floor: x", Stat(23.0, 17.5, 28.9, 10), is_floor=True),
+    ]
+    html = strip_table(rows)
+    anchor = DEFINITIONS["RQ2"][0]
+    assert f'href="#{anchor}"' in html and "apart" in html and "+51.5" in html
