@@ -178,3 +178,32 @@ def test_a_long_drill_down_list_is_drawn_a_page_at_a_time(browser, site, tmp_pat
     assert browser.find_element(By.ID, "shown").text == str(len(matching))
     shown = [r for r in rows if r.is_displayed()]
     assert shown == matching[:2]
+
+
+def test_a_list_split_by_system_opens_the_chosen_systems_page(browser, site, tmp_path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    from chronobench.viewer import drill
+    from chronobench.viewer.site import build_site
+
+    _, run = site
+    saved = drill.SPLIT_ROWS
+    drill.SPLIT_ROWS = 1  # every list of the tiny runs is split
+    try:
+        build_site(run.parent.parent, tmp_path / "site")
+    finally:
+        drill.SPLIT_ROWS = saved
+    first = sorted((tmp_path / "site" / "queries").glob("*[!0-9].html"))[0]
+    browser.get(first.as_uri())
+    system = Select(browser.find_element(By.ID, "f-system"))
+    here = system.first_selected_option.text
+    rows = browser.find_elements(By.CSS_SELECTOR, "#queries tbody tr")
+    assert rows and {r.get_attribute("data-system") for r in rows} == {here}
+    other = next(o.text for o in system.options if o.text != here)
+    system.select_by_visible_text(other)
+    WebDriverWait(browser, 30).until(lambda d: "~" in d.current_url)
+    rows = browser.find_elements(By.CSS_SELECTOR, "#queries tbody tr")
+    assert rows and {r.get_attribute("data-system") for r in rows} == {other}
+    chosen = Select(browser.find_element(By.ID, "f-system")).first_selected_option.text
+    assert chosen == other

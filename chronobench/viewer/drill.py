@@ -131,14 +131,47 @@ def _score(entry: Entry) -> str:
 
 #: Rows of the drill-down list drawn at once (the rest behind previous / next).
 PAGE_ROWS = 200
+#: A list longer than this is written one page per system or selector: one 7 MB page
+#: of 12,590 rows took the browser 17-22 s to open on a loaded machine.
+SPLIT_ROWS = 3000
 
 
-def list_page(group: Group, root: str = "../") -> str:
-    """The group's drill-down list (one row per system or selector and query)."""
+def list_pages(group: Group) -> dict[str, str]:
+    """``{label: list page file name}``: one page for the whole list, or, past
+    :data:`SPLIT_ROWS` rows, one page per system or selector (the first under the
+    group's own name), so the browser never loads the 12,590 rows of a LoCoMo list."""
+    labels: dict[str, int] = {}
+    for found in group.by_query.values():
+        for en in found:
+            labels[en.label] = labels.get(en.label, 0) + 1
+    if sum(labels.values()) <= SPLIT_ROWS:
+        return dict.fromkeys(labels, f"{group.slug}.html")
+    return {
+        label: f"{group.slug}.html" if i == 0 else f"{group.slug}~{i}.html"
+        for i, label in enumerate(labels)
+    }
+
+
+def _system_select(pages: dict[str, str], only: str) -> str:
+    """The system filter of a list split by system: choosing another opens its page."""
+    opts = "".join(
+        f'<option value="{e(label)}"'
+        + (" selected" if label == only else f' data-page="{e(page)}"')
+        + f">{e(label)}</option>"
+        for label, page in pages.items()
+    )
+    return f'<label>system <select data-col="system" id="f-system">{opts}</select></label>'
+
+
+def list_page(group: Group, root: str = "../", only: str | None = None) -> str:
+    """The group's drill-down list (one row per system or selector and query); with
+    ``only``, that system's or selector's rows (a list split by :func:`list_pages`)."""
     rows, attrs = [], []
     systems, intents, outcomes = set(), set(), set()
     for qid in sorted(group.by_query):
         for en in group.by_query[qid]:
+            if only is not None and en.label != only:
+                continue
             ln, vw = en.line, en.view
             systems.add(en.label)
             intents.add(str(ln.get("intent")))
@@ -161,9 +194,15 @@ def list_page(group: Group, root: str = "../") -> str:
                 f'data-system="{e(en.label)}" data-intent="{e(ln.get("intent"))}" '
                 f'data-outcome="{e(vw.get("outcome"))}"'
             )
+    pages = list_pages(group)
+    by_system = (
+        _system_select(pages, only)
+        if only is not None
+        else select("system", "system", sorted(systems))
+    )
     filters = (
         '<p class="filters">'
-        + select("system", "system", sorted(systems))
+        + by_system
         + select("intent", "intent", sorted(intents))
         + select("outcome", "outcome", sorted(outcomes))
         + f' <span class="note"><span id="shown">{len(rows)}</span> of {len(rows)} match</span></p>'
@@ -325,12 +364,16 @@ _OPEN_LINKED = (
 def write_group(group: Group, out: Path) -> int:
     """Write the group's list page and query pages; returns the pages written."""
     (out / "queries").mkdir(parents=True, exist_ok=True)
-    (out / "queries" / f"{group.slug}.html").write_text(list_page(group), encoding="utf-8")
+    pages = list_pages(group)
+    split = len(set(pages.values())) > 1
+    for label, name in pages.items() if split else [(None, f"{group.slug}.html")]:
+        text = list_page(group, only=label)
+        (out / "queries" / name).write_text(text, encoding="utf-8")
     folder = out / "q" / group.slug
     folder.mkdir(parents=True, exist_ok=True)
     for qid in group.by_query:
         (out / group.page_of(qid)).write_text(query_page(group, qid), encoding="utf-8")
-    return 1 + len(group.by_query)
+    return len(set(pages.values())) + len(group.by_query)
 
 
 def story(qf: QueryFile, line: dict[str, Any], system: str) -> Iterable[str]:

@@ -45,10 +45,13 @@ FILTER_JS = """
   }
   function apply(){
     var want={};sel.forEach(function(s){if(s.value)want[s.dataset.col]=s.value;});
+    var h=[];for(var k in want)h.push(k+'='+encodeURIComponent(want[k]));
+    // A list split by system: another system's rows are on its own page.
+    var sys=document.getElementById('f-system'), opt=sys&&sys.options[sys.selectedIndex];
+    if(opt&&opt.dataset.page){location.href=opt.dataset.page+'#'+h.join('&');return;}
     hits=rows.filter(function(r){
       for(var k in want){if(r.dataset[k]!==want[k])return false;}return true;});
     page=0;draw();
-    var h=[];for(var k in want)h.push(k+'='+encodeURIComponent(want[k]));
     history.replaceState(null,'',h.length?'#'+h.join('&'):location.pathname);
   }
   if(pager){

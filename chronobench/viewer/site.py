@@ -5,7 +5,8 @@ never pooled with real data) one summary table of the headlines with their 95% C
 the best floor beside each, then the plots (RC-QA with intervals per system against the
 floors, RQ3 last-session coverage, R@1 by intent and by request set, the memory systems'
 restore fidelity) and links to each request set's drill-down. ``runs.html`` and
-``runs/<run-id>.html``: every run and its metrics. ``queries/<set>.html`` and
+``runs/<run-id>.html``: every run and its metrics. ``queries/<set>.html`` (one page per
+system past ``drill.SPLIT_ROWS`` rows: ``<set>~<i>.html``) and
 ``q/<set>/<query>.html``: the drill-down (:mod:`chronobench.viewer.drill`).
 """
 
@@ -59,7 +60,7 @@ def _definition_anchor(section: str) -> str | None:
 def _definitions() -> str:
     items = "".join(f'<li id="{a}">{e(text)}</li>' for a, text in DEFINITIONS.values())
     return (
-        f'<h2 id="definitions">Definitions</h2><p class="note">Every figure is x100, with '
+        f'<h2 class="defs" id="definitions">Definitions</h2><p class="note">Every figure is x100, with '
         f"its 95% cluster-bootstrap interval over conversations.</p><ul>{items}</ul>"
     )
 
