@@ -181,24 +181,22 @@ def test_a_closed_pipe_ends_a_command_quietly():
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
 
 
-def test_the_cells_eta_waits_for_three_and_leaves_the_first_out(monkeypatch):
+def test_the_cells_eta_leaves_the_first_out_and_waits_for_three_more(monkeypatch):
     from chronobench.runner import progress
 
     clock = [0.0]
     monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
     run = progress.Cells(10, draw=False)
-    clock[0] = 300.0  # a slow first cell: models load, the cache fills
-    run.finish()
-    assert run.eta_text() == "9 cells left, ETA ?"
-    clock[0] = 301.0
-    run.finish()
-    assert run.eta_text().endswith("ETA ?")
-    clock[0] = 302.0
-    run.finish()  # two cells after the first, 1 s each: 7 left, 7 s
-    assert run.eta_text() == "7 cells left, ETA 7s", run.eta_text()
+    for now in (300.0, 320.0, 321.0):  # a slow first cell, then one more slow one
+        clock[0] = now
+        run.finish()
+        assert run.eta_text().endswith("ETA ?"), run.eta_text()
+    clock[0] = 322.0
+    run.finish()  # gaps after the first: 20, 1, 1 s; their median, 1 s, per cell left
+    assert run.eta_text() == "6 cells left, ETA 6s", run.eta_text()
 
 
-def testsuite_override_is_exactly_one_cell():
+def test_suite_override_is_exactly_one_cell():
     from hydra import initialize_config_dir
 
     from chronobench.commands.verify import suite_override

@@ -86,17 +86,19 @@ class _Counter:
         self.n = 0
         self.skipped = 0
         self.t0 = time.monotonic()
-        # With ``settle``, the first ``settle`` items are left out of the rate (a run's
-        # first cell also loads models and fills the embedding cache: 4m52s was once
-        # forecast for a 19 s job) and no ETA is given before ``settle`` + 2 of them.
+        # With ``settle``, the first ``settle`` items are left out (a run's first cell
+        # also loads models and fills the embedding cache: 4m52s was once forecast for a
+        # 19 s job), and the ETA is the median gap between the next finishes, given once
+        # there are three of them: one more slow cell (the first to build a known set)
+        # does not make the forecast.
         self.settle = settle
-        self._settled: tuple[int, float] | None = None
+        self._finished: list[float] = []
 
     def advance(self, n: int = 1) -> None:
         """``n`` more items done."""
         self.n += n
-        if self.settle and self._settled is None and self.n - self.skipped >= self.settle:
-            self._settled = (self.n - self.skipped, time.monotonic())
+        if self.settle:
+            self._finished += [time.monotonic()] * n
 
     def eta(self) -> float | None:
         worked = self.n - self.skipped
@@ -105,10 +107,11 @@ class _Counter:
         left = max(self.total - self.n, 0)
         if not self.settle:
             return (time.monotonic() - self.t0) / worked * left
-        if self._settled is None or worked < self.settle + 2:
+        times = self._finished[self.settle - 1 :]
+        gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
+        if len(gaps) < 3:
             return None
-        done_then, since = self._settled
-        return (time.monotonic() - since) / (worked - done_then) * left
+        return gaps[len(gaps) // 2] * left
 
     def text(self) -> str:
         out = f"{self.label} {self.n}/{self.total}" if self.total else f"{self.label} {self.n}"
