@@ -66,7 +66,11 @@ BACKBONES.register(
     "openai",
     "chronobench.backbones.openai_backend:OpenAIBackbone",
     requires=[("httpx", "pip install 'chronobench[openai]'")],
-    meta={"recorded": ("base_url", "api_key_env", "max_concurrency", "timeout_s", "max_retries")},
+    meta={
+        "recorded": ("base_url", "api_key_env", "max_concurrency", "timeout_s", "max_retries"),
+        # A served backbone: checked before the first cell (runner.experiment).
+        "server_problem": "chronobench.backbones.openai_backend:server_problem",
+    },
 )
 BACKBONES.register(
     "transformers",

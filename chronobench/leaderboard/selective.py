@@ -33,6 +33,11 @@ def _label(name: str) -> str:
         return name
 
 
+def row_label(name: str) -> str:
+    """The board's label of RQ4 row ``name`` (the viewer shows the same)."""
+    return _label(name)
+
+
 def _ci(block: dict[str, Any] | None) -> str:
     if not block or block.get("mean") is None:
         return "–"
