@@ -150,7 +150,11 @@ class CachedBackbone:
         retry_busy(write)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        """Answer from the cache where possible; send the misses to the wrapped backbone."""
+        """Answer from the cache where possible; send the misses to the wrapped backbone.
+        A backbone whose answers must not be stored (``cacheable = False``: one that
+        records its prompts, or answers from a file) is always asked."""
+        if not getattr(self.inner, "cacheable", True):
+            return self._uncached(requests)
         keys = [request_key(self.inner, r) for r in requests]
         with self._lock:
             found = self._lookup(keys)
@@ -184,6 +188,20 @@ class CachedBackbone:
                 self._store(done)
                 found.update(done)
         return [found[k] for k in keys]
+
+    def _uncached(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        with self._lock:
+            started = time.perf_counter()
+            outputs = [as_completion(o) for o in self.inner.generate(list(requests))]
+            self.stats.generate_s += time.perf_counter() - started
+            if len(outputs) != len(requests):
+                raise RuntimeError(
+                    f"backbone {self.name!r} returned {len(outputs)} outputs "
+                    f"for {len(requests)} requests"
+                )
+            self.stats.calls += 1
+            self.stats.misses += len(requests)
+            return outputs
 
     def __len__(self) -> int:
         with self._lock:
