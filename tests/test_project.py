@@ -158,7 +158,19 @@ def test_every_config_composes_and_instantiates(overrides, compose_cells, tmp_pa
         if choices.get("backbone") == "transformers":
             # The weights are the one part offline tests cannot have: a tiny local model.
             resolved["backbone"]["model"] = str(request.getfixturevalue("tiny_lm_dir"))
+        if choices.get("backbone") in ("export", "replay"):
+            files = {"prompts": tmp_path / "prompts.jsonl", "completions": tmp_path / "out.jsonl"}
+            resolved["backbone"]["params"] = {
+                k: str(v) for k, v in files.items() if k in resolved["backbone"]["params"]
+            }
+            files["completions"].write_text("")
         spec = spec_from_config(resolved, choices=choices)
+        if choices.get("backbone") in ("qwen-1b5", "qwen-0b5"):
+            # A 1 GB model is installed on purpose: it composes without it, and its absence
+            # is a clear error when the backbone loads.
+            with pytest.raises(FileNotFoundError, match="install-model qwen-"):
+                _instantiate(spec)
+            continue
         assert _instantiate(spec)
 
 

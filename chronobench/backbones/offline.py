@@ -124,7 +124,7 @@ class ExportBackbone:
                     f"backbone=export: a {r.task!r} prompt depends on earlier replies "
                     "(the backbone request resolver, the repair agent, paraphrased "
                     "queries), so this run cannot be exported in one pass. Export cells "
-                    "with rule-based selection (system.resolver=rules or none), without "
+                    "with ChronoMem's request rules alone (system.resolver=none), without "
                     "task=repair, and run the others with a live backbone"
                 )
         records = [prompt_record(r) for r in requests]
