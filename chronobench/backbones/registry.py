@@ -107,6 +107,18 @@ for _name, _label in (
         label=_label,
         meta={"recorded": ("threads", "batch_size", "dtype")},
     )
+BACKBONES.register(
+    "qwen-1b5-ct2",
+    "chronobench.backbones.ct2_backend:CT2Backbone",
+    requires=[
+        ("ctranslate2", "pip install 'chronobench[llm-cpu,llm-ct2]'"),
+        ("transformers", "pip install 'chronobench[llm-cpu]'"),
+        ("gguf", "pip install 'chronobench[llm-cpu]'"),
+        ("accelerate", "pip install 'chronobench[llm-cpu]'"),
+    ],
+    label="Qwen2.5-Coder-1.5B-Instruct (CPU, CTranslate2 int8)",
+    meta={"recorded": ("threads", "compute_type")},
+)
 # Generation anywhere (chronobench/backbones/offline.py): `export` writes every prompt
 # to a file instead of answering (its runs never publish), `replay` answers from the
 # completions `chronobench generate` wrote for that file.

@@ -28,6 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", default="float32", help="float32, bfloat16, auto")
     parser.add_argument("--prompts", help="an exported prompts file: time real prompts")
     parser.add_argument("--limit", type=int, default=10, help="--prompts: how many")
+    parser.add_argument(
+        "--ct2", action="store_true", help="--prompts: on CTranslate2 int8 (the llm-ct2 extra)"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -36,6 +39,10 @@ def main(args: argparse.Namespace) -> int:
 
     from chronobench.backbones.packaged import PackagedTransformersBackbone
 
+    if args.prompts and args.ct2:
+        from chronobench.backbones.ct2_backend import CT2Backbone
+
+        return _real_prompts(CT2Backbone(args.model, threads=args.threads[0]), args)
     bb = PackagedTransformersBackbone(args.model, dtype=args.dtype)
     if args.prompts:
         return _real_prompts(bb, args)
@@ -78,7 +85,7 @@ def _real_prompts(backbone: object, args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads[0])
     records = read_records(args.prompts)[: args.limit]
     print(
-        f"{args.model} ({backbone.dtype}, {args.threads[0]} thread(s)): "  # type: ignore[attr-defined]
+        f"{args.model} ({backbone.cache_config}, {args.threads[0]} thread(s)): "  # type: ignore[attr-defined]
         f"{len(records)} prompts of {args.prompts}"
     )
     cpu_total = wall_total = 0.0
