@@ -76,6 +76,7 @@ def test_export_refuses_a_prompt_that_depends_on_replies(tmp_path: Path) -> None
         ExportBackbone(str(tmp_path / "p.jsonl")).generate([resolver])
 
 
+@pytest.mark.slow  # three tiny cells: 96 s on the loaded 2-core machine
 def test_export_generate_replay_round_trip(
     compose_cells: Any, tiny_dirs: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -136,7 +137,6 @@ def test_the_standalone_generator_imports_nothing_of_chronobench() -> None:
     assert not any(name.split(".")[0] == "chronobench" for name in imported)
 
 
-@pytest.mark.slow
 def test_standalone_and_harness_answer_alike(tiny_lm_dir: Path, tmp_path: Path) -> None:
     """The copyable script and `chronobench generate` give the same completions."""
     from chronobench.backbones.standalone_generate import main as standalone
