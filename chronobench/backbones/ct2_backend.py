@@ -10,6 +10,7 @@ request's temperature is above 0; one prompt at a time.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -42,16 +43,29 @@ def ct2_folder(model: str, cache_dir: str | os.PathLike[str], quantization: str)
             tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
             try:
                 converter = ctranslate2.converters.TransformersConverter(
-                    str(source), low_cpu_mem_usage=True
+                    str(_plain_view(source, tmp / "source")), low_cpu_mem_usage=True
                 )
-                converter.convert(str(tmp), quantization=quantization, force=True)
+                converter.convert(str(tmp / "out"), quantization=quantization, force=True)
                 if target.exists():
                     shutil.rmtree(target)
-                tmp.rename(target)  # whole or absent
+                (tmp / "out").rename(target)  # whole or absent
             finally:
-                if tmp.exists():
-                    shutil.rmtree(tmp, ignore_errors=True)
+                shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _plain_view(source: Path, view: Path) -> Path:
+    """``source`` seen without its ``quantization_config``: the folder's weights are plain
+    float32, but its config still names the GGUF file they came from, which CTranslate2's
+    converter refuses. Links to every file, and a config.json without that key."""
+    view.mkdir(parents=True)
+    for f in source.iterdir():
+        if f.name != "config.json":
+            (view / f.name).symlink_to(f.resolve())
+    config = json.loads((source / "config.json").read_text(encoding="utf-8"))
+    config.pop("quantization_config", None)
+    (view / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return view
 
 
 class CT2Backbone:
