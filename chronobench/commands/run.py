@@ -31,7 +31,13 @@ from chronobench.paths import config_dir
 
 def publishes(cfg: Mapping[str, Any]) -> bool:
     """Whether a run of the composed config ``cfg`` writes committed files: its
-    ``publish`` key (true in the main job and the named presets, false otherwise)."""
+    ``publish`` key (true in the main job and the named presets, false otherwise), unless
+    its backbone's answers mean nothing (``backbone=export`` only records the prompts)."""
+    from chronobench.backbones.registry import BACKBONES
+
+    name = (cfg.get("backbone") or {}).get("name")
+    if name in BACKBONES.names() and BACKBONES.entry(name).meta.get("publishes") is False:
+        return False
     return bool(cfg.get("publish", False))
 
 
