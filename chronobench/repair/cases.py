@@ -130,7 +130,10 @@ def build_cases(
 
 
 def write_cases(
-    folder: Path, cases: list[dict[str, Any]], params: dict[str, Any], builder: str = BUILDER_VERSION
+    folder: Path,
+    cases: list[dict[str, Any]],
+    params: dict[str, Any],
+    builder: str = BUILDER_VERSION,
 ) -> str:
     """Write ``cases.jsonl`` and ``manifest.json`` atomically; returns the cases' sha256."""
     text = "".join(json.dumps(c, sort_keys=True) + "\n" for c in cases)

@@ -224,7 +224,9 @@ def draft_earned(
     w.noise(0.3)  # a later benign write a version rollback would lose
     if not faults:
         raise Redraw("no fault placed")
-    w.benign_log = [{k: v for k, v in b.items() if k != "own"} for b in benign if b["kind"] != "chat"]
+    w.benign_log = [
+        {k: v for k, v in b.items() if k != "own"} for b in benign if b["kind"] != "chat"
+    ]
     case = w.case(faults, {k: rng.choice(v) for k, v in w.d.params.items()})
     case["own_follow_ups"] = [b["event"] for b in benign if b["kind"] == "chat"]
     case["twins_unplaced"] = len(waiting)
