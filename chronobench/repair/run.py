@@ -29,7 +29,7 @@ from chronobench.runner.params import generation_params
 
 # Where the diagnosis comes from: the case's own (complete, or missing one fault in every
 # fourth stress case), every fault (oracle), or a detector (chronobench.repair.detect).
-Diagnosis = Literal["given", "oracle", "judge", "untrusted", "surface"]
+Diagnosis = Literal["given", "oracle", "judge", "untrusted", "surface", "surface_lookup"]
 
 
 class RepairTaskParams(BaseModel):
