@@ -4,7 +4,7 @@ faults are, benign summaries change values, slot order in merges is shuffled."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -15,7 +15,7 @@ from chronobench.repair.history import session_reads
 UNTRUSTED = ("paste", "sync", "forwarded", "summary_job")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cases(subset: str, n: int) -> tuple:
     step = 150 // n if "controlled" in subset else 50 // n
     return tuple(make_case(0, subset, i) for i in range(0, step * n, step))
