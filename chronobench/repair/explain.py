@@ -23,7 +23,7 @@ def explain(case_id: str, *, seed: int = 0, as_json: bool = False) -> str:
     subset, _, index = case_id.partition("-")
     if subset not in SET_BUILDER or not index.isdigit():
         raise ValueError(
-            f"case id {case_id!r}: expected <set>-<n>, set one of {', '.join(SET_BUILDER)}"
+            f"case id {case_id!r}: expected " + " or ".join(f"{name}-<n>" for name in SET_BUILDER)
         )
     case = make_case(seed, subset, int(index))
     with ChronoMem(":memory:", embedder="hash") as mem:
