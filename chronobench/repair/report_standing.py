@@ -295,7 +295,9 @@ def earned_sections(everything: dict) -> list[str]:
     if det:
         lines += ["### Earned sets: detectors", "",
                   "The zero-call surface rule finds every fault on the control sets; here every benign "
-                  "untrusted session is followed up as a fault is, so it flags sessions at the base rate.",
+                  "untrusted session is followed up as a fault is, so it flags sessions at the base rate. "
+                  "The last session a lookup reads is still a fault more often than that: a chain-family "
+                  "fault holds the advisory chain's first slot, so no benign session on it comes later.",
                   "", *det, ""]  # fmt: skip
     conds = ("", "diagnosis=oracle", "diagnosis=judge", "diagnosis=untrusted", "diagnosis=surface",
              "diagnosis=surface_lookup")  # fmt: skip
