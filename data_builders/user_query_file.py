@@ -25,7 +25,9 @@ from chronobench.data.schema import RollbackQuery, Stream
 from chronobench.hashing import sha256_text
 from data_builders.probes import ProbePool, add_final_probes, attach_probes
 
-FIELDS = {"sample_id", "query", "intent", "target_session", "target_version"}
+# ``style``: how the request is phrased (offset, ordinal, negation...), for per-style
+# figures; read by evaluation scripts, never by a selector.
+FIELDS = {"sample_id", "query", "intent", "target_session", "target_version", "style"}
 INTENTS = ("restore_to", "undo")
 
 
@@ -170,6 +172,8 @@ def read_query_lines(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, 
                 path, line, "target_session", "give exactly one of target_session or target_version"
             )
         _int_field(rec, targets[0], path, line)
+        if "style" in rec and (not isinstance(rec["style"], str) or not rec["style"].strip()):
+            raise _err(path, line, "style", "a non-empty string naming the phrasing, or leave it out")
         out.append((line, rec))
     if not out:
         raise UserQueryError(
