@@ -41,9 +41,9 @@ import numpy as np
 
 from chronobench.memory import backbone_resolver as br
 from chronobench.memory import lexindex as lx
+from chronobench.memory import parse as ps
 from chronobench.memory import query as q
 from chronobench.memory import resolve as rs
-from chronobench.memory import timeref as tr
 from chronobench.memory.backend import Backend
 from chronobench.memory.embedders import similarities
 from chronobench.memory.reads import seq_of
@@ -65,13 +65,9 @@ TIE_GAP = 1e-6  # stage-score difference at or below which two commits are tied
 SEP_FULL = 0.005  # relative final-score gap at which separation counts as full
 MIN_SEPARATION = 0.1  # separation of an untied but close call (confidence never 0)
 
-# Request vocabulary (C2's rule set in query.py); read defensively, it is module-private.
-_REQUEST_WORDS: frozenset[str] = getattr(q, "_REQUEST_WORDS", frozenset())
-
-
 def content_tokens(query: str) -> list[str]:
     """The request's content words (stopwords and request vocabulary removed)."""
-    return [t for t in q.tokens(q.content_query(query)) if t not in _REQUEST_WORDS]
+    return [t for t in q.tokens(q.content_query(query)) if t not in q.REQUEST_WORDS]
 
 
 def _clip(x: float) -> float:
@@ -96,20 +92,34 @@ def plan_rollback(
     (see the module docstring for the rule). ``resolver``: a backbone that picks among
     the top candidates first, or refuses (:mod:`chronobench.memory.backbone_resolver`).
     """
-    toks = content_tokens(query)
-    if not toks and tr.read(query) is None:
+    parsed = ps.parse(query)
+    toks = list(parsed.named)
+    if not toks and parsed.time is None:
         raise UncertainRequestError(
-            f"request {query[:80]!r} names no content (only symbols or request words "
-            "such as 'undo that'); say what to undo, e.g. 'undo the move to Lisbon', or "
-            "call rollback_to_version(app, user, version_id); nothing was changed"
+            f"request {query[:80]!r} names no content (only symbols, greetings, times said "
+            "in passing or request words such as 'undo that'); say what to undo, e.g. 'undo "
+            "the move to Lisbon', or call rollback_to_version(app, user, version_id); "
+            "nothing was changed"
         )
-    intent = intent or q.detect_intent(query)
+    intent = intent or parsed.intent
     got = rs.resolve_request(
-        db, sc, query, max(k + 2, resolver.top_k if resolver else 0), intent, rt
+        db,
+        sc,
+        query,
+        max(k + 2, resolver.top_k if resolver else 0),
+        intent,
+        rt,
+        parsed=parsed,
     )
     if got.time_target is not None:
         return _time_plan(db, sc, query, intent, k, mode, got, toks)
-    found, targets, picked = br.apply(resolver, db, sc, query, got.found, got.targets)
+    steps = got.steps or {}
+    if "landed" in steps:
+        # The operators chose the episode from the event's date or order: a backbone
+        # reading the candidates' text cannot second-guess that step.
+        found, targets, picked = got.found, got.targets, {}
+    else:
+        found, targets, picked = br.apply(resolver, db, sc, query, got.found, got.targets)
     described = found.ranked
     if not described or not targets.ranked:
         raise UncertainRequestError(f"no version matches {query[:80]!r}; nothing was changed")
@@ -125,7 +135,12 @@ def plan_rollback(
         ),
         None,
     )
-    ev, ev2 = _evidence(db, sc, query, toks, found, rt, matched, other)
+    # With operators, the evidence is that the event they start from is what the
+    # request's content names (the episode landed on need not share a word with it).
+    event = int(steps.get("event", matched))
+    if event != matched:
+        other = None
+    ev, ev2 = _evidence(db, sc, parsed.clause, toks, found, rt, event, other)
     # A backbone's pick (the resolver read the candidates) stands in for rule 2's evidence.
     lexical = ev["lexical"] or br.picked(picked)
     evidence = 1.0 if lexical else _clip((ev["cosine"] - DENSE_FLOOR) / (DENSE_FULL - DENSE_FLOOR))
@@ -140,6 +155,8 @@ def plan_rollback(
         "gap": round(float(gap), 6),
         "tied": tied,
         "content_words": toks[:12],
+        "parse": parsed.describe(),
+        **({"steps": steps} if steps else {}),
         **picked,
     }
     if evidence <= 0.0:

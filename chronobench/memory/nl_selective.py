@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from chronobench.memory import nl
+from chronobench.memory import parse as ps
 from chronobench.memory import query as q
 from chronobench.memory import resolve as rs
 from chronobench.memory.backend import Backend
@@ -47,23 +48,24 @@ def match(
     evidence (``confidence``, ``content_words``, ``lexical``, ``cosine``, ``matched``).
     Raises :class:`UncertainRequestError` (nothing changes) when it names no content or
     its best commit has no evidence."""
-    toks = [t for t in nl.content_tokens(request) if t not in _SAID_WORDS]
+    parsed = ps.parse(request)
+    toks = [t for t in parsed.named if t not in _SAID_WORDS]
     if not toks:
         raise UncertainRequestError(
-            f"request {request[:80]!r} names no content (only symbols or request words "
-            "such as 'forget that'); say what to forget, e.g. 'forget what I said about "
+            f"request {request[:80]!r} names no content (only symbols, greetings, times "
+            "said in passing or request words such as 'forget that'); say what to forget, e.g. 'forget what I said about "
             "the adoption agency', or call revert_commits(app, user, [version]); nothing "
             "was changed"
         )
     depth = max(k, MAX_SET) + 8  # room for revert versions, which are never candidates
-    found = rs.describe_request(db, sc, request, depth, rt)
+    found = rs.describe_request(db, sc, parsed.clause, depth, rt)
     with db.lock:
         reverts = _revert_versions(db, sc)
     ranked = [(int(v), float(s)) for v, s in found.ranked if int(v) not in reverts][:k]
     if not ranked:
         raise UncertainRequestError(f"no commit matches {request[:80]!r}; nothing was changed")
     best = ranked[0][0]
-    ev, _ = nl._evidence(db, sc, request, toks, found, rt, best, None)
+    ev, _ = nl._evidence(db, sc, parsed.clause, toks, found, rt, best, None)
     evidence = (
         1.0
         if ev["lexical"]
