@@ -366,12 +366,13 @@ def parse(text: str) -> ParsedRequest:
         word = (m.group("word") or m.group("word2") or "").lower().split()[-1]
         if word in _WEEKDAYS:
             operators.append(Operator("weekday", _WEEKDAYS.index(word), m.group(0)))
-            time = None if time is not None and time.kind != "month" else time
-        else:
-            # The month describes the event's episode: a filter, never a bound.
+            time = None if time is not None and time.what == "weekday" else time
+        elif time is None or time.what == "month":
+            # The month describes the event's episode ("the April chat where X"): a
+            # filter, never a bound. A day ("the 3 July chat") stays the bound it is.
             month = _MONTH_NAMES.index(word) + 1
-            if time is None or time.kind != "month":
-                time = tr.TimeRef("month", "month", (month, None), True, m.group(0))
+            year = time.value[1] if time is not None else None
+            time = tr.TimeRef("month", "month", (month, year), True, m.group(0))
 
     # Intent: cue words of the request with the operator phrases taken out.
     intent: q.Intent = "undo" if knowledge else q.detect_intent(work)
