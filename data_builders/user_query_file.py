@@ -173,7 +173,9 @@ def read_query_lines(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, 
             )
         _int_field(rec, targets[0], path, line)
         if "style" in rec and (not isinstance(rec["style"], str) or not rec["style"].strip()):
-            raise _err(path, line, "style", "a non-empty string naming the phrasing, or leave it out")
+            raise _err(
+                path, line, "style", "a non-empty string naming the phrasing, or leave it out"
+            )
         out.append((line, rec))
     if not out:
         raise UserQueryError(

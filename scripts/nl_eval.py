@@ -24,6 +24,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--turn", action="store_true", help="turn granularity (default: session)")
     ap.add_argument("--selector", default="chronomem")
     ap.add_argument("--misses", action="store_true", help="print every miss")
+    ap.add_argument("--styles-from", type=Path, help="read each request's style from this file")
+    ap.add_argument(
+        "--refusals",
+        type=Path,
+        help="probes that must be refused (sample_id, query, kind): rollback and forget",
+    )
     args = ap.parse_args(argv)
 
     from chronobench.audit.data import compose_spec
@@ -39,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         stores = cell.build_store_provider()
         styles = {
             json.loads(line)["query"]: json.loads(line).get("style", "-")
-            for line in path.read_text(encoding="utf-8").splitlines()
+            for line in (args.styles_from or path).read_text(encoding="utf-8").splitlines()
             if line.strip()
         }
         by_style: dict[str, list[float]] = defaultdict(list)
@@ -57,15 +63,48 @@ def main(argv: list[str] | None = None) -> int:
                 by_style["all"].append(hit)
                 by_style[style].append(hit)
                 if args.misses and not hit:
-                    print(f"  miss [{style}] {q.stream_id} gold={q.target_version} "
-                          f"got={got[:3]} :: {q.text}")
+                    print(
+                        f"  miss [{style}] {q.stream_id} gold={q.target_version} "
+                        f"got={got[:3]} :: {q.text}"
+                    )
         took = time.perf_counter() - started
         for style, hits in sorted(by_style.items(), key=lambda kv: kv[0] != "all"):
-            print(f"{path.stem} {'turn' if args.turn else 'session'} {style:28s} "
-                  f"n={len(hits):3d} R@1={sum(hits) / len(hits):.4f}")
+            print(
+                f"{path.stem} {'turn' if args.turn else 'session'} {style:28s} "
+                f"n={len(hits):3d} R@1={sum(hits) / len(hits):.4f}"
+            )
         print(f"  ({took:.1f} s)")
+        if args.refusals:
+            refusals(args.refusals, data, stores)
         stores.close()
     return 0
+
+
+def refusals(path: Path, data: object, stores: object) -> None:
+    """Share of ``path``'s probes refused, by kind, for rollback and for forget."""
+    from chronobench.memory.types import UncertainRequestError
+    from chronobench.protocols import public_writes
+    from chronobench.selectors import APP
+
+    probes = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    by_sample = {s.stream_id.rsplit("/", 1)[-1]: s for s in data.streams}  # type: ignore[attr-defined]
+    tally: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for probe in probes:
+        stream = by_sample[probe["sample_id"]]
+        ing = stores.get(public_writes(stream))  # type: ignore[attr-defined]
+        for op in ("rollback", "forget"):
+            try:
+                if op == "rollback":
+                    ing.store.plan_rollback_by_nl_query(APP, ing.user, probe["query"])
+                else:
+                    ing.store.plan_selective_undo(APP, ing.user, probe["query"])
+                refused = 0
+                print(f"  acted [{op} {probe['kind']}] {probe['sample_id']} :: {probe['query']}")
+            except UncertainRequestError:
+                refused = 1
+            tally[(op, probe["kind"])].append(refused)
+    for (op, kind), got in sorted(tally.items()):
+        print(f"refused {op:8s} {kind:14s} {sum(got)}/{len(got)}")
 
 
 if __name__ == "__main__":

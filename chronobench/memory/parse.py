@@ -185,8 +185,10 @@ _ORDINALS = {
     "most recent": -1,
 }  # fmt: skip
 # "the second time X", "the last time we talked about X", "the first chat where X".
+# "the" is required, and "for the first time" is left alone: "James picking up drumsticks
+# for the first time" describes one event, it does not count mentions.
 _P_ORDINAL = re.compile(
-    r"\b(?:the\s+)?(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last|latest|"
+    r"(?<!\bfor )\bthe\s+(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last|latest|"
     r"final|most recent)\s+(?:time|times|mention|chat|conversation|convo|session|talk)\b"
     r"(?:\s+(?:that|when|where|in which|about))?",
     re.IGNORECASE,
@@ -226,9 +228,17 @@ _MONTH_NAMES = (
 # A month or weekday that describes the event's episode: "the April chat", "the chat in
 # April where", "our Tuesday call".
 _P_DESCRIBED = re.compile(
-    r"\b(?P<word>" + "|".join(_MONTH_NAMES + _WEEKDAYS) + r")\s+" + _CHAT + r"\b|\b"
-    + _CHAT + r"\s+(?:in|on|from|during|back in)\s+(?P<word2>"
-    + "|".join(_MONTH_NAMES) + r"|(?:a\s+)?(?:" + "|".join(_WEEKDAYS) + r"))\b",
+    r"\b(?P<word>"
+    + "|".join(_MONTH_NAMES + _WEEKDAYS)
+    + r")\s+"
+    + _CHAT
+    + r"\b|\b"
+    + _CHAT
+    + r"\s+(?:in|on|from|during|back in)\s+(?P<word2>"
+    + "|".join(_MONTH_NAMES)
+    + r"|(?:a\s+)?(?:"
+    + "|".join(_WEEKDAYS)
+    + r"))\b",
     re.IGNORECASE,
 )
 # Words that name no memory content wherever they stand: greetings, politeness, "mind",
@@ -241,7 +251,8 @@ FILLER = frozenset(
     now ago last latest recent previous first second next time times day days week weeks
     month months year said say saying told tell telling mentioned mention talked talk
     thing things something stuff bit part parts info information whatever way like
-    quick scratch done much way also again think thinking thought""".split()
+    quick scratch done much also again think thinking thought one ones bunch honestly
+    anyway hope""".split()
 )
 
 
@@ -288,9 +299,7 @@ class ParsedRequest:
         if self.excluded:
             out["excluded"] = list(self.excluded)
         if self.operators:
-            out["operators"] = [
-                {"kind": o.kind, "n": o.n, "words": o.span} for o in self.operators
-            ]
+            out["operators"] = [{"kind": o.kind, "n": o.n, "words": o.span} for o in self.operators]
         if self.knowledge:
             out["knowledge_state"] = True
         if self.respelt:
@@ -391,12 +400,14 @@ def parse(text: str) -> ParsedRequest:
 
 
 def _verb_may(text: str, m: re.Match[str]) -> bool:
-    """"may" / "march" as a verb ("you may call", "march on"): a month only after "the",
+    """ "may" / "march" as a verb ("you may call", "march on"): a month only after "the",
     "our", "that" or a preposition."""
     word = (m.group("word") or "").lower()
     if word not in ("may", "march"):
         return False
-    return not re.search(r"\b(?:the|our|that|this|in|from|during|of)\s*$", text[: m.start()].lower())
+    return not re.search(
+        r"\b(?:the|our|that|this|in|from|during|of)\s*$", text[: m.start()].lower()
+    )
 
 
 def _is_step(m: re.Match[str]) -> bool:
