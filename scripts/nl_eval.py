@@ -24,6 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--turn", action="store_true", help="turn granularity (default: session)")
     ap.add_argument("--selector", default="chronomem")
     ap.add_argument("--misses", action="store_true", help="print every miss")
+    ap.add_argument(
+        "--plans", action="store_true", help="also count real requests the NL rollback refuses"
+    )
     ap.add_argument("--styles-from", type=Path, help="read each request's style from this file")
     ap.add_argument(
         "--refusals",
@@ -49,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             if line.strip()
         }
         by_style: dict[str, list[float]] = defaultdict(list)
+        refused_plans: list[int] = []
         started = time.perf_counter()
         for stream in data.streams:
             queries = data.queries_by_stream().get(stream.stream_id, [])
@@ -62,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
                 style = styles.get(q.text, "-")
                 by_style["all"].append(hit)
                 by_style[style].append(hit)
+                if args.plans:
+                    refused_plans.append(_refused(stores, stream, q.text))
                 if args.misses and not hit:
                     print(
                         f"  miss [{style}] {q.stream_id} gold={q.target_version} "
@@ -73,10 +79,25 @@ def main(argv: list[str] | None = None) -> int:
                 f"{path.stem} {'turn' if args.turn else 'session'} {style:28s} "
                 f"n={len(hits):3d} R@1={sum(hits) / len(hits):.4f}"
             )
+        if args.plans:
+            print(f"  NL rollback refused {sum(refused_plans)} of {len(refused_plans)} requests")
         print(f"  ({took:.1f} s)")
         if args.refusals:
             refusals(args.refusals, data, stores)
         stores.close()
+    return 0
+
+
+def _refused(stores: object, stream: object, text: str) -> int:
+    from chronobench.memory.types import UncertainRequestError
+    from chronobench.protocols import public_writes
+    from chronobench.selectors import APP
+
+    ing = stores.get(public_writes(stream))  # type: ignore[attr-defined]
+    try:
+        ing.store.plan_rollback_by_nl_query(APP, ing.user, text)
+    except UncertainRequestError:
+        return 1
     return 0
 
 
