@@ -33,8 +33,9 @@ preview explains itself (:meth:`ParsedRequest.describe`).
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from chronobench.memory import query as q
@@ -108,6 +109,7 @@ def _distance(a: str, b: str, limit: int) -> int:
     return prev[-1]
 
 
+@functools.lru_cache(maxsize=4096)
 def cue_verb(word: str) -> str | None:
     """The request verb ``word`` misspells (None: none, or it is that verb already)."""
     w = word.lower()
@@ -124,30 +126,51 @@ def cue_verb(word: str) -> str | None:
     return None if best is None else best[1]
 
 
-_WORD = re.compile(r"[A-Za-z0-9']+|[^A-Za-z0-9']+")
+_SHORTHAND_RE = re.compile(
+    r"(?<![\w'])(?:" + "|".join(sorted(SHORTHAND, key=len, reverse=True)) + r")(?![\w'])",
+    re.IGNORECASE,
+)
+# Words that could misspell a request verb: the verbs' first letters, four letters on.
+_CANDIDATE = re.compile(
+    r"(?<![\w'])[" + "".join(sorted({v[0] for v in CUE_VERBS})) + r"][a-z]{3,10}(?![\w'])",
+    re.IGNORECASE,
+)
+_LAST_WORD = re.compile(r"([\w']+)\W*$")
+_NEXT_WORD = re.compile(r"^\W*([\w']+)")
 
 
 def respell(text: str) -> tuple[str, list[tuple[str, str]]]:
     """``text`` with chat shorthand expanded and misspelt request verbs respelt, and the
-    ``(was, now)`` pairs changed. A word is read as a verb only in a verb's position."""
-    parts = _WORD.findall(text or "")
-    words = [i for i, p in enumerate(parts) if p[0].isalnum() or p[0] == "'"]
+    ``(was, now)`` pairs changed. A word is read as a verb only in a verb's position:
+    the request's first word, after a politeness word, or before "the / that / to"."""
     changed: list[tuple[str, str]] = []
-    for i in words:
-        low = parts[i].lower()
-        if low in SHORTHAND:
-            changed.append((parts[i], SHORTHAND[low]))
-            parts[i] = SHORTHAND[low]
-    for n, i in enumerate(words):
-        verb = cue_verb(parts[i])
+
+    def short(m: re.Match[str]) -> str:
+        now = SHORTHAND[m.group(0).lower()]
+        changed.append((m.group(0), now))
+        return now
+
+    text = _SHORTHAND_RE.sub(short, text or "")
+    out: list[str] = []
+    at = 0
+    for m in _CANDIDATE.finditer(text):
+        verb = cue_verb(m.group(0))
         if verb is None:
             continue
-        before = parts[words[n - 1]].lower() if n > 0 else None
-        after = parts[words[n + 1]].lower() if n + 1 < len(words) else None
-        if n == 0 or before in _VERB_BEFORE or after in _VERB_AFTER:
-            changed.append((parts[i], verb))
-            parts[i] = verb
-    return "".join(parts), changed
+        before = _LAST_WORD.search(text, 0, m.start())
+        after = _NEXT_WORD.search(text[m.end() :])
+        first = before is None
+        if not (
+            first
+            or before.group(1).lower() in _VERB_BEFORE  # type: ignore[union-attr]
+            or (after is not None and after.group(1).lower() in _VERB_AFTER)
+        ):
+            continue
+        changed.append((m.group(0), verb))
+        out.append(text[at : m.start()] + verb)
+        at = m.end()
+    out.append(text[at:])
+    return "".join(out), changed
 
 
 # -- operators -------------------------------------------------------------------------------
@@ -241,6 +264,15 @@ _P_DESCRIBED = re.compile(
     + r"))\b",
     re.IGNORECASE,
 )
+# Cheap tests for the words each operator needs.
+_KNOW_WORDS = re.compile(
+    r"\b(?:knew|know|learn\w*|found out|find out|heard|hear|told|idea)\b", re.I
+)
+_RELATIVE_WORDS = re.compile(r"\b(?:after|before|following|prior)\b", re.I)
+_ORDINAL_WORDS = re.compile(
+    r"\b(?:first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last|latest|final|recent)\b", re.I
+)
+_CALENDAR_WORDS = re.compile(r"\b(?:" + "|".join(_MONTH_NAMES + _WEEKDAYS) + r")\b", re.I)
 # Words that name no memory content wherever they stand: greetings, politeness, "mind",
 # and times said in passing ("earlier", "yesterday"). Retrieval still reads them; they
 # never count as evidence that a request names something ("hi, undo what I said before").
@@ -283,7 +315,11 @@ class ParsedRequest:
     time: tr.TimeRef | None = None  # a named time (bound or month filter), as timeref reads it
     respelt: tuple[tuple[str, str], ...] = ()
     knowledge: bool = False  # "when you didn't know yet that X": undo X's first mention
-    content: tuple[str, ...] = field(default=())  # content words (request vocabulary removed)
+
+    @functools.cached_property
+    def content(self) -> tuple[str, ...]:
+        """Content words of the clause (stopwords and request vocabulary removed)."""
+        return content_words(self.clause)
 
     @property
     def named(self) -> tuple[str, ...]:
@@ -333,8 +369,10 @@ def parse(text: str) -> ParsedRequest:
     operators: list[Operator] = []
     excluded: list[str] = []
 
+    low = work.lower()
     # Negation first: the ruled-out clause leaves the text every later rule reads.
-    for pat in (_P_NOT_FIRST, _P_NOT_LAST, _P_RATHER):
+    negated = "not " in low or "rather than" in low or "instead of" in low
+    for pat in (_P_NOT_FIRST, _P_NOT_LAST, _P_RATHER) if negated else ():
         m = pat.search(work)
         if m:
             excluded.append(m.group("x").strip())
@@ -343,13 +381,16 @@ def parse(text: str) -> ParsedRequest:
             break
 
     knowledge = False
-    m = _P_KNOWLEDGE.search(work)
+    # Each operator's pattern runs only when a word it needs is there (most requests
+    # carry none, and the resolver reads every request).
+    m = _P_KNOWLEDGE.search(work) if _KNOW_WORDS.search(work) else None
     if m:
         knowledge = True
         operators.append(Operator("ordinal", 1, m.group(0)))
         work = _cut(work, m)
 
-    m = _P_OFFSET.search(work)
+    relative = _RELATIVE_WORDS.search(work) is not None
+    m = _P_OFFSET.search(work) if relative else None
     if m:
         unit = (m.group("unit") or m.group("unit1") or "day").lower().rstrip("s")
         days = (_number(m.group("n")) if m.group("unit") else 1) * _UNIT_DAYS[unit]
@@ -357,20 +398,20 @@ def parse(text: str) -> ParsedRequest:
         operators.append(Operator("offset", sign * days, m.group(0).strip()))
         work = _cut(work, m)
     else:
-        m = _P_STEP.search(work)
+        m = _P_STEP.search(work) if relative else None
         if m and _is_step(m):
             back = m.group("dir").lower() in ("before", "prior to")
             operators.append(Operator("step", -1 if back else 1, m.group(0).strip()))
             work = _cut(work, m)
 
     if not knowledge:
-        m = _P_ORDINAL.search(work)
+        m = _P_ORDINAL.search(work) if _ORDINAL_WORDS.search(work) else None
         if m:
             operators.append(Operator("ordinal", _ORDINALS[m.group("ord").lower()], m.group(0)))
             work = _cut(work, m)
 
     time = tr.read(work)
-    m = _P_DESCRIBED.search(work)
+    m = _P_DESCRIBED.search(work) if _CALENDAR_WORDS.search(work) else None
     if m and not _verb_may(work, m):
         word = (m.group("word") or m.group("word2") or "").lower().split()[-1]
         if word in _WEEKDAYS:
@@ -395,7 +436,6 @@ def parse(text: str) -> ParsedRequest:
         time=time,
         respelt=tuple(respelt),
         knowledge=knowledge,
-        content=content_words(work),
     )
 
 
