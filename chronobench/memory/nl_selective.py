@@ -14,8 +14,9 @@ least ``nl.DENSE_FLOOR``). What it adds:
 2. a set, not a top-1: the best commit, plus every other commit of the top ``k`` whose
    lexical score for the content words is at least ``SET_RATIO`` of the best one's and
    that is among the first ``MAX_SET`` so kept (a fact told over two or three turns);
-3. refusal: a request without content words ("forget that", "*") is refused before any
-   retrieval, and so is one whose best commit has no evidence.
+3. refusal: a request without content words ("forget that", "*", "hi, forget what I
+   said earlier": filler is no content) is refused before any retrieval, and so is one
+   whose best commit has no evidence or only weak evidence (:func:`nl.weak_match`).
 
 ``SET_RATIO`` and ``MAX_SET`` were chosen before any RQ4 run and not tuned since (never on
 the hand-written held-out set): LoCoMo observations cite one to three turns.

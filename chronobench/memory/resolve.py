@@ -9,7 +9,9 @@ its search: :mod:`chronobench.memory.dense`).
 The stages rank the commits a query *describes* (:func:`describe_request`: the
 store's stage, then its reranker); :func:`restore_targets` turns that into restore
 targets (an ``undo`` targets the described commit's parent, an episode request its
-episode's boundary).
+episode's boundary). A request is read once (:mod:`chronobench.memory.parse`);
+its operators ("three days after X", "the second time X", "not the X one") move from
+the event retrieval found to the episode meant (:func:`apply_operators`).
 """
 
 from __future__ import annotations
