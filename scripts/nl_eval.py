@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             if line.strip()
         }
         by_style: dict[str, list[float]] = defaultdict(list)
-        refused_plans: list[int] = []
+        refused_plans: list[int | str] = []
         started = time.perf_counter()
         for stream in data.streams:
             queries = data.queries_by_stream().get(stream.stream_id, [])
@@ -80,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"n={len(hits):3d} R@1={sum(hits) / len(hits):.4f}"
             )
         if args.plans:
-            print(f"  NL rollback refused {sum(refused_plans)} of {len(refused_plans)} requests")
+            got = [r for r in refused_plans if r]
+            why = ", ".join(f"{r}: {got.count(r)}" for r in sorted(set(got)))
+            print(f"  NL rollback refused {len(got)} of {len(refused_plans)} requests ({why})")
         print(f"  ({took:.1f} s)")
         if args.refusals:
             refusals(args.refusals, data, stores)
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _refused(stores: object, stream: object, text: str) -> int:
+def _refused(stores: object, stream: object, text: str) -> int | str:
     from chronobench.memory.types import UncertainRequestError
     from chronobench.protocols import public_writes
     from chronobench.selectors import APP
@@ -96,8 +98,10 @@ def _refused(stores: object, stream: object, text: str) -> int:
     ing = stores.get(public_writes(stream))  # type: ignore[attr-defined]
     try:
         ing.store.plan_rollback_by_nl_query(APP, ing.user, text)
-    except UncertainRequestError:
-        return 1
+    except UncertainRequestError as exc:
+        msg = str(exc)
+        reasons = ("names no content", "does not hold", "no content word", "ambiguous")
+        return next((r for r in reasons if r in msg), "other")
     return 0
 
 
