@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--refusals",
         type=Path,
-        help="probes that must be refused (sample_id, query, kind): rollback and forget",
+        help="requests that must be refused (sample_id, query, style): rollback and forget",
     )
     args = ap.parse_args(argv)
 
@@ -124,10 +124,10 @@ def refusals(path: Path, data: object, stores: object) -> None:
                 else:
                     ing.store.plan_selective_undo(APP, ing.user, probe["query"])
                 refused = 0
-                print(f"  acted [{op} {probe['kind']}] {probe['sample_id']} :: {probe['query']}")
+                print(f"  acted [{op} {probe['style']}] {probe['sample_id']} :: {probe['query']}")
             except UncertainRequestError:
                 refused = 1
-            tally[(op, probe["kind"])].append(refused)
+            tally[(op, probe["style"])].append(refused)
     for (op, kind), got in sorted(tally.items()):
         print(f"refused {op:8s} {kind:14s} {sum(got)}/{len(got)}")
 
