@@ -293,9 +293,9 @@ class Operator:
     """One step applied over the dated history after retrieval.
 
     ``kind``: ``offset`` (``n`` days, negative = before), ``step`` (``n`` episodes,
-    +1 next / -1 previous), ``ordinal`` (``n``-th mention, -1 the last), ``month``
-    (``n`` = month 1-12: the event's episode is in that month) or ``weekday`` (``n`` =
-    0 Monday .. 6 Sunday)."""
+    +1 next / -1 previous), ``ordinal`` (``n``-th mention, -1 the last) or ``weekday``
+    (``n`` = 0 Monday .. 6 Sunday: the event's episode was on that day). A month that
+    describes the event is carried as :attr:`ParsedRequest.time` (a month filter)."""
 
     kind: str
     n: int
