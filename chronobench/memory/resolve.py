@@ -465,7 +465,16 @@ def apply_operators(
     event = ranked[0][0]
     ordinal = p.operator("ordinal")
     if ordinal is not None:
-        event = _nth_mention(ranked, found, ordinal.n, where) or event
+
+        def holders(term: str, vids: list[int]) -> set[int]:
+            with db.lock:
+                index = lexical_index(db, sc, rt)
+                got = None if index is None else lx.scores_of(db, index, sc.scope_id, [term], vids)
+                if got is None:
+                    got = db.descriptor_scores(sc.scope_id, [term], vids)
+            return {v for v, score in got.items() if score is not None}
+
+        event = _nth_mention(ranked, found, ordinal.n, where, holders) or event
         steps["mention"] = {"n": ordinal.n, "commit": int(event)}
     steps["event"] = int(event)
     landed: int | None = event if event in where else None
@@ -514,16 +523,30 @@ def _offset_episode(eps: list[Episode], i: int, days: int) -> int | None:
 
 
 def _nth_mention(
-    ranked: list[tuple[int, float]], found: Described, n: int, where: dict[int, int]
+    ranked: list[tuple[int, float]],
+    found: Described,
+    n: int,
+    where: dict[int, int],
+    holders: Callable[[str, list[int]], set[int]] | None = None,
 ) -> int | None:
     """The commit of the ``n``-th episode (-1: the last) that mentions the clause, in
     history order. A mention: a commit whose lexical score is at least ``MENTION_RATIO``
-    of the best; without lexical scores, the ranked commits themselves."""
+    of the best and that holds the clause's most specific word (of the words the best
+    commit holds, the one the fewest candidates hold: "pottery" rather than the speaker's
+    name in "the second time Melanie talked about pottery"); without lexical scores, the
+    ranked commits themselves."""
     lex = found.lexical or []
     pool = [(v, s) for v, s in lex if v in where]
     if pool:
         best = max(s for _, s in pool)
         mentions = [v for v, s in pool if best > 0 and s >= MENTION_RATIO * best]
+        if holders is not None and found.lexical_terms:
+            top = max(pool, key=lambda vs: vs[1])[0]
+            held = {t: holders(t, [v for v, _ in pool]) for t in found.lexical_terms}
+            named = [t for t in found.lexical_terms if top in held[t]]
+            if named:
+                key = min(named, key=lambda t: len(held[t]))
+                mentions = [v for v in mentions if v in held[key]]
     else:
         mentions = [v for v, _ in ranked if v in where]
     allowed = {v for v, _ in ranked}
