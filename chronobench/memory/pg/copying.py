@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chronobench.memory.pg import commitfn
 from chronobench.memory.pg import schema as ddl
 from chronobench.memory.pg.conn import PgConn, quote_ident
 
@@ -29,6 +30,7 @@ def create_tables(conn: PgConn) -> None:
     conn.execute(ddl.DDL)
     for stmt in ddl.no_statistics_sql():
         conn.execute(stmt)
+    commitfn.install(conn)
     conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (ddl.SCHEMA_VERSION,))
 
 
