@@ -37,9 +37,11 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
         nargs="+",
-        choices=["sqlite", "postgres"],
+        choices=["sqlite", "sqlite-full", "postgres"],
         default=["sqlite"],
-        help="store backends, benchmarked one after the other in one run (default: sqlite)",
+        help="store backends, benchmarked one after the other in one run (default: sqlite); "
+        "sqlite-full: SQLite with synchronous=FULL, PostgreSQL's durability (each commit "
+        "synced to disk before it returns)",
     )
     parser.add_argument(
         "--pg-url",
