@@ -45,13 +45,12 @@ RETRY = "CM001"  # SQLSTATE the function raises when a write needs another path
 CALL = "SELECT vids, changed FROM chronomem_commit(%s::jsonb)"
 
 
-def _df_from(ix: lex.Index, docs: str) -> str:
-    """SQL adding the postings of documents ``docs`` (an array expression) to ``ix``'s
-    document counts."""
+def _df_add(ix: lex.Index, terms: str) -> str:
+    """SQL adding one to the document count of each of ``terms`` (a query yielding one
+    row ``t`` per document and term) in ``ix``, set-based."""
     return (
-        f"INSERT INTO {ix.df} (scope_id, term, n) SELECT v_sid, t.term, count(*) "
-        f"FROM {ix.terms} t WHERE t.doc = ANY({docs}) GROUP BY t.term "
-        f"ON CONFLICT (scope_id, term) DO UPDATE SET n = {ix.df}.n + excluded.n"
+        f"INSERT INTO {ix.df} (scope_id, term, n) SELECT v_sid, d.t, count(*) FROM ({terms}) "
+        f"AS d GROUP BY d.t ON CONFLICT (scope_id, term) DO UPDATE SET n = {ix.df}.n + excluded.n"
     )
 
 
@@ -63,6 +62,11 @@ def function_sql() -> str:
         "jsonb_to_recordset(w->'ops') AS o(n int, op text, item text, nh text, t text, "
         "meta text, len int, x boolean, xh text)"
     )
+    # the postings of the texts this write opens, one row per (text, term)
+    opened_terms = (
+        "SELECT x.t FROM ROWS FROM (jsonb_array_elements_text(w->'itn'), "
+        "jsonb_array_elements_text(w->'itt')) AS x(n, t) WHERE x.n::int = ANY(open_n)"
+    )
     return f"""
 CREATE OR REPLACE FUNCTION chronomem_commit(p jsonb, OUT vids bigint[], OUT changed bigint)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
@@ -72,6 +76,9 @@ DECLARE
     open_n int[]; open_ids bigint[]; close_ids bigint[];
     stale boolean; n_ops int; n_open int; n_close int; i_tok bigint;
     i_rows bigint; d_rows bigint; v_rows bigint;
+    -- the key sequences, looked up once per call
+    vrow_seq regclass := pg_get_serial_sequence('versions', 'vrow')::regclass;
+    span_seq regclass := pg_get_serial_sequence('spans', 'span_id')::regclass;
 BEGIN
     vids := '{{}}';
     changed := 0;
@@ -82,7 +89,7 @@ BEGIN
         IF NOT FOUND THEN
             RAISE EXCEPTION 'chronomem: the scope has no row yet' USING ERRCODE = '{RETRY}';
         END IF;
-        v_vrow := nextval(pg_get_serial_sequence('versions', 'vrow'));
+        v_vrow := nextval(vrow_seq);
         -- each op against its item's span at HEAD (one at most)
         SELECT array_agg(o.n ORDER BY o.n) FILTER (
                    WHERE o.nh IS NOT NULL AND c.hash IS DISTINCT FROM o.nh),
@@ -106,7 +113,7 @@ BEGIN
         close_ids := coalesce(close_ids, '{{}}');
         n_open := cardinality(open_n);
         n_close := cardinality(close_ids);
-        open_ids := ARRAY(SELECT nextval(pg_get_serial_sequence('spans', 'span_id'))
+        open_ids := ARRAY(SELECT nextval(span_seq)
                           FROM generate_series(1, n_open));
         IF n_close > 0 THEN
             UPDATE spans SET to_seq = v_seq WHERE span_id = ANY(close_ids);
@@ -134,7 +141,7 @@ BEGIN
                 ORDER BY x.k;
             GET DIAGNOSTICS i_rows = ROW_COUNT;
             IF i_rows > 0 THEN
-                {_df_from(items, "open_ids")};
+                {_df_add(items, opened_terms)};
             END IF;
         END IF;
         INSERT INTO events (scope_id, version_id, op, item_id, hash, meta, source, reason,
@@ -156,7 +163,7 @@ BEGIN
             ORDER BY x.k;
         GET DIAGNOSTICS d_rows = ROW_COUNT;
         IF d_rows > 0 THEN
-            {_df_from(descs, "ARRAY[v_vrow]")};
+            {_df_add(descs, "SELECT jsonb_array_elements_text(w->'dt') AS t")};
         END IF;
         INSERT INTO desc_vecs (vrow, chunk, vec)
             SELECT v_vrow, u.k - 1, u.v::float4[]
