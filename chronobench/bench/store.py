@@ -136,8 +136,18 @@ class Location:
             self.remove(name)
 
 
+def default_trials(n: int) -> int:
+    """Rollback trials per (mode, target): each is a fresh clone of the whole store, so
+    one above 10,000 writes (a clone of 100,000 writes takes about a minute on a server)."""
+    return 3 if n <= 10_000 else 1
+
+
 def bench_size(
-    n: int, embedder: Any, workdir: Path, trials: int = 3, where: Location | None = None
+    n: int,
+    embedder: Any,
+    workdir: Path,
+    trials: int | None = None,
+    where: Location | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark for one stream size; returns raw figures and prints a block.
 
@@ -146,6 +156,7 @@ def bench_size(
     measured on a store that already holds ~n writes.
     """
     where = where or Location("sqlite", workdir)
+    trials = trials or default_trials(n)
     started = time.perf_counter()
     writes = synthetic_writes(n)
     mem = where.new(f"store-{n}", embedder)
@@ -213,6 +224,7 @@ def bench_size(
         f"bulk load (commit_many) {1000 * bulk / max(1, n - m):7.2f} ms per write ({n - m} writes)"
     )
     print(f"commit (last {m} writes) {_ms(commit_s)}")
+    print(f"rollbacks: {trials} trial(s) per mode and target, each on a fresh clone")
     for mode in ("truncate", "revert"):
         for name, target in (("early", early), ("late", late)):
             follow = n - target
@@ -320,6 +332,7 @@ def run(
     pg_url: str | None = None,
     writers: tuple[int, ...] = (1, 4, 16),
     commits_per_writer: int = 100,
+    trials: int | None = None,
 ) -> list[dict[str, Any]]:
     """Benchmark every (backend, embedder, size), then concurrent-writer throughput."""
     from chronobench.bench.concurrency import throughput
@@ -343,7 +356,7 @@ def run(
                 for name in embedders:
                     embedder = HashEmbedder() if name == "hash" else resolve_embedder(name)
                     for n in sizes:
-                        out = bench_size(n, embedder, Path(tmp), where=where)
+                        out = bench_size(n, embedder, Path(tmp), trials, where=where)
                         results.append({"backend": backend, "embedder": name, **out})
                 for w in writers:
                     loc = where.shared(f"conc{w}")

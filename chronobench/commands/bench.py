@@ -59,6 +59,13 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--commits-per-writer", type=int, default=100, help="commits each writer makes"
     )
+    parser.add_argument(
+        "--trials",
+        type=int,
+        default=None,
+        help="rollback trials per mode and target, each on a fresh clone of the store "
+        "(default: 3 up to 10,000 writes, 1 above)",
+    )
 
 
 def _store(args: argparse.Namespace) -> int:
@@ -68,6 +75,8 @@ def _store(args: argparse.Namespace) -> int:
         raise SystemExit("--sizes: each stream needs at least 20 writes")
     if any(w < 1 for w in args.writers) or args.commits_per_writer < 2:
         raise SystemExit("--writers: each at least 1; --commits-per-writer: at least 2")
+    if args.trials is not None and args.trials < 1:
+        raise SystemExit("--trials: at least 1")
     run(
         args.sizes,
         ["hash", "minilm"] if args.embedder == "both" else [args.embedder],
@@ -75,6 +84,7 @@ def _store(args: argparse.Namespace) -> int:
         args.pg_url or os.environ.get("CHRONOBENCH_PG_URL") or None,
         tuple(args.writers),
         args.commits_per_writer,
+        args.trials,
     )
     return 0
 
