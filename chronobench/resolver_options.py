@@ -15,7 +15,7 @@ from typing import Any
 #: one, so ``system.resolver=auto`` is off with them (and ``backbone`` is an error, raised
 #: when the runner resolves the cell).
 LLM_FREE_BACKBONES = frozenset({"extractive"})
-#: The system keys of the backbone request resolver (chronobench.memory.backbone_resolver).
+#: The system keys of the backbone request resolver (chronomem.backbone_resolver).
 RESOLVER_KEYS = ("resolver", "resolver_top_k", "resolver_max_chars")
 #: The resolver's defaults: the candidates it is shown, and each one's excerpt budget in
 #: characters. Written here, below both the resolver (memory) and ChronoMem's options

@@ -4,7 +4,7 @@ Usage: python scripts/nl_rollback_crossings.py
 
 Builds a small SQLite store (five commits, the hash embedder), then profiles one
 ``plan_rollback_by_nl_query`` call. An *entry* is a Python call whose module is a
-``chronobench.memory`` module other than its caller's; a *re-entry* is an entry into a
+``chronomem`` module other than its caller's; a *re-entry* is an entry into a
 module already entered during the call. Prints the distinct modules entered, the entries
 and the re-entries, then each module with its entry count.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 
 ROOT = Path(__file__).resolve().parents[1] / "chronobench" / "memory"
 
@@ -31,7 +31,7 @@ WRITES = [
 
 
 def memory_module(frame: FrameType | None) -> str | None:
-    """``memory/x.py``'s dotted name for a frame in chronobench/memory, else None."""
+    """``memory/x.py``'s dotted name for a frame in chronomem, else None."""
     if frame is None:
         return None
     path = Path(frame.f_code.co_filename)

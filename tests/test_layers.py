@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
-PACKAGES = ("chronobench", "data_builders", "baselines")
+PACKAGES = ("chronomem", "chronobench", "data_builders", "baselines")
 
 # Bottom up. A module belongs to the longest entry that is it or one of its packages;
 # it may import its own layer and the layers below.
@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     (
         "memory, data (schema and I/O), metrics, results, registry, protocols",
         [
-            "chronobench.memory",
+            "chronomem",  # the ChronoMem store (its own distribution)
             "chronobench.data",
             "chronobench.metrics",
             "chronobench.results",
@@ -49,10 +49,9 @@ LAYERS: list[tuple[str, list[str]]] = [
         ],
     ),
     (
-        "backbones, integrations, systems, selectors, baselines",
+        "backbones, systems, selectors, baselines",
         [
             "chronobench.backbones",
-            "chronobench.integrations",
             "chronobench.systems",
             "chronobench.selectors",
             "baselines",
@@ -74,7 +73,7 @@ ALLOWED_UPWARD: set[tuple[str, str]] = set()
 ALLOWED_MODULE_CYCLES: list[set[str]] = []
 ALLOWED_PACKAGE_CYCLES: list[set[str]] = []
 
-_TARGET = re.compile(r"^((?:chronobench|data_builders|baselines)(?:\.\w+)*):\w+$")
+_TARGET = re.compile(r"^((?:chronomem|chronobench|data_builders|baselines)(?:\.\w+)*):\w+$")
 
 
 def _modules() -> dict[str, Path]:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from chronobench.memory import ChronoMem, HashEmbedder, StoreConnectionError
-from chronobench.memory.pg import conn as pg_conn
-from chronobench.memory.pg import fastwrite
+from chronomem import ChronoMem, HashEmbedder, StoreConnectionError
+from chronomem.pg import conn as pg_conn
+from chronomem.pg import fastwrite
 from tests._memory_fixtures import APP, USER, add
 
 

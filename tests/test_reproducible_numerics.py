@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chronobench.memory.embedders import (
+from chronomem.embedders import (
     GRID_BITS,
     EmbeddingCache,
     SentenceTransformerEmbedder,
@@ -23,7 +23,7 @@ from chronobench.memory.embedders import (
     similarities,
     snap,
 )
-from chronobench.memory.isa import LEVELS, level_env
+from chronomem.isa import LEVELS, level_env
 from tests.conftest import REPO_ROOT
 
 STEP = 2.0**-GRID_BITS
@@ -103,7 +103,7 @@ import hashlib, json, sys
 from pathlib import Path
 import numpy as np
 import torch
-from chronobench.memory.embedders import resolve_embedder, similarities
+from chronomem.embedders import resolve_embedder, similarities
 from tests.test_embedder_runtimes import fixed_sample
 texts = fixed_sample(Path(sys.argv[1]))[::3]
 vecs = resolve_embedder("minilm").encode(texts)

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.fileio import atomic_write_json, atomic_write_text
-from chronobench.memory import ChronoMem
 from chronobench.protocols import GenerationParams
 from chronobench.repair.agent import MEMO_ITEM, TaskRunner
 from chronobench.repair.generate import (
@@ -27,6 +26,7 @@ from chronobench.repair.history import materialize
 from chronobench.repair.policy import RepairPolicyBackbone
 from chronobench.repair.provenance import Recorder
 from chronobench.repair.steps import HistoryAgent
+from chronomem import ChronoMem
 
 BUILDER_VERSION = "repair-3"  # 3: benign untrusted sessions
 # What a deployed agent has of a case: the session log, the task. Faults, families,
