@@ -25,8 +25,9 @@ CHRONOMEM = ROOT / "chronomem"
 
 def _chronomem_requirement() -> str:
     """The store with the embedders the benchmark's published runs use (MiniLM on torch
-    and on ONNX): the folder here when there is one, else the released version."""
-    extras = "chronomem[minilm,onnx]"
+    and on ONNX) and the backbone resolver's stemmer: the folder here when there is one,
+    else the released version."""
+    extras = "chronomem[minilm,onnx,resolver]"
     if (CHRONOMEM / "pyproject.toml").is_file():
         return f"{extras} @ {CHRONOMEM.as_uri()}"
     return f"{extras}==0.1.0"

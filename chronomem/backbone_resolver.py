@@ -37,10 +37,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from chronobench.protocols import ChatMessage, GenerationParams, GenerationRequest, as_completion
-from chronobench.resolver_options import RESOLVER_MAX_CHARS, RESOLVER_MIN_CHARS, RESOLVER_TOP_K
-from chronobench.text import RETRIEVAL_STOPWORDS, stem
+from chronomem.defaults import RESOLVER_MAX_CHARS, RESOLVER_MIN_CHARS, RESOLVER_TOP_K
+from chronomem.generation import ChatMessage, GenerationParams, GenerationRequest, as_completion
 from chronomem.types import UncertainRequestError
+from chronomem.words import RETRIEVAL_STOPWORDS, stem
 
 if TYPE_CHECKING:
     from chronomem.backend import Backend

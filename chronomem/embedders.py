@@ -274,8 +274,9 @@ _SHARED: dict[tuple[str, str], Any] = {}
 
 
 def resolve_embedder(spec: Any, runtime: str = "auto") -> Any:
-    """Turn ``spec`` into an embedder: "minilm", "hash", a sentence-transformers model
-    name or path, a mapping ``{"model": ..., "runtime": ...}``, or an object.
+    """Turn ``spec`` into an embedder: "hash" (also for None), "minilm", a
+    sentence-transformers model name or path, a mapping ``{"model": ..., "runtime": ...}``
+    (the model defaults to "minilm" there), or an object.
 
     ``runtime`` (or the mapping's) picks how a named model runs, see :data:`RUNTIMES`;
     ``"auto"`` is ``torch_f64`` (sentence-transformers in float64, grid vectors). Named models are shared per process so that many stores (one
@@ -288,7 +289,7 @@ def resolve_embedder(spec: Any, runtime: str = "auto") -> Any:
         runtime = str(spec.get("runtime", runtime))
         spec = spec.get("model", "minilm")
     if spec is None:
-        spec = "minilm"
+        spec = "hash"
     if isinstance(spec, str):
         if spec == "hash":
             return HashEmbedder()

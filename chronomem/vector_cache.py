@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chronobench.sqlite_retry import retry_busy
+from chronomem.sqlite_retry import retry_busy
 
 __all__ = ["PersistentVectors", "text_key"]
 

@@ -1,6 +1,6 @@
 """ChronoMem as a Google ADK memory service, with rollback an agent can use.
 
-Needs the ``adk`` extra (``pip install "chronobench[adk]"``)::
+Needs the ``adk`` extra (``pip install "chronomem[adk]"``)::
 
     from chronomem.adk import ChronoMemMemoryService, memory_tools
 
@@ -16,7 +16,7 @@ try:
     import google.adk  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "chronomem.adk needs Google ADK: pip install 'chronobench[adk]' (or pip install google-adk)"
+        "chronomem.adk needs Google ADK: pip install 'chronomem[adk]' (or pip install google-adk)"
     ) from exc
 
 from chronomem.adk.planning import RollbackReport, UncertainRequestError

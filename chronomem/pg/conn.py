@@ -227,7 +227,7 @@ def psycopg_module() -> Any:
         import psycopg
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError(
-            "ChronoMem on PostgreSQL needs psycopg 3: pip install 'chronobench[postgres]'"
+            "ChronoMem on PostgreSQL needs psycopg 3: pip install 'chronomem[postgres]'"
         ) from exc
     return psycopg
 
