@@ -203,6 +203,7 @@ def _stdio(store: Path, tmp_path: Path) -> Client:
     return Client(params)
 
 
+@pytest.mark.slow
 def test_round_trip_over_stdio(tmp_path):
     async def go() -> None:
         async with _stdio(tmp_path / "m.db", tmp_path) as client:
@@ -213,6 +214,7 @@ def test_round_trip_over_stdio(tmp_path):
         assert sorted(mem.snapshot("app", "ann").values()) == sorted([FACTS[0], FACTS[2]])
 
 
+@pytest.mark.slow
 def test_two_stdio_servers_on_one_file_lose_no_write(tmp_path):
     n = 12
 
@@ -233,9 +235,11 @@ def test_two_stdio_servers_on_one_file_lose_no_write(tmp_path):
         assert mem.check_integrity("app", "ann") == []
 
 
-@pytest.fixture
-def http_server(tmp_path):
-    """A server on a free loopback port with two users' tokens; yields its URL."""
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory):
+    """One server on a free loopback port with two users' tokens (started once: the
+    tests below write to different scopes); yields its URL."""
+    tmp_path = tmp_path_factory.mktemp("http")
     tokens = tmp_path / "tokens.json"
     tokens.write_text(json.dumps({ANN_TOKEN: {"app": "app", "user": "ann"},
                                   BOB_TOKEN: {"app": "app", "user": "bob"}}))  # fmt: skip
@@ -268,7 +272,8 @@ def _http(url: str, token: str | None) -> Client:
     return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers)))
 
 
-def test_http_round_trip_scopes_and_concurrent_writers(http_server, tmp_path):
+@pytest.mark.slow
+def test_http_round_trip_scopes_and_concurrent_writers(http_server):
     n = 15
 
     async def writer(tag: str) -> None:
@@ -292,6 +297,7 @@ def test_http_round_trip_scopes_and_concurrent_writers(http_server, tmp_path):
     anyio.run(go)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("token", [None, "wrong-token-0123456789"])
 def test_http_refuses_a_missing_or_wrong_token(http_server, token):
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
