@@ -58,6 +58,8 @@ async def round_trip(client: Client) -> None:
     recalled = await call(client, "recall", query="Ann", k=10)
     assert sorted(m["text"] for m in recalled["memories"]) == sorted([FACTS[0], FACTS[2]])
     assert "token" in await error(client, "undo", token=plan["token"])  # single use
+    then = await call(client, "recall", query="who is the sister", version=versions[1])
+    assert [m["text"] for m in then["memories"]] == [FACTS[1]]  # memory as it was at v2
     history = await call(client, "history")
     assert history["head"] == done["head"] and history["versions"][0]["version"] == done["head"]
     head = await client.read_resource("memory://head")

@@ -380,7 +380,7 @@ def build_server(config: ServerConfig) -> Any:
     async def recall(query: str, ctx: Context, k: int = 5, version: int | None = None) -> Recalled:
         """Find the memories relevant to a question. At HEAD (the default) the store's
         search ranks them; at an earlier ``version`` the memories of that version are
-        ranked by the words they share with the query."""
+        ranked by the words they share with the query (those sharing none are left out)."""
         scope = pick_scope(ctx)
 
         def find() -> Recalled:
@@ -399,7 +399,7 @@ def build_server(config: ServerConfig) -> Any:
             )
             return Recalled(
                 version=version,
-                memories=[Memory(item_id=i, text=t, score=float(s)) for s, i, t in scored[:k]],
+                memories=[Memory(item_id=i, text=t, score=float(s)) for s, i, t in scored[:k] if s],
             )
 
         return await run(find)
