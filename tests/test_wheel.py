@@ -49,7 +49,7 @@ def test_wheel_install_runs_the_smoke_experiment(tmp_path):
     (src / "tests" / "fixtures").mkdir(parents=True)
     shutil.copy2(REPO_ROOT / "tests" / "fixtures" / "locomo_tiny.json", src / "tests" / "fixtures")
     dist = tmp_path / "dist"
-    for folder in (".", "chronomem"):
+    for folder in (".", "./chronomem"):  # "./": a bare name would be looked up on an index
         _pip("wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), folder, cwd=src)
     wheels = [next(dist.glob(f"{name}-*.whl")) for name in ("chronobench", "chronomem")]
     site = tmp_path / "site"
