@@ -16,6 +16,8 @@ DEFAULT_STORE = "~/.chronomem/memory.db"
 
 
 def _host_port(value: str) -> tuple[str, int]:
+    if value.isdigit():  # a port alone: this machine only
+        value = f"127.0.0.1:{value}"
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise argparse.ArgumentTypeError(
@@ -46,8 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument(
         "--http",
         type=_host_port,
-        metavar="HOST:PORT",
-        help="serve streamable HTTP instead of stdio; a non-loopback HOST needs tokens",
+        metavar="[HOST:]PORT",
+        help="serve streamable HTTP instead of stdio (HOST defaults to 127.0.0.1); a "
+        "non-loopback HOST needs tokens",
     )
     mcp.add_argument(
         "--tokens",
