@@ -20,9 +20,9 @@ import pytest
 pytest.importorskip("mcp")
 
 import anyio  # noqa: E402  (the SDK's own event-loop layer, installed with it)
+import httpx2  # noqa: E402  (the SDK's HTTP client library)
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 from chronomem import ChronoMem  # noqa: E402
 from chronomem.mcp import Scope, ServerConfig, build_server  # noqa: E402
@@ -271,7 +271,8 @@ def http_server(tmp_path_factory):
 
 def _http(url: str, token: str | None) -> Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers)))
+    # The SDK's documented way to send headers: pass it an HTTP client that carries them.
+    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers)))
 
 
 @pytest.mark.slow
