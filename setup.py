@@ -44,6 +44,9 @@ DEPENDENCIES = [
     "tqdm>=4.60",
     "datasets>=2.18",
     "pyarrow>=14",
+    # The benchmark's results as data frames (chronobench/results/frames.py); ChronoMem,
+    # the store, never imports it.
+    "pandas>=2.0",
 ]
 SHIPPED = {
     "configs": "configs",

@@ -107,6 +107,9 @@ class GenerationSpec(_Strict):
     max_new_tokens: PositiveInt = 128
     temperature: float = Field(0.0, ge=0.0)
     top_p: float = Field(1.0, gt=0.0, le=1.0)
+    # Summaries' own limit (RQ3 asks for up to 150 words; None: max_new_tokens). Left out
+    # of every dump so specs without it keep their ids; RunSpec adds it when set.
+    summary_max_new_tokens: PositiveInt | None = Field(None, exclude=True)
 
 
 class BackboneSpec(_Strict):
@@ -247,6 +250,7 @@ class RunSpec(_Strict):
             out["dataset"].pop("subset", None)
         for key in ("source", "queries_file"):
             out["dataset"][key] = portable(out["dataset"][key])
+        _add_summary_limit(out["backbone"], self.backbone)
         return out
 
     # ---- identity -------------------------------------------------------------------
@@ -274,6 +278,7 @@ class RunSpec(_Strict):
             ident["store"] = self.store.backend
         if self.task.generates or self.dataset.paraphrase or self.task.kind != "benchmark":
             ident["backbone"] = self.backbone.model_dump(mode="json", exclude={"chunk_size"})
+            _add_summary_limit(ident["backbone"], self.backbone)
         if self.task.generates or self.task.kind != "benchmark":
             ident["system"] = self.system.model_dump(mode="json")
         return ident
@@ -325,6 +330,13 @@ def spec_sha256(spec: RunSpec) -> str:
 # request text, question texts; the gold target only through the oracle channel); 3: one
 # question battery per stream and a known set no system chooses (docs/protocol.md).
 PROTOCOL_VERSION = 3
+
+
+def _add_summary_limit(dumped: dict[str, Any], backbone: BackboneSpec) -> None:
+    """Put the summaries' own token limit, when one is set, back into a dumped backbone."""
+    limit = backbone.generation.summary_max_new_tokens
+    if limit is not None:
+        dumped.setdefault("generation", {})["summary_max_new_tokens"] = limit
 
 
 def run_id(spec: RunSpec, dataset_sha256: str, queries_sha256: str | None = None) -> str:

@@ -109,16 +109,6 @@ def episode_bounds(episodes: Sequence[tuple[int, object]], intent: str) -> dict[
     return {vid: bound[label] for vid, label in label_of.items() if label is not None}
 
 
-def snap_to_episodes(
-    ranked: Sequence[tuple[int, float]],
-    intent: str,
-    episodes: Sequence[tuple[int, object]],
-) -> list[tuple[int, float]]:
-    """Replace each matched commit by its episode's boundary commit (see
-    :func:`episode_bounds`); duplicates keep their best score."""
-    return _snap(ranked, episode_bounds(episodes, intent))
-
-
 class EpisodeCache(ScopeCache[tuple[int, dict[str, dict[int, int]]]]):
     """Per scope and label (key ``(scope id, label)``), the episode boundaries of
     :func:`episode_bounds` for both intents, read in one scan of the visible history and

@@ -10,6 +10,13 @@ One JSON object per line::
 resolves to a version for the built granularity) or ``target_version`` (0..n). Each query
 gets the probes the builder would attach at the same ``v*``. Query ids are content-based
 (sample, request text, intent, target), never line numbers.
+
+Optional fields: ``style`` (how the request is phrased, kept in the query's meta for
+per-style scores), ``expect`` (``act``, the default, or ``refuse``: a request that names
+nothing a correct system could act on; it has no target, and its ``v*`` is the last
+version, the state a refusal leaves), ``evidence`` (the turns that state the named event:
+the turn gold of ``turn_gold="evidence"`` without a notes file) and ``claim`` (what
+``data_builders/claims.py`` checks; the loader only requires an object).
 """
 
 from __future__ import annotations
@@ -25,8 +32,19 @@ from chronobench.data.schema import RollbackQuery, Stream
 from chronobench.hashing import sha256_text
 from data_builders.probes import ProbePool, add_final_probes, attach_probes
 
-FIELDS = {"sample_id", "query", "intent", "target_session", "target_version"}
+FIELDS = {
+    "sample_id",
+    "query",
+    "intent",
+    "target_session",
+    "target_version",
+    "style",
+    "expect",
+    "evidence",
+    "claim",
+}
 INTENTS = ("restore_to", "undo")
+EXPECTS = ("act", "refuse")
 
 
 class UserQueryError(ValueError):
@@ -134,6 +152,23 @@ def evidence_version(stream: Stream, turns: list[str], intent: str) -> int | Non
     return max(vs) if intent == "restore_to" else min(vs) - 1
 
 
+def _optional_fields(rec: dict[str, Any], path: Path, line: int) -> None:
+    """Shape of ``style``, ``expect``, ``evidence`` and ``claim`` where present."""
+    if "style" in rec and (not isinstance(rec["style"], str) or not rec["style"].strip()):
+        raise _err(path, line, "style", f"expected a non-empty string, got {rec['style']!r}")
+    if "expect" in rec and rec["expect"] not in EXPECTS:
+        raise _err(path, line, "expect", f"{rec['expect']!r}; use one of {EXPECTS}")
+    ev = rec.get("evidence")
+    if "evidence" in rec and (
+        not isinstance(ev, list) or not all(isinstance(d, str) and d.strip() for d in ev)
+    ):
+        raise _err(
+            path, line, "evidence", f'expected a list of dialog ids like ["D5:4"], got {ev!r}'
+        )
+    if "claim" in rec and not isinstance(rec["claim"], dict):
+        raise _err(path, line, "claim", f"expected a JSON object, got {rec['claim']!r}")
+
+
 def read_query_lines(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, Any]]]:
     """The requests of a query file as ``(line number, object)``, shape-checked without
     a dataset: valid JSON objects, known fields, a non-empty ``sample_id`` and ``query``,
@@ -164,12 +199,23 @@ def read_query_lines(path: str | os.PathLike[str]) -> list[tuple[int, dict[str, 
         intent = rec.get("intent", "restore_to")
         if intent not in INTENTS:
             raise _err(path, line, "intent", f"{intent!r}; use one of {INTENTS}")
+        _optional_fields(rec, path, line)
         targets = [k for k in ("target_session", "target_version") if k in rec]
-        if len(targets) != 1:
+        if rec.get("expect") == "refuse":
+            if targets:
+                raise _err(
+                    path,
+                    line,
+                    targets[0],
+                    'a request with "expect": "refuse" has no target (a refusal leaves the '
+                    "memory as it is); drop the field",
+                )
+        elif len(targets) != 1:
             raise _err(
                 path, line, "target_session", "give exactly one of target_session or target_version"
             )
-        _int_field(rec, targets[0], path, line)
+        else:
+            _int_field(rec, targets[0], path, line)
         out.append((line, rec))
     if not out:
         raise UserQueryError(
@@ -192,7 +238,13 @@ def load_user_queries(
     if turn_gold not in ("session", "evidence"):
         raise UserQueryError(f"turn_gold={turn_gold!r}: use 'session' or 'evidence'")
     lines = read_query_lines(path)
-    evidence = notes_evidence(path) if turn_gold == "evidence" else None
+    evidence: list[list[str] | None] | None = None
+    if turn_gold == "evidence":
+        # The lines' own ``evidence`` fields when the file has them, else its notes file.
+        if any("evidence" in rec for _, rec in lines):
+            evidence = [rec.get("evidence") or None for _, rec in lines]
+        else:
+            evidence = notes_evidence(path)
     by_sample = {s.sample_id: s for s in built.streams}
     out: list[RollbackQuery] = []
     seen: dict[str, int] = {}
@@ -205,15 +257,16 @@ def load_user_queries(
                 path, line, "sample_id", f"{rec['sample_id']!r} not in this dataset (e.g. {known})"
             )
         intent = rec.get("intent", "restore_to")  # checked by read_query_lines
-        v_star = _target(rec, stream, path, line)
+        refuse = rec.get("expect") == "refuse"
+        v_star = stream.n_versions if refuse else _target(rec, stream, path, line)
         if evidence is not None and stream.granularity == "turn":
             if n_line > len(evidence):
                 raise _err(path, line, None, "no row for this line in the notes file")
             ev = evidence[n_line - 1]
-            if ev and not NAMES_CONVERSATION.search(rec["query"]):
+            if ev and not refuse and not NAMES_CONVERSATION.search(rec["query"]):
                 v_ev = evidence_version(stream, ev, intent)
                 if v_ev is None:
-                    raise _err(path, line, None, f"notes evidence {ev} not in the stream")
+                    raise _err(path, line, None, f"evidence {ev} not in the stream")
                 v_star = v_ev
         # Content-based id: editing a line gives the request a new id (its old samples are
         # never resumed), and reordering lines changes nothing.
@@ -236,7 +289,12 @@ def load_user_queries(
                 source="user",
                 target_version=v_star,
                 probes=probes,
-                meta={"file": path.name, "line": line},
+                meta={
+                    "file": path.name,
+                    "line": line,
+                    **({"style": rec["style"]} if "style" in rec else {}),
+                    **({"expect": "refuse"} if refuse else {}),
+                },
             )
         )
     # Consistent forgetting: each future question once more at the last version.

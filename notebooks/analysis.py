@@ -14,15 +14,16 @@
 # %% [markdown]
 # # chronobench: run analysis
 #
-# Loads every finished run under `results/runs/` (or `$CHRONOBENCH_RESULTS/runs`) and
-# plots (1) version-selection accuracy as a function of the allowed distance to `v*`,
-# per selector, and (2) rollback-consistent QA by system. Open it with
-# `jupytext --to ipynb notebooks/analysis.py` or run it as a script.
+# The published and local runs under `results/` (or `$CHRONOBENCH_RESULTS`) as data
+# frames (`chronobench.results.frames`), one chart per question:
+#
+# 1. RQ2: does ChronoMem's RC-QA interval clear the floors' (request-blind policies)?
+# 2. RQ1: how does R@1 depend on the request's style (intent) and source?
+#
+# Open it with `jupytext --to ipynb notebooks/analysis.py`, or run it as a script.
 
 # %%
-import json
 import os
-from collections import defaultdict
 from pathlib import Path
 
 import matplotlib
@@ -30,89 +31,90 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from chronobench.results.frames import queries_df, runs_df  # noqa: E402
+
 RESULTS = Path(os.environ.get("CHRONOBENCH_RESULTS", "results"))
 FIGURES = Path(os.environ.get("CHRONOBENCH_FIGURES", RESULTS / "figures"))
 FIGURES.mkdir(parents=True, exist_ok=True)
 
-
-def load_samples(results: Path) -> list[dict]:
-    """All sample rows of all runs, each tagged with its run's cell."""
-    rows = []
-    for run in sorted((results / "runs").glob("*")):
-        if not (run / "manifest.json").exists():
-            continue
-        cell = json.loads((run / "manifest.json").read_text())["cell"]
-        with open(run / "samples.jsonl", encoding="utf-8") as fh:
-            for line in fh:
-                row = json.loads(line)
-                row["_cell"] = cell
-                rows.append(row)
-    return rows
+runs = runs_df(RESULTS)
+print(f"{runs.run_id.nunique()} runs, {len(runs)} figures from {RESULTS}")
 
 
-rows = load_samples(RESULTS)
-print(f"{len(rows)} samples from {RESULTS}")
+def largest_build(frame):
+    """The rows of the built dataset with the most streams: a subset or the test fixture
+    never shares a chart with the full data."""
+    if frame.empty:
+        return frame
+    return frame[frame.data_build == frame.sort_values("n_streams").data_build.iloc[-1]]
+
 
 # %% [markdown]
-# ## Selection accuracy vs distance to v*
-# For each selector, the fraction of queries whose top-1 version lies within `d`
-# versions of the gold target (d = 0 is Recall@1; d = 2 is Scope@2).
+# ## RQ2: RC-QA with intervals against the floors
+# One bar per system (x100, 95% cluster-bootstrap interval); floors grey, the best
+# floor's upper bound a dashed line. A gap whose intervals overlap is not established.
 
 # %%
-dist = defaultdict(list)
-for r in rows:
-    if r["kind"] != "selection":
-        continue
-    key = f"{r['selector']} ({r['_cell']['granularity']})"
-    top = r["ranked"][0][0] if r["ranked"] else None
-    dist[key].append(abs(top - r["gold_version"]) if top is not None else float("inf"))
+FLOORS = ("floor_", "no_memory", "always_abstain", "constant_answer")
+qa = runs[
+    (runs.section == "probes")
+    & (runs.group == "all")
+    & (runs.metric == "rc_qa")
+    & (runs.task_kind == "benchmark")
+    & (runs.backbone == "extractive")
+].dropna(subset=["mean"])
+qa = largest_build(qa).sort_values("mean")
+is_floor = qa.system.str.startswith(FLOORS)
 
-max_d = 10
-fig, ax = plt.subplots(figsize=(7, 4))
-for key in sorted(dist):
-    ds = dist[key]
-    ax.plot(
-        range(max_d + 1),
-        [sum(d <= k for d in ds) / len(ds) for k in range(max_d + 1)],
-        marker="o",
-        label=f"{key}, n={len(ds)}",
-    )
-ax.set_xlabel("allowed distance |v̂ - v*| (versions)")
-ax.set_ylabel("fraction of queries")
-ax.set_title("Version selection accuracy vs distance to v*")
-ax.legend(fontsize=7)
+fig, ax = plt.subplots(figsize=(7, 0.3 * max(len(qa), 4) + 1))
+ax.barh(
+    qa.system,
+    100 * qa["mean"],
+    xerr=[100 * (qa["mean"] - qa.ci_low), 100 * (qa.ci_high - qa["mean"])],
+    color=["#bbbbbb" if f else "#3a6ea5" for f in is_floor],
+    capsize=2,
+)
+if is_floor.any():
+    ax.axvline(100 * qa[is_floor].ci_high.max(), color="#555555", linestyle="--", linewidth=1)
+ax.set_xlabel("RC-QA x100 (95% CI)")
+ax.set_title("RQ2: systems (blue) against request-blind floors (grey)")
 fig.tight_layout()
-fig.savefig(FIGURES / "selection_vs_distance.png", dpi=120)
+fig.savefig(FIGURES / "rq2_rcqa_vs_floors.png", dpi=120)
+print(qa[["system", "mean", "ci_low", "ci_high"]].to_string(index=False))
 
 # %% [markdown]
-# ## Rollback-consistent QA by system
-# Answerable probes scored by F1, future-evidence probes by abstention; leakage shown
-# beside it so abstention cannot hide a leak.
+# ## RQ1: R@1 by request style and source
+# Per selector, R@1 (x100) on each request intent (undo, restore_to, ...) and each
+# request source (template, hand-written `user`), session granularity.
 
 # %%
-by_system = defaultdict(lambda: defaultdict(list))
-for r in rows:
-    if r["kind"] != "probe" or r["probe_kind"] == "summary":
-        continue
-    system = r["_cell"]["system"]
-    for field in ("rc_qa", "qa_f1", "future_abstain", "future_leak"):
-        if field in r["scores"]:
-            by_system[system][field].append(r["scores"][field])
+sel = runs[
+    runs.section.str.startswith("selection:")
+    & (runs.metric == "recall_at_1")
+    & (runs.granularity == "session")
+    & (runs.group != "all")
+].dropna(subset=["mean"])
+sel = largest_build(sel).assign(selector=lambda f: f.section.str.split(":").str[1])
+table = sel.pivot_table(index="group", columns="selector", values="mean", aggfunc="mean")
 
-systems = sorted(by_system)
-fields = ["rc_qa", "qa_f1", "future_abstain", "future_leak"]
 fig, ax = plt.subplots(figsize=(8, 4))
-width = 0.2
-for i, field in enumerate(fields):
-    means = [
-        sum(by_system[s][field]) / len(by_system[s][field]) if by_system[s][field] else 0.0
-        for s in systems
-    ]
-    ax.bar([x + i * width for x in range(len(systems))], means, width, label=field)
-ax.set_xticks([x + 1.5 * width for x in range(len(systems))], systems, rotation=30, ha="right")
-ax.set_ylabel("mean")
-ax.set_title("Rollback-consistent QA by system")
-ax.legend(fontsize=7)
+if not table.empty:
+    (100 * table).plot.bar(ax=ax, rot=30)
+    ax.legend(fontsize=7)
+ax.set_ylabel("R@1 x100 (mean over request sets)")
+ax.set_title("RQ1: R@1 by request style (intent:) and source (source:)")
 fig.tight_layout()
-fig.savefig(FIGURES / "qa_by_system.png", dpi=120)
+fig.savefig(FIGURES / "rq1_r1_by_style_and_source.png", dpi=120)
+print((100 * table).round(1).to_string())
+
+# %% [markdown]
+# ## One query, every scored question
+# `queries_df` has a row per scored question: request, chosen and gold version,
+# answer, gold answer, score and label. The worst-answered queries of the first run:
+
+# %%
+rows = queries_df(RESULTS, run=qa.run_id.iloc[-1] if not qa.empty else None)
+if not rows.empty:
+    worst = rows.groupby(["query_id", "outcome"])["score"].mean().sort_values().head(5)
+    print(worst.to_string())
 print(sorted(p.name for p in FIGURES.glob("*.png")))

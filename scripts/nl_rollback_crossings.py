@@ -1,4 +1,4 @@
-"""Count the memory modules one NL rollback plan crosses (issue 29, item 5).
+"""Count the memory modules one NL rollback plan crosses.
 
 Usage: python scripts/nl_rollback_crossings.py
 
@@ -17,9 +17,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import chronomem
 from chronomem import ChronoMem, HashEmbedder
 
-ROOT = Path(__file__).resolve().parents[1] / "chronobench" / "memory"
+# The package this process imported, wherever it lives: a path relative to this script
+# named another checkout's files whenever the import came from an editable install.
+ROOT = Path(chronomem.__file__).resolve().parent
 
 WRITES = [
     "Ann lives in Oslo, Norway",

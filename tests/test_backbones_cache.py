@@ -208,3 +208,33 @@ def test_key_and_prompt_hash_keep_their_bytes() -> None:
             assert prompt_sha256(req) == _reference_prompt_sha256(req)
     fresh = make_request(odd, ("c",))  # the prompt hash before any key was computed
     assert prompt_sha256(fresh) == _reference_prompt_sha256(fresh)
+
+
+def test_summaries_get_their_own_token_limit(tmp_path) -> None:
+    """The summaries' limit reaches the backbone and the cache key; QA is untouched."""
+    from chronobench.backbones.scripted import ScriptedBackbone
+    from chronobench.protocols import ChatMessage, GenerationParams, GenerationRequest
+
+    def req(task: str) -> GenerationRequest:
+        return GenerationRequest(
+            messages=(ChatMessage("user", task),), params=GenerationParams(32), task=task
+        )
+
+    inner = ScriptedBackbone()
+    with CachedBackbone(inner, tmp_path / "c.sqlite", summary_max_new_tokens=200) as cached:
+        cached.generate([req("qa"), req("summary")])
+    assert [r.params.max_new_tokens for r in inner.requests] == [32, 200]
+
+
+def test_the_summary_limit_is_in_the_run_id_only_when_set(compose_cells) -> None:
+    from chronobench.spec import run_id, spec_from_config
+
+    ((cfg, ch),) = compose_cells(["experiment=single", "task=generation"])
+    plain = spec_from_config(cfg, choices=ch)
+    gen = {**cfg["backbone"]["generation"], "summary_max_new_tokens": 200}
+    limited = spec_from_config(
+        {**cfg, "backbone": {**cfg["backbone"], "generation": gen}}, choices=ch
+    )
+    assert "summary_max_new_tokens" not in plain.identity()["backbone"]["generation"]
+    assert limited.recorded()["backbone"]["generation"]["summary_max_new_tokens"] == 200
+    assert run_id(limited, "sha") != run_id(plain, "sha")

@@ -1,5 +1,5 @@
 """Every option default is stated once, in its options model: a config file of the
-system, backbone, retriever, reranker, task and store groups (and the root config) sets
+dataset, system, backbone, retriever, reranker, task and store groups (and the root config) sets
 only what deviates from it on purpose, and so do the ``task.params`` of a task config
 and of an experiment preset (its ``task`` block and its suite cells) for the task kind's
 params model. A key that restates a default fails, naming the file and the key."""
@@ -16,6 +16,7 @@ from pydantic_core import PydanticUndefined
 from chronobench.runner.components import TASKS
 from chronobench.spec import (
     BackboneSpec,
+    DatasetSpec,
     RerankerSpec,
     RetrieverSpec,
     RunSpec,
@@ -28,6 +29,7 @@ from chronobench.systems.registry import SYSTEMS
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 GROUPS: dict[str, type[BaseModel]] = {
     "backbone": BackboneSpec,
+    "dataset": DatasetSpec,
     "reranker": RerankerSpec,
     "retriever": RetrieverSpec,
     "store": StoreSpec,

@@ -49,3 +49,11 @@ def test_the_documented_error_is_the_loaders(tmp_path, tiny_built):
 
 def test_the_readme_links_the_page():
     assert "docs/query-files.md" in (REPO_ROOT / "README.md").read_text()
+
+
+def test_the_optional_fields_example_parses(tmp_path):
+    (example,) = re.findall(r"```jsonl\n(.*?)```\n", DOC, re.S)
+    path = tmp_path / "styled.jsonl"
+    path.write_text(example)
+    lines = [rec for _, rec in read_query_lines(path)]
+    assert {"style", "expect", "claim"} <= set().union(*lines)

@@ -158,7 +158,24 @@ def test_every_config_composes_and_instantiates(overrides, compose_cells, tmp_pa
         if choices.get("backbone") == "transformers":
             # The weights are the one part offline tests cannot have: a tiny local model.
             resolved["backbone"]["model"] = str(request.getfixturevalue("tiny_lm_dir"))
+        if choices.get("backbone") in ("export", "replay"):
+            files = {"prompts": tmp_path / "prompts.jsonl", "completions": tmp_path / "out.jsonl"}
+            resolved["backbone"]["params"] = {
+                k: str(v) for k, v in files.items() if k in resolved["backbone"]["params"]
+            }
+            files["completions"].write_text("")
         spec = spec_from_config(resolved, choices=choices)
+        if choices.get("backbone", "").startswith("qwen-"):
+            # A 1 GB model is installed on purpose: it composes without it, and its absence
+            # (or CTranslate2's, an optional extra) is a clear error when the backbone loads.
+            from chronobench.errors import MissingDependencyError
+            from chronobench.runner.components import resolve_cell
+
+            with pytest.raises(
+                (FileNotFoundError, MissingDependencyError), match="install-model qwen-|llm-ct2"
+            ):
+                resolve_cell(spec).build_parts(backbone=True)
+            continue
         assert _instantiate(spec)
 
 

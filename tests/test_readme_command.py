@@ -14,7 +14,7 @@ from tests.conftest import REPO_ROOT
 
 def readme_test_command() -> list[str]:
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    block = text.split("Run the tests:", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    block = text.split("Run the tests", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
     return [step.strip() for step in block.strip().split("&&")]
 
 
@@ -55,3 +55,19 @@ def test_the_readme_command_installs_every_extra_a_default_test_needs() -> None:
     pyproject = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
     dev = pyproject.split("\ndev = [", 1)[1].split("\n]", 1)[0]
     assert '"chronobench[llm-cpu]"' in dev
+
+
+def test_every_test_file_the_ci_script_and_the_docs_cite_exists() -> None:
+    cited = {}
+    for path in [
+        REPO_ROOT / ".ci" / "run",
+        REPO_ROOT / "README.md",
+        *(REPO_ROOT / "docs").glob("*.md"),
+    ]:
+        for name in re.findall(r"tests/[\w/]+\.py", path.read_text(encoding="utf-8")):
+            cited.setdefault(name, path.relative_to(REPO_ROOT))
+    assert cited, "no test file cited anywhere"
+    missing = {
+        name: str(where) for name, where in cited.items() if not (REPO_ROOT / name).is_file()
+    }
+    assert not missing, f"cited test files that do not exist: {missing}"

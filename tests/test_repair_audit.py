@@ -120,3 +120,13 @@ def test_fast_repair_audit_holds_its_contract_shape_and_reports_the_planner():
     planner = next(x for x in ctl.attacks if x.name == "graph_free_planner (given diagnosis)")
     assert planner.score >= ctl.interval.lo
     assert not ctl.passes
+    # On the earned set the zero-call surface rule no longer reaches DGR's interval (it
+    # did on the control set); the planner still ties DGR, so the headline still fails.
+    earned = next(a for a in audits if a.headline.startswith("minimal repair, earned controlled"))
+    scores = {x.name: x.score for x in earned.attacks}
+    assert scores["dgr (surface diagnosis)"] < earned.interval.lo
+    assert "dgr (surface_lookup diagnosis)" in scores
+    assert scores["graph_free_planner (given diagnosis)"] >= earned.interval.lo
+    assert not earned.passes
+    control = next(x.score for x in ctl.attacks if x.name == "dgr (surface diagnosis)")
+    assert control >= ctl.interval.lo

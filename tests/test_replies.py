@@ -53,6 +53,25 @@ def test_recall_replies_must_say_yes_or_no() -> None:
     assert reply_failures("Melanie saw the Perseid meteor shower.", RECALL) == ["yes_no_unparsed"]
 
 
+def test_a_long_recall_reply_whose_yes_or_no_is_read_is_no_failure() -> None:
+    reply = "No, it's not true. Melanie did not see a meteor shower during the camping trip."
+    assert reply_failures(reply, RECALL) == []  # the scorer reads its "No"
+    assert reply_failures(reply, QA) == ["not_a_span"]  # a QA answer must still be a span
+
+
+def test_recovered_and_unread_replies_are_counted_apart() -> None:
+    long = "Caroline's identity is a collection of items that she loves and treasures, which"
+    rows = [
+        {"reply": "The answer is: 2", "probe": QA},  # recovered: the preamble dropped
+        {"reply": "Caroline: I don't know.", "probe": QA},  # recovered: two kinds, both read
+        {"reply": long, "probe": QA},  # unread: not a span
+        {"reply": "Melanie: Melanie saw it.", "probe": RECALL},  # unread: no yes / no
+        {"reply": "Paris", "probe": QA},
+    ]
+    got = count_failures(rows)
+    assert (got["recovered_replies"], got["unread_replies"], got["failed_replies"]) == (2, 2, 4)
+
+
 def test_summaries_are_kept_whole_and_empty_replies_counted() -> None:
     text = "Caroline went to a support group.\nMelanie painted."
     assert read_answer(text, "summary") == text

@@ -180,8 +180,8 @@ def test_notebook_executes_on_the_smoke_run(smoke, tmp_path):
     finally:
         os.environ.pop("CHRONOBENCH_RESULTS", None)
         os.environ.pop("CHRONOBENCH_FIGURES", None)
-    assert (tmp_path / "fig" / "selection_vs_distance.png").is_file()
-    assert (tmp_path / "fig" / "qa_by_system.png").is_file()
+    assert (tmp_path / "fig" / "rq2_rcqa_vs_floors.png").is_file()
+    assert (tmp_path / "fig" / "rq1_r1_by_style_and_source.png").is_file()
 
 
 def test_user_query_file_is_scored_as_source_user(smoke, tmp_path):

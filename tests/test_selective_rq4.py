@@ -148,3 +148,17 @@ def test_a_real_cell_hands_rows_only_the_request_and_the_same_questions(
     assert (
         seen["gold"] and heads["floor_random_turns"] == 0.0 and heads["chronomem_selective"] > 0.6
     )
+
+
+def test_another_held_out_file_gets_its_own_table_after_the_headline() -> None:
+    from chronobench.leaderboard.selective import selective_section
+
+    main = [_run("chronomem_selective", 0.9)]
+    other = _run("chronomem_selective", 0.4, source_n=12)
+    other.heldout = "locomo_nl_forget_heldout"
+    md_main, ids_main = selective_section(main)
+    md, ids = selective_section([*main, other])
+    assert md.startswith(md_main) and ids == [*ids_main, other.run_id]
+    tail = md[len(md_main) :]
+    assert tail.startswith("### RQ4 on `locomo_nl_forget_heldout`")
+    assert "40.0 [30.0, 45.0]" in tail and "| 12 |" in tail

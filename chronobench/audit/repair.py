@@ -21,6 +21,10 @@ are scorer-side repair functions handed to that harness.
   (the zero-call surface detector driving DGR; the graph-free planner, which reads the
   log and versions and never the provenance graph, with the given and the surface
   diagnosis; the text heuristic with transitive replay).
+
+Each headline is audited on the control sets (builder ``repair-3``, where a follow-up
+after every fault gives the diagnosis away) and on the earned sets (``repair-4``,
+:mod:`chronobench.repair.generate_earned`).
 """
 
 from __future__ import annotations
@@ -57,6 +61,15 @@ _SURFACE = (
         "text heuristic + transitive session replay, the system's diagnosis",
     ),
 )
+
+
+# The earned sets' residual surface rule (docs/repair.md): the last untrusted session on
+# the advisory chain's first slot that a lookup reads.
+_EARNED_SURFACE = (
+    ("dgr", "surface_lookup", "zero-call 'last session a lookup reads' rule driving DGR"),
+    ("graph_free_planner", "surface_lookup",
+     "zero-call 'last session a lookup reads' rule driving the graph-free planner"),
+)  # fmt: skip
 
 
 def _records_of(graph: Any, events: Iterable[str]) -> list[str]:
@@ -131,23 +144,27 @@ class _Scorer:
         return sum(vals) / len(vals) if vals else 0.0
 
 
-def _load(options: AuditOptions) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(controlled, stress) cases: the published sets, or for ``fast`` every tenth
-    controlled and every fifth stress case, built directly (every family and fault type
-    is still present)."""
-    from chronobench.repair.cases import load_or_build, make_case
+def _load(options: AuditOptions) -> dict[str, list[dict[str, Any]]]:
+    """Cases per set (the control sets and the earned ones): the published sets, or for
+    ``fast`` every tenth single-fault and every fifth stress case, built directly (every
+    family and fault type is still present)."""
+    from chronobench.repair.cases import BUILDERS, load_or_build, make_case
 
-    if options.fast:
-        return ([make_case(0, "controlled", i) for i in range(0, 150, 10)],
-                [make_case(0, "stress", i) for i in range(0, 50, 5)])  # fmt: skip
+    sets: dict[str, list[dict[str, Any]]] = {}
     data = Path(options.data or os.environ.get("CHRONOBENCH_DATA", "data/built"))
-    cases, _ = load_or_build(data, 0, 150, 50)
-    return ([c for c in cases if c["set"] == "controlled"],
-            [c for c in cases if c["set"] == "stress"])  # fmt: skip
+    for builder, (single, multi) in BUILDERS.items():
+        if options.fast:
+            sets[single] = [make_case(0, single, i) for i in range(0, 150, 10)]
+            sets[multi] = [make_case(0, multi, i) for i in range(0, 50, 5)]
+            continue
+        cases, _ = load_or_build(data, 0, 150, 50, builder)
+        for name in (single, multi):
+            sets[name] = [c for c in cases if c["set"] == name]
+    return sets
 
 
 def _headline(scorer: _Scorer, headline: str, data: str, system_diagnosis: str,
-              fast: bool) -> HeadlineAudit:  # fmt: skip
+              fast: bool, extra_surface: tuple = ()) -> HeadlineAudit:  # fmt: skip
     from chronobench.metrics.bootstrap import summarise
 
     vals = scorer.values(SYSTEM, system_diagnosis)
@@ -167,7 +184,7 @@ def _headline(scorer: _Scorer, headline: str, data: str, system_diagnosis: str,
                       note=f"ignores what rests on the fault ({diag} diagnosis)") for m in _REQUEST_BLIND]  # fmt: skip
     attacks += [Attack(family="over_action", name=m, score=scorer.mean(m, diag),
                        note=f"re-runs more than the fault touched ({diag} diagnosis)") for m in _OVER_ACTION]  # fmt: skip
-    surface = [(m, diag if d == "given" else d, why) for m, d, why in _SURFACE]
+    surface = [(m, diag if d == "given" else d, why) for m, d, why in (*_SURFACE, *extra_surface)]
     attacks += [Attack(family="surface_rule", name=f"{m} ({d} diagnosis)", score=scorer.mean(m, d),
                        note=why) for m, d, why in surface]  # fmt: skip
     oracle = curves[0].points[0][1]
@@ -200,17 +217,32 @@ def _headline(scorer: _Scorer, headline: str, data: str, system_diagnosis: str,
     )  # fmt: skip
 
 
+# (set, headline, data label, the system's diagnosis); the control sets first, as
+# published before the earned ones existed.
+_HEADLINES = (
+    ("controlled", "minimal repair, controlled set, given diagnosis", "repair_controlled", "given"),
+    ("stress", "minimal repair, stress set, given diagnosis", "repair stress", "given"),
+    ("controlled", "minimal repair, controlled set, the backbone judge's diagnosis",
+     "repair_controlled", "judge"),
+    ("earned_controlled", "minimal repair, earned controlled set, given diagnosis",
+     "repair earned_controlled", "given"),
+    ("earned_stress", "minimal repair, earned stress set, given diagnosis",
+     "repair earned_stress", "given"),
+    ("earned_controlled", "minimal repair, earned controlled set, the backbone judge's diagnosis",
+     "repair earned_controlled", "judge"),
+)  # fmt: skip
+
+
 def audit(options: AuditOptions) -> list[HeadlineAudit]:
-    """The repair headlines' audits: controlled and stress sets with the given diagnosis,
-    and controlled with the backbone judge's diagnosis."""
-    controlled, stress = _load(options)
+    """The repair headlines' audits: on the control sets and on the earned sets (whose
+    diagnosis the log's surface does not give away), the single-fault and stress sets
+    with the given diagnosis, and the single-fault set with the backbone judge's."""
+    sets = _load(options)
     kind = "fast" if options.fast else "full"
-    ctl, st = _Scorer(controlled), _Scorer(stress)
+    scorers = {name: _Scorer(cases) for name, cases in sets.items()}
     return [
-        _headline(ctl, "minimal repair, controlled set, given diagnosis",
-                  f"repair_controlled, {len(controlled)} cases, exact replay, {kind}", "given", options.fast),
-        _headline(st, "minimal repair, stress set, given diagnosis",
-                  f"repair stress, {len(stress)} cases, exact replay, {kind}", "given", options.fast),
-        _headline(ctl, "minimal repair, controlled set, the backbone judge's diagnosis",
-                  f"repair_controlled, {len(controlled)} cases, exact replay, {kind}", "judge", options.fast),
+        _headline(scorers[name], headline,
+                  f"{label}, {len(sets[name])} cases, exact replay, {kind}", diag, options.fast,
+                  _EARNED_SURFACE if name.startswith("earned_") else ())
+        for name, headline, label, diag in _HEADLINES
     ]  # fmt: skip

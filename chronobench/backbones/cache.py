@@ -16,7 +16,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -85,9 +85,13 @@ class CachedBackbone:
         chunk_size: int | None = None,
         *,
         busy_timeout_ms: int = 60_000,
+        summary_max_new_tokens: int | None = None,
     ) -> None:
         """``chunk_size``: misses per call to ``inner`` (None or 0: all in one call);
-        ``busy_timeout_ms``: how long a write waits for another process's write."""
+        ``busy_timeout_ms``: how long a write waits for another process's write;
+        ``summary_max_new_tokens``: summary requests' own token limit (None: as built).
+        The limit is set here, where every request of a run passes, so no system or
+        runner builds summaries differently; it is in their cache keys."""
         if chunk_size is not None and chunk_size < 0:
             raise ValueError(
                 f"CachedBackbone: chunk_size must be >= 0 (0 or None: one call), got {chunk_size}"
@@ -97,6 +101,7 @@ class CachedBackbone:
         self.model = inner.model
         self.path = Path(path)
         self.chunk_size = chunk_size
+        self.summary_max_new_tokens = summary_max_new_tokens
         self.stats = CacheStats()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -150,7 +155,13 @@ class CachedBackbone:
         retry_busy(write)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        """Answer from the cache where possible; send the misses to the wrapped backbone."""
+        """Answer from the cache where possible; send the misses to the wrapped backbone.
+        A backbone whose answers must not be stored (``cacheable = False``: one that
+        records its prompts, or answers from a file) is always asked."""
+        if self.summary_max_new_tokens is not None:
+            requests = [self._limit(r) for r in requests]
+        if not getattr(self.inner, "cacheable", True):
+            return self._uncached(requests)
         keys = [request_key(self.inner, r) for r in requests]
         with self._lock:
             found = self._lookup(keys)
@@ -184,6 +195,26 @@ class CachedBackbone:
                 self._store(done)
                 found.update(done)
         return [found[k] for k in keys]
+
+    def _limit(self, request: GenerationRequest) -> GenerationRequest:
+        if request.task != "summary" or self.summary_max_new_tokens is None:
+            return request
+        params = replace(request.params, max_new_tokens=self.summary_max_new_tokens)
+        return replace(request, params=params)
+
+    def _uncached(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        with self._lock:
+            started = time.perf_counter()
+            outputs = [as_completion(o) for o in self.inner.generate(list(requests))]
+            self.stats.generate_s += time.perf_counter() - started
+            if len(outputs) != len(requests):
+                raise RuntimeError(
+                    f"backbone {self.name!r} returned {len(outputs)} outputs "
+                    f"for {len(requests)} requests"
+                )
+            self.stats.calls += 1
+            self.stats.misses += len(requests)
+            return outputs
 
     def __len__(self) -> int:
         with self._lock:

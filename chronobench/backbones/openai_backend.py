@@ -4,16 +4,34 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from chronobench.backbones._chat import to_dicts
 from chronobench.protocols import Completion, GenerationRequest
 
-__all__ = ["OpenAIBackbone"]
+__all__ = ["OpenAIBackbone", "server_problem"]
 
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+def server_problem(options: Mapping[str, Any], timeout_s: float = 5.0) -> str | None:
+    """Why ``{base_url}/models`` cannot be reached, or None when a server answers (any
+    HTTP status: a wrong key or path is the backbone's own clear error later). Checked
+    before a run's first cell, so a stopped server is a short error rather than a
+    traceback after the models have loaded."""
+    import httpx
+
+    base_url = str(options.get("base_url") or _DEFAULT_BASE_URL).rstrip("/")
+    try:
+        httpx.get(f"{base_url}/models", timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        return f"no OpenAI-compatible server answers at {base_url} ({type(exc).__name__})"
+    return None
+
+
+_DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 
 
 class OpenAIBackbone:
@@ -31,7 +49,7 @@ class OpenAIBackbone:
     def __init__(
         self,
         model: str,
-        base_url: str = "http://127.0.0.1:8000/v1",
+        base_url: str = _DEFAULT_BASE_URL,
         api_key_env: str = "OPENAI_API_KEY",
         max_concurrency: int = 8,
         timeout_s: float = 120,  # an int: the value run specs have recorded

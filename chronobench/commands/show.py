@@ -1,4 +1,4 @@
-"""``python -m chronobench show RUN QUERY_ID``: one query's story in the terminal.
+"""``python -m chronobench show RUN QUERY_ID [--json]``: one query's story in the terminal.
 
 The request, the version chosen against the gold v* (session, date, summary), and every
 scored question with the answer, the gold, the score, its label and leakage flags, from
@@ -43,10 +43,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("run", help="run folder, run id or a unique part of it")
     parser.add_argument("query_id", help="query id or its unique tail")
     add_results_option(parser)
+    parser.add_argument(
+        "--json", action="store_true", help="print the story as one JSON object instead"
+    )
     args = parser.parse_args(argv)
     from chronobench.errors import ResultsError
     from chronobench.results.per_query import QUERIES_FILE, QueryFile
-    from chronobench.viewer.drill import story
+    from chronobench.viewer.drill import story, story_data
 
     folder = _find_run(args.run, Path(args.results or results_dir()))
     path = folder / QUERIES_FILE
@@ -64,6 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ids = sorted({ln["query_id"] for ln in lines})
         raise ResultsError(f"query {args.query_id!r} is ambiguous: {', '.join(ids[:5])}")
     system = (qf.header.get("cell") or {}).get("system") or "system"
+    if args.json:
+        import json
+
+        print(json.dumps(story_data(qf, lines[0], system), indent=2, ensure_ascii=False))
+        return 0
     for text in story(qf, lines[0], system):
         print(text)
     return 0

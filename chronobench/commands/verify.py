@@ -10,6 +10,9 @@ Exit 0 when every figure is identical, or within the tolerance the preset states
 on a usage or re-run error. A preset whose config sets ``reproducible: false`` is skipped
 with a line saying so.
 
+``--cell RUN_ID`` re-runs one published cell (its preset's suite cut to that cell,
+found by the spec hash its manifest records) and compares its figures alone.
+
 ``--isa LEVEL`` holds the child to an instruction-set level of
 :mod:`chronomem.isa` (``native``, ``avx2``, ``baseline``): how the published
 figures are checked against another CPU on one machine (docs/reproducibility.md).
@@ -22,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +64,93 @@ def _rerun(preset: str, work: Path, isa: str, extra: Sequence[str]) -> tuple[int
     return code, time.perf_counter() - t0
 
 
+def suite_override(cell: Sequence[str]) -> str:
+    """``suite=[['a=1','b=2']]``: a suite of exactly this cell, as a Hydra override."""
+
+    def quoted(o: str) -> str:
+        return "'" + o.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    return "suite=[[" + ",".join(quoted(str(o)) for o in cell) + "]]"
+
+
+def _sketch(spec: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Fields of a recorded spec that normalising never changes."""
+
+    def at(*keys: str) -> Any:
+        node: Any = spec
+        for k in keys:
+            node = node.get(k) if isinstance(node, Mapping) else None
+        return node
+
+    return (at("system", "name"), at("task", "kind"), at("dataset", "name"),
+            at("dataset", "granularity"), at("backbone", "name"), at("dataset", "queries_file"))  # fmt: skip
+
+
+def find_cell(run: str, results: Path, presets: Sequence[str]) -> tuple[str, str, list[str]]:
+    """``(run id, preset, the cell's overrides)`` of the published run ``run`` (its id
+    or a unique part of it): the preset cell whose spec hashes to the one its manifest
+    records, so the re-run is that cell exactly."""
+    import json
+
+    from hydra import initialize_config_dir
+
+    from chronobench.errors import ResultsError, is_expected
+    from chronobench.paths import config_dir
+    from chronobench.runner.components import resolve_cell
+    from chronobench.runner.experiment import compose, expand_suite, with_config_path
+    from chronobench.spec import spec_from_config, spec_sha256
+
+    published = results / "published"
+    ids = sorted(p.name for p in published.glob(f"*{run}*") if (p / "manifest.json").is_file())
+    if run in ids:
+        ids = [run]
+    if len(ids) != 1:
+        found = f"is ambiguous: {', '.join(ids[:5])}" if ids else f"is not under {published}"
+        raise ResultsError(f"verify --cell: run {run!r} {found}; give its full run id")
+    run_id = ids[0]
+    manifest = json.loads((published / run_id / "manifest.json").read_text(encoding="utf-8"))
+    wanted = manifest.get("spec_sha256")
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        for preset in presets:
+            args = with_config_path([f"experiment={preset}"])
+            cfg, _ = compose(args)
+            if not cfg.get("publish", False):
+                continue
+            cells = [[str(o) for o in c] for c in (cfg.get("suite") or [])] or [[]]
+            for cell, (resolved, choices) in zip(cells, expand_suite(cfg, args), strict=True):
+                plain = spec_from_config(resolved, choices=choices)
+                if _sketch(plain.recorded()) != _sketch(manifest.get("spec") or {}):
+                    continue  # resolving a cell loads its components: only likely ones
+                try:  # the spec as a run records it: normalised by its components
+                    spec = resolve_cell(plain, choices=choices).spec
+                except Exception as exc:  # noqa: BLE001 - a cell this machine cannot run
+                    if not is_expected(exc):
+                        raise
+                    continue
+                if spec_sha256(spec) == wanted:
+                    return run_id, preset, cell
+    raise ResultsError(
+        f"verify --cell: no cell of a publishing preset has the spec of {run_id} (a run "
+        "published by hand or by a preset that changed since); verify its preset instead"
+    )
+
+
 def verify_preset(
-    preset: str, results: Path, *, isa: str, keep: Path | None, every: bool, extra: Sequence[str]
+    preset: str,
+    results: Path,
+    *,
+    isa: str,
+    keep: Path | None,
+    every: bool,
+    extra: Sequence[str],
+    cell: Sequence[str] | None = None,
 ) -> int:
-    """Re-run and compare one preset; its exit code (0 same, 1 differs, 2 could not run)."""
+    """Re-run and compare one preset (only its cell ``cell``, when given); its exit code
+    (0 same, 1 differs, 2 could not run)."""
     from chronobench.leaderboard.verify import compare, report
 
+    if cell is not None:
+        extra = [*extra, suite_override(cell)]
     cfg = _composed(preset)
     if not cfg.get("publish", False):
         print(f"verify {preset}: this preset does not publish; nothing to compare")
@@ -121,6 +205,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="re-run into KEEP/<preset> and keep it (default: a temporary folder)",
     )
+    parser.add_argument("--cell", metavar="RUN_ID", default=None,
+                        help="re-run only the published cell RUN_ID (or a unique part of "
+                        "it) and compare its figures")  # fmt: skip
     parser.add_argument("--all-figures", action="store_true",
                         help="print every figure, not only those that differ")  # fmt: skip
     parser.add_argument("overrides", nargs="*",
@@ -128,6 +215,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     dirs = [config_dir(), *user_config_dirs()]
     known = _presets(dirs)
+    results = (args.results or results_dir()).resolve()
+    if args.cell is not None:
+        run_id, preset, cell = find_cell(args.cell, results, known)
+        print(f"verify --cell {run_id}: cell [{', '.join(cell)}] of experiment={preset}")
+        return verify_preset(preset, results, isa=args.isa, keep=args.keep,
+                             every=args.all_figures, extra=args.overrides, cell=cell)  # fmt: skip
     wanted = args.preset or ["default"]
     if "all" in wanted:
         wanted = [p for p in known if _composed(p).get("publish", False)]
@@ -136,7 +229,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"chronobench verify: unknown preset {unknown[0]!r}; choose from "
               f"{', '.join(known)} or all", file=sys.stderr)  # fmt: skip
         return 2
-    results = (args.results or results_dir()).resolve()
     worst = 0
     for preset in wanted:
         code = verify_preset(preset, results, isa=args.isa, keep=args.keep,

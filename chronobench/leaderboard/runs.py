@@ -57,6 +57,9 @@ class RunRecord:
         return bool(self.subset) or self.backbone_name in PACKAGED
 
     embedder: str = "minilm@torch_f64"  # model@runtime of the cell's embedder
+    # An RQ4 run's held-out request file (its stem) when the cell names one; None: the
+    # default file, the RQ4 table's headline.
+    heldout: str | None = None
 
     @property
     def machine_independent(self) -> bool:
@@ -124,6 +127,9 @@ def _record(folder: Path) -> RunRecord:
         subset=d.subset.model_dump() if d.subset is not None else None,
         repair_method=spec.system.name if spec.task.kind == "repair" else None,
         embedder=f"{spec.embedder.model}@{spec.embedder.runtime}",
+        heldout=Path(str(spec.task.params["heldout"])).stem
+        if spec.task.kind == "selective" and spec.task.params.get("heldout")
+        else None,
     )
 
 

@@ -33,6 +33,11 @@ def _label(name: str) -> str:
         return name
 
 
+def row_label(name: str) -> str:
+    """The board's label of RQ4 row ``name`` (the viewer shows the same)."""
+    return _label(name)
+
+
 def _ci(block: dict[str, Any] | None) -> str:
     if not block or block.get("mean") is None:
         return "–"
@@ -43,15 +48,78 @@ def _pct(block: dict[str, Any] | None) -> str:
     return "–" if not block or block.get("mean") is None else f"{100 * block['mean']:.1f}"
 
 
-def selective_section(runs: list[Any]) -> tuple[str, list[str]]:
-    """Markdown of the RQ4 table and the run ids it names."""
-    from chronobench.systems.forgetting import NOT_RUN
+#: The held-out file of the RQ4 headline table (a run that names no other file).
+HEADLINE_HELDOUT = "locomo_forget_heldout"
 
+
+def selective_section(runs: list[Any]) -> tuple[str, list[str]]:
+    """Markdown of the RQ4 table (the headline held-out file), then one table per other
+    held-out file a run names, and the run ids they show."""
+    of = {id(r): getattr(r, "heldout", None) or HEADLINE_HELDOUT for r in runs}
+    text, ids = _headline_section([r for r in runs if of[id(r)] == HEADLINE_HELDOUT])
+    for heldout in sorted(set(of.values()) - {HEADLINE_HELDOUT}):
+        more, more_ids = _other_heldout(heldout, [r for r in runs if of[id(r)] == heldout])
+        text, ids = text + more, ids + more_ids
+    return text, ids
+
+
+def _newest(runs: list[Any]) -> dict[str, Any]:
     newest: dict[str, Any] = {}
     for r in runs:
         name = (r.metrics.rq4 or {}).get("row")  # the row (its run records no system)
         if name and (name not in newest or r.finished_at >= newest[name].finished_at):
             newest[name] = r
+    return newest
+
+
+def _other_heldout(heldout: str, runs: list[Any]) -> tuple[str, list[str]]:
+    """A compact table for the rows run on another held-out file."""
+    newest = _newest(runs)
+    if not newest:
+        return "", []
+    names = sorted(newest, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))
+    header = ["row", "held-out headline", "forget", "keep", "turn P", "turn R", "n"]
+    rows = []
+    for name in names:
+        u = (newest[name].metrics.rq4 or {}).get("user") or {}
+        rows.append(
+            [
+                _label(name),
+                _ci(u.get("headline")),
+                _pct(u.get("forget")),
+                _pct(u.get("keep")),
+                _pct(u.get("precision")),
+                _pct(u.get("recall")),
+                str(u.get("anchors", 0)),
+            ]
+        )
+    dropped = (newest[names[0]].metrics.rq4 or {}).get("dropped") or {}
+    intro = (
+        f"The same rows and scores on the held-out requests `{heldout}` "
+        f"(data_builders/user_queries/{heldout}.jsonl; data_builders/user_queries/README.md), "
+        "without template requests. Anchors dropped: "
+        + (", ".join(f"{k} {v}" for k, v in dropped.items()) or "none")
+        + "."
+    )
+    lines = [
+        f"### RQ4 on `{heldout}`",
+        "",
+        *textwrap.wrap(intro, width=88, break_on_hyphens=False),
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+        *("| " + " | ".join(r) + " |" for r in rows),
+        "",
+    ]
+    ids = [newest[n].run_id for n in names]
+    lines += ["Runs: " + ", ".join(f"`{i}`" for i in ids), ""]
+    return "\n".join(lines), ids
+
+
+def _headline_section(runs: list[Any]) -> tuple[str, list[str]]:
+    from chronobench.systems.forgetting import NOT_RUN
+
+    newest = _newest(runs)
     if not newest:
         return "", []
     names = sorted(newest, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n))

@@ -45,6 +45,8 @@ Summary probes:
 Version selection (:func:`score_selection`):
     ``recall_at_1``, ``recall_at_k``, ``scope_at_k`` (|top1 - v*| <= floor(k/2);
     "Scope@2" for k = 5), ``mrr`` (over the recorded ranking depth: MRR@depth).
+    A request written to be refused (:func:`score_refusal`): 1 in each field when the
+    ranking is empty (refused), 0 when it ranks anything.
 
 :func:`aggregate` turns rows of these fields into ``{field: {n, n_distinct, n_clusters,
 mean, ci_low, ci_high}}`` with a seeded 95% cluster bootstrap (1,000 resamples).
@@ -65,7 +67,7 @@ from chronobench.metrics.qa import (
 )
 from chronobench.metrics.runlevel import dedupe_weights, harmonic, run_units
 from chronobench.metrics.score import aggregate, score_probe
-from chronobench.metrics.selection import score_selection
+from chronobench.metrics.selection import score_refusal, score_selection
 from chronobench.metrics.summary import (
     content_rouge1,
     last_session_words,
@@ -113,6 +115,7 @@ __all__ = [
     "normalize_answer",
     "rouge1",
     "score_probe",
+    "score_refusal",
     "score_selection",
     "session_coverage",
     "session_new_words",

@@ -29,6 +29,7 @@ __all__ = [
     "FAILURE_KINDS",
     "READER_VERSION",
     "MAX_SPAN_WORDS",
+    "RECOVERED_KINDS",
     "count_failures",
     "read_answer",
     "reply_failures",
@@ -54,6 +55,11 @@ FAILURE_KINDS: tuple[str, ...] = (
     "citation_wrong",  # repair agent: a ref that names no record shown
     "args_unparsed",  # repair agent: a slot the reply did not give as 'slot = value'
 )
+
+#: Kinds the reader recovers from: what it reads is what the reply meant (a first line,
+#: a preamble or an echoed tag dropped, an abstention in other words). A reply showing
+#: only these is counted ``recovered_replies``; one showing any other kind, ``unread_replies``.
+RECOVERED_KINDS = frozenset({"multi_line", "preamble", "echoed_memory", "abstain_other_words"})
 
 _PREAMBLE = re.compile(
     r"^(?:the\s+)?(?:short\s+|final\s+)?answer(?:\s+to\s+(?:this|the|your)\s+question)?"
@@ -112,15 +118,18 @@ def reply_failures(
     if kind == "summary":
         return [] if reply.strip() else ["empty"]
     answer, kinds = _read(reply)
-    if answer and len(answer.split()) > MAX_SPAN_WORDS:
+    recall = (probe.get("meta") or {}).get("format") == "recall"
+    words = normalize_answer(answer).split() if answer else []
+    # "No, it's not true. ..." answers a recall question: its yes / no is what is scored
+    # (chronobench.metrics.qa.affirms / says_no), however long the rest.
+    yes_no = recall and bool(words) and words[0] in AFFIRMATIVE | NEGATIVE
+    if answer and len(answer.split()) > MAX_SPAN_WORDS and not yes_no:
         kinds.append("not_a_span")
     if answer and is_abstention(answer):
         if normalize_answer(answer) != normalize_answer(abstain_reply):
             kinds.append("abstain_other_words")
-    elif answer and (probe.get("meta") or {}).get("format") == "recall":
-        words = normalize_answer(answer).split()
-        if not words or words[0] not in AFFIRMATIVE | NEGATIVE:
-            kinds.append("yes_no_unparsed")
+    elif answer and recall and not yes_no:
+        kinds.append("yes_no_unparsed")
     return kinds
 
 
@@ -128,7 +137,9 @@ def count_failures(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """Failure counts over sample rows: probe rows with a ``reply`` (language-model
     backbones), each query's resolver note (``resolver``) once, and a repair row's own
     ``parse_failures``. ``replies`` is how many replies were read, ``failed_replies`` how
-    many of them showed at least one kind; absent kinds are 0."""
+    many of them showed at least one kind; of the probe replies among those,
+    ``recovered_replies`` showed only :data:`RECOVERED_KINDS` and ``unread_replies``
+    some other kind; absent kinds are 0."""
     out: Counter[str] = Counter()
     replies = 0
     resolved: set[str] = set()
@@ -138,6 +149,9 @@ def count_failures(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
             kinds = reply_failures(str(r["reply"]), r.get("probe") or {})
             out.update(kinds)
             out["failed_replies"] += bool(kinds)
+            if kinds:
+                recovered = set(kinds) <= RECOVERED_KINDS
+                out["recovered_replies" if recovered else "unread_replies"] += 1
         note = r.get("resolver")
         if isinstance(note, Mapping) and r.get("query_id") not in resolved:
             resolved.add(str(r.get("query_id")))
@@ -151,7 +165,8 @@ def count_failures(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
             out[str(k)] += int(n)
         if "parse_failures" in r:
             replies += int(r.get("replies") or 0)
-    result = {k: int(out.get(k, 0)) for k in (*FAILURE_KINDS, "failed_replies")}
+    totals = ("failed_replies", "recovered_replies", "unread_replies")
+    result = {k: int(out.get(k, 0)) for k in (*FAILURE_KINDS, *totals)}
     result.update({k: int(v) for k, v in out.items() if k not in result})
     result["replies"] = replies
     return result

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from chronobench.metrics.catalog import declare_metric
 
-__all__ = ["score_selection"]
+__all__ = ["score_refusal", "score_selection"]
 
 
 def _as_versions(ranked: Sequence[int | tuple[int, float]]) -> list[int]:
@@ -50,3 +50,15 @@ def score_selection(
         "scope_at_k": float(abs(top1 - gold) <= k // 2),
         "mrr": 1.0 / rank if rank else 0.0,
     }
+
+
+def score_refusal(ranked_versions: Sequence[int | tuple[int, float]]) -> dict[str, float]:
+    """Score a request that must be refused (it names nothing, or nothing in memory).
+
+    A selector refuses by returning no candidate: every field of :func:`score_selection`
+    is then 1, and any candidate (acting on the request) scores 0. A request a correct
+    system acts on is scored by :func:`score_selection`, where refusing scores 0.
+    """
+    acted = bool(_as_versions(ranked_versions))
+    value = 0.0 if acted else 1.0
+    return {"recall_at_1": value, "recall_at_k": value, "scope_at_k": value, "mrr": value}

@@ -22,13 +22,19 @@ from chronobench.repair.generate import (
     Redraw,
     draft_case,
 )
+from chronobench.repair.generate_earned import EARNED_SETS, draft_earned
 from chronobench.repair.history import materialize
 from chronobench.repair.policy import RepairPolicyBackbone
 from chronobench.repair.provenance import Recorder
 from chronobench.repair.steps import HistoryAgent
 from chronomem import ChronoMem
 
-BUILDER_VERSION = "repair-3"  # 3: benign untrusted sessions
+BUILDER_VERSION = "repair-3"  # 3: benign untrusted sessions (the control sets)
+# 4: the sets whose diagnosis must be earned (generate_earned.py). Each builder writes its
+# own folder and cases sha256, so the repair-3 sets and their published run ids stay.
+EARNED_BUILDER = "repair-4"
+BUILDERS = {BUILDER_VERSION: ("controlled", "stress"), EARNED_BUILDER: EARNED_SETS}
+SET_BUILDER = {name: b for b, names in BUILDERS.items() for name in names}
 # What a deployed agent has of a case: the session log, the task. Faults, families,
 # gold answers and gold dependencies stay with the scorer.
 VISIBLE = ("case_id", "set", "app", "user", "domain", "events", "params", "request", "task_day")
@@ -60,17 +66,24 @@ def run_offline(case: dict[str, Any], *, clean: bool) -> tuple[Any, dict[str, st
 
 
 def make_case(seed: int, subset: str, index: int) -> dict[str, Any]:
-    """Case ``index`` of ``subset`` ("controlled" or "stress"), deterministic in the seed.
+    """Case ``index`` of ``subset`` (``controlled``, ``stress``, or their earned versions
+    ``earned_controlled``, ``earned_stress``), deterministic in the seed.
 
     Controlled: one fault; domain ``index % 3``, family ``(index // 3) % 5``, fault type
     ``(index // 15) % 4``. Stress: 2-4 faults of random types and families; every
-    ``MISS_EVERY``-th case's diagnosis leaves one fault out. A draw is kept only when
+    ``MISS_EVERY``-th case's diagnosis leaves one fault out. The earned sets draw the same
+    plans through :func:`~chronobench.repair.generate_earned.draft_earned`. A draw is kept only when
     its families' routes carry the fault (the advice of a tool family changes) and the
     faults change the offline agent's answer; never on how a repair method does."""
+    if subset not in SET_BUILDER:
+        raise ValueError(f"repair subset {subset!r}: expected one of {', '.join(SET_BUILDER)}")
     domain = DOMAIN_NAMES[index % len(DOMAIN_NAMES)]
+    earned = subset in EARNED_SETS
+    draft = draft_earned if earned else draft_case
+    single = subset in ("controlled", "earned_controlled")
     for attempt in range(MAX_ATTEMPTS):
         rng = random.Random(f"{seed}:{subset}:{index}:{attempt}")
-        if subset == "controlled":
+        if single:
             plan = [
                 (
                     FAULT_TYPES[(index // 15) % len(FAULT_TYPES)],
@@ -82,12 +95,12 @@ def make_case(seed: int, subset: str, index: int) -> dict[str, Any]:
                 (rng.choice(FAULT_TYPES), rng.choice(FAMILIES)) for _ in range(rng.randint(2, 4))
             ]
         try:
-            case = draft_case(rng, domain, plan, stress=subset == "stress")
+            case = draft(rng, domain, plan, stress=not single)
         except Redraw:
             continue
         case.update(case_id=f"{subset}-{index:03d}", set=subset, app="repair", user=f"u{index}")
         diagnosed = [f["record"] for f in case["faults"]]
-        missed = subset == "stress" and index % MISS_EVERY == MISS_EVERY - 1
+        missed = not single and index % MISS_EVERY == MISS_EVERY - 1
         if missed:
             diagnosed.remove(rng.choice(diagnosed))
         case["diagnosed"], case["diagnosis"] = diagnosed, "missed" if missed else "complete"
@@ -101,22 +114,32 @@ def make_case(seed: int, subset: str, index: int) -> dict[str, Any]:
     raise RuntimeError(f"{subset} case {index}: no draw changed the answer in {MAX_ATTEMPTS} tries")
 
 
-def build_cases(seed: int = 0, n_controlled: int = 150, n_stress: int = 50) -> list[dict[str, Any]]:
-    """Every case of both subsets, controlled first."""
+def build_cases(
+    seed: int = 0, n_controlled: int = 150, n_stress: int = 50, builder: str = BUILDER_VERSION
+) -> list[dict[str, Any]]:
+    """Every case of ``builder``'s two subsets (:data:`BUILDERS`), the single-fault one first."""
     for name, n in (("n_controlled", n_controlled), ("n_stress", n_stress)):
         if not isinstance(n, int) or n < 0:
             raise ValueError(f"{name} must be a non-negative integer, got {n!r}")
-    return [make_case(seed, "controlled", i) for i in range(n_controlled)] + [
-        make_case(seed, "stress", i) for i in range(n_stress)
+    if builder not in BUILDERS:
+        raise ValueError(f"repair builder {builder!r}: expected one of {', '.join(BUILDERS)}")
+    single, multi = BUILDERS[builder]
+    return [make_case(seed, single, i) for i in range(n_controlled)] + [
+        make_case(seed, multi, i) for i in range(n_stress)
     ]
 
 
-def write_cases(folder: Path, cases: list[dict[str, Any]], params: dict[str, Any]) -> str:
+def write_cases(
+    folder: Path,
+    cases: list[dict[str, Any]],
+    params: dict[str, Any],
+    builder: str = BUILDER_VERSION,
+) -> str:
     """Write ``cases.jsonl`` and ``manifest.json`` atomically; returns the cases' sha256."""
     text = "".join(json.dumps(c, sort_keys=True) + "\n" for c in cases)
     sha = hashlib.sha256(text.encode()).hexdigest()
     atomic_write_text(folder / "cases.jsonl", text)
-    atomic_write_json(folder / "manifest.json", {"builder": BUILDER_VERSION, "params": params,
+    atomic_write_json(folder / "manifest.json", {"builder": builder, "params": params,
                                                   "n_cases": len(cases), "cases_sha256": sha})  # fmt: skip
     return sha
 
@@ -124,21 +147,22 @@ def write_cases(folder: Path, cases: list[dict[str, Any]], params: dict[str, Any
 def _code_sha() -> str:
     """sha256 of the sources that decide a case's content, so an edit rebuilds the cases."""
     here = Path(__file__)
-    names = ("generate.py", "cases.py", "domains.py", "lexicon.py", "policy.py", "agent.py",
-             "steps.py", "history.py", "provenance.py")  # fmt: skip
+    names = ("generate.py", "generate_earned.py", "cases.py", "domains.py", "lexicon.py",
+             "policy.py", "agent.py", "steps.py", "history.py", "provenance.py")  # fmt: skip
     files = [here.with_name(n) for n in names]
     return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
 
 
 def load_or_build(
-    data_dir: Path, seed: int, n_controlled: int, n_stress: int
+    data_dir: Path, seed: int, n_controlled: int, n_stress: int, builder: str = BUILDER_VERSION
 ) -> tuple[list[dict[str, Any]], str]:
-    """Cases from ``data_dir/repair/<key>/`` (built on first use); returns (cases, sha256)."""
+    """``builder``'s cases from ``data_dir/repair/<key>/`` (built on first use); returns
+    (cases, sha256)."""
     params = {
         "seed": seed,
         "n_controlled": n_controlled,
         "n_stress": n_stress,
-        "builder": BUILDER_VERSION,
+        "builder": builder,
         "code": _code_sha(),
     }
     key = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:10]
@@ -149,5 +173,5 @@ def load_or_build(
         return [json.loads(x) for x in lines if x.strip()], json.loads(manifest.read_text())[
             "cases_sha256"
         ]
-    cases = build_cases(seed, n_controlled, n_stress)
-    return cases, write_cases(folder, cases, params)
+    cases = build_cases(seed, n_controlled, n_stress, builder)
+    return cases, write_cases(folder, cases, params, builder)

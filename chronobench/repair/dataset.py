@@ -23,8 +23,9 @@ REPAIR = Dataset(
     name="repair",
     params=RepairParams,
     title="the repair track's seeded cases",
-    # The subset a cell scores.
-    granularities=("controlled", "stress"),
+    # The subset a cell scores: the repair-3 control sets, and the sets whose diagnosis
+    # must be earned (repair-4, chronobench/repair/generate_earned.py).
+    granularities=("controlled", "stress", "earned_controlled", "earned_stress"),
     # The keys the shipped config always gave (published run ids hash them).
     recorded=("n_controlled", "n_stress"),
 )

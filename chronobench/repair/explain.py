@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 
 def explain(case_id: str, *, seed: int = 0, as_json: bool = False) -> str:
-    """The plan for ``case_id`` ("controlled-N" or "stress-N") on the offline agent."""
-    from chronobench.repair.cases import agent_view, default_params, make_case
+    """The plan for ``case_id`` ("controlled-N", "stress-N", "earned_controlled-N" or
+    "earned_stress-N") on the offline agent."""
+    from chronobench.repair.cases import SET_BUILDER, agent_view, default_params, make_case
     from chronobench.repair.context import resolve_faults, run_failed
     from chronobench.repair.planner import plan_repair
     from chronobench.repair.policy import RepairPolicyBackbone
@@ -20,8 +21,10 @@ def explain(case_id: str, *, seed: int = 0, as_json: bool = False) -> str:
     from chronomem import ChronoMem
 
     subset, _, index = case_id.partition("-")
-    if subset not in ("controlled", "stress") or not index.isdigit():
-        raise ValueError(f"case id {case_id!r}: expected controlled-<n> or stress-<n>")
+    if subset not in SET_BUILDER or not index.isdigit():
+        raise ValueError(
+            f"case id {case_id!r}: expected " + " or ".join(f"{name}-<n>" for name in SET_BUILDER)
+        )
     case = make_case(seed, subset, int(index))
     with ChronoMem(":memory:", embedder="hash") as mem:
         run_failed(mem, agent_view(case), RepairPolicyBackbone(), default_params(seed))

@@ -26,7 +26,7 @@ from chronobench.repair.report_cells import (
     margin,
     method_label,
 )
-from chronobench.repair.report_standing import standing_sections
+from chronobench.repair.report_standing import earned_sections, standing_sections
 from chronobench.results.schema import finished_at
 
 REFERENCE = "GPT-4o, reported in the seed, not comparable"
@@ -219,6 +219,24 @@ def _sections(runs: dict[tuple[str, str], dict[str, Any]], label: str) -> list[s
     return lines + [""]
 
 
+def _earned(runs: dict[tuple[str, str], dict[str, Any]], everything: dict) -> list[str]:
+    """The sets whose diagnosis must be earned (builder repair-4): methods per set, then
+    the standing, detector and diagnosis tables."""
+    if not any(sub.startswith("earned_") for sub, _ in runs):
+        return []
+    lines = ["### Sets whose diagnosis must be earned (experiment=repair_earned)", "",
+             "Built by `chronobench/repair/generate_earned.py` (docs/repair.md): every benign untrusted "
+             "session is followed up as a fault is, benign summaries change values, merge and summary "
+             "slots are shuffled, faults sit at random positions among the untrusted sessions. The sets "
+             "above are the published control.", ""]  # fmt: skip
+    main = ("dgr", *BASELINES, *ABLATIONS)
+    for sub, title in (("earned_controlled", "Earned controlled set (one fault per case)"),
+                       ("earned_stress", "Earned stress set (2-4 faults per case)")):  # fmt: skip
+        if any(s == sub for s, _ in runs):
+            lines += [f"### {title}", "", *_table(runs, sub, main), ""]
+    return lines + earned_sections(everything)
+
+
 def repair_section(source: str | Path | Iterable[Any]) -> tuple[str, set[str]]:
     """(markdown, run ids it names) for the repair runs of ``source`` (a results folder,
     or the leaderboard's run records); ('', set()) when there are none."""
@@ -238,6 +256,7 @@ def repair_section(source: str | Path | Iterable[Any]) -> tuple[str, set[str]]:
         runs = {(sub, m): v for (sub, m, c), v in everything.items() if c == ""}
         lines += _sections(runs, label)
         lines += standing_sections(everything)
+        lines += _earned(runs, everything)
     ids = {v["run_id"] for v in found.values()}
     lines += ["", "Repair runs: " + ", ".join(f"`{i}`" for i in sorted(ids))]
     return "\n".join(lines) + "\n", ids

@@ -1,7 +1,8 @@
 """The repair track's cell runner: ``run_repair_cell(components) -> run folder``.
 
 A cell is one (subset, method): ``dataset.granularity`` picks the subset (``controlled``
-or ``stress``), ``system.name`` the method (:data:`chronobench.repair.methods.METHODS`).
+or ``stress``, or ``earned_controlled`` / ``earned_stress``: the sets whose diagnosis must
+be earned), ``system.name`` the method (:data:`chronobench.repair.methods.METHODS`).
 For every case it rebuilds the faulty store with provenance, runs the agent on it (the
 failed run), applies the method to the failed state, and scores the result. The
 ``extractive`` backbone (the offline default) is replaced by the repair track's offline
@@ -28,7 +29,7 @@ from chronobench.runner.params import generation_params
 
 # Where the diagnosis comes from: the case's own (complete, or missing one fault in every
 # fourth stress case), every fault (oracle), or a detector (chronobench.repair.detect).
-Diagnosis = Literal["given", "oracle", "judge", "untrusted", "surface"]
+Diagnosis = Literal["given", "oracle", "judge", "untrusted", "surface", "surface_lookup"]
 
 
 class RepairTaskParams(BaseModel):
@@ -208,7 +209,7 @@ def run_repair_cell(cell: Any) -> Path:
 
     ``cell``: the resolved :class:`chronobench.runner.components.Components` (its spec was
     checked by :func:`check_spec` when it was resolved)."""
-    from chronobench.repair.cases import load_or_build
+    from chronobench.repair.cases import SET_BUILDER, load_or_build
     from chronobench.repair.dataset import RepairParams
     from chronobench.repair.metrics import aggregate
     from chronobench.results.io import SampleLog
@@ -220,8 +221,11 @@ def run_repair_cell(cell: Any) -> Path:
     task: RepairTaskParams = cell.params
     t0 = time.perf_counter()
     sizes = RepairParams(**spec.dataset.params)
+    # Each generator's sets are one build (one sha256), so a control cell's id never moves
+    # when the other generator changes.
+    builder = SET_BUILDER[spec.dataset.granularity]
     cases, sha = load_or_build(
-        Path(spec.paths.data_dir), int(spec.seed), sizes.n_controlled, sizes.n_stress
+        Path(spec.paths.data_dir), int(spec.seed), sizes.n_controlled, sizes.n_stress, builder
     )
     cases = [c for c in cases if c["set"] == spec.dataset.granularity]
     # first_cases: a stated subset that publishes (experiment=llm_cpu); limit_cases: a cut

@@ -288,11 +288,3 @@ def finished_at(folder: Path) -> str:
         if value:
             return str(value)
     return ""
-
-
-def read_metrics_k(folder: Path, default: int = 5) -> int:
-    """The ``k`` a run was scored with (its metrics file, else its spec, else ``default``)."""
-    path = Path(folder) / METRICS_FILE
-    if path.is_file():
-        return int(_read_json(path).get("k", default))
-    return default

@@ -220,7 +220,11 @@ class Components:
         if getattr(target, "uses_cache_dir", False) and "cache_dir" not in self.backbone.options:
             extra["cache_dir"] = str(self.spec.paths.cache_dir)
         inner = target(**self.backbone.options, **extra)
-        return CachedBackbone(inner, Path(self.spec.paths.cache_dir) / "llm_cache.sqlite")
+        return CachedBackbone(
+            inner,
+            Path(self.spec.paths.cache_dir) / "llm_cache.sqlite",
+            summary_max_new_tokens=self.spec.backbone.generation.summary_max_new_tokens,
+        )
 
     def build_system(self, ctx: Any) -> Any:
         """The system under test, with its checked options."""

@@ -70,13 +70,42 @@ def compose(overrides: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
         if first.startswith("Could not override"):
             first = _unknown_key_message(exc, first)
         if "Could not find" in first:
-            first += (
-                " (configs of your own or of a plug-in: run --config-dir DIR or "
-                "$CHRONOBENCH_CONFIG_PATH, see docs/plugins.md)"
-            )
+            first = _missing_option_message(first, overrides)
         shown = [o for o in overrides if _key(o) != "hydra.searchpath"]
         raise ConfigError(f"overrides {' '.join(shown)}: {first}") from None
     return resolved, choices  # type: ignore[return-value]
+
+
+_LIST_KINDS = {"experiment": "presets", "system": "systems", "dataset": "datasets",
+               "task": "tracks", "backbone": "backbones"}  # fmt: skip
+
+
+def _missing_option_message(first: str, overrides: Sequence[str]) -> str:
+    """Hydra's "Could not find 'system/chronmem'" with the closest option of the group
+    and where the options are listed."""
+    import re
+
+    from chronobench.config_catalog import closest_option
+
+    found = re.search(r"Could not find '([\w/]+)/([^'/]+)'", first)
+    if not found:
+        return first + f" ({_OWN_CONFIGS})"
+    group, given = found.groups()
+    searched = [
+        m for o in overrides if _key(o) == "hydra.searchpath"
+        for m in re.findall(r"file://([^',\]]+)", o)
+    ]  # fmt: skip
+    close = closest_option(group, given, searched)
+    guess = f"did you mean {group}={close}? " if close else ""
+    listed = _LIST_KINDS.get(group)
+    where = f"`python -m chronobench list {listed}` lists them; " if listed else ""
+    return f"{group}={given} is not an option of {group!r}; {guess}{where}{_OWN_CONFIGS}"
+
+
+_OWN_CONFIGS = (
+    "configs of your own or of a plug-in: run --config-dir DIR or $CHRONOBENCH_CONFIG_PATH, "
+    "see docs/plugins.md"
+)
 
 
 def _unknown_key_message(exc: Exception, first: str) -> str:
@@ -201,6 +230,30 @@ def check_store_servers(cells: Sequence[Any]) -> None:
             ) from None
 
 
+def check_backbone_servers(cells: Sequence[Any]) -> None:
+    """Ask each server a served backbone (one whose registry entry names a
+    ``server_problem`` check, such as ``openai``) talks to whether it is up, before any
+    work: no server is a two-line error naming the URL and the fix, and no run folder."""
+    import importlib
+
+    seen: set[str] = set()
+    for cell in cells:
+        entry, options = cell.backbone.entry, cell.backbone.options
+        target = entry.meta.get("server_problem")
+        key = f"{entry.name} {sorted(options.items())!r}"
+        if not target or key in seen:
+            continue
+        seen.add(key)
+        entry.check_available()  # the check itself needs the backbone's packages
+        module, _, attr = str(target).partition(":")
+        problem = getattr(importlib.import_module(module), attr)(options)
+        if problem:
+            raise ConfigError(
+                f"backbone={entry.name}: {problem}; start the server, or point "
+                f"backbone.params.base_url=... at a running one (or use backbone=extractive)"
+            )
+
+
 def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> list[Path]:
     """Validate and resolve every cell (and every user query file against its data),
     then run them in order, or ``jobs`` at a time in worker processes
@@ -212,6 +265,7 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
 
     cells = prepare_cells(cfg, user_overrides)
     check_store_servers(cells)
+    check_backbone_servers(cells)
     jobs = resolve_jobs(cfg.get("jobs", 1), len(cells))
     models = local_models(cells) if cfg.get("jobs", 1) == "auto" and jobs > 1 else []
     if models:

@@ -81,18 +81,37 @@ def should_draw(enabled: bool, stream: IO[str] | None = None) -> bool:
 class _Counter:
     """A count towards a total with a rate-based ETA (skipped items are not in the rate)."""
 
-    def __init__(self, total: int | None, label: str) -> None:
+    def __init__(self, total: int | None, label: str, *, settle: int = 0) -> None:
         self.total, self.label = total, label
         self.n = 0
         self.skipped = 0
         self.t0 = time.monotonic()
+        # With ``settle``, the first ``settle`` items are left out (a run's first cell
+        # also loads models and fills the embedding cache: 4m52s was once forecast for a
+        # 19 s job), and the ETA is the median gap between the next finishes, given once
+        # there are three of them: one more slow cell (the first to build a known set)
+        # does not make the forecast.
+        self.settle = settle
+        self._finished: list[float] = []
+
+    def advance(self, n: int = 1) -> None:
+        """``n`` more items done."""
+        self.n += n
+        if self.settle:
+            self._finished += [time.monotonic()] * n
 
     def eta(self) -> float | None:
         worked = self.n - self.skipped
         if self.total is None or worked <= 0:
             return None
         left = max(self.total - self.n, 0)
-        return (time.monotonic() - self.t0) / worked * left
+        if not self.settle:
+            return (time.monotonic() - self.t0) / worked * left
+        times = self._finished[self.settle - 1 :]
+        gaps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
+        if len(gaps) < 3:
+            return None
+        return gaps[len(gaps) // 2] * left
 
     def text(self) -> str:
         out = f"{self.label} {self.n}/{self.total}" if self.total else f"{self.label} {self.n}"
@@ -256,7 +275,7 @@ class Cells:
     :func:`cells`."""
 
     def __init__(self, total: int, draw: bool) -> None:
-        self.counter = _Counter(total, "cells")
+        self.counter = _Counter(total, "cells", settle=1)
         self._draw = draw
         self._queue: Any = None
         self._thread: threading.Thread | None = None
@@ -283,7 +302,7 @@ class Cells:
 
     def finish(self, n: int = 1) -> None:
         """``n`` cells finished."""
-        self.counter.n += n
+        self.counter.advance(n)
         with _lock:
             if self._draw and _display is not None:
                 _display.current = ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chronobench.metrics import score_selection
+from chronobench.metrics import score_refusal, score_selection
 from chronobench.protocols import public_writes
 from chronobench.results.io import SampleLog
 from chronobench.results.records import SelectionRecord
@@ -54,6 +54,8 @@ def run_selection(
                 rows = []
                 for rid, q in opaque.items():
                     cands = ranked.get(rid, [])
+                    # A request that names nothing in memory is right only when refused.
+                    refuse = q.meta.get("expect") == "refuse"
                     rows.append(
                         SelectionRecord(
                             sample_id=selection_sample_id(name, q.query_id),
@@ -61,7 +63,9 @@ def run_selection(
                             **query_fields(q),
                             n_versions=stream.n_versions,
                             ranked=[(v, round(s, 6)) for v, s in cands],
-                            scores=score_selection([v for v, _ in cands], q.target_version, k),
+                            scores=score_refusal(cands)
+                            if refuse
+                            else score_selection([v for v, _ in cands], q.target_version, k),
                         )
                     )
                 written += log.append(rows)

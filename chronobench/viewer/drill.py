@@ -129,12 +129,49 @@ def _score(entry: Entry) -> str:
     return "–"
 
 
-def list_page(group: Group, root: str = "../") -> str:
-    """The group's drill-down list (one row per system or selector and query)."""
+#: Rows of the drill-down list drawn at once (the rest behind previous / next).
+PAGE_ROWS = 200
+#: A list longer than this is written one page per system or selector: one 7 MB page
+#: of 12,590 rows took the browser 17-22 s to open on a loaded machine.
+SPLIT_ROWS = 3000
+
+
+def list_pages(group: Group) -> dict[str, str]:
+    """``{label: list page file name}``: one page for the whole list, or, past
+    :data:`SPLIT_ROWS` rows, one page per system or selector (the first under the
+    group's own name), so the browser never loads the 12,590 rows of a LoCoMo list."""
+    labels: dict[str, int] = {}
+    for found in group.by_query.values():
+        for en in found:
+            labels[en.label] = labels.get(en.label, 0) + 1
+    if sum(labels.values()) <= SPLIT_ROWS:
+        return dict.fromkeys(labels, f"{group.slug}.html")
+    return {
+        label: f"{group.slug}.html" if i == 0 else f"{group.slug}~{i}.html"
+        for i, label in enumerate(labels)
+    }
+
+
+def _system_select(pages: dict[str, str], only: str) -> str:
+    """The system filter of a list split by system: choosing another opens its page."""
+    opts = "".join(
+        f'<option value="{e(label)}"'
+        + (" selected" if label == only else f' data-page="{e(page)}"')
+        + f">{e(label)}</option>"
+        for label, page in pages.items()
+    )
+    return f'<label>system <select data-col="system" id="f-system">{opts}</select></label>'
+
+
+def list_page(group: Group, root: str = "../", only: str | None = None) -> str:
+    """The group's drill-down list (one row per system or selector and query); with
+    ``only``, that system's or selector's rows (a list split by :func:`list_pages`)."""
     rows, attrs = [], []
     systems, intents, outcomes = set(), set(), set()
     for qid in sorted(group.by_query):
         for en in group.by_query[qid]:
+            if only is not None and en.label != only:
+                continue
             ln, vw = en.line, en.view
             systems.add(en.label)
             intents.add(str(ln.get("intent")))
@@ -157,18 +194,32 @@ def list_page(group: Group, root: str = "../") -> str:
                 f'data-system="{e(en.label)}" data-intent="{e(ln.get("intent"))}" '
                 f'data-outcome="{e(vw.get("outcome"))}"'
             )
+    pages = list_pages(group)
+    by_system = (
+        _system_select(pages, only)
+        if only is not None
+        else select("system", "system", sorted(systems))
+    )
     filters = (
         '<p class="filters">'
-        + select("system", "system", sorted(systems))
+        + by_system
         + select("intent", "intent", sorted(intents))
         + select("outcome", "outcome", sorted(outcomes))
-        + f' <span class="note"><span id="shown">{len(rows)}</span> of {len(rows)} shown</span></p>'
+        + f' <span class="note"><span id="shown">{len(rows)}</span> of {len(rows)} match</span></p>'
+    )
+    # A long list is drawn a page at a time: laying out all 11,790 rows of the LoCoMo
+    # session list took the browser about 5 s; the rows not on the page stay hidden.
+    pager = (
+        f'<p id="pager" class="filters" data-size="{PAGE_ROWS}" hidden>'
+        '<button id="prev" type="button">previous</button> page <span id="page"></span> '
+        f'<button id="next" type="button">next</button> ({PAGE_ROWS} rows a page)</p>'
     )
     body = (
         '<p class="note">One row per system (or RQ1 selector) and rollback request. '
         "Outcome: the version chosen against the gold v* (exact, early, late, none). "
         "A request opens its page: every system's version and answers side by side.</p>"
         + filters
+        + pager
         + table(
             [
                 "system",
@@ -297,18 +348,32 @@ def query_page(group: Group, query_id: str, root: str = "../../") -> str:
             )
             + "</details>"
         )
-    return page(f"Query: {ln.get('request')}", body, root=root)
+    return page(f"Query: {ln.get('request')}", body, root=root, script=_OPEN_LINKED)
+
+
+# A link from the drill-down list names its system (``...html#rag_only``): that system's
+# answers open expanded, whichever system the page lists first.
+_OPEN_LINKED = (
+    "function openLinked(){var d=location.hash&&document.getElementById("
+    "decodeURIComponent(location.hash.slice(1)));"
+    "if(d&&d.tagName==='DETAILS'){d.open=true;d.scrollIntoView();}}"
+    "window.addEventListener('hashchange',openLinked);openLinked();"
+)
 
 
 def write_group(group: Group, out: Path) -> int:
     """Write the group's list page and query pages; returns the pages written."""
     (out / "queries").mkdir(parents=True, exist_ok=True)
-    (out / "queries" / f"{group.slug}.html").write_text(list_page(group), encoding="utf-8")
+    pages = list_pages(group)
+    split = len(set(pages.values())) > 1
+    for label, name in pages.items() if split else [(None, f"{group.slug}.html")]:
+        text = list_page(group, only=label)
+        (out / "queries" / name).write_text(text, encoding="utf-8")
     folder = out / "q" / group.slug
     folder.mkdir(parents=True, exist_ok=True)
     for qid in group.by_query:
         (out / group.page_of(qid)).write_text(query_page(group, qid), encoding="utf-8")
-    return 1 + len(group.by_query)
+    return len(set(pages.values())) + len(group.by_query)
 
 
 def story(qf: QueryFile, line: dict[str, Any], system: str) -> Iterable[str]:
@@ -329,6 +394,10 @@ def story(qf: QueryFile, line: dict[str, Any], system: str) -> Iterable[str]:
     for name, v in views:
         chosen = v.get("chosen")
         scores = ", ".join(f"{k} {100 * float(x):.1f}" for k, x in (v.get("scores") or {}).items())
+        if scores and v is line:
+            # The query's RC-QA and its sides count only the known questions (those the
+            # reference reader answers), not every question listed below.
+            scores = f"on known questions only: {scores}"
         yield f"{name:<{width}}  chose {_version(qf, stream, chosen)}: {v.get('outcome')}; {scores}"
         if chosen != gold and chosen is not None:
             yield f"{'':<{width}}  {qf.version(stream, chosen).get('summary', '')}"
@@ -342,3 +411,41 @@ def story(qf: QueryFile, line: dict[str, Any], system: str) -> Iterable[str]:
         yield f"    answer: {p.get('answer')}"
         yield f"    gold:   {qf.gold(stream, p)}"
         yield f"    score:  {shown} ({p.get('metric')}){leak}"
+
+
+def story_data(qf: QueryFile, line: dict[str, Any], system: str) -> dict[str, Any]:
+    """The story of :func:`story` as one JSON-ready object (``show --json``): the query
+    line with every version and battery item it names spelled out (session, date,
+    summary; question and gold)."""
+    stream = str(line["stream_id"])
+
+    def version(v: Any) -> dict[str, Any] | None:
+        return None if v is None else {"version": v, **qf.version(stream, v)}
+
+    out: dict[str, Any] = {
+        "run_id": qf.header.get("run_id"),
+        "system": system,
+        "query_id": line["query_id"],
+        "request": line.get("request"),
+        "intent": line.get("intent"),
+        "source": line.get("source"),
+        "stream_id": stream,
+        "gold": version(line.get("gold")),
+        "selectors": {
+            name: {**v, "chosen": version(v.get("chosen"))}
+            for name, v in (line.get("selectors") or {}).items()
+        },
+    }
+    if "probes" in line:
+        out["chosen"] = version(line.get("chosen"))
+        out["outcome"] = line.get("outcome")
+        out["scores_on_known_questions"] = line.get("scores") or {}
+        out["probes"] = [
+            {
+                **p,
+                "question": qf.item(stream, str(p.get("item"))).get("question"),
+                "gold": qf.gold(stream, p),
+            }
+            for p in line.get("probes") or []
+        ]
+    return out

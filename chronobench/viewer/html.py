@@ -26,18 +26,37 @@ nav a{margin-right:1em}details{margin:.4em 0}summary{cursor:pointer}
 FILTER_JS = """
 (function(){
   var sel=document.querySelectorAll('select[data-col]');
-  var rows=document.querySelectorAll('#queries tbody tr');
+  var rows=Array.prototype.slice.call(document.querySelectorAll('#queries tbody tr'));
   var count=document.getElementById('shown');
+  var pager=document.getElementById('pager');
+  var size=pager?parseInt(pager.dataset.size,10):rows.length, page=0, hits=[];
+  function draw(){
+    var pages=Math.max(1,Math.ceil(hits.length/size));
+    if(page>=pages)page=pages-1;
+    rows.forEach(function(r){r.style.display='none';});
+    hits.slice(page*size,(page+1)*size).forEach(function(r){r.style.display='';});
+    if(count)count.textContent=hits.length;
+    if(pager){
+      pager.hidden=pages<2;
+      document.getElementById('page').textContent=(page+1)+' of '+pages;
+      document.getElementById('prev').disabled=page===0;
+      document.getElementById('next').disabled=page>=pages-1;
+    }
+  }
   function apply(){
     var want={};sel.forEach(function(s){if(s.value)want[s.dataset.col]=s.value;});
-    var n=0;
-    rows.forEach(function(r){
-      var ok=true;for(var k in want){if(r.dataset[k]!==want[k]){ok=false;}}
-      r.style.display=ok?'':'none';if(ok)n++;
-    });
-    if(count)count.textContent=n;
     var h=[];for(var k in want)h.push(k+'='+encodeURIComponent(want[k]));
+    // A list split by system: another system's rows are on its own page.
+    var sys=document.getElementById('f-system'), opt=sys&&sys.options[sys.selectedIndex];
+    if(opt&&opt.dataset.page){location.href=opt.dataset.page+'#'+h.join('&');return;}
+    hits=rows.filter(function(r){
+      for(var k in want){if(r.dataset[k]!==want[k])return false;}return true;});
+    page=0;draw();
     history.replaceState(null,'',h.length?'#'+h.join('&'):location.pathname);
+  }
+  if(pager){
+    document.getElementById('prev').addEventListener('click',function(){page--;draw();});
+    document.getElementById('next').addEventListener('click',function(){page++;draw();});
   }
   var init={};location.hash.replace(/^#/,'').split('&').forEach(function(p){
     var kv=p.split('=');if(kv[0])init[kv[0]]=decodeURIComponent(kv[1]||'');});

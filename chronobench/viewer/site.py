@@ -5,7 +5,8 @@ never pooled with real data) one summary table of the headlines with their 95% C
 the best floor beside each, then the plots (RC-QA with intervals per system against the
 floors, RQ3 last-session coverage, R@1 by intent and by request set, the memory systems'
 restore fidelity) and links to each request set's drill-down. ``runs.html`` and
-``runs/<run-id>.html``: every run and its metrics. ``queries/<set>.html`` and
+``runs/<run-id>.html``: every run and its metrics. ``queries/<set>.html`` (one page per
+system past ``drill.SPLIT_ROWS`` rows: ``<set>~<i>.html``) and
 ``q/<set>/<query>.html``: the drill-down (:mod:`chronobench.viewer.drill`).
 """
 
@@ -24,12 +25,82 @@ from chronobench.viewer.summary import (
     Row,
     generation_runs,
     headline_rows,
+    headline_strip,
     is_floor,
     peer_fidelity,
     r1_by,
     selector_label,
     system_label,
 )
+
+#: What each headline measures, in a line (docs/metrics.md has the exact rules); the
+#: strip links its questions here. Section prefix -> (anchor, definition).
+DEFINITIONS = {
+    "RQ1": ("def-rq1", "RQ1 R@1: the share of rollback requests whose top-ranked version is "
+            "the gold v* (hand-written held-out requests unless the section names others)."),
+    "RQ2": ("def-rq2", "RQ2 RC-QA: per request, the harmonic mean of what the restored state "
+            "keeps (questions answerable at v*) and forgets (questions whose evidence lies "
+            "after v*), over the known questions only; 0 for knowing nothing, never "
+            "forgetting or forgetting everything."),
+    "RQ3": ("def-rq3", "RQ3 last-session coverage: the share of the newest restored session's "
+            "new words a 150-word summary says; 0 for a summary that leaks a later event."),
+    "RQ4": ("def-rq4", "RQ4 headline: per anchor, the harmonic mean of forget, keep, turn "
+            "precision and turn recall of a \"forget what I said about X\" request."),
+    "Memory systems": ("def-peers", "Memory systems: each system's own search picks the "
+                       "version (own R@1) and its own rollback restores it (own RC-QA)."),
+    "Repair": ("def-repair", "Repair recovery: the share of controlled or stress cases whose "
+               "corrupted memory the method restores."),
+}  # fmt: skip
+
+
+def _definition_anchor(section: str) -> str | None:
+    return next((a for k, (a, _) in DEFINITIONS.items() if section.startswith(k)), None)
+
+
+def _definitions() -> str:
+    items = "".join(f'<li id="{a}">{e(text)}</li>' for a, text in DEFINITIONS.values())
+    return (
+        f'<h2 class="defs" id="definitions">Definitions</h2><p class="note">Every figure is x100, with '
+        f"its 95% cluster-bootstrap interval over conversations.</p><ul>{items}</ul>"
+    )
+
+
+def _named(kind: str, label: str) -> str:
+    """``floor: restore 60%...`` once, however the row's own label starts."""
+    return label if label.startswith(f"{kind}:") else f"{kind}: {label}"
+
+
+def strip_table(rows: list[Row]) -> str:
+    """The headline strip: per question, who leads, against what, by how much, and
+    whether that lead is established (the 95% intervals do not overlap)."""
+    cells, attrs = [], []
+    for s in headline_strip(rows):
+        other = (
+            f"{e(s.other.stat.text() if s.other.stat else '–')} "
+            f"<span class=note>{e(_named(s.other_kind, s.other.label))}</span>"
+            if s.other
+            else "–"
+        )
+        gap = "–" if s.gap is None else f"{s.gap:+.1f}"
+        verdict = {
+            True: "overlap: not established",
+            False: "apart",
+            None: "no interval",
+        }[s.overlap]
+        anchor = _definition_anchor(s.section)
+        question = link(f"#{anchor}", s.section) if anchor else e(s.section)
+        cells.append([question, f"{e(s.best.label)} {e(s.best.stat.text())}", other,
+                      e(gap), e(verdict)])  # fmt: skip
+        attrs.append('class="overlap"' if s.overlap else "")
+    if not cells:
+        return ""
+    return table(
+        ["question", "best system x100 [95% CI]", "best floor (or runner-up)", "gap",
+         "intervals"],
+        cells,
+        attrs='class="strip"',
+        row_attrs=attrs,
+    )  # fmt: skip
 
 
 def _summary_table(rows: list[Row]) -> str:
@@ -119,6 +190,7 @@ def _build_section(build: Build, groups: list[drill.Group]) -> str:
     )
     rows = headline_rows(build)
     if rows:
+        body.append(strip_table(rows))
         body.append(_summary_table(rows))
     body.append(_plots(build))
     if groups:
@@ -256,12 +328,13 @@ def build_site(results_dir: Path, out_dir: Path) -> dict[str, Any]:
         f"{len(all_builds)} builds. Figures x100 with 95% bootstrap CIs over conversations; "
         "each build (one built dataset) is its own section and no chart mixes two. "
         "Floors are what a trivial or request-blind policy earns: a figure at or below the "
-        "best floor is no evidence of memory. Definitions: docs/metrics.md.</p>"
+        "best floor is no evidence of memory. "
+        f"{link('#definitions', 'Definitions')} below; in full: docs/metrics.md.</p>"
     )
     if not runs:
         intro += '<p class="warn">No finished runs here: run `python -m chronobench run`.</p>'
     toc = "".join(f"<li>{link('#' + b.slug, b.title)}</li>" for b in all_builds)
-    body = intro + (f"<ul>{toc}</ul>" if toc else "") + "".join(sections)
+    body = intro + (f"<ul>{toc}</ul>" if toc else "") + "".join(sections) + _definitions()
     (out_dir / "index.html").write_text(page("chronobench results", body), encoding="utf-8")
     (out_dir / "runs.html").write_text(_runs_page(all_builds), encoding="utf-8")
     pages += 2 + len(runs)

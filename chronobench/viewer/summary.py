@@ -1,6 +1,8 @@
-"""The first page's figures, per build: one table of the headlines (RQ1 R@1, RQ2
-RC-QA, RQ3 last-session coverage, the memory systems, repair recovery) with their 95% CIs and
-the best floor beside each, and the data of the plots.
+"""The first page's figures, per build: a strip of one line per question (its best
+system against its best floor, the gap, whether the intervals overlap), one table of the
+headlines (RQ1 R@1, RQ2 RC-QA, RQ3 last-session coverage, RQ4 selective forgetting, the
+memory systems, repair recovery) with their 95% CIs and the best floor beside each, and
+the data of the plots.
 
 Figures are read from each run's ``metrics.json`` as the leaderboard reads them; labels,
 order and which rows are floors come from the registries (a system registered with
@@ -56,6 +58,61 @@ class Row:
     floor: tuple[str, Stat] | None = None
     run_id: str | None = None
     is_floor: bool = False
+    # An upper bound handed the gold (registered ``oracle``): never the "best system".
+    is_oracle: bool = False
+
+
+@dataclass(frozen=True)
+class Strip:
+    """One question's headline: its best system against its best floor (or, where the
+    question has no floor, the runner-up), the gap and whether the intervals overlap."""
+
+    section: str
+    best: Row
+    other: Row | None
+    other_kind: str  # "floor" or "runner-up"
+
+    @property
+    def gap(self) -> float | None:
+        if self.other is None or self.other.stat is None or self.best.stat is None:
+            return None
+        if self.best.stat.mean is None or self.other.stat.mean is None:
+            return None
+        return self.best.stat.mean - self.other.stat.mean
+
+    @property
+    def overlap(self) -> bool | None:
+        """Whether the two 95% intervals overlap (None: an interval is missing)."""
+        a, b = self.best.stat, self.other.stat if self.other else None
+        if a is None or b is None or None in (a.low, a.high, b.low, b.high):
+            return None
+        return bool(a.low <= b.high and b.low <= a.high)  # type: ignore[operator]
+
+
+def headline_strip(rows: list[Row]) -> list[Strip]:
+    """Per section of the summary table, its :class:`Strip` (sections in table order)."""
+    sections: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.stat is not None and r.stat.mean is not None:
+            sections.setdefault(r.section, []).append(r)
+    out = []
+    for section, items in sections.items():
+        systems = sorted(
+            (r for r in items if not r.is_floor and not r.is_oracle),
+            key=lambda r: -(r.stat.mean or 0.0),  # type: ignore[union-attr]
+        )
+        floors = sorted(
+            (r for r in items if r.is_floor),
+            key=lambda r: -(r.stat.mean or 0.0),  # type: ignore[union-attr]
+        )
+        if not systems:
+            continue
+        if floors:
+            out.append(Strip(section, systems[0], floors[0], "floor"))
+        else:
+            out.append(Strip(section, systems[0], systems[1] if len(systems) > 1 else None,
+                             "runner-up"))  # fmt: skip
+    return out
 
 
 def _systems() -> Any:
@@ -89,6 +146,16 @@ def is_floor(name: str) -> bool:
     from chronobench.systems.registry import is_floor as registered_floor
 
     return registered_floor(name)
+
+
+def is_oracle(name: str) -> bool:
+    """A registered oracle (handed the gold target: an upper bound, not a contender)."""
+    from chronobench.systems.registry import is_oracle as registered_oracle
+
+    try:
+        return registered_oracle(name)
+    except (KeyError, ValueError):
+        return False
 
 
 def _newest(runs: Iterable[ViewRun]) -> list[ViewRun]:
@@ -153,6 +220,7 @@ def _probe_rows(build: Build, section: str, metric: str) -> list[Row]:
                 None if is_floor(s) else floor,
                 runs[s].run_id,
                 is_floor(s),
+                is_oracle(s),
             )
         )
     return rows
@@ -252,12 +320,45 @@ def _repair_rows(build: Build) -> list[Row]:
     return out
 
 
+def _rq4_rows(build: Build) -> list[Row]:
+    """RQ4's held-out headline per row (a peer at its best k, as on the board). Rows
+    named ``floor_*`` are its floors, ``oracle_*`` its ceiling."""
+    from chronobench.leaderboard.selective import row_label
+
+    newest: dict[str, ViewRun] = {}
+    for r in _newest(x for x in build.runs if x.kind == "selective"):
+        name = str((r.metrics.get("rq4") or {}).get("row") or r.system)
+        newest[name] = r
+    rows = []
+    for name, r in sorted(newest.items()):
+        user = (r.metrics.get("rq4") or {}).get("user") or {}
+        st = Stat.of(user.get("headline"))
+        if st is None:
+            continue
+        floor, oracle = name.startswith("floor_"), name.startswith("oracle_")
+        rows.append(Row("RQ4 selective forgetting (held-out)", row_label(name), st, None,
+                        r.run_id, floor, oracle))  # fmt: skip
+    floors = [r for r in rows if r.is_floor and r.stat and r.stat.mean is not None]
+    best = max(floors, key=lambda r: r.stat.mean or 0.0) if floors else None  # type: ignore[union-attr]
+    if best is None or best.stat is None:
+        return rows
+    return [
+        r
+        if r.is_floor
+        else Row(
+            r.section, r.label, r.stat, (best.label, best.stat), r.run_id, r.is_floor, r.is_oracle
+        )  # fmt: skip
+        for r in rows
+    ]
+
+
 def headline_rows(build: Build) -> list[Row]:
     """The summary table of one build (see the module)."""
     return [
         *_rq1_rows(build),
         *_probe_rows(build, "RQ2 RC-QA", "rc_qa"),
         *_probe_rows(build, "RQ3 last-session coverage", "last_session_coverage"),
+        *_rq4_rows(build),
         *_peer_rows(build),
         *_repair_rows(build),
     ]

@@ -4,7 +4,7 @@ network, so no chart library and no script from elsewhere draws them.
 Two shapes cover the viewer's plots: :func:`interval_bars` (one bar per row with its
 95% interval, floors drawn apart and the best floor as a dashed line) and
 :func:`grouped_bars` (per row, one bar per series: R@1 by intent or source, restore
-fidelity per measure). Values are percentages (0-100).
+fidelity per measure). Values are percentages; each axis ends just above its data.
 """
 
 from __future__ import annotations
@@ -42,9 +42,24 @@ def _fmt(v: float | None) -> str:
     return "–" if v is None else f"{v:.1f}"
 
 
+#: Axis ends a percentage plot may take, each with its tick step: the smallest that holds
+#: the data, so values under 18 are not squeezed into the left fifth of a 0-100 axis.
+_TOPS = ((10.0, 1), (20.0, 2), (25.0, 5), (50.0, 5), (100.0, 10))
+
+
+def axis_top(values: Sequence[float | None]) -> float:
+    """The axis end for ``values`` (percentages): 10, 20, 25, 50 or 100; above 100 the
+    next multiple of 20."""
+    high = max((v for v in values if v is not None), default=0.0)
+    for top, _ in _TOPS:
+        if high <= top:
+            return top
+    return float(20 * -(-high // 20))
+
+
 def _axis(y0: float, y1: float, top: float) -> list[str]:
     out = []
-    step = 10 if top <= 100 else 20
+    step = next((s for t, s in _TOPS if t == top), 20)
     for t in range(0, int(top) + 1, step):
         x = _x(t, top)
         out.append(
@@ -63,9 +78,12 @@ def _svg(width: float, height: float, title: str, body: list[str]) -> str:
     )
 
 
-def interval_bars(title: str, bars: Sequence[Bar], *, top: float = 100.0) -> str:
+def interval_bars(title: str, bars: Sequence[Bar], *, top: float | None = None) -> str:
     """Horizontal bars with 95% interval whiskers; floors in grey, and the highest floor
-    as a dashed line across the plot (a figure left of it is no evidence of memory)."""
+    as a dashed line across the plot (a figure left of it is no evidence of memory). The
+    axis ends at ``top``, by default at :func:`axis_top` of the bars and whiskers."""
+    if top is None:
+        top = axis_top([x for b in bars for x in (b.value, b.high)])
     height = _PAD * 2 + 24 + _ROW * len(bars) + 20
     body = [
         f'<text x="{_PAD}" y="{_PAD + 12}" font-size="13" font-weight="bold">{escape(title)}</text>'
@@ -117,9 +135,12 @@ def grouped_bars(
     rows: Sequence[tuple[str, Sequence[float | None]]],
     series: Sequence[str],
     *,
-    top: float = 100.0,
+    top: float | None = None,
 ) -> str:
-    """Per row, one thin bar per series (a legend names them); ``None`` draws nothing."""
+    """Per row, one thin bar per series (a legend names them); ``None`` draws nothing.
+    The axis ends at ``top``, by default at :func:`axis_top` of the values."""
+    if top is None:
+        top = axis_top([v for _, values in rows for v in values])
     k = max(len(series), 1)
     band = max(_ROW, 8 * k + 8)
     legend_h = 18

@@ -14,7 +14,6 @@ Command line (used by ``.ci/run``)::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import pwd
 import shutil
@@ -22,7 +21,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -164,21 +162,6 @@ class Cluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def wait_ready(url: str, timeout: float = 30.0) -> None:
-    """Block until ``url`` accepts connections (psycopg needed)."""
-    import psycopg
-
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with contextlib.closing(psycopg.connect(url, connect_timeout=5)):
-                return
-        except psycopg.OperationalError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -180,11 +180,6 @@ class DenseIndex:
             Memory(memories[i].item_id, memories[i].text, memories[i].version, float(scores[i]))
             for i in order[:k]
         ]
-
-
-def as_memories(rows: Iterable[tuple[str | None, str, int | None]]) -> list[Memory]:
-    """``(item id, text, version)`` rows as :class:`Memory` records."""
-    return [Memory(item_id, text, version) for item_id, text, version in rows]
 
 
 def _from_public(w: Any) -> PeerWrite:

@@ -36,14 +36,3 @@ class PeerEmbedding:
 
     def embed_fn(self, texts: list[str]) -> list[list[float]]:
         return [row.tolist() for row in self.encode(list(texts))]
-
-
-_SHARED: dict[tuple[str, str | None], PeerEmbedding] = {}
-
-
-def peer_embedding(spec: str = "minilm", cache_dir: str | Path | None = None) -> PeerEmbedding:
-    """One :class:`PeerEmbedding` per (model, cache folder) per process."""
-    key = (spec, str(cache_dir) if cache_dir is not None else None)
-    if key not in _SHARED:
-        _SHARED[key] = PeerEmbedding(spec, cache_dir=cache_dir)
-    return _SHARED[key]

@@ -1,0 +1,80 @@
+"""``chronobench generate PROMPTS OUT --engine ENGINE --model M``: answer exported prompts.
+
+``PROMPTS`` is what ``run ... backbone=export backbone.params.prompts=PROMPTS`` wrote;
+``OUT`` gets one completion a line, which ``backbone=replay
+backbone.params.completions=OUT backbone.model=M`` reads back. Engines are the harness's
+own backbones: ``packaged`` (a model from ``install-model``: ``--model qwen-1b5``, on
+CPU), ``transformers`` (a model folder or hub id), ``vllm`` (offline batches on a GPU),
+``openai`` (any OpenAI-compatible server, ``--base-url``). Completions already in
+``OUT`` are kept (a killed run resumes). On a machine without chronobench, run
+``chronobench/backbones/standalone_generate.py`` instead: same files, only transformers
+or vLLM needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+ENGINES = ("packaged", "transformers", "vllm", "openai")
+
+
+def _backbone(args: argparse.Namespace) -> Any:
+    if args.engine == "packaged":
+        from chronobench.backbones.packaged import PackagedTransformersBackbone
+
+        return PackagedTransformersBackbone(
+            args.model,
+            threads=args.threads,
+            dtype=args.dtype,
+            cache_dir=args.cache_dir,
+        )
+    if args.engine == "transformers":
+        from chronobench.backbones.transformers_backend import TransformersBackbone
+
+        return TransformersBackbone(args.model, dtype=args.dtype, batch_size=args.batch_size)
+    if args.engine == "vllm":
+        from chronobench.backbones.vllm_backend import VLLMBackbone
+
+        return VLLMBackbone(args.model, dtype=args.dtype)
+    from chronobench.backbones.openai_backend import OpenAIBackbone
+
+    return OpenAIBackbone(args.model, base_url=args.base_url)
+
+
+def main(argv: Sequence[str]) -> int:
+    from chronobench.backbones.offline import request_of
+    from chronobench.backbones.standalone_generate import read_records, run
+
+    p = argparse.ArgumentParser(prog="chronobench generate", description=__doc__)
+    p.add_argument("prompts", help="the prompts file backbone=export wrote")
+    p.add_argument("out", help="the completions file (resumed when it exists)")
+    p.add_argument("--engine", choices=ENGINES, default="packaged")
+    p.add_argument("--model", required=True, help="qwen-1b5 / smollm2 (packaged), a folder, an id")
+    p.add_argument("--dtype", default="auto", help="float32, bfloat16, auto")
+    p.add_argument("--threads", type=int, default=1, help="packaged: torch threads")
+    p.add_argument("--batch-size", type=int, default=1, help="transformers: prompts a batch")
+    p.add_argument("--base-url", default="http://127.0.0.1:8000/v1", help="openai: the server")
+    p.add_argument("--cache-dir", default=None, help="packaged: where install-model put it")
+    args = p.parse_args(list(argv))
+    # Every record is checked (and its id re-hashed) before a model is loaded.
+    for rec in read_records(args.prompts):
+        request_of(rec, where=f"{args.prompts}, prompt {rec['id']}")
+    backbone = _backbone(args)
+
+    def answer(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        requests = [request_of(r, where=args.prompts) for r in records]
+        return [
+            {
+                "id": r["id"],
+                "text": c.text,
+                "prompt_tokens": c.prompt_tokens,
+                "completion_tokens": c.completion_tokens,
+            }
+            for r, c in zip(records, backbone.generate(requests), strict=True)
+        ]
+
+    n = run(args.prompts, args.out, answer, model=backbone.model, engine=args.engine, chunk=16)
+    print(f"{n} prompts answered by {args.engine} {backbone.model}; completions in {args.out}")
+    return 0

