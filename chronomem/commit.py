@@ -124,8 +124,16 @@ def commit_writes(
             return open_text(db, found[0].scope_id, item)
 
     dense_texts = []
+    consulted: list[dict[str, str | None]] = []  # per write: the texts its descriptor quotes
     for p in prepared:
-        dense_texts.append(describe(p["ops"], p["summary"], p["labels"], lookup)[0])
+        seen: dict[str, str | None] = {}
+
+        def quoted(item: str, seen: dict[str, str | None] = seen) -> str | None:
+            seen[item] = lookup(item)
+            return seen[item]
+
+        dense_texts.append(describe(p["ops"], p["summary"], p["labels"], quoted)[0])
+        consulted.append(seen)
         for o in p["ops"]:
             overlay[o.item_id] = None if o.op in ("delete", "redact") else o.text
     vectors = encoder.embed_many(dense_texts)
@@ -139,6 +147,7 @@ def commit_writes(
             got = fast(
                 app, user, [prepared[i] for i in chunk], [dense_texts[i] for i in chunk],
                 [vectors[i] for i in chunk], encoder, describe,
+                consulted=[consulted[i] for i in chunk],
             )  # fmt: skip
             if got is not None:
                 out.extend(got)

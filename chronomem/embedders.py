@@ -158,9 +158,12 @@ class EmbeddingCache:
 
     def attach_store(self, persistent: Any) -> bool:
         """Persist vectors in ``persistent`` (``get``/``put``/``delete``, e.g. a
-        PostgreSQL store's shared table) unless a persistent level is attached already;
-        returns whether it was attached."""
+        PostgreSQL store's shared table) unless a persistent level is attached already
+        or the embedder computes faster than a server answers (its
+        ``share_through_server`` is False); returns whether it was attached."""
         if self.model_id is None or self.persistent is not None:
+            return False
+        if not getattr(self.embedder, "share_through_server", True):
             return False
         self.persistent = persistent
         return True

@@ -108,6 +108,10 @@ class HashEmbedder:
     embedding quality does not matter but the storage path does.
     """
 
+    # Computing a vector (~20 us) costs less than one round trip to a server's shared
+    # embedding table, so a server store does not share these through it.
+    share_through_server = False
+
     def __init__(self, dim: int = 64, max_words: int = 200) -> None:
         self.dim = dim
         self.max_words = max_words  # window size in words, see split_windows

@@ -14,8 +14,9 @@ least ``nl.DENSE_FLOOR``). What it adds:
 2. a set, not a top-1: the best commit, plus every other commit of the top ``k`` whose
    lexical score for the content words is at least ``SET_RATIO`` of the best one's and
    that is among the first ``MAX_SET`` so kept (a fact told over two or three turns);
-3. refusal: a request without content words ("forget that", "*") is refused before any
-   retrieval, and so is one whose best commit has no evidence.
+3. refusal: a request without content words ("forget that", "*", "hi, forget what I
+   said earlier": filler is no content) is refused before any retrieval, and so is one
+   whose best commit has no evidence or only weak evidence (:func:`nl.weak_match`).
 
 ``SET_RATIO`` and ``MAX_SET`` were chosen before any RQ4 run and not tuned since (never on
 the hand-written held-out set): LoCoMo observations cite one to three turns.
@@ -26,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from chronomem import nl
+from chronomem import parse as ps
 from chronomem import query as q
 from chronomem import resolve as rs
 from chronomem.backend import Backend
@@ -47,23 +49,24 @@ def match(
     evidence (``confidence``, ``content_words``, ``lexical``, ``cosine``, ``matched``).
     Raises :class:`UncertainRequestError` (nothing changes) when it names no content or
     its best commit has no evidence."""
-    toks = [t for t in nl.content_tokens(request) if t not in _SAID_WORDS]
+    parsed = ps.parse(request)
+    toks = [t for t in parsed.named if t not in _SAID_WORDS]
     if not toks:
         raise UncertainRequestError(
-            f"request {request[:80]!r} names no content (only symbols or request words "
-            "such as 'forget that'); say what to forget, e.g. 'forget what I said about "
+            f"request {request[:80]!r} names no content (only symbols, greetings, times "
+            "said in passing or request words such as 'forget that'); say what to forget, e.g. 'forget what I said about "
             "the adoption agency', or call revert_commits(app, user, [version]); nothing "
             "was changed"
         )
     depth = max(k, MAX_SET) + 8  # room for revert versions, which are never candidates
-    found = rs.describe_request(db, sc, request, depth, rt)
+    found = rs.describe_request(db, sc, parsed.clause, depth, rt)
     with db.lock:
         reverts = _revert_versions(db, sc)
     ranked = [(int(v), float(s)) for v, s in found.ranked if int(v) not in reverts][:k]
     if not ranked:
         raise UncertainRequestError(f"no commit matches {request[:80]!r}; nothing was changed")
     best = ranked[0][0]
-    ev, _ = nl._evidence(db, sc, request, toks, found, rt, best, None)
+    ev, _ = nl._evidence(db, sc, parsed.clause, toks, found, rt, best, None)
     evidence = (
         1.0
         if ev["lexical"]
@@ -74,6 +77,12 @@ def match(
             f"request {request[:80]!r}: no content word matches the best commit (version "
             f"{best}) and its dense similarity {ev['cosine']:.2f} is below {nl.DENSE_FLOOR}; "
             "rephrase with words from the memory; nothing was changed"
+        )
+    weak = nl.weak_match(db, sc, toks, best, ev, rt)
+    if weak is not None:
+        raise UncertainRequestError(
+            f"request {request[:80]!r}: {weak}; rephrase with words from the memory; "
+            "nothing was changed"
         )
     chosen = [ranked[0]]
     if ev["lexical"]:

@@ -140,7 +140,7 @@ def refers_to_episode(query: str) -> bool:
 # Words that describe the rollback request itself (the operation, the time relation, the
 # kind of episode) rather than what was remembered. They match every commit equally badly,
 # so they are dropped from the text used to find the described commit.
-_REQUEST_WORDS = frozenset(
+REQUEST_WORDS = frozenset(
     """undo undoing revert reverting roll rolled rolling rollback back reset restore restoring
     return returning go going take yourself forget forgetting erase erasing discard discarding
     drop dropping remove removing delete deleting wipe cancel memory memories remember
@@ -177,7 +177,7 @@ def content_query(query: str) -> str:
     kept = [
         w
         for w in _WORD_SPAN.findall(stripped)
-        if w.lower() not in _REQUEST_WORDS and any(ch.isalnum() for ch in w)
+        if w.lower() not in REQUEST_WORDS and any(ch.isalnum() for ch in w)
     ]
     return " ".join(kept) if kept else (query or "")
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from chronomem import nl, reads, rollback
-from chronomem import query as q
+from chronomem import parse as ps
 from chronomem import resolve as rs
 from chronomem import validate as val
 from chronomem.types import RollbackMode, RollbackPlan, RollbackResult, Scope
@@ -103,8 +103,10 @@ class RequestMethods:
             return rs.hybrid_stage(self._db, sc, query, k, self._retrieval())[0]
 
     def detect_intent(self, query: str) -> str:
-        """``"undo"`` or ``"restore_to"``; see :func:`chronomem.query.detect_intent`."""
-        return q.detect_intent(val.text(query, "query", empty=True))
+        """``"undo"`` or ``"restore_to"`` as the request parser reads it
+        (:func:`chronomem.parse.parse`: cue words respelt, operator phrases such as
+        "the chat right before" taken out, "before you knew X" an undo)."""
+        return ps.parse(val.text(query, "query", empty=True)).intent
 
     def resolve(
         self,
@@ -133,13 +135,14 @@ class RequestMethods:
         if not isinstance(rerank, bool):
             raise TypeError(f"rerank must be True or False, got {rerank!r}")
         val.scope_key(app, user)
-        intent = intent or q.detect_intent(query)
+        parsed = ps.parse(query)
+        intent = intent or parsed.intent
         stage = None if stage is None else val.stage(stage, "stage")
         rt = self._retrieval()
         with self._reading(app, user, require=True) as sc:
             assert sc is not None  # require=True raised otherwise
             got = rs.resolve_request(
-                self._db, sc, query, k + 1, intent, rt, rerank=rerank, stage=stage
+                self._db, sc, query, k + 1, intent, rt, rerank=rerank, stage=stage, parsed=parsed
             )
         return got.targets.ranked[:k]
 

@@ -25,11 +25,18 @@ def test_bench_store_small(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bench_store_postgres_beside_sqlite(
     pg_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["store", "--sizes", "40", "--backend", "sqlite", "postgres", "--pg-url", pg_url]
+    backends = ["sqlite", "sqlite-full", "postgres"]
+    args = ["store", "--sizes", "40", "--backend", *backends, "--pg-url", pg_url]
     assert bench_main([*args, "--writers", "2", "--commits-per-writer", "3"]) == 0
     out = capsys.readouterr().out
     assert "== postgres: 40 writes" in out and "== sqlite: 40 writes" in out
+    assert "== sqlite-full: 40 writes" in out and "sqlite-full:  2 concurrent writers" in out
     assert "| postgres | hash | 40 |" in out and "postgres:  2 concurrent writers" in out
+    # each backend says what a returned commit survives; ratios come from this one run
+    assert "- sqlite: WAL, synchronous=NORMAL" in out
+    assert "- sqlite-full: WAL, synchronous=FULL" in out
+    assert "- postgres: synchronous_commit=on, fsync=on" in out
+    assert "| sqlite | 40 |" in out and "| sqlite-full | 40 |" in out  # the ratio rows
 
 
 def test_bench_items_agrees_with_the_backend(

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from chronomem import ChronoMem, HashEmbedder, StoreConnectionError
+from chronomem.pg import commitfn, fastwrite
 from chronomem.pg import conn as pg_conn
-from chronomem.pg import fastwrite
 from tests._memory_fixtures import APP, USER, add
 
 
@@ -76,4 +76,39 @@ def test_a_break_during_commit_says_the_write_may_have_been_applied(
         mem.rollback_to_version(APP, USER, 1)
     monkeypatch.undo()
     assert mem.head(APP, USER) in (1, 2, 3) and mem.check_integrity(APP, USER) == []
+    mem.close()
+
+
+def test_a_break_during_the_commit_function_says_the_write_may_have_been_applied(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = _store(pg_url)
+    before = mem.head(APP, USER)
+    # the server process dies while the one statement that is the commit is on its way
+    monkeypatch.setattr(commitfn, "payload", _killing(mem, pg_url, commitfn.payload))
+    with pytest.raises(StoreConnectionError, match="during COMMIT.*may or may not"):
+        mem.commit(APP, USER, [add("i9", "Ann moved to Rome")], source="chat", reason="r")
+    monkeypatch.undo()
+    assert mem.head(APP, USER) == before  # here it was not: the call never arrived
+    mem.commit(APP, USER, [add("i9", "Ann moved to Rome")], source="chat", reason="r")
+    assert mem.snapshot(APP, USER)["i9"] == "Ann moved to Rome"
+    assert mem.check_integrity(APP, USER) == []
+    mem.close()
+
+
+def test_a_lock_wait_past_the_busy_timeout_in_the_commit_function_is_store_busy(
+    pg_url: str,
+) -> None:
+    import psycopg
+
+    from chronomem import StoreBusyError
+
+    _store(pg_url).close()
+    mem = ChronoMem(pg_url, embedder=HashEmbedder(), busy_timeout_ms=200)
+    with psycopg.connect(pg_url) as other:  # another writer holds the scope's lock
+        other.execute("SET search_path = chronomem")
+        other.execute('SELECT 1 FROM scopes WHERE app = %s AND "user" = %s FOR UPDATE', (APP, USER))
+        with pytest.raises(StoreBusyError, match="nothing was changed"):
+            mem.commit(APP, USER, [add("i9", "Ann moved")], source="chat", reason="r")
+    assert "i9" not in mem.snapshot(APP, USER)
     mem.close()

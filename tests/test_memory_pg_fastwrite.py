@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from chronobench.bench.synthetic import synthetic_writes
+from chronomem.pg import commitfn, fastwrite
 from chronomem.pg.backend import PostgresBackend
+from chronomem.pg.schema import SCHEMA_VERSION
 from tests._memory_fixtures import APP, USER, hash_store
 
 TABLES = {  # table -> (columns compared, key columns replaced by their rank)
@@ -78,12 +80,35 @@ def _fill(mem: Any) -> list[Any]:
     return answers
 
 
+@pytest.mark.parametrize("path", ["function", "pipeline"])
 def test_fast_writes_store_what_the_generic_path_stores(
-    on_postgres: str, monkeypatch: pytest.MonkeyPatch
+    on_postgres: str, monkeypatch: pytest.MonkeyPatch, path: str
 ) -> None:
+    calls = {"function": 0, "pipeline": 0}
+
+    def counting(module: Any, name: str) -> None:
+        original = module.commit_writes
+
+        def wrapped(*args: Any) -> Any:
+            got = original(*args)
+            calls[name] += got is not None
+            return got
+
+        monkeypatch.setattr(module, "commit_writes", wrapped)
+
+    if path == "pipeline":  # the server function declines every write
+        monkeypatch.setattr(commitfn, "commit_writes", lambda *a: None)
+    else:
+        counting(commitfn, "function")
+    counting(fastwrite, "pipeline")
     with hash_store() as fast:
         fast_answers, fast_rows = _fill(fast), _rows(fast)
-    monkeypatch.setattr(PostgresBackend, "commit_fast", lambda *a: None)
+    if path == "function":  # every eligible commit took it, none fell back
+        assert calls == {"function": 61, "pipeline": 0}
+    else:
+        assert calls["pipeline"] == 61
+    monkeypatch.undo()
+    monkeypatch.setattr(PostgresBackend, "commit_fast", lambda *a, **k: None)
     monkeypatch.delattr(PostgresBackend, "revert_items")
     with hash_store() as slow:
         slow_answers, slow_rows = _fill(slow), _rows(slow)
@@ -121,5 +146,28 @@ def test_a_pg1_store_is_migrated_on_open(on_postgres: str) -> None:
         _df_is_counted(mem)
         assert mem.resolve_lexical(APP, USER, "recipe trip", 10) == before
         assert mem.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == (
-            "pg2",
+            SCHEMA_VERSION,
         )
+
+
+def test_a_pg2_store_gains_the_commit_function_on_open(
+    on_postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chronomem import ChronoMem, HashEmbedder
+
+    url = on_postgres
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        mem.commit(
+            APP, USER, [{"op": "add", "item_id": "a", "text": "Ann"}], source="s", reason="r"
+        )
+        mem.conn.execute("DROP FUNCTION chronomem_commit(jsonb)")  # as a pg2 store has it
+        mem.conn.execute("UPDATE meta SET value = 'pg2' WHERE key = 'schema'")
+    monkeypatch.setattr(fastwrite, "commit_writes", _never)
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        mem.commit(APP, USER, [{"op": "add", "item_id": "b", "text": "Bo"}], source="s", reason="r")
+        assert mem.snapshot(APP, USER) == {"a": "Ann", "b": "Bo"}
+        assert mem.check_integrity(APP, USER) == []
+
+
+def _never(*args: Any) -> None:
+    raise AssertionError("the commit function should have taken this write")

@@ -141,10 +141,20 @@ def test_clone_is_an_independent_temporary_schema(pg_url: str) -> None:
     assert left is None
 
 
+class _SharedHash(HashEmbedder):
+    """The hash embedder, its vectors shared through the server as a model's are."""
+
+    share_through_server = True
+    model_id = "hash-shared:64"
+
+
 def test_embeddings_are_shared_through_the_server(pg_url: str) -> None:
     from chronomem.embedders import shared_cache
 
-    emb = HashEmbedder()
+    with ChronoMem(pg_url, embedder=HashEmbedder()) as mem:
+        # a vector it computes faster than the server answers: never asked for
+        assert shared_cache(mem.embedder).persistent is None
+    emb = _SharedHash()
     with ChronoMem(pg_url, embedder=emb) as mem:
         mem.commit(APP, USER, [add("a", "Ann keeps bees in Oslo")], source="s", reason="r")
         mem.search(APP, USER, "bees", 3)  # embeds the item text once

@@ -18,11 +18,13 @@ from typing import Any
 from chronobench.bench.synthetic import synthetic_writes
 
 
-def _writer(location: str, user: str, n: int, start: Any, out: Any) -> None:
+def _writer(location: str, user: str, n: int, start: Any, out: Any, pragma: str | None) -> None:
     from chronomem import ChronoMem, HashEmbedder
 
     writes = synthetic_writes(n, seed=zlib.crc32(user.encode()) % 1000)
     with ChronoMem(location, embedder=HashEmbedder()) as mem:
+        if pragma:  # a SQLite connection setting, e.g. its durability
+            mem.conn.execute(pragma)
         mem.commit("bench-conc", user, **writes[0])  # connect and create the scope first
         start.wait()
         t0 = time.perf_counter()
@@ -31,13 +33,16 @@ def _writer(location: str, user: str, n: int, start: Any, out: Any) -> None:
         out.put((t0, time.perf_counter(), n - 1))
 
 
-def throughput(location: str, writers: int, n: int = 100) -> dict[str, float]:
-    """Commits per second of ``writers`` processes, ``n`` commits each, own scopes."""
+def throughput(
+    location: str, writers: int, n: int = 100, pragma: str | None = None
+) -> dict[str, float]:
+    """Commits per second of ``writers`` processes, ``n`` commits each, own scopes
+    (``pragma``: a statement each writer's SQLite connection runs first)."""
     ctx = mp.get_context("fork")
     start = ctx.Barrier(writers + 1)
     out = ctx.Queue()
     procs = [
-        ctx.Process(target=_writer, args=(location, f"w{i}-{writers}", n, start, out))
+        ctx.Process(target=_writer, args=(location, f"w{i}-{writers}", n, start, out, pragma))
         for i in range(writers)
     ]
     for p in procs:

@@ -37,6 +37,9 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - t
 
 
+SQLITE_FULL = "sqlite-full"  # SQLite with synchronous=FULL: PostgreSQL's durability
+
+
 class Location:
     """Where one backend's benchmark stores live: SQLite files in a folder, or temporary
     schemas on a PostgreSQL server."""
@@ -49,12 +52,53 @@ class Location:
             from chronomem.pg.temporary import temporary_store
 
             return temporary_store(self.pg_url, embedder=embedder)
-        return ChronoMem(self.workdir / f"{name}.db", embedder=embedder)
+        return self.tuned(ChronoMem(self.workdir / f"{name}.db", embedder=embedder))
 
     def clone(self, mem: ChronoMem, name: str) -> ChronoMem:
         if self.backend == "postgres":
             return mem.clone()  # a temporary schema, dropped on close
-        return mem.clone(self.workdir / f"{name}.db")
+        return self.tuned(mem.clone(self.workdir / f"{name}.db"))
+
+    @property
+    def pragma(self) -> str | None:
+        """The statement each new SQLite connection of this backend runs first."""
+        return "PRAGMA synchronous = FULL" if self.backend == SQLITE_FULL else None
+
+    def tuned(self, mem: ChronoMem) -> ChronoMem:
+        if self.pragma:
+            mem.conn.execute(self.pragma)
+        return mem
+
+    def durability(self) -> str:
+        """What a returned commit survives on this backend, in words."""
+        if self.backend == "postgres":
+            import psycopg
+
+            with psycopg.connect(self.pg_url, autocommit=True) as conn:
+                got = {
+                    name: conn.execute(f"SHOW {name}").fetchone()[0]
+                    for name in ("synchronous_commit", "fsync", "wal_sync_method")
+                }
+            flushed = got["fsync"] == "on" and got["synchronous_commit"] != "off"
+            what = (
+                "the WAL is flushed to disk before each commit returns: survives an OS crash"
+                if flushed
+                else "commits return before the WAL reaches the disk: an OS crash can lose "
+                "the last ones"
+            )
+            return (
+                f"synchronous_commit={got['synchronous_commit']}, fsync={got['fsync']}, "
+                f"wal_sync_method={got['wal_sync_method']}: {what}"
+            )
+        if self.backend == SQLITE_FULL:
+            return (
+                "WAL, synchronous=FULL: the WAL is synced before each commit returns: "
+                "survives an OS crash"
+            )
+        return (
+            "WAL, synchronous=NORMAL (the store's default): survives a process crash; an OS "
+            "crash can lose the last commits (the WAL is synced at checkpoints)"
+        )
 
     def size(self, mem: ChronoMem, name: str) -> int:
         """Bytes the store takes: the file after a WAL checkpoint; tables, TOAST and
@@ -71,7 +115,7 @@ class Location:
         return (self.workdir / f"{name}.db").stat().st_size
 
     def remove(self, name: str) -> None:
-        if self.backend == "sqlite":
+        if self.backend != "postgres":
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self.workdir}/{name}.db{suffix}").unlink(missing_ok=True)
 
@@ -92,8 +136,18 @@ class Location:
             self.remove(name)
 
 
+def default_trials(n: int) -> int:
+    """Rollback trials per (mode, target): each is a fresh clone of the whole store, so
+    one above 10,000 writes (a clone of 100,000 writes takes about a minute on a server)."""
+    return 3 if n <= 10_000 else 1
+
+
 def bench_size(
-    n: int, embedder: Any, workdir: Path, trials: int = 3, where: Location | None = None
+    n: int,
+    embedder: Any,
+    workdir: Path,
+    trials: int | None = None,
+    where: Location | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark for one stream size; returns raw figures and prints a block.
 
@@ -102,6 +156,8 @@ def bench_size(
     measured on a store that already holds ~n writes.
     """
     where = where or Location("sqlite", workdir)
+    trials = trials or default_trials(n)
+    started = time.perf_counter()
     writes = synthetic_writes(n)
     mem = where.new(f"store-{n}", embedder)
     if not isinstance(embedder, HashEmbedder):  # warm model + cache so we time the store
@@ -168,6 +224,7 @@ def bench_size(
         f"bulk load (commit_many) {1000 * bulk / max(1, n - m):7.2f} ms per write ({n - m} writes)"
     )
     print(f"commit (last {m} writes) {_ms(commit_s)}")
+    print(f"rollbacks: {trials} trial(s) per mode and target, each on a fresh clone")
     for mode in ("truncate", "revert"):
         for name, target in (("early", early), ("late", late)):
             follow = n - target
@@ -189,6 +246,8 @@ def bench_size(
     print(f"resolve, same requests again {_ms(again_s)}")
     print(f"bytes on disk         {size / n:,.0f} per write ({size / 1e6:.1f} MB total)")
     where.remove(f"store-{n}")
+    out["wall"] = time.perf_counter() - started
+    print(f"this size took {out['wall']:.0f} s in all (bulk load {bulk:.0f} s)")
     return out
 
 
@@ -204,8 +263,8 @@ def summary_table(results: list[dict[str, Any]]) -> str:
 
     lines = [
         "| backend | embedder | writes | commit p50 | commit p95 | resolve | truncate early "
-        "| truncate late | early/late | revert early | revert late | bytes/write |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| truncate late | early/late | revert early | revert late | compact | bytes/write |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         ratio = statistics.median(r["truncate_early"]) / statistics.median(r["truncate_late"])
@@ -213,8 +272,39 @@ def summary_table(results: list[dict[str, Any]]) -> str:
             f"| {r.get('backend', 'sqlite')} | {r['embedder']} | {r['n']:,} | {med(r['commit'])} "
             f"| {p95(r['commit'])} | {med(r['resolve'])} | {med(r['truncate_early'])} "
             f"| {med(r['truncate_late'])} | {ratio:.2f}x | {med(r['revert_early'])} "
-            f"| {med(r['revert_late'])} | {r['bytes_per_write']:,.0f} |"
+            f"| {med(r['revert_late'])} | {med(r['compact'])} | {r['bytes_per_write']:,.0f} |"
         )
+    return "\n".join(lines)
+
+
+RATIO_COLUMNS = (
+    ("commit p50", "commit"), ("resolve", "resolve"), ("truncate late", "truncate_late"),
+    ("revert early", "revert_early"), ("revert late", "revert_late"), ("compact", "compact"),
+)  # fmt: skip
+
+
+def ratio_table(results: list[dict[str, Any]]) -> str:
+    """PostgreSQL's median over each SQLite row's, per size and operation (measured in
+    the same run, so the load on the machine is shared); empty without both."""
+    pg = {(r["embedder"], r["n"]): r for r in results if r["backend"] == "postgres"}
+    rows = [
+        (r, pg[(r["embedder"], r["n"])])
+        for r in results
+        if r["backend"] != "postgres" and (r["embedder"], r["n"]) in pg
+    ]
+    if not rows:
+        return ""
+    head = " | ".join(label for label, _ in RATIO_COLUMNS)
+    lines = [
+        f"| postgres / | writes | {head} |",
+        "|---|---:|" + "---:|" * len(RATIO_COLUMNS),
+    ]
+    for base, other in rows:
+        cells = " | ".join(
+            f"{statistics.median(other[key]) / statistics.median(base[key]):.2f}x"
+            for _, key in RATIO_COLUMNS
+        )
+        lines.append(f"| {base['backend']} | {base['n']:,} | {cells} |")
     return "\n".join(lines)
 
 
@@ -242,12 +332,14 @@ def run(
     pg_url: str | None = None,
     writers: tuple[int, ...] = (1, 4, 16),
     commits_per_writer: int = 100,
+    trials: int | None = None,
 ) -> list[dict[str, Any]]:
     """Benchmark every (backend, embedder, size), then concurrent-writer throughput."""
     from chronobench.bench.concurrency import throughput
 
     results: list[dict[str, Any]] = []
     rates: list[dict[str, Any]] = []
+    durability: dict[str, str] = {}
     cluster = None
     try:
         if "postgres" in backends and not pg_url:
@@ -259,15 +351,17 @@ def run(
         with tempfile.TemporaryDirectory(prefix="chronomem-bench-") as tmp:
             for backend in backends:
                 where = Location(backend, Path(tmp), pg_url)
+                durability[backend] = where.durability()
+                print(f"\n{backend} durability: {durability[backend]}")
                 for name in embedders:
                     embedder = HashEmbedder() if name == "hash" else resolve_embedder(name)
                     for n in sizes:
-                        out = bench_size(n, embedder, Path(tmp), where=where)
+                        out = bench_size(n, embedder, Path(tmp), trials, where=where)
                         results.append({"backend": backend, "embedder": name, **out})
                 for w in writers:
                     loc = where.shared(f"conc{w}")
                     try:
-                        rate = throughput(loc, w, commits_per_writer)
+                        rate = throughput(loc, w, commits_per_writer, where.pragma)
                     finally:
                         where.drop_shared(f"conc{w}")
                     rates.append({"backend": backend, **rate})
@@ -279,8 +373,15 @@ def run(
     finally:
         if cluster is not None:
             cluster.stop()
-    print("\nmedian ms per operation (commit p50/p95, resolve, rollbacks):\n")
+    print("\ndurability of a returned commit:\n")
+    for backend, what in durability.items():
+        print(f"- {backend}: {what}")
+    print("\nmedian ms per operation (commit p50/p95, resolve, rollbacks, compact):\n")
     print(summary_table(results))
+    ratios = ratio_table(results)
+    if ratios:
+        print("\nPostgreSQL over SQLite, median over median (same run):\n")
+        print(ratios)
     if rates:
         print("\nwrite throughput, hash embedder, one scope per writer process:\n")
         print(throughput_table(rates))

@@ -38,9 +38,11 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
         nargs="+",
-        choices=["sqlite", "postgres"],
+        choices=["sqlite", "sqlite-full", "postgres"],
         default=["sqlite"],
-        help="store backends, benchmarked one after the other in one run (default: sqlite)",
+        help="store backends, benchmarked one after the other in one run (default: sqlite); "
+        "sqlite-full: SQLite with synchronous=FULL, PostgreSQL's durability (each commit "
+        "synced to disk before it returns)",
     )
     parser.add_argument(
         "--pg-url",
@@ -58,6 +60,13 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--commits-per-writer", type=int, default=100, help="commits each writer makes"
     )
+    parser.add_argument(
+        "--trials",
+        type=int,
+        default=None,
+        help="rollback trials per mode and target, each on a fresh clone of the store "
+        "(default: 3 up to 10,000 writes, 1 above)",
+    )
 
 
 def _store(args: argparse.Namespace) -> int:
@@ -67,6 +76,8 @@ def _store(args: argparse.Namespace) -> int:
         raise SystemExit("--sizes: each stream needs at least 20 writes")
     if any(w < 1 for w in args.writers) or args.commits_per_writer < 2:
         raise SystemExit("--writers: each at least 1; --commits-per-writer: at least 2")
+    if args.trials is not None and args.trials < 1:
+        raise SystemExit("--trials: at least 1")
     run(
         args.sizes,
         ["hash", "minilm"] if args.embedder == "both" else [args.embedder],
@@ -74,6 +85,7 @@ def _store(args: argparse.Namespace) -> int:
         args.pg_url or os.environ.get("CHRONOBENCH_PG_URL") or None,
         tuple(args.writers),
         args.commits_per_writer,
+        args.trials,
     )
     return 0
 

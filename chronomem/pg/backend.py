@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from chronomem.pg import copying, fastwrite
+from chronomem.pg import commitfn, copying, fastwrite
 from chronomem.pg import schema as ddl
 from chronomem.pg.conn import (
     PgConn,
@@ -105,9 +105,10 @@ class PostgresBackend(PgLexicon):
             if not exists:
                 copying.create_tables(conn)
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if row is not None and row[0] == ddl.PREVIOUS_VERSION:
-                for stmt in ddl.migrate_sql():
+            if row is not None and row[0] in ddl.UPGRADES:
+                for stmt in ddl.migrate_sql(row[0]):
                     conn.execute(stmt)
+                commitfn.install(conn)
                 row = (ddl.SCHEMA_VERSION,)
         if row is None or row[0] != ddl.SCHEMA_VERSION:
             self.close()
@@ -228,12 +229,33 @@ class PostgresBackend(PgLexicon):
                     conn.raw.execute(f"DROP SCHEMA IF EXISTS {quote_ident(self.schema)} CASCADE")
             conn.close()
 
-    def commit_fast(self, app: str, user: str, *args: Any) -> list[int] | None:
-        """Commit prepared writes in two round trips each (None: they need the generic
-        path); see :mod:`.fastwrite`."""
+    def commit_fast(
+        self,
+        app: str,
+        user: str,
+        prepared: Sequence[Any],
+        dense_pre: Sequence[str],
+        vectors: Sequence[np.ndarray],
+        encoder: Any,
+        describe: Any,
+        *,
+        consulted: Sequence[Any] | None = None,
+    ) -> list[int] | None:
+        """Commit prepared writes in one round trip (the server function of
+        :mod:`.commitfn`), else in two round trips each (:mod:`.fastwrite`); None: they
+        need the generic path. ``consulted``: per write, the texts its descriptor
+        quotes, as read before the lock (without them only the pipelined path applies)."""
+        if consulted is not None:
+            got = commitfn.commit_writes(
+                self, app, user, prepared, dense_pre, vectors, consulted, describe
+            )
+            if got is not None:
+                return got
         if not fastwrite.supported():
             return None
-        return fastwrite.commit_writes(self, app, user, *args)
+        return fastwrite.commit_writes(
+            self, app, user, prepared, dense_pre, vectors, encoder, describe
+        )
 
     def revert_items(self, scope_id: int, *args: Any) -> None:
         """A revert's item writes and events, set-based (see :mod:`.fastwrite`)."""

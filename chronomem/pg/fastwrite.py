@@ -10,10 +10,13 @@ only a fetched result waits (a sync). A commit is then two round trips: (1) ``BE
 the scope row locked ``FOR UPDATE`` with HEAD, the next seq and version id and new span
 and version keys drawn from their sequences, and the open spans of the items it writes;
 (2) every insert and update, set-based where rows repeat (``unnest`` of arrays), and
-``COMMIT``. Chosen over a server-side function, which would put the write logic in a
-second language the SQLite backend does not share, and over one multi-statement text,
-which cannot carry bound parameters. Durability is unchanged: the same rows, the same
-one transaction, committed as the server commits (``synchronous_commit`` as it is set).
+``COMMIT``. Durability is unchanged: the same rows, the same one transaction,
+committed as the server commits (``synchronous_commit`` as it is set).
+
+A commit first tries the server function of :mod:`.commitfn` (one round trip, far less
+client CPU, since encoding these statements' arrays was most of it); this path is its
+fallback, for a commit whose descriptor quotes a text another writer changed after it
+was read (read again here, under the lock), and the path of revert rollbacks.
 
 The rows written are exactly the generic path's (same tables, values and lexical
 statistics), except that keys come from the sequences before the insert. Writes the

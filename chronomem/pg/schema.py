@@ -21,8 +21,10 @@ a ``search_path`` (``?options=-csearch_path%3Dmine``), then in its first schema.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = "pg2"  # pg2: per-term document counts (item_df, desc_df)
-PREVIOUS_VERSION = "pg1"  # migrated on open (see migrate_sql)
+# pg2: per-term document counts (item_df, desc_df); pg3: the commit function
+# (chronomem.pg.commitfn, installed by whoever creates or migrates the tables)
+SCHEMA_VERSION = "pg3"
+UPGRADES = ("pg1", "pg2")  # older versions migrated on open (see migrate_sql)
 
 TABLES = (
     "meta", "scopes", "hidden", "versions", "events", "blobs", "spans", "item_docs",
@@ -149,12 +151,16 @@ def no_statistics_sql() -> list[str]:
     ]
 
 
-def migrate_sql() -> list[str]:
-    """From :data:`PREVIOUS_VERSION`: the document-count tables, filled from the postings."""
-    return [
-        DDL,
-        *no_statistics_sql(),
-        "INSERT INTO item_df SELECT scope_id, term, count(*) FROM item_terms GROUP BY 1, 2",
-        "INSERT INTO desc_df SELECT scope_id, term, count(*) FROM desc_terms GROUP BY 1, 2",
-        f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema'",
-    ]
+def migrate_sql(version: str) -> list[str]:
+    """From ``version`` (one of :data:`UPGRADES`) to :data:`SCHEMA_VERSION`, but for the
+    commit function, which the caller installs: pg1 gains the document-count tables,
+    filled from the postings."""
+    steps: list[str] = []
+    if version == "pg1":
+        steps += [
+            DDL,
+            *no_statistics_sql(),
+            "INSERT INTO item_df SELECT scope_id, term, count(*) FROM item_terms GROUP BY 1, 2",
+            "INSERT INTO desc_df SELECT scope_id, term, count(*) FROM desc_terms GROUP BY 1, 2",
+        ]
+    return [*steps, f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema'"]

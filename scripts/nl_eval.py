@@ -1,0 +1,136 @@
+"""R@1 of ChronoMem's request resolver on hand-written request files, per file and style.
+
+A quick loop for resolver work, beside the main job: it composes the same configs as
+``python -m chronobench run task=selection dataset.queries_file=F`` (so the streams,
+embedder and reranker are the run's) and scores only the ``chronomem`` selector. The
+published figures come from the main job; this script publishes nothing.
+
+    python scripts/nl_eval.py data_builders/user_queries/locomo_v3_heldout.jsonl [--turn]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+", type=Path)
+    ap.add_argument("--turn", action="store_true", help="turn granularity (default: session)")
+    ap.add_argument("--selector", default="chronomem")
+    ap.add_argument("--misses", action="store_true", help="print every miss")
+    ap.add_argument(
+        "--plans", action="store_true", help="also count real requests the NL rollback refuses"
+    )
+    ap.add_argument("--styles-from", type=Path, help="read each request's style from this file")
+    ap.add_argument(
+        "--refusals",
+        type=Path,
+        help="requests that must be refused (sample_id, query, style): rollback and forget",
+    )
+    args = ap.parse_args(argv)
+
+    from chronobench.audit.data import compose_spec
+    from chronobench.metrics import score_selection
+    from chronobench.protocols import public_writes
+    from chronobench.runner.components import resolve_cell
+
+    gran = "locomo_turn" if args.turn else "locomo_session"
+    for path in args.files:
+        spec = compose_spec([f"dataset={gran}", "task=selection", f"dataset.queries_file={path}"])
+        cell = resolve_cell(spec)
+        data = cell.load_data()
+        stores = cell.build_store_provider()
+        styles = {
+            json.loads(line)["query"]: json.loads(line).get("style", "-")
+            for line in (args.styles_from or path).read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        }
+        by_style: dict[str, list[float]] = defaultdict(list)
+        refused_plans: list[int | str] = []
+        started = time.perf_counter()
+        for stream in data.streams:
+            queries = data.queries_by_stream().get(stream.stream_id, [])
+            if not queries:
+                continue
+            sel = cell.build_selector(args.selector, stores)
+            ranked = sel.search(public_writes(stream), {q.query_id: q.text for q in queries}, 10)
+            for q in queries:
+                got = [v for v, _ in ranked.get(q.query_id, [])]
+                hit = score_selection(got, q.target_version)["recall_at_1"]
+                style = styles.get(q.text, "-")
+                by_style["all"].append(hit)
+                by_style[style].append(hit)
+                if args.plans:
+                    refused_plans.append(_refused(stores, stream, q.text))
+                if args.misses and not hit:
+                    print(
+                        f"  miss [{style}] {q.stream_id} gold={q.target_version} "
+                        f"got={got[:3]} :: {q.text}"
+                    )
+        took = time.perf_counter() - started
+        for style, hits in sorted(by_style.items(), key=lambda kv: kv[0] != "all"):
+            print(
+                f"{path.stem} {'turn' if args.turn else 'session'} {style:28s} "
+                f"n={len(hits):3d} R@1={sum(hits) / len(hits):.4f}"
+            )
+        if args.plans:
+            got = [r for r in refused_plans if r]
+            why = ", ".join(f"{r}: {got.count(r)}" for r in sorted(set(got)))
+            print(f"  NL rollback refused {len(got)} of {len(refused_plans)} requests ({why})")
+        print(f"  ({took:.1f} s)")
+        if args.refusals:
+            refusals(args.refusals, data, stores)
+        stores.close()
+    return 0
+
+
+def _refused(stores: object, stream: object, text: str) -> int | str:
+    from chronobench.protocols import public_writes
+    from chronobench.selectors import APP
+    from chronomem.types import UncertainRequestError
+
+    ing = stores.get(public_writes(stream))  # type: ignore[attr-defined]
+    try:
+        ing.store.plan_rollback_by_nl_query(APP, ing.user, text)
+    except UncertainRequestError as exc:
+        msg = str(exc)
+        reasons = ("names no content", "does not hold", "no content word", "ambiguous")
+        return next((r for r in reasons if r in msg), "other")
+    return 0
+
+
+def refusals(path: Path, data: object, stores: object) -> None:
+    """Share of ``path``'s probes refused, by kind, for rollback and for forget."""
+    from chronobench.protocols import public_writes
+    from chronobench.selectors import APP
+    from chronomem.types import UncertainRequestError
+
+    probes = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    by_sample = {s.stream_id.rsplit("/", 1)[-1]: s for s in data.streams}  # type: ignore[attr-defined]
+    tally: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for probe in probes:
+        stream = by_sample[probe["sample_id"]]
+        ing = stores.get(public_writes(stream))  # type: ignore[attr-defined]
+        for op in ("rollback", "forget"):
+            try:
+                if op == "rollback":
+                    ing.store.plan_rollback_by_nl_query(APP, ing.user, probe["query"])
+                else:
+                    ing.store.plan_selective_undo(APP, ing.user, probe["query"])
+                refused = 0
+                print(f"  acted [{op} {probe['style']}] {probe['sample_id']} :: {probe['query']}")
+            except UncertainRequestError:
+                refused = 1
+            tally[(op, probe["style"])].append(refused)
+    for (op, kind), got in sorted(tally.items()):
+        print(f"refused {op:8s} {kind:14s} {sum(got)}/{len(got)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

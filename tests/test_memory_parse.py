@@ -1,0 +1,233 @@
+"""The request parser (memory/parse.py) and its operators over a dated history."""
+
+from __future__ import annotations
+
+import pytest
+
+from chronomem import UncertainRequestError
+from chronomem import parse as ps
+from tests._memory_fixtures import APP, USER, add, hash_store
+
+# One write per session, LoCoMo-style stamps. Pottery comes up three times (8 May,
+# 9 June, 17 July); every other topic once.
+SESSIONS = [
+    ("8 May, 2023", "Melanie signed up for a pottery class at the studio"),
+    ("25 May, 2023", "Caroline researched adoption agencies for her family plans"),
+    ("9 June, 2023", "Melanie finished a pottery bowl with a black flower pattern"),
+    ("12 June, 2023", "Caroline marched in the pride parade downtown with friends"),
+    ("3 July, 2023", "Melanie took the kids camping in the mountains by the lake"),
+    ("17 July, 2023", "Melanie showed the pottery plate she glazed in class"),
+    ("21 July, 2023", "Caroline started a new job shelving books at the library"),
+    ("23 July, 2023", "Caroline adopted a guinea pig named Oscar from the shelter"),
+]
+
+
+def _store():
+    mem = hash_store()
+    vids = [
+        mem.commit(APP, USER, [add(f"s{i}", text)], source="chat", reason="t",
+                   valid_time=f"1:56 pm on {day}")
+        for i, (day, text) in enumerate(SESSIONS)
+    ]  # fmt: skip
+    return mem, vids
+
+
+@pytest.fixture(scope="module")
+def store():
+    mem, vids = _store()
+    yield mem, vids
+    mem.close()
+
+
+# -- the parse -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "n"),
+    [
+        ("undo the chat three days after the pride parade", "offset", 3),
+        ("forget the one two weeks before the camping trip", "offset", -14),
+        ("remove the day after the pride parade", "offset", 1),
+        ("forget the first chat after the one about the pride parade", "step", 1),
+        ("go back to the conversation right before the one where Oscar came", "step", -1),
+        ("undo the previous chat before the camping one", "step", -1),
+        ("undo the second time Melanie talked about pottery", "ordinal", 2),
+        ("go back to the last time we talked about pottery", "ordinal", -1),
+        ("go back to when you didn't know yet that Caroline wanted to adopt", "ordinal", 1),
+        ("take me back to before you found out about the library job", "ordinal", 1),
+        ("the Monday chat about pottery, undo it", "weekday", 0),
+    ],
+)
+def test_each_operator_is_read(text: str, kind: str, n: int) -> None:
+    op = ps.parse(text).operator(kind)
+    assert op is not None and op.n == n
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "forget the chat about the pride parade and everything after",
+        "go back to right after the camping trip",
+        "James picking up drumsticks for the first time - go back to that chat",
+        "undo the conversation where Caroline got the library job",
+    ],
+)
+def test_plain_requests_carry_no_operator(text: str) -> None:
+    assert ps.parse(text).operators == ()
+
+
+def test_knowledge_state_is_an_undo_of_the_first_mention() -> None:
+    p = ps.parse("go back to when you didn't know yet that Melanie did pottery")
+    assert p.intent == "undo" and p.knowledge
+    assert "pottery" in p.content and "know" not in p.clause
+
+
+def test_step_words_are_not_intent_cues() -> None:
+    # "before" is an erasure cue on its own; inside "the chat right before X" it is not.
+    assert ps.parse("go back to the chat right before the camping trip").intent == "restore_to"
+
+
+@pytest.mark.parametrize(
+    ("text", "clause", "excluded"),
+    [
+        ("not the pottery workshop chat, the one about the plate - undo that", "plate", "workshop"),
+        ("forget the chat about the camping trip, not the biking one", "camping", "biking"),
+        ("undo the parade chat rather than the library one", "parade", "library"),
+        ("go back to the mountains chat instead of the beach camping one", "mountains", "beach"),
+    ],
+)
+def test_negation_splits_the_ruled_out_clause(text: str, clause: str, excluded: str) -> None:
+    p = ps.parse(text)
+    assert clause in p.clause and excluded not in p.clause
+    assert len(p.excluded) == 1 and excluded in p.excluded[0]
+
+
+def test_a_not_inside_content_is_content() -> None:
+    assert ps.parse("undo the chat where I said I'm not sure about the move").excluded == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "verb"),
+    [
+        ("plz fogret the chat about oscar", "forget"),
+        ("cn u delte the convo abt oscar", "delete"),
+        ("rmeove the biking trip chat pls", "remove"),
+        ("revrt to rite after the talent show", "revert"),
+        ("undoo the chat about the library", "undo"),
+    ],
+)
+def test_misspelt_cue_verbs_are_respelt(text: str, verb: str) -> None:
+    p = ps.parse(text)
+    assert verb in p.normal.split()
+    assert p.intent in ("undo", "restore_to")
+
+
+def test_content_words_near_a_verb_stay() -> None:
+    normal, changed = ps.respell("the remote work chat about the forge")
+    assert normal == "the remote work chat about the forge" and changed == []
+
+
+def test_a_month_describing_the_event_filters_and_a_day_stays_a_bound() -> None:
+    filt = ps.parse("forget the March chat about the gym")
+    assert filt.time is not None and filt.time.kind == "month" and filt.time.value[0] == 3
+    day = ps.parse("the 3 July chat and everything after it")
+    assert day.time is not None and day.time.kind != "month"
+    assert ps.parse("you may call it the pottery chat").time is None
+
+
+def test_filler_is_not_named_content() -> None:
+    for text in (
+        "hi there! could you undo what I said before?",
+        "hey, would you mind removing that from earlier today?",
+        "please forget the last thing, thanks so much",
+    ):
+        assert ps.parse(text).named == (), text
+
+
+# -- operators over the dated history ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "session"),  # session: 1-based index of the version the top target is
+    [
+        # offsets: 12 June + 21 days = 3 July; 17 July - 14 days = 3 July
+        ("go back to the chat three weeks after the pride parade", 5),
+        ("go back to the one two weeks before the pottery plate chat", 5),
+        # steps
+        ("go back to the first chat after the one about the camping trip", 6),
+        ("go back to the conversation right before the one about the camping trip", 4),
+        ("undo the next chat after the library job one", 7),  # undo S8 -> S7
+        # ordinals over the three pottery sessions
+        ("go back to the second time Melanie talked about pottery", 3),
+        ("go back to the last time Melanie talked about pottery", 6),
+        ("go back to the first time Melanie talked about pottery", 1),
+        # knowledge state: undo the first pottery session -> the empty root
+        ("restore you to when you didn't know yet that Melanie did pottery", 0),
+        # a month that describes the event
+        ("go back to the July chat about pottery", 6),
+        ("go back to the June chat about pottery", 3),
+        # negation
+        ("go back to the pottery bowl chat, not the pottery plate one", 3),
+        ("go back to the pottery plate chat rather than the pottery bowl one", 6),
+    ],
+)
+def test_operators_move_from_the_event_to_the_episode_meant(store, query, session) -> None:
+    mem, vids = store
+    got = mem.resolve(APP, USER, query, k=3)
+    want = 0 if session == 0 else vids[session - 1]
+    assert got[0][0] == want, (query, got)
+
+
+def test_the_plan_shows_the_parse_and_the_step(store) -> None:
+    mem, vids = store
+    plan = mem.rollback_to_version_by_nl_query(
+        APP, USER, "go back to the chat three weeks after the pride parade", preview=True
+    )
+    assert plan.target_version == vids[4]
+    parsed = plan.evidence["parse"]
+    assert parsed["operators"][0]["kind"] == "offset" and parsed["operators"][0]["n"] == 21
+    steps = plan.evidence["steps"]
+    assert steps["event"] == vids[3] and steps["landed"] == vids[4]
+
+
+# -- refusals ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "hi there! could you undo what I said before?",
+        "never mind, just roll it back a bit",
+        "forget what I told you yesterday",
+        "hello, good morning, please revert the latest one",
+    ],
+)
+def test_requests_naming_no_content_are_refused(store, request_text: str) -> None:
+    mem, _ = store
+    with pytest.raises(UncertainRequestError, match="names no content"):
+        mem.plan_rollback_by_nl_query(APP, USER, request_text)
+    with pytest.raises(UncertainRequestError, match="names no content"):
+        mem.plan_selective_undo(APP, USER, request_text)
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "forget about the climbing gym membership at the library",
+        "undo the chat about my trip to Antarctica on an icebreaker ship",
+    ],
+)
+def test_content_the_memory_never_held_is_refused(store, request_text: str) -> None:
+    mem, _ = store
+    with pytest.raises(UncertainRequestError, match="does not hold|no content word"):
+        mem.plan_rollback_by_nl_query(APP, USER, request_text)
+    with pytest.raises(UncertainRequestError, match="does not hold|no content word"):
+        mem.plan_selective_undo(APP, USER, request_text)
+
+
+def test_a_named_event_still_acts(store) -> None:
+    mem, vids = store
+    plan = mem.plan_rollback_by_nl_query(APP, USER, "forget the pride parade downtown")
+    assert plan.target_version == vids[2]
+    sel = mem.plan_selective_undo(APP, USER, "forget the guinea pig named Oscar")
+    assert sel.evidence["matched"][0][0] == vids[7]
