@@ -66,8 +66,8 @@ def expected_types() -> tuple[type[BaseException], ...]:
     for module, name in (
         ("data_builders.errors", "DatasetError"),
         ("data_builders.user_query_file", "UserQueryError"),
-        ("chronobench.memory", "UncertainRequestError"),
-        ("chronobench.memory", "StoreConnectionError"),
+        ("chronomem", "UncertainRequestError"),
+        ("chronomem", "StoreConnectionError"),
     ):
         try:
             mod = __import__(module, fromlist=[name])

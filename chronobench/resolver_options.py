@@ -1,5 +1,5 @@
-"""Settling ChronoMem's backbone request resolver in a run spec's system options, and
-the resolver's default settings.
+"""Settling ChronoMem's backbone request resolver in a run spec's system options (the
+resolver's default settings are the store's: :mod:`chronomem.defaults`).
 
 ``system.resolver=auto`` means the backbone for a language-model backbone and off for
 an LLM-free one; :func:`settle_resolver` makes it concrete before the spec is hashed
@@ -15,15 +15,8 @@ from typing import Any
 #: one, so ``system.resolver=auto`` is off with them (and ``backbone`` is an error, raised
 #: when the runner resolves the cell).
 LLM_FREE_BACKBONES = frozenset({"extractive"})
-#: The system keys of the backbone request resolver (chronobench.memory.backbone_resolver).
+#: The system keys of the backbone request resolver (chronomem.backbone_resolver).
 RESOLVER_KEYS = ("resolver", "resolver_top_k", "resolver_max_chars")
-#: The resolver's defaults: the candidates it is shown, and each one's excerpt budget in
-#: characters. Written here, below both the resolver (memory) and ChronoMem's options
-#: model (systems), so each reads the one value.
-RESOLVER_TOP_K = 5
-RESOLVER_MAX_CHARS = 500
-#: The smallest excerpt budget that still shows a candidate's words.
-RESOLVER_MIN_CHARS = 40
 
 
 def settle_resolver(system: Mapping[str, Any], backbone: str | None) -> dict[str, Any]:

@@ -37,6 +37,10 @@ from chronobench.resolver_options import RESOLVER_KEYS as RESOLVER_KEYS  # re-ex
 from chronobench.resolver_options import settle_resolver
 from chronobench.spec_errors import config_error
 
+# The store's own runtimes (docs/reproducibility.md: torch_f64 is what published figures use).
+from chronomem.defaults import EMBEDDER_RUNTIMES as EMBEDDER_RUNTIMES  # re-exported
+from chronomem.defaults import embedder_runtime
+
 SPEC_VERSION = 1
 
 #: RunSpec fields that say where and how a cell runs, not what it computes: left out of
@@ -148,24 +152,6 @@ class TaskSpec(_Strict):
     def tag(self) -> str:
         parts = [k for k in ("selection", "qa", "summary") if getattr(self, k)]
         return "+".join(parts) or self.kind
-
-
-#: Embedding runtimes: ``torch_f64`` (sentence-transformers in float64, vectors snapped
-#: to a fixed grid: the same vectors on every CPU; what published figures use),
-#: ``torch`` (float32), ``onnx_int8`` (onnxruntime, int8: fastest, but its kernels and
-#: so its vectors depend on the CPU), ``auto`` (torch_f64). docs/reproducibility.md.
-EMBEDDER_RUNTIMES = ("auto", "torch_f64", "onnx_int8", "torch")
-
-
-def embedder_runtime(model: str, runtime: str = "auto") -> str:
-    """The concrete runtime ``runtime`` means for ``model`` (see :data:`EMBEDDER_RUNTIMES`)."""
-    if runtime not in EMBEDDER_RUNTIMES:
-        raise ValueError(
-            f"embedder runtime must be one of {', '.join(EMBEDDER_RUNTIMES)}, got {runtime!r}"
-        )
-    if runtime == "auto":
-        return "torch_f64"
-    return runtime
 
 
 class EmbedderSpec(_Strict):

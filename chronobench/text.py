@@ -3,16 +3,15 @@ named stopword lists.
 
 Bottom layer: imports nothing from chronobench (nltk is imported on first :func:`stem`).
 
-There are four stopword lists, not one, on purpose: each is part of the definition of
-what uses it, and merging any two would move a published figure or a built dataset's
-bytes (each pair differs by 4 to 125 words).
+There are three stopword lists here, not one, on purpose (and ChronoMem keeps its own,
+``chronomem.words.RETRIEVAL_STOPWORDS``, the words it drops from a rollback request): each
+is part of the definition of what uses it, and merging any two would move a published
+figure or a built dataset's bytes (each pair differs by 4 to 125 words).
 
 - :data:`CONTENT_STOPWORDS`: RQ3's content ROUGE-1 and calibrated summary leakage, and
   the category-3 "future" probe test (docs/metrics.md).
 - :data:`READER_STOPWORDS`: the extractive reader's question terms (function words,
   question words and chat fillers such as "oh", "gonna").
-- :data:`RETRIEVAL_STOPWORDS`: the words ChronoMem drops from a rollback request before
-  BM25 (keeps "after", "before", "more": they carry the request's direction).
 - :data:`BUILDER_STOPWORDS`: the dataset builders' near-duplicate filter for rollback
   query phrases and the MemoryAgentBench name anchors.
 """
@@ -29,7 +28,6 @@ __all__ = [
     "CONTENT_STOPWORDS",
     "MONTHS",
     "READER_STOPWORDS",
-    "RETRIEVAL_STOPWORDS",
     "contains_phrase",
     "content_word_set",
     "date_like",
@@ -83,16 +81,6 @@ READER_STOPWORDS = frozenset(
         "yours im ive id youre its thats dont didnt oh yeah hey hi wow really also got get "
         "like lot lots well much many kind sort thing things one ones think know going go "
         "went gonna wanna us let lets"
-    )
-)
-
-RETRIEVAL_STOPWORDS = frozenset(
-    words(
-        """a an the and or but if then of to in on at by for with from about as into is are was
-    were be been being am do does did i me my mine we our you your he him his she her it its
-    they them their this that these those there here what which who whom when where how
-    please can could would should will shall may might must just also so very not no
-    have has had get got all any some"""
     )
 )
 

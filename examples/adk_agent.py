@@ -52,7 +52,7 @@ def build_runner(model: Any, db: str, embedder: str) -> tuple[Any, Any, Any]:
     from google.adk.runners import Runner
     from google.adk.sessions import InMemorySessionService
 
-    from chronobench.integrations.adk import ChronoMemMemoryService, memory_tools
+    from chronomem.adk import ChronoMemMemoryService, memory_tools
 
     memory = ChronoMemMemoryService(db, embedder=embedder)
     agent = LlmAgent(
@@ -84,7 +84,7 @@ async def say(runner: Any, user: str, session_id: str, text: str) -> str:
 
 async def demo(db: str, embedder: str) -> None:
     """The scripted conversation: learn, poison, undo with confirmation, recall."""
-    from chronobench.integrations.adk.scripted import ScriptedMemoryAssistant
+    from chronomem.adk.scripted import ScriptedMemoryAssistant
 
     runner, sessions, memory = build_runner(ScriptedMemoryAssistant(), db, embedder)
     current, session_id = None, ""

@@ -91,9 +91,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _refused(stores: object, stream: object, text: str) -> int | str:
-    from chronobench.memory.types import UncertainRequestError
     from chronobench.protocols import public_writes
     from chronobench.selectors import APP
+    from chronomem.types import UncertainRequestError
 
     ing = stores.get(public_writes(stream))  # type: ignore[attr-defined]
     try:
@@ -107,9 +107,9 @@ def _refused(stores: object, stream: object, text: str) -> int | str:
 
 def refusals(path: Path, data: object, stores: object) -> None:
     """Share of ``path``'s probes refused, by kind, for rollback and for forget."""
-    from chronobench.memory.types import UncertainRequestError
     from chronobench.protocols import public_writes
     from chronobench.selectors import APP
+    from chronomem.types import UncertainRequestError
 
     probes = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
     by_sample = {s.stream_id.rsplit("/", 1)[-1]: s for s in data.streams}  # type: ignore[attr-defined]

@@ -4,7 +4,7 @@ Usage: python scripts/nl_rollback_crossings.py
 
 Builds a small SQLite store (five commits, the hash embedder), then profiles one
 ``plan_rollback_by_nl_query`` call. An *entry* is a Python call whose module is a
-``chronobench.memory`` module other than its caller's; a *re-entry* is an entry into a
+``chronomem`` module other than its caller's; a *re-entry* is an entry into a
 module already entered during the call. Prints the distinct modules entered, the entries
 and the re-entries, then each module with its entry count.
 """
@@ -17,12 +17,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import chronobench.memory
-from chronobench.memory import ChronoMem, HashEmbedder
+import chronomem
+from chronomem import ChronoMem, HashEmbedder
 
 # The package this process imported, wherever it lives: a path relative to this script
 # named another checkout's files whenever the import came from an editable install.
-ROOT = Path(chronobench.memory.__file__).resolve().parent
+ROOT = Path(chronomem.__file__).resolve().parent
 
 WRITES = [
     "Ann lives in Oslo, Norway",
@@ -34,7 +34,7 @@ WRITES = [
 
 
 def memory_module(frame: FrameType | None) -> str | None:
-    """``memory/x.py``'s dotted name for a frame in chronobench/memory, else None."""
+    """``memory/x.py``'s dotted name for a frame in chronomem, else None."""
     if frame is None:
         return None
     path = Path(frame.f_code.co_filename)

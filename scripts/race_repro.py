@@ -14,7 +14,7 @@ import tempfile
 import time
 from collections import Counter
 
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 
 
 def writer(path: str, w: int, stop: float) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 
 APP, USER = "app", "ann"
 
@@ -36,7 +36,7 @@ def open_store(path: str | None = None, **kw: Any) -> ChronoMem:
     """``ChronoMem(path)``; without a path an independent empty store on the test's
     backend (SQLite ``":memory:"``, or a temporary PostgreSQL schema)."""
     if path is None and on_postgres():
-        from chronobench.memory.pg.temporary import temporary_store
+        from chronomem.pg.temporary import temporary_store
 
         return temporary_store(LOCATION["url"], **kw)
     return ChronoMem(path or ":memory:", **kw)

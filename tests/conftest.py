@@ -195,7 +195,7 @@ def copy_run() -> Callable[[Path, Path], Path]:
 def minilm() -> Any:
     """The packaged all-MiniLM-L6-v2 embedder, loaded once per session (the same shared
     object ``embedder: minilm`` gives a run in this process)."""
-    from chronobench.memory import resolve_embedder
+    from chronomem import resolve_embedder
 
     emb = resolve_embedder("minilm")
     emb.encode(["warm up"])
@@ -280,8 +280,8 @@ def on_postgres(request):
 def _detach_server_caches() -> None:
     """Stores a test left open keep their embedder's cache on the test database; it is
     dropped now, so no later test may read through it."""
-    from chronobench.memory import embedders
-    from chronobench.memory.pg.vectors import PgVectors
+    from chronomem import embedders
+    from chronomem.pg.vectors import PgVectors
 
     for cache in list(embedders._CACHES.values()):
         if isinstance(cache.persistent, PgVectors):

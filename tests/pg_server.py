@@ -5,7 +5,7 @@ Where the server comes from, in order:
 1. ``$CHRONOBENCH_PG_URL`` (``postgresql://user@host:port/db``; the role must be allowed
    to CREATE DATABASE): ``.ci/run`` starts a throwaway cluster and exports it;
 2. otherwise a throwaway cluster this test session starts itself when PostgreSQL's
-   server binaries are installed (:class:`chronobench.memory.pg.cluster.Cluster`:
+   server binaries are installed (:class:`chronomem.pg.cluster.Cluster`:
    initdb into a temp folder, loopback, a free port; stopped at session end).
 
 When neither works the PostgreSQL tests skip with a reason that says how to point them
@@ -87,7 +87,7 @@ class Server:
 
 def start_cluster():  # noqa: ANN201 - (Cluster | None, error | None)
     """A started private throwaway cluster, or (None, why not)."""
-    from chronobench.memory.pg.cluster import Cluster, ClusterError
+    from chronomem.pg.cluster import Cluster, ClusterError
 
     try:
         return Cluster(memory=True).start(), None

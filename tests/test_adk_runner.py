@@ -1,7 +1,7 @@
 """End to end: a real ADK Runner, this memory service, and an agent that undoes a poisoned fact.
 
 The model is the scripted ``BaseLlm`` shipped for offline demos
-(``chronobench.integrations.adk.scripted``, no network): it reacts to the conversation the
+(``chronomem.adk.scripted``, no network): it reacts to the conversation the
 way a tool-using LLM would (calls the preview tool on an undo request, echoes the
 token it got back after the user agrees, answers questions from search results), so
 everything else - Runner, sessions, tool dispatch, memory service - is the real thing.
@@ -30,12 +30,12 @@ from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
 
-from chronobench.integrations.adk import (
+from chronomem.adk import (
     ChronoMemMemoryService,
     UncertainRequestError,
     memory_tools,
 )
-from chronobench.integrations.adk.scripted import ScriptedMemoryAssistant
+from chronomem.adk.scripted import ScriptedMemoryAssistant
 
 pytestmark = pytest.mark.slow  # loads MiniLM (a few seconds on 2 cores)
 

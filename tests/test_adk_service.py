@@ -23,7 +23,7 @@ from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions import Session
 from google.genai import types
 
-from chronobench.integrations.adk import ChronoMemMemoryService
+from chronomem.adk import ChronoMemMemoryService
 from tests._memory_fixtures import LOCATION, shared_location
 
 APP, USER = "app", "user"
@@ -225,7 +225,7 @@ def test_threads_search_while_others_add(svc):
 
 _CHILD = """
 import asyncio, json, sys
-from chronobench.integrations.adk import ChronoMemMemoryService
+from chronomem.adk import ChronoMemMemoryService
 s = ChronoMemMemoryService(sys.argv[1], embedder="hash")
 r = asyncio.run(s.search_memory(app_name="app", user_id="user", query="durable"))
 v = asyncio.run(s.list_versions(app_name="app", user_id="user"))

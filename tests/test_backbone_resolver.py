@@ -12,14 +12,14 @@ import pytest
 from chronobench.backbones import CachedBackbone
 from chronobench.backbones.scripted import ScriptedBackbone
 from chronobench.errors import ConfigError
-from chronobench.memory import ChronoMem, HashEmbedder, UncertainRequestError
-from chronobench.memory.backbone_resolver import (
+from chronobench.spec import run_id, settle_resolver, spec_from_config
+from chronomem import ChronoMem, HashEmbedder, UncertainRequestError
+from chronomem.backbone_resolver import (
     RESOLVE_TASK,
     BackboneResolver,
     excerpt,
     parse_choice,
 )
-from chronobench.spec import run_id, settle_resolver, spec_from_config
 
 FACTS = [
     ("city", "Ann moved to Oslo for a new job at the harbour office"),

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from chronobench.memory import UncertainRequestError
-from chronobench.memory.backbone_resolver import (
+from chronobench.spec import spec_from_config
+from chronomem import UncertainRequestError
+from chronomem.backbone_resolver import (
     RESOLVE_TASK,
     BackboneResolver,
     Candidate,
     parse_choice,
 )
-from chronobench.spec import spec_from_config
 from tests.test_backbone_resolver import REQUEST, _cfg, _store
 
 # ---- through the runner: a scripted LLM, then the tiny random model ---------------------

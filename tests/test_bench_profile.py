@@ -48,14 +48,14 @@ def test_nested_stages_are_exclusive(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_instrumented_restores_everything() -> None:
-    from chronobench.memory import ChronoMem
-    from chronobench.memory.embedders import HashEmbedder
+    from chronomem import ChronoMem
+    from chronomem.embedders import HashEmbedder
 
     before_encode = HashEmbedder.__dict__["encode"]
     own_before = set(ChronoMem.__dict__)
     with instrumented(StageClock()) as missing:
         assert HashEmbedder.encode is not before_encode
-        assert "chronobench.memory:ChronoMem.resolve" not in missing
+        assert "chronomem:ChronoMem.resolve" not in missing
     assert HashEmbedder.__dict__["encode"] is before_encode
     assert set(ChronoMem.__dict__) == own_before  # shadows of inherited methods removed
 

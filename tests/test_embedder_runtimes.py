@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chronobench.memory import onnx_embedder
-from chronobench.memory.embedders import (
+from chronomem import onnx_embedder
+from chronomem.embedders import (
     EmbeddingCache,
     SentenceTransformerEmbedder,
     model_id,
     resolve_embedder,
     resolve_runtime,
 )
-from chronobench.memory.onnx_embedder import OnnxEmbedder, UnsupportedModelError
+from chronomem.onnx_embedder import OnnxEmbedder, UnsupportedModelError
 from tests.conftest import REPO_ROOT
 
 
@@ -160,7 +160,7 @@ def test_a_model_the_onnx_path_cannot_run_says_what_to_set(tmp_path: Path) -> No
 
 
 def test_dense_ties_go_to_the_earlier_version_even_at_the_cut() -> None:
-    from chronobench.memory.resolve import _DenseMatrix, dense
+    from chronomem.resolve import _DenseMatrix, dense
 
     def unit(c: float) -> list[float]:
         return [c, float(np.sqrt(1.0 - c * c))]
@@ -174,8 +174,8 @@ def test_dense_ties_go_to_the_earlier_version_even_at_the_cut() -> None:
 
 
 def test_reranker_ties_go_to_the_lower_version_id() -> None:
-    from chronobench.memory.embedders import HashEmbedder
-    from chronobench.memory.rerank import DeltaReranker
+    from chronomem.embedders import HashEmbedder
+    from chronomem.rerank import DeltaReranker
 
     rr = DeltaReranker(embedder=HashEmbedder())
     same = "add: Ann adopted a grey kitten"
@@ -190,7 +190,7 @@ def test_a_cached_export_runs_without_torch(onnx_minilm: OnnxEmbedder) -> None:
     onnx_minilm.encode(["export it first"])
     code = (
         "import sys\n"
-        "from chronobench.memory.onnx_embedder import OnnxEmbedder\n"
+        "from chronomem.onnx_embedder import OnnxEmbedder\n"
         f"e = OnnxEmbedder('minilm', cache_dir={str(onnx_minilm.cache_dir)!r})\n"
         "assert e.encode(['a question']).shape == (1, 384)\n"
         "print([m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules])\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chronobench.memory.embedders import EmbeddingCache, HashEmbedder, model_id
-from chronobench.memory.vector_cache import PersistentVectors, text_key
+from chronomem.embedders import EmbeddingCache, HashEmbedder, model_id
+from chronomem.vector_cache import PersistentVectors, text_key
 
 
 class Counting(HashEmbedder):
@@ -176,8 +176,8 @@ def test_concurrent_writer_processes(tmp_path: Path) -> None:
 
 
 def test_store_provider_persists_beside_the_call_cache(tmp_path: Path) -> None:
-    from chronobench.memory.embedders import shared_cache
     from chronobench.systems.stores import EMBEDDING_CACHE_FILE, StoreProvider
+    from chronomem.embedders import shared_cache
 
     provider = StoreProvider(embedder="hash", cache_dir=tmp_path)
     shared_cache(provider.embedder).encode(["a descriptor"])
@@ -188,7 +188,7 @@ def test_store_provider_persists_beside_the_call_cache(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_warm_cache_never_loads_the_model(tmp_path: Path) -> None:
     """Token counts for windowing come from tokenizer.json; vectors from the cache."""
-    from chronobench.memory.embedders import SentenceTransformerEmbedder
+    from chronomem.embedders import SentenceTransformerEmbedder
 
     texts = ["Caroline went to the support group.", "ünïcode café 東京 🙂", "x " * 400]
     filled = SentenceTransformerEmbedder("minilm")

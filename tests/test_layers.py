@@ -1,5 +1,5 @@
-"""The import graph of chronobench/, data_builders/ and baselines/ points down the layers
-and has no circle.
+"""The import graph of chronomem/, chronobench/, data_builders/ and baselines/ points down
+the layers and has no circle; chronomem (its own distribution) imports none of the others.
 
 Every ``import`` counts wherever it is written (module level, function bodies,
 ``TYPE_CHECKING`` blocks): a lazy import is still a dependency. The lazy ``"module:attr"``
@@ -16,13 +16,14 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
-PACKAGES = ("chronobench", "data_builders", "baselines")
+PACKAGES = ("chronomem", "chronobench", "data_builders", "baselines")
 
 # Bottom up. A module belongs to the longest entry that is it or one of its packages;
 # it may import its own layer and the layers below.
 LAYERS: list[tuple[str, list[str]]] = [
+    ("the ChronoMem store (its own distribution, installed without the harness)", ["chronomem"]),
     (
-        "errors, paths, text utilities, sqlite helpers, the run spec and its hashing",
+        "errors, paths, text utilities, the run spec and its hashing",
         [
             "chronobench",  # the package's __init__ (a version string)
             "chronobench.errors",
@@ -30,16 +31,14 @@ LAYERS: list[tuple[str, list[str]]] = [
             "chronobench.text",
             "chronobench.hashing",
             "chronobench.fileio",
-            "chronobench.sqlite_retry",
             "chronobench.spec",  # the run spec and its hashing
             "chronobench.resolver_options",  # settling the resolver in a spec's options
             "chronobench.options",  # option checking the registry entries carry
         ],
     ),
     (
-        "memory, data (schema and I/O), metrics, results, registry, protocols",
+        "data (schema and I/O), metrics, results, registry, protocols",
         [
-            "chronobench.memory",
             "chronobench.data",
             "chronobench.metrics",
             "chronobench.results",
@@ -49,10 +48,9 @@ LAYERS: list[tuple[str, list[str]]] = [
         ],
     ),
     (
-        "backbones, integrations, systems, selectors, baselines",
+        "backbones, systems, selectors, baselines",
         [
             "chronobench.backbones",
-            "chronobench.integrations",
             "chronobench.systems",
             "chronobench.selectors",
             "baselines",
@@ -74,13 +72,15 @@ ALLOWED_UPWARD: set[tuple[str, str]] = set()
 ALLOWED_MODULE_CYCLES: list[set[str]] = []
 ALLOWED_PACKAGE_CYCLES: list[set[str]] = []
 
-_TARGET = re.compile(r"^((?:chronobench|data_builders|baselines)(?:\.\w+)*):\w+$")
+_TARGET = re.compile(r"^((?:chronomem|chronobench|data_builders|baselines)(?:\.\w+)*):\w+$")
 
 
 def _modules() -> dict[str, Path]:
     out = {}
     for pkg in PACKAGES:
         for path in sorted((REPO_ROOT / pkg).rglob("*.py")):
+            if "build" in path.relative_to(REPO_ROOT).parts:  # a local wheel build's copy
+                continue
             parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
@@ -271,3 +271,16 @@ def test_the_checker_sees_lazy_and_relative_imports():
     assert "chronobench.metrics.qa" in GRAPH["data_builders.pools"]
     assert "data_builders.user_query_file" in GRAPH["chronobench.runner.datasets"]
     assert "chronobench.repair.run" in TARGETS["chronobench.runner.components"]
+
+
+def test_chronomem_imports_nothing_of_the_harness():
+    """``pip install chronomem`` has no chronobench, data_builders or baselines: no
+    chronomem module may import one, even lazily, or name one as a registry target."""
+    bad = sorted(
+        f"{MODULES[m].relative_to(REPO_ROOT)}:{line} {dep}"
+        for m in GRAPH
+        if m == "chronomem" or m.startswith("chronomem.")
+        for dep, line in {**GRAPH[m], **TARGETS[m]}.items()
+        if not (dep == "chronomem" or dep.startswith("chronomem."))
+    )
+    assert not bad, "chronomem imports the harness:\n" + "\n".join(bad)

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from chronobench.data.schema import MemoryOp, Write
-from chronobench.memory import (
+from chronomem import (
     EmptyScopeError,
     InvalidOpError,
     UnknownVersionError,

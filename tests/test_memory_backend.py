@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import inspect
 
-from chronobench.memory import ChronoMem, HashEmbedder
-from chronobench.memory.backend import Backend, open_backend
-from chronobench.memory.sqlite_backend import SQLiteBackend
+from chronomem import ChronoMem, HashEmbedder
+from chronomem.backend import Backend, open_backend
+from chronomem.sqlite_backend import SQLiteBackend
 
 
 def _members(cls: type) -> set[str]:

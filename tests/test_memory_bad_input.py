@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chronobench.memory import ChronoMem
+from chronomem import ChronoMem
 from tests._memory_fixtures import APP, USER, add, facts_store, on_postgres
 
 pytestmark = pytest.mark.usefixtures("each_backend")  # every test on SQLite and PostgreSQL
@@ -153,7 +153,7 @@ def test_clone_rejects_an_existing_file(tmp_path) -> None:
 def test_ids_at_the_limit_and_long_words_are_stored_on_both_backends() -> None:
     import secrets
 
-    from chronobench.memory.validate import MAX_ID_BYTES
+    from chronomem.validate import MAX_ID_BYTES
 
     mem, _ = facts_store()
     # incompressible ids of exactly the limit (PostgreSQL cannot compress them in its index)

@@ -9,7 +9,7 @@ import pytest
 
 from chronobench.bench.store import synthetic_writes
 from chronobench.commands.bench import main as bench_main
-from chronobench.memory.demo import main as demo_main
+from chronomem.demo import main as demo_main
 from tests.conftest import REPO_ROOT
 
 

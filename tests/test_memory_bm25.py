@@ -1,5 +1,5 @@
-"""The Python BM25 (:mod:`chronobench.memory.bm25`) and the backends' agree on one corpus:
-PostgreSQL's formula in SQL (:mod:`chronobench.memory.pg.lexical`) and SQLite FTS5's
+"""The Python BM25 (:mod:`chronomem.bm25`) and the backends' agree on one corpus:
+PostgreSQL's formula in SQL (:mod:`chronomem.pg.lexical`) and SQLite FTS5's
 ``bm25()``. The Python side is computed here from the raw texts (FTS5's tokenizer, the
 corpus's own statistics), not through the store's in-memory indexes, so it checks the
 module itself. Stated rounding: scores equal to 12 decimal places; rankings (span ids,
@@ -12,9 +12,9 @@ import random
 import numpy as np
 import pytest
 
-from chronobench.memory import bm25, reads
-from chronobench.memory.fts5_tokenizer import tokenizer
-from chronobench.memory.query import fts_terms
+from chronomem import bm25, reads
+from chronomem.fts5_tokenizer import tokenizer
+from chronomem.query import fts_terms
 from tests._memory_fixtures import APP, USER, add, hash_store
 
 pytestmark = pytest.mark.usefixtures("each_backend")

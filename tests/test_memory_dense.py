@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chronobench.memory import ChronoMem, CrossEncoderReranker, DeltaReranker, Reranker
+from chronomem import ChronoMem, CrossEncoderReranker, DeltaReranker, Reranker
 from tests._memory_fixtures import APP, USER, add, facts_store
 
 

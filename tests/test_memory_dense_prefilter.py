@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chronobench.memory import dense as dn
-from chronobench.memory.embedders import snap
+from chronomem import dense as dn
+from chronomem.embedders import snap
 
 
 def _matrix(seed: int, n_versions: int, dim: int, windows: bool) -> dn._DenseMatrix:

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Child: commits, truncates and reverts as fast as it can until it has done n steps.
 _WRITER = """
 import random, sys
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 mem = ChronoMem(sys.argv[1], embedder=HashEmbedder())
 rng = random.Random(0)
 print("ready", flush=True)

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from chronobench.memory import apply_intent, content_query, detect_intent, fts_expression, rrf
+from chronomem import apply_intent, content_query, detect_intent, fts_expression, rrf
 from tests._memory_fixtures import APP, USER, facts_store
 
 
@@ -140,7 +140,7 @@ def test_fts_expression_is_always_valid(raw: str, words: str | None) -> None:
 
 
 def test_refers_to_episode_distinguishes_conversations_from_moments():
-    from chronobench.memory.query import refers_to_episode
+    from chronomem.query import refers_to_episode
 
     assert refers_to_episode("undo the conversation where Ann talked about Oslo")
     assert refers_to_episode("go back to right after our chat about the new job")
@@ -164,7 +164,7 @@ def _commit_turns(mem, turns):
 
 
 def test_episode_requests_snap_to_session_boundaries():
-    from chronobench.memory import ChronoMem
+    from chronomem import ChronoMem
 
     turns = [
         (1, "Ann: I adopted a cat called Miso"),
@@ -201,7 +201,7 @@ def test_rrf_with_a_limit_is_the_sorted_fusion_cut() -> None:
     cutting, ties (equal fused scores) to the lower id."""
     import random
 
-    from chronobench.memory.resolve import rrf
+    from chronomem.resolve import rrf
 
     rng = random.Random(7)
     for _ in range(200):

@@ -9,9 +9,9 @@ import random
 
 import pytest
 
-from chronobench.memory import itemindex as ii
-from chronobench.memory import reads
-from chronobench.memory.query import fts_terms
+from chronomem import itemindex as ii
+from chronomem import reads
+from chronomem.query import fts_terms
 from tests._memory_fixtures import APP, USER, add, hash_store, on_postgres
 
 pytestmark = pytest.mark.usefixtures("each_backend")
@@ -96,7 +96,7 @@ def test_document_lengths_are_the_backends() -> None:
             "SELECT doc, len + 1 FROM item_docs WHERE doc = ANY(?)", ([r[0] for r in items],)
         ).fetchall()
     else:
-        from chronobench.memory.sqlite_fts import _varints
+        from chronomem.sqlite_fts import _varints
 
         rows = [
             (sid, sum(_varints(blob)))
@@ -160,7 +160,7 @@ def test_redaction_keeps_results_exact_and_forgets_the_tokens() -> None:
     memo = ii.text_tokens()
     assert memo.ids(["zebracod"])[1] != [-1]  # the porter stem, memoised
     epoch = memo.epoch
-    from chronobench.memory import rerank
+    from chronomem import rerank
 
     rerank.descriptor_terms("add: zebracode kite")  # as the reranker memoises candidates
     mem.redact(APP, USER, "secret", reason="test", by="id")

@@ -9,9 +9,9 @@ import random
 import numpy as np
 import pytest
 
-from chronobench.memory import lexindex as lx
-from chronobench.memory import reads
-from chronobench.memory.query import fts_terms
+from chronomem import lexindex as lx
+from chronomem import reads
+from chronomem.query import fts_terms
 from tests._memory_fixtures import APP, USER, add, hash_store
 
 pytestmark = pytest.mark.usefixtures("each_backend")

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from chronobench.memory import (
+from chronomem import (
     ChronoMemError,
     RollbackPlan,
     RollbackResult,
     UncertainRequestError,
 )
-from chronobench.memory.nl import DENSE_FLOOR, content_tokens
+from chronomem.nl import DENSE_FLOOR, content_tokens
 from tests._memory_fixtures import APP, USER, add, facts_store, hash_store
 
 pytestmark = pytest.mark.usefixtures("each_backend")  # every test on SQLite and PostgreSQL
@@ -98,7 +98,7 @@ def test_minilm_paraphrase_without_shared_words_is_accepted(minilm) -> None:
 
 def test_a_plan_is_not_applied_once_head_has_moved() -> None:
     """Plan, another writer commits, apply: refused cleanly, nothing changed."""
-    from chronobench.memory import HeadMovedError
+    from chronomem import HeadMovedError
 
     mem, vids = facts_store()
     plan = mem.plan_rollback_by_nl_query(APP, USER, "undo the beagle puppy Rex")

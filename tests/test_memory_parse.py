@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chronobench.memory import UncertainRequestError
-from chronobench.memory import parse as ps
+from chronomem import UncertainRequestError
+from chronomem import parse as ps
 from tests._memory_fixtures import APP, USER, add, hash_store
 
 # One write per session, LoCoMo-style stamps. Pottery comes up three times (8 May,

@@ -1,4 +1,4 @@
-"""PostgreSQL's one-round-trip commit (the server function of chronobench.memory.pg.commitfn):
+"""PostgreSQL's one-round-trip commit (the server function of chronomem.pg.commitfn):
 what it cannot check in the client it checks under the lock, and racing writers lose
 nothing. (That it stores exactly what the other paths store: test_memory_pg_fastwrite.)"""
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from chronobench.memory import ChronoMem, HashEmbedder
-from chronobench.memory.pg import commitfn, fastwrite
+from chronomem import ChronoMem, HashEmbedder
+from chronomem.pg import commitfn, fastwrite
 from tests._memory_fixtures import APP, USER, add
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from chronobench.memory import ChronoMem, HashEmbedder
-from chronobench.memory.pg import conn as pg_conn
+from chronomem import ChronoMem, HashEmbedder
+from chronomem.pg import conn as pg_conn
 
 COMMITS, PER_COMMIT = 40, 100
 WRITES = COMMITS * PER_COMMIT

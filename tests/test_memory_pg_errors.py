@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from chronobench.memory import ChronoMem, HashEmbedder, StoreConnectionError
-from chronobench.memory.pg import commitfn, fastwrite
-from chronobench.memory.pg import conn as pg_conn
+from chronomem import ChronoMem, HashEmbedder, StoreConnectionError
+from chronomem.pg import commitfn, fastwrite
+from chronomem.pg import conn as pg_conn
 from tests._memory_fixtures import APP, USER, add
 
 
@@ -101,7 +101,7 @@ def test_a_lock_wait_past_the_busy_timeout_in_the_commit_function_is_store_busy(
 ) -> None:
     import psycopg
 
-    from chronobench.memory import StoreBusyError
+    from chronomem import StoreBusyError
 
     _store(pg_url).close()
     mem = ChronoMem(pg_url, embedder=HashEmbedder(), busy_timeout_ms=200)

@@ -1,4 +1,4 @@
-"""PostgreSQL's few-round-trip writes (chronobench.memory.pg.fastwrite) store what the
+"""PostgreSQL's few-round-trip writes (chronomem.pg.fastwrite) store what the
 generic write path stores: the same rows in every table (keys compared by order, since
 the fast path draws them from the sequences first), so the same answers."""
 
@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from chronobench.bench.synthetic import synthetic_writes
-from chronobench.memory.pg import commitfn, fastwrite
-from chronobench.memory.pg.backend import PostgresBackend
-from chronobench.memory.pg.schema import SCHEMA_VERSION
+from chronomem.pg import commitfn, fastwrite
+from chronomem.pg.backend import PostgresBackend
+from chronomem.pg.schema import SCHEMA_VERSION
 from tests._memory_fixtures import APP, USER, hash_store
 
 TABLES = {  # table -> (columns compared, key columns replaced by their rank)
@@ -134,7 +134,7 @@ def test_document_counts_follow_writes_redaction_and_compaction(on_postgres: str
 
 
 def test_a_pg1_store_is_migrated_on_open(on_postgres: str) -> None:
-    from chronobench.memory import ChronoMem, HashEmbedder
+    from chronomem import ChronoMem, HashEmbedder
 
     url = on_postgres
     with ChronoMem(url, embedder=HashEmbedder()) as mem:
@@ -153,7 +153,7 @@ def test_a_pg1_store_is_migrated_on_open(on_postgres: str) -> None:
 def test_a_pg2_store_gains_the_commit_function_on_open(
     on_postgres: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chronobench.memory import ChronoMem, HashEmbedder
+    from chronomem import ChronoMem, HashEmbedder
 
     url = on_postgres
     with ChronoMem(url, embedder=HashEmbedder()) as mem:

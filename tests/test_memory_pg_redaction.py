@@ -17,7 +17,7 @@ SECRET = "Zq7xVaultCode"
 
 def _forms() -> set[bytes]:
     """The secret as the store could hold it: as written, lower-cased, and stemmed."""
-    from chronobench.memory.pg.lexical import tokenizer
+    from chronomem.pg.lexical import tokenizer
 
     stems = {t for toks in tokenizer().tokens([SECRET]) for t in toks}
     return {f.encode() for f in {SECRET, SECRET.lower(), *stems}}

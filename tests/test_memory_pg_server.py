@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 from tests._memory_fixtures import APP, USER, add
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +69,7 @@ def test_a_url_selects_postgres_and_a_path_keeps_sqlite(pg_url: str, tmp_path: P
 
 
 def test_unreachable_server_is_a_clear_error() -> None:
-    from chronobench.memory import StoreConnectionError
+    from chronomem import StoreConnectionError
 
     with pytest.raises(StoreConnectionError, match=r"127\.0\.0\.1:1/nowhere"):
         _store("postgresql://nobody@127.0.0.1:1/nowhere")
@@ -81,7 +81,7 @@ def test_unreachable_server_is_a_clear_error() -> None:
 def test_a_held_scope_lock_blocks_only_that_scope(pg_url: str) -> None:
     import psycopg
 
-    from chronobench.memory import StoreBusyError
+    from chronomem import StoreBusyError
 
     with _store(pg_url, busy_timeout_ms=300) as mem:
         mem.commit(APP, USER, [add("a", "Ann fact")], source="s", reason="r")
@@ -107,7 +107,7 @@ def test_a_held_scope_lock_blocks_only_that_scope(pg_url: str) -> None:
 def test_a_killed_connection_is_a_clear_error_and_the_store_reconnects(pg_url: str) -> None:
     import psycopg
 
-    from chronobench.memory import StoreConnectionError
+    from chronomem import StoreConnectionError
 
     with _store(pg_url) as mem:
         mem.commit(APP, USER, [add("a", "Ann fact")], source="s", reason="r")
@@ -149,7 +149,7 @@ class _SharedHash(HashEmbedder):
 
 
 def test_embeddings_are_shared_through_the_server(pg_url: str) -> None:
-    from chronobench.memory.embedders import shared_cache
+    from chronomem.embedders import shared_cache
 
     with ChronoMem(pg_url, embedder=HashEmbedder()) as mem:
         # a vector it computes faster than the server answers: never asked for
@@ -172,7 +172,7 @@ def test_embeddings_are_shared_through_the_server(pg_url: str) -> None:
 
 _WRITER = """
 import sys
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 url, user, tag, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 mem = ChronoMem(url, embedder=HashEmbedder())
 print("ready", flush=True)
@@ -184,7 +184,7 @@ for i in range(n):
 
 _ROLLBACKS = """
 import random, sys
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 url, n = sys.argv[1], int(sys.argv[2])
 mem = ChronoMem(url, embedder=HashEmbedder())
 rng = random.Random(3)
@@ -198,7 +198,7 @@ for i in range(n):
 
 _CHECKER = """
 import sys, os
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 url, stop = sys.argv[1], sys.argv[2]
 mem = ChronoMem(url, embedder=HashEmbedder())
 print("ready", flush=True)
@@ -255,7 +255,7 @@ def test_writer_processes_rollbacks_and_an_integrity_reader(pg_url: str, tmp_pat
 
 _LOOP = """
 import sys, time
-from chronobench.memory import ChronoMem, HashEmbedder, StoreConnectionError
+from chronomem import ChronoMem, HashEmbedder, StoreConnectionError
 url, n = sys.argv[1], int(sys.argv[2])
 mem = ChronoMem(url, embedder=HashEmbedder())
 print("ready", flush=True)
@@ -329,7 +329,7 @@ def test_server_crash_restart_during_a_write_loop(pg_cluster, tmp_path: Path) ->
 
 _KILL_CHILD = """
 import random, sys
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 mem = ChronoMem(sys.argv[1], embedder=HashEmbedder())
 rng = random.Random(int(sys.argv[2]))
 print("done", mem.head("app", "ann"), flush=True)

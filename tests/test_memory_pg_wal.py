@@ -1,4 +1,4 @@
-"""After a redaction, retiring the WAL (chronobench.memory.pg.wal) leaves no copy of the
+"""After a redaction, retiring the WAL (chronomem.pg.wal) leaves no copy of the
 erased content in pg_wal, nor anywhere in the server's data directory."""
 
 from __future__ import annotations

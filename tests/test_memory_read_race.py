@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from chronobench.memory import ChronoMem
+from chronomem import ChronoMem
 from tests._memory_fixtures import APP, USER, hash_store, shared_location
 
 pytestmark = pytest.mark.usefixtures("each_backend")  # on SQLite and PostgreSQL
@@ -46,7 +46,7 @@ def commit_of(mem: ChronoMem, w: int, i: int) -> int:
 _WRITER = f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 from tests.test_memory_read_race import commit_of
 mem = ChronoMem(sys.argv[1], embedder=HashEmbedder())
 print("ready", flush=True)

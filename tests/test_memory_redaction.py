@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chronobench.memory import ChronoMem
+from chronomem import ChronoMem
 from tests._memory_fixtures import APP, USER, add, hash_store, on_postgres
 
 # Tests taking ``each_backend`` run on SQLite and PostgreSQL; the byte scans of files are
@@ -52,7 +52,7 @@ def _api_text(mem: ChronoMem) -> str:
 
 def _forms() -> list[bytes]:
     """The secret as written, lower-cased (FTS5) and stemmed (PostgreSQL's term rows)."""
-    from chronobench.memory.pg.lexical import tokenizer
+    from chronomem.pg.lexical import tokenizer
 
     stems = [t for toks in tokenizer().tokens([SECRET]) for t in toks]
     return [f.encode() for f in dict.fromkeys([SECRET, SECRET.lower(), *stems])]
@@ -253,11 +253,11 @@ def _cache_keys(path: Path) -> set[str]:
 def test_redact_forgets_every_vector_derived_from_the_secret(tmp_path: Path) -> None:
     """Descriptor windows, reranker delta lines and an NL request quoting the secret were
     embedded through the persistent cache; after redaction none of their keys is left."""
-    from chronobench.memory import DeltaReranker, HashEmbedder
-    from chronobench.memory.embedders import shared_cache, split_windows
-    from chronobench.memory.query import content_query
-    from chronobench.memory.rerank import delta_lines
     from chronobench.systems.stores import EMBEDDING_CACHE_FILE, StoreProvider
+    from chronomem import DeltaReranker, HashEmbedder
+    from chronomem.embedders import shared_cache, split_windows
+    from chronomem.query import content_query
+    from chronomem.rerank import delta_lines
 
     cache_dir = tmp_path / "cache"
     # Short windows, so the secret's descriptor is embedded as several windows.
@@ -295,8 +295,8 @@ def test_redact_forgets_every_vector_derived_from_the_secret(tmp_path: Path) -> 
 
 
 def test_redact_op_in_a_commit_forgets_the_old_descriptor_windows(tmp_path: Path) -> None:
-    from chronobench.memory.embedders import split_windows
     from chronobench.systems.stores import EMBEDDING_CACHE_FILE, StoreProvider
+    from chronomem.embedders import split_windows
 
     provider = StoreProvider(embedder="hash", cache_dir=tmp_path / "cache", window_tokens=6)
     mem = provider.new_store()

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chronobench.memory import ChronoMem, EmptyScopeError, HashEmbedder, UncertainRequestError
+from chronomem import ChronoMem, EmptyScopeError, HashEmbedder, UncertainRequestError
 from tests._memory_fixtures import APP, USER, facts_store, hash_store, shared_location
 
 pytestmark = pytest.mark.usefixtures("each_backend")  # every test on SQLite and PostgreSQL
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # after each operation (flushed), so the parent knows what had committed when killed.
 _CRASH_CHILD = """
 import random, sys
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 mem = ChronoMem(sys.argv[1], embedder=HashEmbedder())
 rng = random.Random(int(sys.argv[2]))
 print("done", mem.head("app", "ann"), flush=True)
@@ -92,7 +92,7 @@ def test_sigkill_during_commit_and_rollback_loop(tmp_path: Path) -> None:
 
 _WRITER_CHILD = """
 import sys, time
-from chronobench.memory import ChronoMem, HashEmbedder
+from chronomem import ChronoMem, HashEmbedder
 mem = ChronoMem(sys.argv[1], embedder=HashEmbedder())
 user, tag, n = sys.argv[2], sys.argv[3], int(sys.argv[4])
 worst = 0.0

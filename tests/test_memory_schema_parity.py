@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from chronobench.memory import ChronoMem
-from chronobench.memory.pg.schema import TABLES
+from chronomem import ChronoMem
+from chronomem.pg.schema import TABLES
 
 # SQLite declared type -> the PostgreSQL types it stands for.
 TYPES = {
@@ -19,7 +19,7 @@ TYPES = {
     "BLOB": {"ARRAY"},  # desc_vecs.vec: packed float32 on SQLite, float4[] on PostgreSQL
 }
 # The lexical index: FTS5 virtual tables on SQLite; term statistics in plain tables on
-# PostgreSQL (see chronobench/memory/pg/lexical.py), with per-scope totals on ``scopes``.
+# PostgreSQL (see chronomem/pg/lexical.py), with per-scope totals on ``scopes``.
 SQLITE_ONLY = {"item_fts", "desc_fts"}
 PG_ONLY = {"item_docs", "item_terms", "item_df", "desc_docs", "desc_terms", "desc_df"}
 PG_ONLY_COLUMNS = {"scopes": ["item_n", "item_tok", "desc_n", "desc_tok"]}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from chronobench.memory import DependentChangesError, HeadMovedError, UncertainRequestError
+from chronomem import DependentChangesError, HeadMovedError, UncertainRequestError
 from tests._memory_fixtures import APP, USER, add, hash_store, on_postgres
 from tests.test_memory_redaction import _leaks, _scan_all_tables
 

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from chronobench.memory import timeref as tr
+from chronomem import timeref as tr
 from tests._memory_fixtures import APP, USER, add, hash_store
 
 # One write per "session", LoCoMo-style stamps; now = 23 Jul 2023 (a Sunday).

@@ -120,8 +120,8 @@ def test_auto_runs_local_model_cells_one_at_a_time(compose_cells):
 def test_a_missing_int8_export_is_made_beside_the_builds(compose_cells, tmp_path):
     """Cells on the int8 MiniLM share one export: listed once while its cache folder has
     no exported model, not at all once it has one (or for a torch or hash embedder)."""
-    from chronobench.memory.onnx_embedder import OnnxEmbedder
     from chronobench.runner.parallel import _missing_exports
+    from chronomem.onnx_embedder import OnnxEmbedder
 
     cache = tmp_path / "cache"
     int8 = ["experiment=default", f"paths.cache_dir={cache}", "embedder.runtime=onnx_int8"]

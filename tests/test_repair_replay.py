@@ -133,11 +133,11 @@ def test_unreplayable_sessions_are_reapplied_not_rerun():
 
 
 def test_checked_citations_catch_wrong_ones_and_leave_exact_ones_alone():
-    from chronobench.memory import ChronoMem
     from chronobench.repair.cases import default_params
     from chronobench.repair.context import run_failed
     from chronobench.repair.planner import suspect_citations
     from chronobench.repair.provenance import load_graph
+    from chronomem import ChronoMem
 
     case = make_case(0, "controlled", 6)
     with ChronoMem(":memory:", embedder="hash") as mem:

@@ -264,7 +264,7 @@ names = {
     "tasks": TASKS.names(), "datasets": DATASETS.names(),
 }
 heavy = (
-    "torch", "sentence_transformers", "nltk", "chronobench.memory.rerank",
+    "torch", "sentence_transformers", "nltk", "chronomem.rerank",
     "chronobench.runner.datasets", "chronobench.repair.run", "data_builders",
 )
 before = [m for m in heavy if m in sys.modules]
@@ -286,7 +286,7 @@ def test_registries_are_lazy_and_report_unknown_names():
     assert {"none", "feature", "cross_encoder"} <= set(out["names"]["rerankers"])
     assert "benchmark" in out["names"]["tasks"] and "locomo" in out["names"]["datasets"]
     assert out["before"] == []
-    assert out["after"] == ["chronobench.memory.rerank"]
+    assert out["after"] == ["chronomem.rerank"]
     from chronobench.runner.components import RERANKERS
 
     with pytest.raises(ConfigError, match="unknown reranker 'nope'.*feature"):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from chronobench.data.schema import MemoryOp, Stream, Write
-from chronobench.memory import HashEmbedder
 from chronobench.protocols import StreamWrite, public_writes
 from chronobench.selectors import SELECTORS, StoreSelector, selector_names
 from chronobench.systems.stores import StoreProvider
+from chronomem import HashEmbedder
 
 TEXTS = [
     "Ann: I adopted a puppy called Rex from the shelter",

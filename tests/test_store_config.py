@@ -56,8 +56,8 @@ def test_an_unreachable_server_is_one_line_naming_the_url_without_its_password()
     from types import SimpleNamespace
 
     from chronobench.errors import is_expected
-    from chronobench.memory import StoreConnectionError
     from chronobench.runner.experiment import check_store_servers
+    from chronomem import StoreConnectionError
 
     port = _free_port()
     url = f"postgresql://alice:s3cr%40t@127.0.0.1:{port}/bench"
@@ -86,7 +86,7 @@ def test_a_running_server_passes_the_check(pg_url: str) -> None:
 
 def test_driver_messages_lose_the_password_and_the_line_breaks() -> None:
     pytest.importorskip("psycopg")
-    from chronobench.memory.pg.conn import describe_url, driver_message
+    from chronomem.pg.conn import describe_url, driver_message
 
     url = "postgresql://bob:p%40ss@db.example:6543/x?sslmode=require"
     assert describe_url(url) == "postgresql://bob@db.example:6543/x"

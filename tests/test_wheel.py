@@ -21,6 +21,7 @@ _SOURCES = [
     "data_builders",
     "baselines",
     "configs",
+    "chronomem",  # the store's own distribution: its wheel goes in beside the benchmark's
 ]
 
 
@@ -38,7 +39,7 @@ def test_wheel_install_runs_the_smoke_experiment(tmp_path):
     # Build from a copy so the checkout gets no build/ folder.
     src = tmp_path / "src"
     src.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "_shipped")
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "_shipped", "build")
     for name in _SOURCES:
         s = REPO_ROOT / name
         if s.is_dir():
@@ -47,11 +48,13 @@ def test_wheel_install_runs_the_smoke_experiment(tmp_path):
             shutil.copy2(s, src / name)
     (src / "tests" / "fixtures").mkdir(parents=True)
     shutil.copy2(REPO_ROOT / "tests" / "fixtures" / "locomo_tiny.json", src / "tests" / "fixtures")
-    _pip("wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "dist"), ".", cwd=src)
-    wheel = next((tmp_path / "dist").glob("chronobench-*.whl"))
+    dist = tmp_path / "dist"
+    for folder in (".", "./chronomem"):  # "./": a bare name would be looked up on an index
+        _pip("wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), folder, cwd=src)
+    wheels = [next(dist.glob(f"{name}-*.whl")) for name in ("chronobench", "chronomem")]
     site = tmp_path / "site"
-    # The wheel alone into its own folder; its dependencies come from this venv.
-    _pip("install", "--no-deps", "--target", str(site), str(wheel), cwd=tmp_path)
+    # The two wheels alone into their own folder; their dependencies come from this venv.
+    _pip("install", "--no-deps", "--target", str(site), *map(str, wheels), cwd=tmp_path)
     shutil.rmtree(src)
 
     work = tmp_path / "work"
@@ -64,7 +67,12 @@ def test_wheel_install_runs_the_smoke_experiment(tmp_path):
         "CHRONOBENCH_CACHE": str(work / "cache"),
     }
     where = subprocess.run(
-        [sys.executable, "-c", "import chronobench.paths as p; print(p.__file__, p.config_dir())"],
+        [
+            sys.executable,
+            "-c",
+            "import chronobench.paths as p, chronomem; print(p.__file__, p.config_dir(), "
+            "chronomem.__file__)",
+        ],
         capture_output=True,
         text=True,
         cwd=work,
@@ -72,6 +80,7 @@ def test_wheel_install_runs_the_smoke_experiment(tmp_path):
         check=True,
     ).stdout
     assert where.startswith(str(site)) and "_shipped" in where, where
+    assert where.split()[-1].startswith(str(site)), where  # the store from its own wheel
     proc = subprocess.run(
         [sys.executable, "-m", "chronobench", "run", "experiment=smoke"],
         capture_output=True,

@@ -22,7 +22,7 @@ from typing import Any
 
 from chronobench.backbones.request_hash import request_key
 from chronobench.protocols import Backbone, Completion, GenerationRequest, as_completion
-from chronobench.sqlite_retry import retry_busy
+from chronomem.sqlite_retry import retry_busy
 
 __all__ = ["CacheStats", "CachedBackbone", "estimate_tokens", "request_key"]
 

@@ -2,7 +2,7 @@
 
 For each size N it fills a file-backed :class:`ChronoMemMemoryService` with N
 memories (sessions of 10 events, one version per session) and a raw
-:class:`~chronobench.memory.ChronoMem` with the same writes, then times, at that
+:class:`~chronomem.ChronoMem` with the same writes, then times, at that
 size:
 
 - add: one ``add_session_to_memory`` with one new event vs one ``store.commit``;
@@ -90,8 +90,8 @@ def _fill(service: Any, store: Any, n: int, rng: random.Random, loop: Any) -> No
 
 
 def _size(n: int, embedder: Any, repeat: int, workdir: Path) -> list[tuple[str, str, str]]:
-    from chronobench.integrations.adk import ChronoMemMemoryService
-    from chronobench.memory import ChronoMem
+    from chronomem import ChronoMem
+    from chronomem.adk import ChronoMemMemoryService
 
     rng = random.Random(n)
     loop = asyncio.new_event_loop()
@@ -180,7 +180,7 @@ def _size(n: int, embedder: Any, repeat: int, workdir: Path) -> list[tuple[str, 
 
 def run(sizes: Sequence[int], embedder: str = "hash", repeat: int = 30) -> list[dict[str, Any]]:
     """Print the latency table for each size; returns the rows."""
-    from chronobench.memory import HashEmbedder, resolve_embedder
+    from chronomem import HashEmbedder, resolve_embedder
 
     emb = HashEmbedder() if embedder == "hash" else resolve_embedder(embedder)
     out = []
@@ -201,10 +201,10 @@ def rq1(data_dir: str = "data/built") -> dict[str, Any]:
     Both systems run as in the benchmark (same store settings as the default run:
     MiniLM, hybrid fusion, the offline reranker); a refused request is a miss.
     """
-    from chronobench.memory import ChronoMemError, DeltaReranker
     from chronobench.protocols import public_writes
     from chronobench.systems import SystemContext, create_system
     from chronobench.systems.stores import StoreProvider
+    from chronomem import ChronoMemError, DeltaReranker
 
     built = _locomo_session(data_dir)
     provider = StoreProvider(embedder="minilm", reranker=DeltaReranker(), max_cached=1)

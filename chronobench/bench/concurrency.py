@@ -19,7 +19,7 @@ from chronobench.bench.synthetic import synthetic_writes
 
 
 def _writer(location: str, user: str, n: int, start: Any, out: Any, pragma: str | None) -> None:
-    from chronobench.memory import ChronoMem, HashEmbedder
+    from chronomem import ChronoMem, HashEmbedder
 
     writes = synthetic_writes(n, seed=zlib.crc32(user.encode()) % 1000)
     with ChronoMem(location, embedder=HashEmbedder()) as mem:

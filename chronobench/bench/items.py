@@ -87,7 +87,7 @@ def _conversations(path: Path, limit: int | None) -> list[tuple[list[dict], list
 @contextmanager
 def _backend_ranking() -> Iterator[None]:
     """The store's item search with the backend's ranking (what it did before the index)."""
-    from chronobench.memory import reads
+    from chronomem import reads
 
     kept = reads.match_items
     reads.match_items = lambda db, sc, terms, k, cache, items: db.match_items(  # type: ignore[assignment]
@@ -127,9 +127,9 @@ def _states(mem: Any, n_sessions: int, vids: list[int]) -> Iterator[tuple[str, A
 
 def _state(store: Any, questions: list[str], repeat: int, out: dict, times: dict) -> None:
     """Agreement and timings at one state (``out`` counts, ``times`` lists gain)."""
-    from chronobench.memory import itemindex as ii
-    from chronobench.memory import reads
-    from chronobench.memory.query import fts_terms
+    from chronomem import itemindex as ii
+    from chronomem import reads
+    from chronomem.query import fts_terms
 
     db = store.backend
     sc = reads.find_scope(db, "a", "u")
@@ -182,10 +182,10 @@ def _conversation(
 
 
 def _open(backend: str, pg_url: str | None) -> Callable[[], Any]:
-    from chronobench.memory import ChronoMem, HashEmbedder
+    from chronomem import ChronoMem, HashEmbedder
 
     if backend == "postgres":
-        from chronobench.memory.pg.temporary import temporary_store
+        from chronomem.pg.temporary import temporary_store
 
         return lambda: temporary_store(pg_url, embedder=HashEmbedder())
     return lambda: ChronoMem(":memory:", embedder=HashEmbedder())
@@ -203,7 +203,7 @@ def run(
     convs = _conversations(locomo, conversations)
     cluster = None
     if "postgres" in backends and not pg_url:
-        from chronobench.memory.pg.cluster import Cluster
+        from chronomem.pg.cluster import Cluster
 
         cluster = Cluster().start()
         pg_url = cluster.url

@@ -45,10 +45,10 @@ def _queries(granularity: str) -> tuple[Any, list[tuple[str, Any]]]:
 
 def evaluate(granularity: str, limit_streams: int | None = None) -> dict[str, Any]:
     """Plan every request of one granularity; returns per-source counts."""
-    from chronobench.memory import DeltaReranker, UncertainRequestError
     from chronobench.protocols import public_writes
     from chronobench.systems.base import APP
     from chronobench.systems.stores import StoreProvider
+    from chronomem import DeltaReranker, UncertainRequestError
 
     built, queries = _queries(granularity)
     streams = {s.stream_id: s for s in built.streams[:limit_streams]}

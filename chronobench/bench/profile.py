@@ -47,24 +47,24 @@ STAGES = ("data", "ingest", "embed", "resolve", "rerank", "generate", "score")
 TARGETS: tuple[tuple[str, str, str], ...] = (
     ("chronobench.runner.components", "Components.load_data", "data"),
     ("chronobench.systems.stores", "StoreProvider._ingest", "ingest"),
-    ("chronobench.memory", "ChronoMem.commit_many", "ingest"),
-    ("chronobench.memory", "ChronoMem.commit", "ingest"),
-    ("chronobench.memory.embedders", "SentenceTransformerEmbedder.encode", "embed"),
-    ("chronobench.memory.embedders", "SentenceTransformerEmbedder._load", "embed"),
-    ("chronobench.memory.embedders", "HashEmbedder.encode", "embed"),
-    ("chronobench.memory.onnx_embedder", "OnnxEmbedder.encode", "embed"),
-    ("chronobench.memory.onnx_embedder", "OnnxEmbedder._load", "embed"),
-    ("chronobench.memory", "ChronoMem.resolve", "resolve"),
-    ("chronobench.memory", "ChronoMem.resolve_lexical", "resolve"),
-    ("chronobench.memory", "ChronoMem.resolve_dense", "resolve"),
-    ("chronobench.memory", "ChronoMem.resolve_hybrid", "resolve"),
-    ("chronobench.memory", "ChronoMem.search", "resolve"),
-    ("chronobench.memory", "ChronoMem.clone", "resolve"),
-    ("chronobench.memory", "ChronoMem.rollback_to_version", "resolve"),
-    ("chronobench.memory", "ChronoMem.rollback_to_version_by_nl_query", "resolve"),
-    ("chronobench.memory", "ChronoMem.plan_rollback_by_nl_query", "resolve"),
-    ("chronobench.memory", "DeltaReranker.rerank", "rerank"),
-    ("chronobench.memory", "CrossEncoderReranker.rerank", "rerank"),
+    ("chronomem", "ChronoMem.commit_many", "ingest"),
+    ("chronomem", "ChronoMem.commit", "ingest"),
+    ("chronomem.embedders", "SentenceTransformerEmbedder.encode", "embed"),
+    ("chronomem.embedders", "SentenceTransformerEmbedder._load", "embed"),
+    ("chronomem.embedders", "HashEmbedder.encode", "embed"),
+    ("chronomem.onnx_embedder", "OnnxEmbedder.encode", "embed"),
+    ("chronomem.onnx_embedder", "OnnxEmbedder._load", "embed"),
+    ("chronomem", "ChronoMem.resolve", "resolve"),
+    ("chronomem", "ChronoMem.resolve_lexical", "resolve"),
+    ("chronomem", "ChronoMem.resolve_dense", "resolve"),
+    ("chronomem", "ChronoMem.resolve_hybrid", "resolve"),
+    ("chronomem", "ChronoMem.search", "resolve"),
+    ("chronomem", "ChronoMem.clone", "resolve"),
+    ("chronomem", "ChronoMem.rollback_to_version", "resolve"),
+    ("chronomem", "ChronoMem.rollback_to_version_by_nl_query", "resolve"),
+    ("chronomem", "ChronoMem.plan_rollback_by_nl_query", "resolve"),
+    ("chronomem", "DeltaReranker.rerank", "rerank"),
+    ("chronomem", "CrossEncoderReranker.rerank", "rerank"),
     ("chronobench.backbones.cache", "CachedBackbone.generate", "generate"),
     ("chronobench.metrics", "score_probe", "score"),
     ("chronobench.metrics", "score_selection", "score"),
@@ -336,7 +336,7 @@ def _time_here(args: argparse.Namespace) -> int:
         if not args.warm:
             os.environ["CHRONOBENCH_DATA"] = os.path.join(tmp, "data")  # built from scratch
         if not args.warm and not args.cache_dir:
-            from chronobench.memory.embedders import forget_process_embedders
+            from chronomem.embedders import forget_process_embedders
 
             forget_process_embedders()  # cold: no vector this process embedded before
         cell_module.run_cell = timed_cell  # type: ignore[assignment]
@@ -367,7 +367,7 @@ def _time_here(args: argparse.Namespace) -> int:
         print("cells ran in worker processes: seconds per cell only (stages need jobs=1)")
     print(format_table(clock.cells))
     print(f"wall time {wall:.1f} s (cells + config composition + start-up); load {load_averages()}")
-    from chronobench.memory import embedders
+    from chronomem import embedders
 
     used = list(embedders._CACHES.values())
     embedded = sum(c.stats["embedded"] for c in used)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from chronobench.memory import ChronoMem, DeltaReranker, resolve_embedder
+from chronomem import ChronoMem, DeltaReranker, resolve_embedder
 
 _PEOPLE = ["Nora", "Omar", "Priya", "Lukas", "Mei", "Tomás", "Ines", "Kofi"]
 _CITY = ["Lisbon", "Denver", "Osaka", "Tallinn", "Nairobi", "Bergen", "Cusco", "Hobart"]

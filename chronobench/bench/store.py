@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.bench.synthetic import NAMES, THINGS, VERBS, synthetic_writes
-from chronobench.memory import ChronoMem, HashEmbedder, resolve_embedder
+from chronomem import ChronoMem, HashEmbedder, resolve_embedder
 
 
 def _ms(values: list[float]) -> str:
@@ -49,7 +49,7 @@ class Location:
 
     def new(self, name: str, embedder: Any) -> ChronoMem:
         if self.backend == "postgres":
-            from chronobench.memory.pg.temporary import temporary_store
+            from chronomem.pg.temporary import temporary_store
 
             return temporary_store(self.pg_url, embedder=embedder)
         return self.tuned(ChronoMem(self.workdir / f"{name}.db", embedder=embedder))
@@ -122,14 +122,14 @@ class Location:
     def shared(self, name: str) -> str:
         """A location several processes open (the concurrency benchmark)."""
         if self.backend == "postgres":
-            from chronobench.memory.pg.locations import with_schema
+            from chronomem.pg.locations import with_schema
 
             return with_schema(self.pg_url, f"chronobench_bench_{name}")
         return str(self.workdir / f"{name}.db")
 
     def drop_shared(self, name: str) -> None:
         if self.backend == "postgres":
-            from chronobench.memory.pg.locations import drop_schema
+            from chronomem.pg.locations import drop_schema
 
             drop_schema(self.pg_url, f"chronobench_bench_{name}")
         else:
@@ -343,7 +343,7 @@ def run(
     cluster = None
     try:
         if "postgres" in backends and not pg_url:
-            from chronobench.memory.pg.cluster import Cluster
+            from chronomem.pg.cluster import Cluster
 
             cluster = Cluster().start()
             pg_url = cluster.url

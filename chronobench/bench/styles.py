@@ -83,7 +83,7 @@ def _cell(granularity: str, overrides: Sequence[str]) -> Any:
 def _refused(call: Any, *args: Any, **kwargs: Any) -> tuple[bool, Any]:
     """``(True, why)`` when ``call`` refuses the request (UncertainRequestError), else
     ``(False, its plan)``."""
-    from chronobench.memory import UncertainRequestError
+    from chronomem import UncertainRequestError
 
     try:
         return False, call(*args, **kwargs)

@@ -54,7 +54,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "chronobench.commands.audit:main",
         "check each headline's validity contract (oracle, error curves, attacks)",
     ),
-    "demo": ("chronobench.memory.demo:main", "one-screen demo of a natural-language undo"),
+    "demo": ("chronomem.demo:main", "one-screen demo of a natural-language undo"),
 }
 
 

@@ -14,7 +14,7 @@ with a line saying so.
 found by the spec hash its manifest records) and compares its figures alone.
 
 ``--isa LEVEL`` holds the child to an instruction-set level of
-:mod:`chronobench.memory.isa` (``native``, ``avx2``, ``baseline``): how the published
+:mod:`chronomem.isa` (``native``, ``avx2``, ``baseline``): how the published
 figures are checked against another CPU on one machine (docs/reproducibility.md).
 """
 
@@ -49,7 +49,7 @@ def _composed(preset: str) -> dict[str, Any]:
 
 def _rerun(preset: str, work: Path, isa: str, extra: Sequence[str]) -> tuple[int, float]:
     """Run ``preset`` in a child process into ``work``; (exit code, seconds)."""
-    from chronobench.memory.isa import level_env
+    from chronomem.isa import level_env
 
     cmd = [
         sys.executable, "-m", "chronobench", "run", f"experiment={preset}",
@@ -188,8 +188,8 @@ def verify_preset(
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry."""
     from chronobench.commands._args import add_results_option
-    from chronobench.memory.isa import LEVELS
     from chronobench.paths import config_dir, results_dir, user_config_dirs
+    from chronomem.isa import LEVELS
 
     parser = argparse.ArgumentParser(prog="chronobench verify", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.fileio import atomic_write_json, atomic_write_text
-from chronobench.memory import ChronoMem
 from chronobench.protocols import GenerationParams
 from chronobench.repair.agent import MEMO_ITEM, TaskRunner
 from chronobench.repair.generate import (
@@ -28,6 +27,7 @@ from chronobench.repair.history import materialize
 from chronobench.repair.policy import RepairPolicyBackbone
 from chronobench.repair.provenance import Recorder
 from chronobench.repair.steps import HistoryAgent
+from chronomem import ChronoMem
 
 BUILDER_VERSION = "repair-3"  # 3: benign untrusted sessions (the control sets)
 # 4: the sets whose diagnosis must be earned (generate_earned.py). Each builder writes its

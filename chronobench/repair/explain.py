@@ -13,12 +13,12 @@ from collections.abc import Sequence
 def explain(case_id: str, *, seed: int = 0, as_json: bool = False) -> str:
     """The plan for ``case_id`` ("controlled-N", "stress-N", "earned_controlled-N" or
     "earned_stress-N") on the offline agent."""
-    from chronobench.memory import ChronoMem
     from chronobench.repair.cases import SET_BUILDER, agent_view, default_params, make_case
     from chronobench.repair.context import resolve_faults, run_failed
     from chronobench.repair.planner import plan_repair
     from chronobench.repair.policy import RepairPolicyBackbone
     from chronobench.repair.provenance import load_graph
+    from chronomem import ChronoMem
 
     subset, _, index = case_id.partition("-")
     if subset not in SET_BUILDER or not index.isdigit():

@@ -290,6 +290,46 @@ def follow_up(w: World, family: str, slot: str, value: str, before: str | None =
             w.lookup(1)
 
 
+def used_slots(faults: list[dict[str, Any]]) -> set[str]:
+    """The slots earlier faults of the case hold."""
+    return {f["slot"] for f in faults}
+
+
+def place_fault(
+    w: World,
+    ftype: str,
+    family: str,
+    faults: list[dict[str, Any]],
+    head: str,
+    slots: list[str],
+    stress: bool,
+    head_taken: bool,
+) -> None:
+    """Inject one fault of ``ftype`` and its ``family``'s follow-up into ``w``, appending
+    its record to ``faults``. A chain family whose head slot is taken (``head_taken``)
+    becomes a paraphrase or a consolidation. The rng draws are in a fixed order: the
+    published case sets depend on it."""
+    rng = w.rng
+    used = used_slots(faults)
+    if family in CHAIN_FAMILIES and head_taken:
+        family = rng.choice(("paraphrase", "consolidation"))
+    if family in CHAIN_FAMILIES:
+        slot = head
+    else:
+        free = [s for s in slots if s not in used and s not in w.protected and s != head]
+        slot = rng.choice(free or [s for s in slots if s not in used] or slots)
+    w.protected.add(slot)
+    w.fault_slots.add(slot)
+    before = w.value(slot)
+    ev, value = inject(w, ftype, slot)
+    faults.append({"event": ev["event"], "record": f"mem:{ev['event']}:{next(reversed(w.items))}",
+                   "type": ftype, "family": family, "slot": slot, "value": value})  # fmt: skip
+    w.noise(0.4)  # the user goes on; the fault is in the prompt's recency window
+    follow_up(w, family, slot, value, before)
+    if stress and rng.random() < 0.25:  # the user restates the slot: the fault goes inert
+        w.say(slot, w.other(slot, w.value(slot), value))
+
+
 def draft_case(
     rng: random.Random, domain: str, plan: list[tuple[str, str]], stress: bool
 ) -> dict[str, Any]:
@@ -312,24 +352,9 @@ def draft_case(
         gaps.setdefault(rng.randrange(len(plan) + 1), []).append(kind)
     left = [k for k in gaps.get(0, []) if w.benign(k) is None]  # no slot free yet: later
     for n, (ftype, family) in enumerate(plan, start=1):
-        used = {f["slot"] for f in faults}
-        if family in CHAIN_FAMILIES and head in used:
-            family = rng.choice(("paraphrase", "consolidation"))
-        if family in CHAIN_FAMILIES:
-            slot = head
-        else:
-            free = [s for s in slots if s not in used and s not in w.protected and s != head]
-            slot = rng.choice(free or [s for s in slots if s not in used] or slots)
-        w.protected.add(slot)
-        w.fault_slots.add(slot)
-        before = w.value(slot)
-        ev, value = inject(w, ftype, slot)
-        faults.append({"event": ev["event"], "record": f"mem:{ev['event']}:{next(reversed(w.items))}",
-                       "type": ftype, "family": family, "slot": slot, "value": value})  # fmt: skip
-        w.noise(0.4)  # the user goes on; the fault is in the prompt's recency window
-        follow_up(w, family, slot, value, before)
-        if stress and rng.random() < 0.25:  # the user restates the slot: the fault goes inert
-            w.say(slot, w.other(slot, w.value(slot), value))
+        place_fault(
+            w, ftype, family, faults, head, slots, stress, head_taken=head in used_slots(faults)
+        )
         left = [k for k in left + gaps.get(n, []) if w.benign(k) is None]
     w.confirm_pending()
     for kind in left:

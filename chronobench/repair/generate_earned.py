@@ -36,7 +36,8 @@ from chronobench.repair.generate import (
     Redraw,
     World,
     follow_up,
-    inject,
+    place_fault,
+    used_slots,
 )
 
 __all__ = ["EARNED_SETS", "EarnedWorld", "draft_earned"]
@@ -195,24 +196,9 @@ def draft_earned(
                 waiting.append(item)
             continue
         ftype, family = plan_left.pop(0)
-        used = {f["slot"] for f in faults}
-        if family in CHAIN_FAMILIES and (head in used or head in w.protected):
-            family = rng.choice(("paraphrase", "consolidation"))
-        if family in CHAIN_FAMILIES:
-            slot = head
-        else:
-            free = [s for s in slots if s not in used and s not in w.protected and s != head]
-            slot = rng.choice(free or [s for s in slots if s not in used] or slots)
-        w.protected.add(slot)
-        w.fault_slots.add(slot)
-        before = w.value(slot)
-        ev, value = inject(w, ftype, slot)
-        faults.append({"event": ev["event"], "record": f"mem:{ev['event']}:{next(reversed(w.items))}",
-                       "type": ftype, "family": family, "slot": slot, "value": value})  # fmt: skip
-        w.noise(0.4)  # the user goes on; the fault is in the prompt's recency window
-        follow_up(w, family, slot, value, before)
-        if stress and rng.random() < 0.25:  # the user restates the slot: the fault goes inert
-            w.say(slot, w.other(slot, w.value(slot), value))
+        # A twin may already hold the head slot: a chain fault then takes another family.
+        taken = head in used_slots(faults) or head in w.protected
+        place_fault(w, ftype, family, faults, head, slots, stress, head_taken=taken)
         still = []
         for kind, fam in waiting:
             placed = _place(w, kind, fam)

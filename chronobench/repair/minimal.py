@@ -41,13 +41,13 @@ class NeededWork:
 def _history_ops(case: dict[str, Any], *, clean: bool) -> tuple[dict[str, list], Counter]:
     """(session -> ops it applied, session -> its steps) of the offline agent's history,
     faulty or fault-free (the fault sessions skipped)."""
-    from chronobench.memory import ChronoMem
     from chronobench.repair.cases import agent_view, default_params
     from chronobench.repair.context import recorded_ops
     from chronobench.repair.history import history_steps, materialize
     from chronobench.repair.policy import RepairPolicyBackbone
     from chronobench.repair.provenance import Recorder, load_graph
     from chronobench.repair.steps import HistoryAgent
+    from chronomem import ChronoMem
 
     view = agent_view(case)
     skip = {f["event"] for f in case["faults"]} if clean else set()

@@ -104,7 +104,6 @@ def repair_case(
     ``read_replies``: a language-model backbone, whose unparsed replies the row counts
     (``parse_failures``, ``replies``). ``method`` is a registered name, or (the audit's
     scorer-side oracles) a callable taking the :class:`RepairContext`."""
-    from chronobench.memory import ChronoMem
     from chronobench.repair.agent import MEMO_ITEM
     from chronobench.repair.cases import agent_view, default_params
     from chronobench.repair.context import RepairContext, resolve_faults, run_failed
@@ -114,6 +113,7 @@ def repair_case(
     from chronobench.repair.noise import CallLayer, unreplayable
     from chronobench.repair.planner import dependency_edges, prompt_level
     from chronobench.repair.provenance import load_graph
+    from chronomem import ChronoMem
 
     visible = agent_view(case)
     params = default_params(params) if isinstance(params, int) else params

@@ -14,7 +14,7 @@ same id replaces its published copy (as on the board and in the viewer). Figures
 fractions in [0, 1]: the board prints them x100.
 
 pandas is a dependency of the benchmark, imported only here; ChronoMem itself (the
-store, :mod:`chronobench.memory`) never needs it.
+store, :mod:`chronomem`) never needs it.
 """
 
 from __future__ import annotations

@@ -80,9 +80,9 @@ def prepare_run_dir(spec: RunSpec, rid: str, config: dict[str, Any] | None = Non
 def build_benchmark_parts(cell: Components, backbone: bool = True) -> list[str]:
     """Build every component a benchmark cell constructs, as :func:`run_benchmark_cell`
     builds them, without data or weights (hash vectors); names what was built."""
-    from chronobench.memory import ChronoMem, HashEmbedder
     from chronobench.protocols import GenerationParams
     from chronobench.systems import SystemContext
+    from chronomem import ChronoMem, HashEmbedder
 
     spec = cell.spec
     if cell.dataset is None:
@@ -207,7 +207,7 @@ def _embedding_stats(stores: Any) -> dict[str, int]:
     embedder = getattr(stores, "_embedder", None)  # never built just to be read
     if embedder is None:
         return {}
-    from chronobench.memory.embedders import shared_cache
+    from chronomem.embedders import shared_cache
 
     stats = shared_cache(embedder).stats
     return {k: int(stats.get(k, 0)) for k in ("hits", "disk_hits", "embedded")}

@@ -101,7 +101,7 @@ RERANKERS = Registry(
     "reranker",
     {
         "none": "chronobench.runner.components:no_reranker",
-        "feature": "chronobench.memory.rerank:DeltaReranker",
+        "feature": "chronomem.rerank:DeltaReranker",
     },
 )
 RERANKERS.register(
@@ -121,7 +121,7 @@ def no_reranker() -> None:
 
 def cross_encoder_reranker(model: str, device: str = "cpu", batch_size: int = 32) -> Any:
     """A sentence-transformers CrossEncoder over the fused top-K."""
-    from chronobench.memory.rerank import CrossEncoderReranker
+    from chronomem.rerank import CrossEncoderReranker
 
     return CrossEncoderReranker(model, device=device, batch_size=batch_size)
 

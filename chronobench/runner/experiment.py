@@ -214,8 +214,8 @@ def check_store_servers(cells: Sequence[Any]) -> None:
     )
     if not urls:
         return
-    from chronobench.memory.pg.conn import connect_raw, describe_url, driver_message
-    from chronobench.memory.types import StoreConnectionError
+    from chronomem.pg.conn import connect_raw, describe_url, driver_message
+    from chronomem.types import StoreConnectionError
 
     for url in urls:
         try:

@@ -9,7 +9,7 @@ the run folders are byte-identical to a sequential run's (``tests/test_runner_e2
 What the workers share goes through files built for it: the embedding cache and the
 call cache are SQLite files in WAL mode with a busy timeout, and one process at a time
 computes a cache file's missing vectors (``PersistentVectors.computing`` in
-:mod:`chronobench.memory.vector_cache`), so no text is embedded twice. Cells are ordered by *warm
+:mod:`chronomem.vector_cache`), so no text is embedded twice. Cells are ordered by *warm
 groups* (:func:`warm_group`, cells that embed the same descriptors: one dataset at one
 granularity): the first cell of a group runs before any other cell of that group
 starts, so the others read its vectors instead of queueing behind it for the lock.
@@ -131,7 +131,7 @@ def prebuild(cells: Sequence[Any], pool: ProcessPoolExecutor | None = None) -> N
 def _missing_exports(cells: Sequence[Any]) -> list[tuple[dict[str, Any], str]]:
     """(embedder spec, cache folder) of every onnx_int8 embedder the cells use whose
     exported model is not in its cache folder yet."""
-    from chronobench.memory.onnx_embedder import OnnxEmbedder
+    from chronomem.onnx_embedder import OnnxEmbedder
 
     out: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
     for cell in cells:
@@ -148,9 +148,9 @@ def _missing_exports(cells: Sequence[Any]) -> list[tuple[dict[str, Any], str]]:
 
 
 def _prepare_embedder(spec: dict[str, Any], cache_dir: str) -> None:
-    from chronobench.memory import resolve_embedder
-    from chronobench.memory.embedders import shared_cache
     from chronobench.systems.stores import EMBEDDING_CACHE_FILE
+    from chronomem import resolve_embedder
+    from chronomem.embedders import shared_cache
 
     embedder = resolve_embedder(spec)
     shared_cache(embedder).attach(Path(cache_dir) / EMBEDDING_CACHE_FILE)
@@ -158,7 +158,7 @@ def _prepare_embedder(spec: dict[str, Any], cache_dir: str) -> None:
 
 
 def _embedded() -> int:
-    from chronobench.memory import embedders
+    from chronomem import embedders
 
     return sum(c.stats["embedded"] for c in embedders._CACHES.values())
 

@@ -74,7 +74,7 @@ class AdkSession:
 
     def rollback(self, request: str) -> RollbackOutcome:
         """``service.rollback(request=...)`` on a copy of the post-exposure store."""
-        from chronobench.integrations.adk import UncertainRequestError
+        from chronomem.adk import UncertainRequestError
 
         sys_ = self.system
         if self._work is not None:
@@ -147,7 +147,7 @@ class AdkChronoMemSystem(RestoringReaderOptions):
 
     def service(self, store: Any) -> Any:
         """The ADK memory service over ``store``."""
-        from chronobench.integrations.adk import ChronoMemMemoryService
+        from chronomem.adk import ChronoMemMemoryService
 
         return ChronoMemMemoryService(store=store, max_results=self.top_k)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from chronobench.memory.types import UncertainRequestError
 from chronobench.protocols import (
     GenerationRequest,
     OracleTarget,
@@ -31,6 +30,7 @@ from chronobench.systems.base import (
 from chronobench.systems.prompts import is_summary_request, qa_request, summary_request
 from chronobench.systems.registry import ChronoMemOptions, ChronoMemResolverOptions
 from chronobench.systems.stores import IngestedStream
+from chronomem.types import UncertainRequestError
 
 
 class ChronoMemSession:
@@ -96,7 +96,7 @@ class ChronoMemSystem(RestoringReaderOptions):
 
     ``resolver="backbone"``: the run's backbone (``ctx.backbone``) picks among the top
     ``resolver_top_k`` candidates of each rollback request, or refuses
-    (:mod:`chronobench.memory.backbone_resolver`); ``"auto"``: on unless the backbone is
+    (:mod:`chronomem.backbone_resolver`); ``"auto"``: on unless the backbone is
     LLM-free (:data:`chronobench.spec.LLM_FREE_BACKBONES`); ``"none"``: off.
     """
 
@@ -133,7 +133,7 @@ class ChronoMemSystem(RestoringReaderOptions):
                 "system.resolver=backbone needs the run's backbone (SystemContext.backbone); "
                 "this cell has none"
             )
-        from chronobench.memory.backbone_resolver import BackboneResolver
+        from chronomem.backbone_resolver import BackboneResolver
 
         return BackboneResolver(
             backbone, top_k=options.resolver_top_k, max_chars=options.resolver_max_chars

@@ -23,11 +23,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from chronobench.hashing import stable_hash
-from chronobench.memory.types import UncertainRequestError
 from chronobench.protocols import RollbackOutcome
 from chronobench.systems.base import APP
 from chronobench.systems.chronomem import ChronoMemSession, ChronoMemSystem
 from chronobench.systems.registry import ChronoMemOptions
+from chronomem.types import UncertainRequestError
 
 Policy = Callable[[Any, Any, str, frozenset[int] | None], dict[str, Any]]
 

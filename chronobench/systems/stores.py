@@ -53,7 +53,7 @@ def _plain(value: Any) -> Any:
 class IngestedStream:
     """A store holding one stream's full history, and the version-id maps."""
 
-    store: Any  # chronobench.memory.ChronoMem
+    store: Any  # chronomem.ChronoMem
     writes: Sequence[StreamWrite]
     digest: str
     vid_of: dict[int, Any]  # write id j (0 = empty root) -> store version id
@@ -94,8 +94,8 @@ class StoreProvider:
         """One embedder per provider, so its text->vector cache is shared by all stores
         (and, with ``cache_dir``, by every cell and process using that folder)."""
         if self._embedder is None:
-            from chronobench.memory import resolve_embedder
-            from chronobench.memory.embedders import shared_cache
+            from chronomem import resolve_embedder
+            from chronomem.embedders import shared_cache
 
             self._embedder = resolve_embedder(self.embedder_spec)
             if self.cache_dir is not None:
@@ -105,10 +105,10 @@ class StoreProvider:
     def new_store(self, path: str | None = None) -> Any:
         """An empty store with this provider's settings (``path``: SQLite file or URL;
         default: in memory, or a temporary schema on the provider's PostgreSQL server)."""
-        from chronobench.memory import ChronoMem
+        from chronomem import ChronoMem
 
         if path is None and self.location:
-            from chronobench.memory.pg.temporary import temporary_store
+            from chronomem.pg.temporary import temporary_store
 
             return temporary_store(self.location, embedder=self.embedder, **self.store_options)
         return ChronoMem(path or ":memory:", embedder=self.embedder, **self.store_options)

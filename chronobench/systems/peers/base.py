@@ -171,7 +171,7 @@ class DenseIndex:
             return []
         mat = self.embedding.encode([m.text for m in memories])
         q = self.embedding.encode([query])[0]
-        from chronobench.memory.embedders import similarities
+        from chronomem.embedders import similarities
 
         scores = similarities(mat, q)  # float64: exact for grid vectors
         # Ties broken by position (write order), never by batch composition.

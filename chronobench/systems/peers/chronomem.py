@@ -31,7 +31,7 @@ class ChronoMemPeer:
     native_search = True
 
     def __init__(self, workdir: str | Path, embedding: Any, *, mode: str = "truncate") -> None:
-        from chronobench.memory import ChronoMem
+        from chronomem import ChronoMem
 
         if mode not in ("truncate", "revert"):
             raise ValueError(f"chronomem peer: mode={mode!r}; use 'truncate' or 'revert'")

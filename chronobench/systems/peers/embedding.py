@@ -14,7 +14,7 @@ class PeerEmbedding:
     ``list[str] -> list[list[float]]`` shape LangGraph stores and LangChain expect."""
 
     def __init__(self, spec: Any = "minilm", *, cache_dir: str | Path | None = None) -> None:
-        from chronobench.memory.embedders import resolve_embedder, shared_cache
+        from chronomem.embedders import resolve_embedder, shared_cache
 
         self.spec = spec if isinstance(spec, str) else type(spec).__name__
         self._cache = shared_cache(resolve_embedder(spec))

@@ -4,7 +4,7 @@ request's intent turns that write into a version to restore.
 The same for every peer (and ChronoMem's peer row): search the request text, take the
 best memory's write version ``j``, restore ``j - 1`` for ``undo`` and ``j`` for
 ``restore_to``. The intent comes from chronobench's request rules
-(:func:`chronobench.memory.detect_intent`), since no peer reads rollback requests.
+(:func:`chronomem.detect_intent`), since no peer reads rollback requests.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Targeting:
 def own_target(peer: PeerMemory, request: str, *, depth: int = DEFAULT_DEPTH) -> Targeting:
     """Search ``request`` with the peer's search; map the ranked write versions through
     the request's intent. Candidates keep their best score, best first."""
-    from chronobench.memory import detect_intent
+    from chronomem import detect_intent
 
     intent = detect_intent(request)
     candidates: dict[int, float] = {}

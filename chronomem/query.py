@@ -1,0 +1,214 @@
+"""Query handling: safe FTS5 expressions and rollback-intent detection.
+
+No user text ever reaches ``MATCH`` verbatim: :func:`fts_expression` keeps only
+word characters, quotes every token and ORs them, so FTS5 operators (``NEAR``,
+``AND``, ``*``, ``^``, ``-``, parentheses, quotes) are inert.
+
+Intent rule set (checked in this order, first hit wins; see :func:`detect_intent`):
+
+1. ``restore_to`` cues: a move verb followed by "to <a state>" ("revert to the moment",
+   "reset to when", "bring your memory back to just after"), "go back to when",
+   "as of", "the state after", "right after", "just after", "at the point when",
+   "up to", "by the time", "as it stood", "stop at".
+2. ``undo`` cues: "undo", "revert", "roll back the", "rollback the", "forget",
+   "remove", "delete", "erase", "discard", "drop", "take back", "never happened",
+   "since", "everything after", "from ... on", "before", other erasure verbs (scrap,
+   wipe, strike, get rid of, throw away...), "never came up", and "X and (everything)
+   that came after / followed".
+3. Otherwise ``restore_to``.
+
+Shift rule: an ``undo`` request names the commit to cancel, so its target is that
+commit's parent; a ``restore_to`` request names the commit to return to.
+
+Episode rule (:func:`refers_to_episode`): when a request names a whole episode ("the
+conversation where ...") and commits carry an episode label (``session`` by default),
+the matched commit stands for its whole episode: ``restore_to`` targets the episode's
+last commit, ``undo`` the parent of its first. With one commit per episode this
+changes nothing; with one commit per message it is what "after that conversation"
+means.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from chronomem.words import RETRIEVAL_STOPWORDS
+
+Intent = Literal["undo", "restore_to"]
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+MAX_QUERY_TOKENS = 64  # bounds FTS work for pathological inputs (10 KB queries)
+
+_RESTORE_CUES = [
+    # "<move> ... to <a state>": the request names where to land, not what to cancel.
+    r"\b(?:revert|roll(?:ed)? ?back|go(?:ing)? back|get back|return|reset|rewind|restore|"
+    r"bring|take)\w*\b(?: \w+){0,3} to (?:when|how|the (?:moment|point|time|state)|(?:right|just) after)\b",
+    r"\bgo(?:ing)? back to (?:when|the (?:moment|point|time))\b",
+    r"\bback to when\b",
+    r"\breturn to (?:when|the (?:moment|point|state))\b",
+    r"\brestore (?:\w+ ){0,3}to (?:when|the (?:moment|point|state))\b",
+    r"\brestore (?:the )?(?:memory|state|memories) to\b",
+    r"\bas of\b",
+    r"\bthe state (?:right |just )?after\b",
+    r"\b(?:right|just|immediately) after\b",
+    r"\bat the (?:point|moment|time) (?:when|where|after)\b",
+    r"\b(?:only )?up to\b",
+    r"\bby the time\b",
+    r"\bas (?:it|things|they|you) (?:stood|were)\b",
+    r"\bstop at\b",
+    # "keep what you had once X, drop the rest": X is kept, what follows it goes.
+    r"\b(?:drop|forget|discard|lose|bin|scrap|delete|erase) the rest\b",
+    r"\bkeep (?:only )?(?:what|everything|anything|the (?:memories|things))\b.{0,40}"
+    r"\b(?:once|until|till|through|up to|as of|after)\b",
+    # "pretend nothing after it was said": the referent itself stays.
+    r"\b(?:nothing|none of (?:it|what)) (?:after|since|following) (?:it|that|this|then)\b",
+]
+_UNDO_CUES = [
+    r"\bundo\b",
+    r"\brevert\b",
+    r"\broll ?back (?:the|that|my|this)\b",
+    r"\bforget\b",
+    r"\bremove\b",
+    r"\bdelete\b",
+    r"\berase\b",
+    r"\bdiscard\b",
+    r"\bdrop\b",
+    r"\btake back\b",
+    r"\bnever happened\b",
+    r"\bsince\b",
+    r"\beverything after\b",
+    r"\bfrom .{1,60} on(?:wards?)?\b",
+    r"\bbefore\b",
+    # More ways to say "cancel it": erasure verbs and "X and what came after". Not inside
+    # a hyphenated name ("Counter-Strike", "clear-cut"): that is content, not a verb.
+    r"(?<!-)\b(?:scrap|wipe|strike|purge|clear|throw away|throw out|get rid of|cut|toss|ditch)"
+    r"\b(?!-)",
+    r"\b(?:never|didn'?t|did not) (?:came up|come up|happen|happened|exist)\b",
+    r"\b(?:and|plus|nor|with) (?:all |everything |anything |whatever |what )?(?:that )?"
+    r"(?:came|comes|followed|follows|after|later|newer|since)\b",
+    r"\b(?:and|nor|plus) (?:all|everything|anything|whatever|the rest)\b.{0,30}"
+    r"\b(?:after|later|newer|since|followed)\b",
+    # "act like that conversation never took place", "unlearn X", "X ... should go".
+    r"\b(?:never|didn'?t|did not) (?:took|take|taken) place\b",
+    r"\b(?:act|pretend|behave)\b.{0,20}\b(?:never|didn'?t|did not|wasn'?t|weren'?t)\b",
+    r"\bunlearn\b",
+    r"\b(?:should|must|can|has to|have to) (?:go|vanish|disappear|be gone)\b",
+    r"\b(?:the ones|those|all the ones|anything|everything) (?:after|afterwards?|later)\b",
+    r"\bafterwards?\b",
+]
+_RESTORE_RE = [re.compile(p, re.IGNORECASE) for p in _RESTORE_CUES]
+_UNDO_RE = [re.compile(p, re.IGNORECASE) for p in _UNDO_CUES]
+
+# Leading request phrasing carries intent but no content; strip it for retrieval.
+_LEADING = re.compile(
+    r"^\s*(?:please\s+|can you\s+|could you\s+|i want (?:you )?to\s+|let'?s\s+)*"
+    r"(?:undo|revert|roll ?back|rollback|forget|remove|delete|erase|discard|drop|"
+    r"go back to|go back|return to|restore(?: the)?(?: memory| state)?(?: to)?)\s*",
+    re.IGNORECASE,
+)
+
+
+def detect_intent(query: str) -> Intent:
+    """Classify a rollback request as ``"undo"`` or ``"restore_to"`` (rules above)."""
+    text = query or ""
+    if any(r.search(text) for r in _RESTORE_RE):
+        return "restore_to"
+    if any(r.search(text) for r in _UNDO_RE):
+        return "undo"
+    return "restore_to"
+
+
+# Scope of the referent: a whole episode ("the conversation where ...") or one point in
+# it ("the moment in our chat where ...", "the message where ..."). Point cues win.
+_EPISODE_RE = re.compile(
+    r"\b(?:conversations?|chats?|talks?|sessions?|meetings?|discussions?|calls?|episodes?)\b",
+    re.IGNORECASE,
+)
+_POINT_RE = re.compile(
+    r"\b(?:moment|message|point in|the part of|the line|the turn|the bit)\b", re.IGNORECASE
+)
+
+
+def refers_to_episode(query: str) -> bool:
+    """True when the request names a whole episode (a conversation, session, meeting)
+    rather than one message or moment inside it."""
+    text = query or ""
+    return bool(_EPISODE_RE.search(text)) and not _POINT_RE.search(text)
+
+
+# Words that describe the rollback request itself (the operation, the time relation, the
+# kind of episode) rather than what was remembered. They match every commit equally badly,
+# so they are dropped from the text used to find the described commit.
+REQUEST_WORDS = frozenset(
+    """undo undoing revert reverting roll rolled rolling rollback back reset restore restoring
+    return returning go going take yourself forget forgetting erase erasing discard discarding
+    drop dropping remove removing delete deleting wipe cancel memory memories remember
+    everything anything things stood newer later earlier after before since onwards onward
+    starting end point moment state knew know known learned learnt conversation conversations
+    chat chats talk session sessions discussion message messages came happened please just
+    right exactly all our we us you your my me i it that this where which in what how when
+    the a an and to of from with as at on up
+    scrap toss ditch purge unlearn pretend never ever stuff whatever afterwards afterward
+    rest ones once only should must nothing none was were be been is are had has have
+    would could can do did does will about i'd i'm i've you've you'd let's""".split()
+)
+_WORD_SPAN = re.compile(r"[\w'-]+", re.UNICODE)
+
+
+# Request phrasing made of words that are content elsewhere ("took" a trip, "keep" fit):
+# removed only as whole phrases.
+_REQUEST_PHRASES = re.compile(
+    r"\b(?:(?:you|i|we) (?:were |have |had )?(?:told|said|mentioned|heard|picked up|learned|"
+    r"learnt|found out)(?: (?:about|of))?|(?:told|tell) (?:you|me)(?: (?:about|of))?|"
+    r"took place|take place|keep what you (?:had|knew)|"
+    r"bring (?:your memory|things|yourself|it) back|act (?:like|as if|as though)|"
+    r"throw away|get rid of|the ones after|what followed|(?:i'?d|i would) like|i want)\b",
+    re.IGNORECASE,
+)
+
+
+def content_query(query: str) -> str:
+    """The words of a request that describe memory content: the request phrasing
+    (undo, roll back, everything after, the conversation where...) removed. Falls back to
+    the request itself when nothing else is left."""
+    stripped = _LEADING.sub("", query or "", count=1)
+    stripped = _REQUEST_PHRASES.sub(" ", stripped)
+    kept = [
+        w
+        for w in _WORD_SPAN.findall(stripped)
+        if w.lower() not in REQUEST_WORDS and any(ch.isalnum() for ch in w)
+    ]
+    return " ".join(kept) if kept else (query or "")
+
+
+def tokens(text: str, *, drop_stopwords: bool = True) -> list[str]:
+    """Lower-cased word tokens, deduplicated in order, at most ``MAX_QUERY_TOKENS``."""
+    seen: dict[str, None] = {}
+    for tok in _TOKEN.findall((text or "").lower()):
+        if tok.strip("_") == "" or (drop_stopwords and tok in RETRIEVAL_STOPWORDS):
+            continue
+        seen.setdefault(tok, None)
+        if len(seen) >= MAX_QUERY_TOKENS:
+            break
+    return list(seen)
+
+
+def fts_terms(text: str) -> list[str]:
+    """The terms a lexical search for ``text`` ORs: its tokens, stopwords dropped unless
+    nothing else is left (a storage backend turns them into its own query syntax)."""
+    return tokens(text) or tokens(text, drop_stopwords=False)
+
+
+def fts_expression(text: str) -> str | None:
+    """A safe FTS5 MATCH expression ORing the quoted :func:`fts_terms` of ``text``; None
+    if there are none."""
+    return or_expression(fts_terms(text))
+
+
+def or_expression(terms: list[str]) -> str | None:
+    """FTS5 expression ORing ``terms`` as quoted phrases; None for no terms."""
+    if not terms:
+        return None
+    # \w+ tokens contain no double quotes, so quoting makes each a plain phrase.
+    return " OR ".join(f'"{t}"' for t in terms)
