@@ -48,9 +48,10 @@ def test_every_cell_of_a_publishing_preset_is_published_with_its_spec(
         specs.append((spec, recorded, (spec_sha256(spec), recorded["dataset"]["queries_file"])))
     if preset in NOT_RUN_YET:
         # Meant for a GPU (vLLM generation; paper_mab also needs the hub's dataset), or
-        # hours of CPU (llm_cpu_qwen): no run
-        # of theirs is on the board. Once one is, the preset must leave this set.
-        assert not any(key in published for _, _, key in specs)
+        # hours of CPU (llm_cpu_qwen): not run as a whole. A cell whose id leaves the
+        # backbone out (a selection cell) may already be published by another preset;
+        # once every cell is, the preset must leave this set.
+        assert not all(key in published for _, _, key in specs), f"{preset}: now run"
         pytest.skip(f"experiment={preset} has no published run yet")
     for spec, recorded, key in specs:
         assert key in published, f"experiment={preset}: {spec.describe()} is not published"
