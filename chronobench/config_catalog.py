@@ -58,7 +58,8 @@ def summary_of(path: Path, width: int = 96) -> str:
 
 # A full stop, then a capital: "e.g. `run ...`" and "v0.3" end no sentence.
 _SENTENCE_END = re.compile(r"(?<=[\w)`'\"]\.)\s+(?=[A-Z])")
-# "(issue 16; docs/peers.md)" -> "": a reader of `list` cannot look an issue up.
+# Config comments may cite a tracker reference in parentheses ("(issue N; docs/peers.md)"):
+# dropped from one-line summaries, since a reader of `list` cannot look it up.
 _ISSUE_REF = re.compile(r"\s*\(issue \d+[^)]*\)|\bissue \d+[;,]\s*")
 
 

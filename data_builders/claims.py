@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 QDIR = Path(__file__).resolve().parent / "user_queries"
-#: The four held-out sets of issue 36's styles, by role.
+#: The four held-out sets in the time, order, negation and refusal styles, by role.
 SETS = {
     "session": "locomo_nl_session_heldout.jsonl",
     "turn": "locomo_nl_turn_heldout.jsonl",

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -30,24 +29,32 @@ from typing import Any, Literal
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 import chronomem
 from chronomem.mcp.ordinals import ordinal_index
+from chronomem.mcp.schema import (
+    Changed,
+    Diff,
+    Forgotten,
+    History,
+    Integrity,
+    Memory,
+    Op,
+    Recalled,
+    Redacted,
+    Remembered,
+    UndoDone,
+    UndoPreview,
+    Version,
+)
+from chronomem.mcp.session import Plan, Previews, Scope, Writes
 from chronomem.query import fts_terms
 from chronomem.types import ChronoMemError, VersionRecord
 
 __all__ = ["CALLER", "Scope", "ServerConfig", "build_server"]
 
 # ---- configuration ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Scope:
-    """The memory a caller reaches: one (app, user) pair of the store."""
-
-    app: str
-    user: str
 
 
 #: The scope of the HTTP request being served, set by the token gate
@@ -64,180 +71,6 @@ class ServerConfig:
     scope: Scope
     tokens: Mapping[str, Scope] = field(default_factory=dict)
     preview_ttl_s: float = 900.0
-
-
-# ---- typed inputs and outputs ----------------------------------------------------------
-
-
-class Op(BaseModel):
-    """One change to memory."""
-
-    op: Literal["add", "update", "delete"] = Field(
-        "add", description="add a new memory, update an existing one, or delete one"
-    )
-    item_id: str | None = Field(
-        None,
-        description="the memory's id (a short name such as 'home_city'); required for "
-        "update and delete; for add, left out it is derived from the text",
-    )
-    text: str = Field("", description="the memory's text (empty for delete)")
-
-
-class Remembered(BaseModel):
-    version: int = Field(description="the new version of memory (its id for history/undo)")
-    item_ids: list[str] = Field(description="the ids of the memories written")
-
-
-class Memory(BaseModel):
-    item_id: str
-    text: str
-    score: float | None = None
-
-
-class Recalled(BaseModel):
-    version: int = Field(description="the version searched (HEAD unless one was asked for)")
-    memories: list[Memory]
-
-
-class Version(BaseModel):
-    version: int
-    parent: int | None
-    date: str = Field(description="when it was written, UTC, ISO 8601")
-    summary: str = Field(description="what the write did")
-    source: str
-    reason: str
-
-
-class History(BaseModel):
-    head: int
-    versions: list[Version] = Field(description="newest first")
-
-
-class Changed(BaseModel):
-    before: str
-    after: str
-
-
-class Diff(BaseModel):
-    from_version: int
-    to_version: int | None = Field(description="None: the memory a previewed undo would leave")
-    added: dict[str, str] = Field(description="memories only in to_version")
-    removed: dict[str, str] = Field(description="memories only in from_version")
-    changed: dict[str, Changed] = Field(description="memories whose text differs")
-
-
-class UndoPreview(BaseModel):
-    status: Literal["ready", "refused"]
-    token: str | None = Field(description="pass to undo to apply exactly this plan")
-    mode: str
-    resolved_by: str = Field(description="how the request was read")
-    undo_versions: list[int] = Field(description="the writes whose changes would go")
-    target_version: int | None = Field(
-        description="revert/truncate: the earlier version whose state comes back"
-    )
-    head: int
-    confidence: float | None
-    refusal_reasons: list[str]
-    effect: Diff | None = Field(description="memory now (from) against memory after (to)")
-    later_changes: list[dict[str, Any]] = Field(
-        default_factory=list, description="later writes touching the same memories"
-    )
-
-
-class UndoDone(BaseModel):
-    head: int = Field(description="the new HEAD version")
-    mode: str
-    undone_versions: list[int]
-
-
-class Forgotten(BaseModel):
-    status: Literal["done", "preview", "refused"]
-    head: int
-    reverted_versions: list[int]
-    removed: list[str] = Field(description="memories that went")
-    restored: dict[str, str] = Field(description="memories that got an earlier text back")
-    later_changes: list[dict[str, Any]]
-    confidence: float | None
-    redacted: bool
-    refusal_reasons: list[str]
-
-
-class Redacted(BaseModel):
-    item_ids: list[str]
-    versions: list[int] = Field(description="versions whose content was erased")
-    contents: int = Field(description="stored texts erased")
-
-
-class Integrity(BaseModel):
-    healthy: bool
-    problems: list[str]
-
-
-# ---- preview tokens and the writes made here ----------------------------------------
-
-
-@dataclass(frozen=True)
-class _Plan:
-    scope: Scope
-    mode: str
-    versions: tuple[int, ...]
-    target: int | None
-    head: int
-    with_dependents: str
-    created: float
-
-
-class _Previews:
-    """Single-use tokens for previewed undos, bound to their scope, expiring."""
-
-    def __init__(self, ttl_s: float) -> None:
-        self.ttl_s = ttl_s
-        self._plans: dict[str, _Plan] = {}
-        self._lock = threading.Lock()
-
-    def issue(self, plan: _Plan) -> str:
-        token = secrets.token_urlsafe(12)
-        with self._lock:
-            now = time.monotonic()
-            for t in [t for t, p in self._plans.items() if now - p.created > self.ttl_s]:
-                del self._plans[t]
-            self._plans[token] = plan
-        return token
-
-    def take(self, scope: Scope, token: str) -> _Plan:
-        with self._lock:
-            plan = self._plans.get(token)
-            if plan is None or plan.scope != scope:
-                raise ToolError(
-                    "unknown or expired undo token; call preview_undo first and pass the "
-                    "token it returns (a token works once, for the memory it was made for)"
-                )
-            del self._plans[token]
-            if time.monotonic() - plan.created > self.ttl_s:
-                raise ToolError("this undo token has expired; call preview_undo again")
-        return plan
-
-
-class _Writes:
-    """The versions ``remember`` wrote through this server, per scope, in order: what
-    "undo the second one" counts. (MCP requests carry no conversation identity a server
-    could count per client, and one scope is one user's memory.)"""
-
-    KEEP = 1000
-
-    def __init__(self) -> None:
-        self._by_scope: dict[Scope, list[int]] = {}
-        self._lock = threading.Lock()
-
-    def add(self, scope: Scope, version: int) -> None:
-        with self._lock:
-            got = self._by_scope.setdefault(scope, [])
-            got.append(version)
-            del got[: -self.KEEP]
-
-    def of(self, scope: Scope) -> list[int]:
-        with self._lock:
-            return list(self._by_scope.get(scope, ()))
 
 
 # ---- the server ------------------------------------------------------------------------
@@ -305,8 +138,8 @@ def build_server(config: ServerConfig) -> Any:
     HTTP token gate set one, else on ``config.scope``."""
     store = config.store
     lock = threading.Lock()  # one store call at a time; the event loop stays free
-    previews = _Previews(config.preview_ttl_s)
-    written = _Writes()
+    previews = Previews(config.preview_ttl_s)
+    written = Writes()
 
     def pick_scope(ctx: Any = None) -> Scope:
         return CALLER.get() or config.scope
@@ -542,7 +375,7 @@ def build_server(config: ServerConfig) -> Any:
             else:
                 assert target is not None
                 after = store.snapshot(app, user, target)
-            pending = _Plan(
+            pending = Plan(
                 scope, mode, tuple(undo), target, head, with_dependents, time.monotonic()
             )
             return UndoPreview(
