@@ -129,14 +129,15 @@ def _spec(overrides: list[str], base: Path) -> Any:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from chronobench.runner.experiment import with_config_path
+    from chronobench.runner.experiment import settable, with_config_path
     from chronobench.spec import spec_from_config
 
     # The user's config folders too ($CHRONOBENCH_CONFIG_PATH): an installed plug-in
     # system is registered, so its config must be found as the runner finds it.
     args = with_config_path(["experiment=single", *overrides])
     with initialize_config_dir(config_dir=str(REPO_ROOT / "configs"), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=args)
+        # As the runner composes: a dotted key a config leaves at its default is set.
+        cfg = compose(config_name="config", overrides=[settable(a) for a in args])
     d = OmegaConf.to_container(cfg, resolve=True)
     d["paths"] = {
         "results_dir": str(base / "results"),
