@@ -140,11 +140,15 @@ class World:
         self.gold.append([h[0], self._put(ev, f"note:{slot}", [(slot, h[1])])])
         return ev
 
+    def merge_order(self, listed: list[str]) -> list[str]:
+        """The order a merge lists its slots in: the slot that prompted it first."""
+        return listed
+
     def consolidate(self, slots: list[str], new: tuple[str, str] | None) -> dict[str, Any]:
         text = "Please tidy up my profile."
         if new:
             text += f" Also, my {slot_phrase(new[0])} is now {new[1]}."
-        listed = [*slots, new[0]] if new else list(slots)
+        listed = self.merge_order([*slots, new[0]] if new else list(slots))
         ev = self._event("consolidate", slots=listed, input=text)
         eid, pairs = ev["event"], []
         for s in listed:

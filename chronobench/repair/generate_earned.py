@@ -58,28 +58,10 @@ class EarnedWorld(World):
         self.rng.shuffle(pairs)
         return super().summary_job(pairs, drifted)
 
-    def consolidate(self, slots: list[str], new: tuple[str, str] | None) -> dict[str, Any]:
-        """A merge of ``slots`` (and ``new``, a statement in the same message) whose
-        listed order is shuffled: the control sets put the slot that prompted it first."""
-        text = "Please tidy up my profile."
-        if new:
-            text += f" Also, my {_phrase(new[0])} is now {new[1]}."
-        listed = [*slots, new[0]] if new else list(slots)
+    def merge_order(self, listed: list[str]) -> list[str]:
+        """Shuffled: the control sets put the slot that prompted the merge first."""
         self.rng.shuffle(listed)
-        ev = self._event("consolidate", slots=listed, input=text)
-        eid, pairs = ev["event"], []
-        for s in listed:
-            src = (f"input:{eid}", new[1]) if new and s == new[0] else self.holder(s)
-            if src:
-                pairs.append((s, src[1]))
-                self.gold.append([src[0], f"claim:{eid}:{s}"])
-        for item in [i for i, (_, ps, _) in self.items.items() if any(s in listed for s, _ in ps)]:
-            del self.items[item]
-        node = self._put(ev, f"summary:{eid}", pairs)
-        self.gold += [[f"claim:{eid}:{s}", node] for s, _ in pairs]
-        if new:
-            self.said.setdefault(new[0], []).append(new[1])
-        return ev
+        return listed
 
     # -- feasibility -------------------------------------------------------------------
 
