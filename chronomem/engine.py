@@ -20,6 +20,7 @@ from typing import Any
 
 from chronomem import reads
 from chronomem import resolve as rs
+from chronomem.branching import MAIN, reserved
 from chronomem.types import Scope
 
 
@@ -51,9 +52,9 @@ class StoreEngine:
         self.rrf_k0 = rrf_k0
         self.episode_label = episode_label
         self.read_heads = threading.local()
-        # (app, user) -> the storage key of the branch this handle has checked out;
-        # absent: the scope's main branch, stored under (app, user) itself
-        self.checked_out: dict[tuple[str, str], tuple[str, str, str]] = {}
+        # (app, user) -> (storage app, storage user, name, number) of the branch this
+        # handle has checked out; absent: the main branch, stored under (app, user)
+        self.checked_out: dict[tuple[str, str], tuple[str, str, str, int]] = {}
 
     def copy(self, db: Any) -> StoreEngine:
         """The same settings over another backend (what ``ChronoMem.clone`` holds); the
@@ -71,13 +72,19 @@ class StoreEngine:
         for the main branch (no query: a store without branches pays nothing)."""
         if not isinstance(app, str) or not isinstance(user, str):
             return app, user  # the callee's validation names the bad argument
+        reserved(user)
         got = self.checked_out.get((app, user))
         return (got[0], got[1]) if got else (app, user)
 
     def branch_name(self, app: str, user: str) -> str:
         """The name of the branch checked out for (app, user)."""
         got = self.checked_out.get((app, user)) if isinstance(user, str) else None
-        return got[2] if got else "main"
+        return got[2] if got else MAIN
+
+    def branch_number(self, app: str, user: str) -> int:
+        """The number of the branch checked out for (app, user) (main: 0)."""
+        got = self.checked_out.get((app, user))
+        return got[3] if got else 0
 
     @contextlib.contextmanager
     def reading(self, app: str, user: str, *, require: bool = False) -> Iterator[Scope | None]:

@@ -10,8 +10,9 @@ scope's row once and hands it, with the store's
 :mod:`~chronomem.integrity`. Groups of methods with their own responsibility are
 parts that ChronoMem holds, all sharing one :class:`~chronomem.engine.StoreEngine`
 (backend, encoder, caches, retrieval settings, checked-out branches) and never each
-other: resolution and rollback (:class:`~chronomem.store_requests.Requests`) and
-selective undo (:class:`~chronomem.store_selective.SelectiveUndo`); ChronoMem exposes
+other: resolution and rollback (:class:`~chronomem.store_requests.Requests`),
+selective undo (:class:`~chronomem.store_selective.SelectiveUndo`) and branches
+(:class:`~chronomem.store_branches.Branches`); ChronoMem exposes
 their methods under its own names (:func:`_part_method`). Storage design (validity intervals,
 content-addressed blobs, O(1) truncates, version ids): :mod:`chronomem.sql`.
 
@@ -30,14 +31,15 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from chronomem import branching, erasure, integrity, reads
 from chronomem import commit as cm
-from chronomem import erasure, integrity, reads
 from chronomem import validate as val
 from chronomem.backend import open_backend
 from chronomem.caches import StoreCaches
 from chronomem.embedders import resolve_embedder
 from chronomem.encoder import StoreEncoder
 from chronomem.engine import StoreEngine
+from chronomem.store_branches import Branches
 from chronomem.store_requests import Requests
 from chronomem.store_selective import SelectiveUndo
 from chronomem.types import SearchHit, UnknownVersionError, VersionRecord
@@ -139,7 +141,8 @@ class ChronoMem:
 
     def _parts(self) -> None:
         """The parts over this store's engine (again after a clone swaps the engine)."""
-        self._requests = Requests(self._engine)
+        self._branches = Branches(self._engine)
+        self._requests = Requests(self._engine, keep_as=self._branches.keep_hook)
         self._selective = SelectiveUndo(self._engine)
 
     reranker = _engine_setting("reranker", "The optional reranker of resolution.")
@@ -293,8 +296,8 @@ class ChronoMem:
     # -- reads ------------------------------------------------------------------------------
 
     def scopes(self) -> Sequence[tuple[str, str]]:
-        """All (app, user) pairs stored."""
-        return reads.scopes(self._db)
+        """All (app, user) pairs stored (a branch is not a scope of its own here)."""
+        return [k for k in reads.scopes(self._db) if not k[1].startswith(branching.PREFIX)]
 
     def head(self, app: str, user: str) -> int:
         """HEAD's version id (0, the empty root, for a scope without writes)."""
@@ -363,9 +366,26 @@ class ChronoMem:
 
     def check_integrity(self, app: str, user: str) -> list[str]:
         """Problems in the scope's state and indexes (empty when healthy), read from one
-        consistent snapshot even while other processes write."""
+        consistent snapshot even while other processes write: the checked-out branch,
+        then every other live branch (its problems prefixed with its name) and the
+        branch records."""
         sc = reads.find_scope(self._db, *self._engine.route(app, user))
-        return [] if sc is None else integrity.check_integrity(self._db, sc.scope_id)
+        problems = [] if sc is None else integrity.check_integrity(self._db, sc.scope_id)
+        if sc is None:
+            return problems
+        current = self._engine.branch_name(app, user)
+        branching.ensure_tables(self._db)
+        with self._db.read_snapshot():
+            problems += branching.check_family(self._db, app, user)
+            main = reads.find_scope(self._db, app, user)
+            names = [] if main is None else branching.names(self._db, main.scope_id)
+            keys = [(n, branching.locate(self._db, app, user, n)[0]) for n in names if n != current]
+        for name, key in keys:
+            other = reads.find_scope(self._db, *key)
+            if other is not None:
+                found = integrity.check_integrity(self._db, other.scope_id)
+                problems += [f"branch {name!r}: {p}" for p in found]
+        return problems
 
     def redact(
         self,
@@ -388,10 +408,30 @@ class ChronoMem:
         val.no_nul(val.text(reason, "reason", empty=True), "reason")
         val.no_nul(val.text(source, "source", empty=True), "source")
         val.choice(by, "by", ("auto", "id", "text"))
+        key = self._engine.route(app, user)
         try:
-            return erasure.redact(
-                self._db, app, user, item_or_text, by, reason, source, self._encoder, self.reranker
+            report = erasure.redact(
+                self._db, *key, item_or_text, by, reason, source, self._encoder, self.reranker
             )
+            # A redaction erases from every branch, deleted ones too (a branch holds its
+            # own copies of the texts it was forked with), not just the checked-out one.
+            report["branches"] = {}
+            with self._db.lock:
+                others = [k for k in branching.family(self._db, app, user) if k != key]
+            for other in others:
+                sc = reads.find_scope(self._db, *other)
+                if sc is None or (
+                    report["by"] == "id"
+                    and not erasure.item_known(self._db, sc.scope_id, item_or_text)
+                ):
+                    continue
+                got = erasure.redact(
+                    self._db, *other, item_or_text, report["by"], reason, source,
+                    self._encoder, self.reranker,
+                )  # fmt: skip
+                number = int(other[1].rsplit("\x1f", 1)[1])  # deleted branches have no name
+                report["branches"][number] = {k: got[k] for k in ("items", "versions")}
+            return report
         finally:
             self._caches.drop_text()
 
@@ -422,6 +462,12 @@ class ChronoMem:
     rollback_to_version_by_nl_query = _part_method(
         "_requests", Requests.rollback_to_version_by_nl_query
     )
+    branch = _part_method("_branches", Branches.branch)
+    checkout = _part_method("_branches", Branches.checkout)
+    branches = _part_method("_branches", Branches.branches)
+    diff = _part_method("_branches", Branches.diff)
+    merge = _part_method("_branches", Branches.merge)
+    delete_branch = _part_method("_branches", Branches.delete_branch)
     revert_commits = _part_method("_selective", SelectiveUndo.revert_commits)
     plan_selective_undo = _part_method("_selective", SelectiveUndo.plan_selective_undo)
     selective_undo_by_nl_query = _part_method(

@@ -24,7 +24,8 @@ class Requests:
 
     def __init__(self, engine: StoreEngine, keep_as: Any = None) -> None:
         self._e = engine
-        # keep_as(app, user, name, at): what rollback's keep_as calls (the branches part)
+        # keep_as(app, user, name) -> keep(scope): what a rollback's keep_as runs in its
+        # transaction (the branches part forks the HEAD being left)
         self._keep_as = keep_as
 
     def _check_query(self, app: str, user: str, query: str, k: int) -> None:
@@ -122,12 +123,15 @@ class Requests:
         mode: RollbackMode = "truncate",
         reason: str = "rollback",
         expected_head: int | None = None,
+        keep_as: str | None = None,
     ) -> int:
         """Restore S(version_id) and return the new HEAD.
 
         ``truncate`` sets HEAD to the target and hides every later version (O(1) in
         their number; :meth:`compact` deletes them); ``revert`` appends a new version
         equal to the target. Both change state and indexes in one transaction.
+        ``keep_as``: a new branch of that name keeps the HEAD being left (forked in the
+        same transaction), so "undo to before X" loses nothing that came after.
         ``expected_head`` (e.g. a :class:`RollbackPlan`'s ``head``): if HEAD is not that
         version any more (another writer moved it), raise :class:`HeadMovedError` and
         change nothing.
@@ -138,9 +142,11 @@ class Requests:
         if expected_head is not None:
             val.integer(expected_head, "expected_head", minimum=0)
         key = self._e.route(app, user)
+        keep = None if keep_as is None else self._keep_as(app, user, keep_as)
         return rollback.restore(
-            self._e.db, *key, version_id, mode, reason, self._e.encoder.embed, expected_head
-        )
+            self._e.db, *key, version_id, mode, reason, self._e.encoder.embed, expected_head,
+            keep,
+        )  # fmt: skip
 
     def plan_rollback_by_nl_query(
         self,
@@ -177,13 +183,15 @@ class Requests:
         intent: str | None = None,
         k: int = 5,
         preview: bool = False,
+        keep_as: str | None = None,
     ) -> RollbackResult | RollbackPlan:
         """Resolve ``query`` to a target and restore it, if the match is confident.
 
         ``preview=True`` returns the :class:`RollbackPlan` and writes nothing (agents
         confirm before destroying state). Otherwise the plan is applied with
         :meth:`rollback_to_version` and a :class:`RollbackResult` (with confidence,
-        runner-up and the versions a truncate discarded) is returned. Raises
+        runner-up and the versions a truncate discarded) is returned; ``keep_as`` keeps
+        the HEAD being left on a new branch of that name. Raises
         :class:`UncertainRequestError`, changing nothing, when not confident.
         """
         if not isinstance(preview, bool):
@@ -195,6 +203,7 @@ class Requests:
         # hold, shown as U+FFFD on every backend); the plan's HEAD must still be HEAD.
         reason = "nl: " + query[:200].replace("\x00", "\ufffd")
         head = self.rollback_to_version(
-            app, user, plan.target_version, mode=mode, reason=reason, expected_head=plan.head
-        )
+            app, user, plan.target_version, mode=mode, reason=reason, expected_head=plan.head,
+            keep_as=keep_as,
+        )  # fmt: skip
         return nl.rollback_result(plan, head)
