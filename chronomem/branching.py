@@ -37,7 +37,7 @@ from chronomem import validate as val
 from chronomem.backend import Backend
 from chronomem.commit import ensure_scope
 from chronomem.spans import content_hash, open_span, set_item
-from chronomem.sql import alive_at
+from chronomem.sql import alive_at, visible
 from chronomem.types import MergeConflictError, Scope, UnknownBranchError
 
 MAIN = "main"
@@ -325,17 +325,18 @@ def _fork_state(db: Backend, app: str, main_sid: int, number: int) -> dict[str, 
     return dict(rows)
 
 
-def _last_merge(db: Backend, into: Scope, source_number: int) -> int | None:
-    """The source HEAD that the latest merge from branch ``source_number`` into ``into``
-    took, while that merge is still on ``into``'s history."""
+def _last_merge(db: Backend, into: Scope, source_number: int) -> tuple[float, int] | None:
+    """(when, source HEAD taken) of the latest merge from branch ``source_number`` into
+    ``into`` that is still on ``into``'s history."""
     rows = db.conn.execute(
-        "SELECT labels FROM versions v WHERE scope_id = ? AND op = 'merge' ORDER BY seq DESC",
+        "SELECT labels, created FROM versions v WHERE scope_id = ? AND op = 'merge' AND "
+        f"{visible(db.conn, into.scope_id, 'v.seq')} ORDER BY seq DESC",
         (into.scope_id,),
     ).fetchall()
-    for (labels,) in rows:
+    for labels, created in rows:
         got = json.loads(labels or "{}")
         if got.get("merged_from_number") == source_number:
-            return int(got["merge_parent"])
+            return float(created), int(got["merge_parent"])
     return None
 
 
@@ -345,14 +346,18 @@ def base_state(
     """(version id, items) of the common ancestor of two branches' HEADs: the source HEAD
     that the last merge between them took, else the fork point that joins their lines."""
     (sn, ssc), (tn, tsc) = source, into
-    # a merge's second parent is a common ancestor: the latest one either way wins
+    # A merge's second parent is a common ancestor of both lines from then on; of the
+    # merges either way, the later one took the later state.
+    found = []
     for merged_into, from_number, from_scope in ((tsc, sn, ssc), (ssc, tn, tsc)):
-        taken = _last_merge(db, merged_into, from_number)
-        if taken is not None:
-            try:
-                return taken, reads.snapshot(db, from_scope, taken)
-            except KeyError:  # rolled back away on that branch since: look further
-                pass
+        last = _last_merge(db, merged_into, from_number)
+        if last is not None:
+            found.append((last[0], last[1], from_scope))
+    for _, taken, from_scope in sorted(found, key=lambda f: f[0], reverse=True):
+        try:
+            return taken, reads.snapshot(db, from_scope, taken)
+        except KeyError:  # rolled back away on that branch since: look further
+            pass
     s_line, t_line = _lineage(db, main_sid, sn), _lineage(db, main_sid, tn)
     t_at = {n: i for i, (n, _) in enumerate(t_line)}
     for i, (n, _) in enumerate(s_line):
