@@ -37,7 +37,7 @@ from chronomem import validate as val
 from chronomem.backend import Backend
 from chronomem.commit import ensure_scope
 from chronomem.spans import content_hash, open_span, set_item
-from chronomem.sql import alive_at, visible
+from chronomem.sql import alive_at
 from chronomem.types import MergeConflictError, Scope, UnknownBranchError
 
 MAIN = "main"
@@ -216,10 +216,11 @@ def create(
         ).fetchone()[0]
     )
     key = storage_key(app, main_sid, number)
+    fork = 0 if at_vid == 0 else 1  # a branch of the empty root starts at its own root
     bsid = db.insert(
         'INSERT INTO scopes (app, "user", head_vid, head_seq, next_vid, next_seq) '
-        "VALUES (?, ?, ?, 1, ?, 2)",
-        (*key, at_vid, number * BLOCK + 1),
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (*key, at_vid, fork, number * BLOCK + 1, fork + 1),
         "scope_id",
     )
     db.lock_scope(bsid)
@@ -229,6 +230,14 @@ def create(
         "VALUES (?, 0, 0, NULL, 'root', ?, '')",
         (bsid, now),
     )
+    _audit(db, main_sid, "branch", {"number": number, "from": source_number, "at": at_vid}, reason)
+    conn.execute(
+        "INSERT INTO branches (scope_id, name, number, bscope_id, base_number, base_vid, "
+        "created) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (main_sid, name, number, bsid, source_number, at_vid, now),
+    )
+    if not fork:
+        return {"name": name, "head": 0, "number": number, "items": 0}
     labels = {"branch": name, "forked_from": at_vid}
     vrow = db.insert(
         "INSERT INTO versions (scope_id, version_id, seq, parent, op, summary, labels, source, "
@@ -247,12 +256,6 @@ def create(
     ).fetchall()
     for item_id, h, text in items:
         open_span(db, bsid, item_id, h, text, 1)
-    conn.execute(
-        "INSERT INTO branches (scope_id, name, number, bscope_id, base_number, base_vid, "
-        "created) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (main_sid, name, number, bsid, source_number, at_vid, now),
-    )
-    _audit(db, main_sid, "branch", {"number": number, "from": source_number, "at": at_vid}, reason)
     return {"name": name, "head": at_vid, "number": number, "items": len(items)}
 
 
@@ -295,81 +298,75 @@ def diff(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def _lineage(db: Backend, main_sid: int, number: int) -> list[tuple[int, int | None]]:
-    """[(branch number, the version its child on the list forked from)] from branch
-    ``number`` up to main (or to a branch whose own base is gone)."""
-    out: list[tuple[int, int | None]] = [(number, None)]
-    seen = {number}
-    while number != 0:
-        row = db.conn.execute(
-            "SELECT base_number, base_vid FROM branches WHERE scope_id = ? AND number = ?",
-            (main_sid, number),
+def _graph(db: Backend, scope_ids: list[int]) -> dict[int, tuple[float, list[int]]]:
+    """The version graph of a scope's branches: {version id: (created, parents)}, a
+    merge's second parent included. A branch's fork row is the version it copies (same
+    id); it only stands for it when that version's own row is gone (compacted)."""
+    marks = ", ".join("?" for _ in scope_ids)
+    rows = db.conn.execute(
+        f"SELECT version_id, parent, op, labels, created, seq FROM versions WHERE scope_id IN "
+        f"({marks})",
+        scope_ids,
+    ).fetchall()
+    graph: dict[int, tuple[float, list[int]]] = {}
+    forks: dict[int, float] = {}
+    for vid, parent, op, labels, created, seq in rows:
+        if seq == 0:  # every branch has its own row of the one empty root
+            graph[0] = (0.0, [])
+            continue
+        if op == "branch" and seq == 1:
+            forks[int(vid)] = float(created)
+            continue
+        parents = [] if parent is None else [int(parent)]
+        if op == "merge":
+            parents.append(int(json.loads(labels or "{}")["merge_parent"]))
+        graph[int(vid)] = (float(created), parents)
+    for vid, created in forks.items():
+        graph.setdefault(vid, (created, []))
+    return graph
+
+
+def _ancestors(graph: Mapping[int, tuple[float, list[int]]], vid: int) -> set[int]:
+    seen, todo = {vid}, [vid]
+    while todo:
+        for p in graph.get(todo.pop(), (0.0, []))[1]:
+            if p not in seen:
+                seen.add(p)
+                todo.append(p)
+    return seen
+
+
+def _state_of(db: Backend, scope_ids: list[int], vid: int) -> dict[str, str] | None:
+    """The items of version ``vid`` from a scope whose history still holds it (its own
+    branch, or a branch forked from it), or None when none does."""
+    for sid in scope_ids:
+        sc = db.conn.execute(
+            "SELECT scope_id, head_vid, head_seq, gen FROM scopes WHERE scope_id = ?", (sid,)
         ).fetchone()
-        if row is None or int(row[0]) in seen:
-            break
-        number = int(row[0])
-        seen.add(number)
-        out.append((number, int(row[1])))
-    return out
-
-
-def _fork_state(db: Backend, app: str, main_sid: int, number: int) -> dict[str, str]:
-    """The items branch ``number`` was forked with (its seq-1 version, always stored)."""
-    sc = reads.find_scope(db, *storage_key(app, main_sid, number))
-    assert sc is not None
-    rows = db.conn.execute(
-        "SELECT s.item_id, b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id AND "
-        f"b.hash = s.hash WHERE s.scope_id = ? AND {alive_at(db.conn, sc.scope_id)}",
-        (sc.scope_id, 1, 1),
-    ).fetchall()
-    return dict(rows)
-
-
-def _last_merge(db: Backend, into: Scope, source_number: int) -> tuple[float, int] | None:
-    """(when, source HEAD taken) of the latest merge from branch ``source_number`` into
-    ``into`` that is still on ``into``'s history."""
-    rows = db.conn.execute(
-        "SELECT labels, created FROM versions v WHERE scope_id = ? AND op = 'merge' AND "
-        f"{visible(db.conn, into.scope_id, 'v.seq')} ORDER BY seq DESC",
-        (into.scope_id,),
-    ).fetchall()
-    for labels, created in rows:
-        got = json.loads(labels or "{}")
-        if got.get("merged_from_number") == source_number:
-            return float(created), int(got["merge_parent"])
+        try:
+            return reads.snapshot(db, Scope(*sc), vid)
+        except KeyError:
+            continue
     return None
 
 
 def base_state(
-    db: Backend, app: str, main_sid: int, source: tuple[int, Scope], into: tuple[int, Scope]
+    db: Backend, app: str, user: str, source: Scope, into: Scope
 ) -> tuple[int, dict[str, str]]:
-    """(version id, items) of the common ancestor of two branches' HEADs: the source HEAD
-    that the last merge between them took, else the fork point that joins their lines."""
-    (sn, ssc), (tn, tsc) = source, into
-    # A merge's second parent is a common ancestor of both lines from then on; of the
-    # merges either way, the later one took the later state.
-    found = []
-    for merged_into, from_number, from_scope in ((tsc, sn, ssc), (ssc, tn, tsc)):
-        last = _last_merge(db, merged_into, from_number)
-        if last is not None:
-            found.append((last[0], last[1], from_scope))
-    for _, taken, from_scope in sorted(found, key=lambda f: f[0], reverse=True):
-        try:
-            return taken, reads.snapshot(db, from_scope, taken)
-        except KeyError:  # rolled back away on that branch since: look further
-            pass
-    s_line, t_line = _lineage(db, main_sid, sn), _lineage(db, main_sid, tn)
-    t_at = {n: i for i, (n, _) in enumerate(t_line)}
-    for i, (n, _) in enumerate(s_line):
-        if n not in t_at:
-            continue
-        j = t_at[n]
-        # the child of the common branch on each side, and the version it forked from
-        forks = [(s_line[i - 1][0], s_line[i][1])] if i else []
-        forks += [(t_line[j - 1][0], t_line[j][1])] if j else []
-        child, vid = min(forks, key=lambda f: f[1] or 0)
-        return int(vid or 0), _fork_state(db, app, main_sid, child)
-    return 0, {}  # no shared line (a deleted base): every item is new on one side
+    """(version id, items) of the common ancestor of two branches' HEADs in the version
+    graph (forks and merges): the latest-created common ancestor whose state is still
+    stored (one that every other common ancestor precedes, unless merges crossed). Reads
+    the scope's whole version graph: O(versions), as a merge is rare."""
+    sids = [sc.scope_id for sc in (reads.find_scope(db, *k) for k in family(db, app, user)) if sc]
+    graph = _graph(db, sids)
+    common = _ancestors(graph, source.head_vid) & _ancestors(graph, into.head_vid)
+    for vid in sorted(common, key=lambda v: graph.get(v, (0.0, []))[0], reverse=True):
+        if vid == 0:
+            break
+        got = _state_of(db, [into.scope_id, source.scope_id, *sids], vid)
+        if got is not None:
+            return vid, got
+    return 0, {}  # only the empty root is shared
 
 
 Resolution = str | Mapping[str, Any]
@@ -516,7 +513,9 @@ def check_family(db: Backend, app: str, user: str) -> list[str]:
         fork = db.conn.execute(
             "SELECT version_id, op FROM versions WHERE scope_id = ? AND seq = 1", (bsid,)
         ).fetchone()
-        if fork is None or int(fork[0]) != int(base_vid) or fork[1] != "branch":
+        if base_vid == 0:  # forked from the empty root: no fork version
+            pass
+        elif fork is None or int(fork[0]) != int(base_vid) or fork[1] != "branch":
             problems.append(f"branch {name!r}: its fork version is not version {base_vid}")
         lo, hi = int(number) * BLOCK, (int(number) + 1) * BLOCK
         bad = db.conn.execute(

@@ -213,9 +213,7 @@ class Branches:
             ssc, tsc = reads.find_scope(db, *skey), reads.find_scope(db, *tkey)
             if ssc is None or tsc is None:  # only main can lack a row: nothing to merge
                 raise ValueError("merge: the scope has no commits yet; commit first")
-            main = reads.find_scope(db, app, user)
-            assert main is not None
-            base_vid, base = br.base_state(db, app, main.scope_id, (sn, ssc), (tn, tsc))
+            base_vid, base = br.base_state(db, app, user, ssc, tsc)
             ours, theirs = reads.snapshot(db, tsc), reads.snapshot(db, ssc)
         changes, taken, conflicts = br.three_way(base, ours, theirs, strategy, res)
         plan: dict[str, Any] = {
