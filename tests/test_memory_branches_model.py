@@ -5,14 +5,14 @@ step, on both backends."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import settings
+from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from chronomem import MergeConflictError, UnknownBranchError
 from tests._memory_fixtures import APP, USER, hash_store
 
-ITEMS = ["i0", "i1", "i2", "i3"]
+ITEMS = ["i0", "i1", "i2"]
 TEXTS = ["red", "green", "blue"]
 NAMES = ["main", "b1", "b2", "b3"]
 op_st = st.tuples(
@@ -98,10 +98,14 @@ class BranchesVsModel(RuleBasedStateMachine):
                     todo.append(p)
         return seen
 
-    @rule(name=st.sampled_from(NAMES), strategy=st.sampled_from(["refuse", "ours", "theirs"]))
-    def merge(self, name: str, strategy: str) -> None:
-        if name not in self.lines or name == self.current:
+    @rule(data=st.data(), strategy=st.sampled_from(["refuse", "ours", "theirs"]))
+    def merge(self, data: st.DataObject, strategy: str) -> None:
+        others = sorted(n for n in self.lines if n != self.current)
+        if not others:
             return
+        self.merge_from(data.draw(st.sampled_from(others)), strategy)
+
+    def merge_from(self, name: str, strategy: str) -> None:
         common = self.ancestors(self.head(name)) & self.ancestors(self.head(self.current))
         best = [c for c in common if not any(c in self.ancestors(o) - {o} for o in common)]
         if len(best) != 1:  # crossed merges: no single merge base, the model has no answer
@@ -124,12 +128,34 @@ class BranchesVsModel(RuleBasedStateMachine):
             with pytest.raises(MergeConflictError) as info:
                 self.mem.merge(APP, USER, name, strategy=strategy)
             assert sorted(c["item"] for c in info.value.conflicts) == sorted(conflicts)
+            event("merge refused")
             return
         got = self.mem.merge(APP, USER, name, strategy=strategy)
+        event(f"merge written ({'with' if conflicts else 'no'} conflicts)")
         assert got["base"] == best[0]
         vid = got["version"]
         self.nodes[vid] = (merged, (self.head(self.current), self.head(name)))
         self.lines[self.current].append(vid)
+
+    @rule(
+        item=st.sampled_from(ITEMS),
+        texts=st.lists(st.sampled_from(TEXTS), min_size=2, max_size=2),
+        strategy=st.sampled_from(["refuse", "ours", "theirs"]),
+    )
+    def diverge_and_merge(self, item: str, texts: list[str], strategy: str) -> None:
+        """Both sides change one item (a conflict unless the texts agree), then merge."""
+        free = [n for n in NAMES if n not in self.lines]
+        if not free:
+            return
+        here, name = self.current, free[0]
+        made = self.mem.branch(APP, USER, name)
+        assert made["head"] == self.head(here)
+        self.lines[name] = [0] if self.head(here) == 0 else [0, self.head(here)]
+        self.commit([("update", item, texts[0])])
+        self.checkout(name)
+        self.commit([("update", item, texts[1])])
+        self.checkout(here)
+        self.merge_from(name, strategy)
 
     @rule(data=st.data())
     def revert(self, data: st.DataObject) -> None:
@@ -167,7 +193,7 @@ def _diff(a: dict[str, str], b: dict[str, str]) -> dict:
     }
 
 
-BranchesVsModel.TestCase.settings = settings(max_examples=25, stateful_step_count=20, deadline=None)
+BranchesVsModel.TestCase.settings = settings(max_examples=30, stateful_step_count=25, deadline=None)
 TestBranchesVsModel = BranchesVsModel.TestCase
 
 
