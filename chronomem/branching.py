@@ -37,7 +37,7 @@ from chronomem import validate as val
 from chronomem.backend import Backend
 from chronomem.commit import ensure_scope
 from chronomem.spans import content_hash, open_span, set_item
-from chronomem.sql import alive_at
+from chronomem.sql import alive, alive_at
 from chronomem.types import MergeConflictError, Scope, UnknownBranchError
 
 MAIN = "main"
@@ -248,11 +248,14 @@ def create(
     )  # fmt: skip
     db.index_descriptor(bsid, vrow, lexical)
     db.put_vectors(vrow, vectors)
+    # At HEAD the open spans are one index range; at an older version the spans alive
+    # there are found by a range scan over the spans opened before it (as snapshot does).
+    at_head = at_seq == source.head_seq
+    cond = alive(conn, source.scope_id) if at_head else alive_at(conn, source.scope_id)
     items = conn.execute(
         "SELECT s.item_id, s.hash, b.text FROM spans s JOIN blobs b ON b.scope_id = s.scope_id "
-        f"AND b.hash = s.hash WHERE s.scope_id = ? AND {alive_at(conn, source.scope_id)} "
-        "ORDER BY s.span_id",
-        (source.scope_id, at_seq, at_seq),
+        f"AND b.hash = s.hash WHERE s.scope_id = ? AND {cond} ORDER BY s.span_id",
+        (source.scope_id,) if at_head else (source.scope_id, at_seq, at_seq),
     ).fetchall()
     for item_id, h, text in items:
         open_span(db, bsid, item_id, h, text, 1)
