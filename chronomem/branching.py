@@ -36,7 +36,7 @@ from chronomem import reads
 from chronomem import validate as val
 from chronomem.backend import Backend
 from chronomem.commit import ensure_scope
-from chronomem.spans import content_hash, open_span, set_item
+from chronomem.spans import content_hash, set_item
 from chronomem.sql import alive, alive_at
 from chronomem.types import MergeConflictError, Scope, UnknownBranchError
 
@@ -257,9 +257,27 @@ def create(
         f"AND b.hash = s.hash WHERE s.scope_id = ? AND {cond} ORDER BY s.span_id",
         (source.scope_id,) if at_head else (source.scope_id, at_seq, at_seq),
     ).fetchall()
-    for item_id, h, text in items:
-        open_span(db, bsid, item_id, h, text, 1)
+    _copy_items(db, bsid, items)
     return {"name": name, "head": at_vid, "number": number, "items": len(items)}
+
+
+def _copy_items(db: Backend, scope_id: int, items: list[Any]) -> None:
+    """A span from seq 1 for each (item_id, hash, text), with its blob and item-index
+    entry, in batches (on a server, one round trip per batch, not per item)."""
+    conn = db.conn
+    conn.executemany(
+        "INSERT INTO blobs (scope_id, hash, text) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        [(scope_id, h, text) for _, h, text in items],
+    )
+    conn.executemany(
+        "INSERT INTO spans (scope_id, item_id, hash, from_seq) VALUES (?, ?, ?, 1)",
+        [(scope_id, item_id, h) for item_id, h, _ in items],
+    )
+    text_of = {item_id: text for item_id, _, text in items}
+    spans = conn.execute(
+        "SELECT span_id, item_id FROM spans WHERE scope_id = ? ORDER BY span_id", (scope_id,)
+    ).fetchall()
+    db.index_items(scope_id, [(int(span_id), text_of[item_id]) for span_id, item_id in spans])
 
 
 def delete(db: Backend, app: str, user: str, name: str, reason: str) -> dict[str, Any]:
