@@ -45,13 +45,10 @@ RETRY = "CM001"  # SQLSTATE the function raises when a write needs another path
 CALL = "SELECT vids, changed FROM chronomem_commit(%s::jsonb)"
 
 
-def _df_add(ix: lex.Index, terms: str) -> str:
-    """SQL adding one to the document count of each of ``terms`` (a query yielding one
-    row ``t`` per document and term) in ``ix``, set-based."""
-    return (
-        f"INSERT INTO {ix.df} (scope_id, term, n) SELECT v_sid, d.t, count(*) FROM ({terms}) "
-        f"AS d GROUP BY d.t ON CONFLICT (scope_id, term) DO UPDATE SET n = {ix.df}.n + excluded.n"
-    )
+def _fold(ix: lex.Index) -> str:
+    """PL/pgSQL folding the scope's uncounted documents of ``ix`` into its counts."""
+    mark, add = lex.fold_sql(ix, "v_sid", "v_docs")
+    return f"{mark} INTO v_docs;\n        {add};"
 
 
 def function_sql() -> str:
@@ -62,11 +59,6 @@ def function_sql() -> str:
         "jsonb_to_recordset(w->'ops') AS o(n int, op text, item text, nh text, t text, "
         "meta text, len int, x boolean, xh text)"
     )
-    # the postings of the texts this write opens, one row per (text, term)
-    opened_terms = (
-        "SELECT x.t FROM ROWS FROM (jsonb_array_elements_text(w->'itn'), "
-        "jsonb_array_elements_text(w->'itt')) AS x(n, t) WHERE x.n::int = ANY(open_n)"
-    )
     return f"""
 CREATE OR REPLACE FUNCTION chronomem_commit(p jsonb, OUT vids bigint[], OUT changed bigint)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
@@ -75,7 +67,7 @@ DECLARE
     v_sid bigint; v_head bigint; v_seq bigint; v_vid bigint; v_vrow bigint;
     open_n int[]; open_ids bigint[]; close_ids bigint[];
     stale boolean; n_ops int; n_open int; n_close int; i_tok bigint;
-    i_rows bigint; d_rows bigint; v_rows bigint;
+    i_rows bigint; d_rows bigint; v_rows bigint; v_uncounted int; v_docs bigint[];
     -- the key sequences, looked up once per call
     vrow_seq regclass := pg_get_serial_sequence('versions', 'vrow')::regclass;
     span_seq regclass := pg_get_serial_sequence('spans', 'span_id')::regclass;
@@ -84,7 +76,8 @@ BEGIN
     changed := 0;
     FOR w IN SELECT e.value FROM jsonb_array_elements(p->'writes') WITH ORDINALITY
              AS e(value, k) ORDER BY e.k LOOP
-        SELECT s.scope_id, s.head_vid, s.next_seq, s.next_vid INTO v_sid, v_head, v_seq, v_vid
+        SELECT s.scope_id, s.head_vid, s.next_seq, s.next_vid, s.uncounted
+          INTO v_sid, v_head, v_seq, v_vid, v_uncounted
           FROM scopes s WHERE s.app = p->>'app' AND s."user" = p->>'user' FOR UPDATE;
         IF NOT FOUND THEN
             RAISE EXCEPTION 'chronomem: the scope has no row yet' USING ERRCODE = '{RETRY}';
@@ -127,8 +120,8 @@ BEGIN
                 SELECT m.id, v_sid, o.item, o.nh, v_seq
                 FROM unnest(open_n, open_ids) AS m(n, id) JOIN {ops} ON o.n = m.n
                 ORDER BY m.n;
-            INSERT INTO {items.docs} (doc, scope_id, len)
-                SELECT m.id, v_sid, o.len
+            INSERT INTO {items.docs} (doc, scope_id, len, counted)
+                SELECT m.id, v_sid, o.len, FALSE
                 FROM unnest(open_n, open_ids) AS m(n, id) JOIN {ops} ON o.n = m.n
                 ORDER BY m.n;
             INSERT INTO {items.terms} (scope_id, term, doc, pos)
@@ -140,9 +133,6 @@ BEGIN
                 JOIN unnest(open_n, open_ids) AS m(n, id) ON m.n = x.n::int
                 ORDER BY x.k;
             GET DIAGNOSTICS i_rows = ROW_COUNT;
-            IF i_rows > 0 THEN
-                {_df_add(items, opened_terms)};
-            END IF;
         END IF;
         INSERT INTO events (scope_id, version_id, op, item_id, hash, meta, source, reason,
                             recorded, valid_time)
@@ -154,23 +144,28 @@ BEGIN
             VALUES (v_vrow, v_sid, v_vid, v_seq, v_head, w->>'op', w->>'summary',
                     w->>'labels', w->>'source', w->>'reason', (w->>'now')::float8,
                     w->>'valid_time', w->>'dense');
-        INSERT INTO {descs.docs} (doc, scope_id, len, body)
-            VALUES (v_vrow, v_sid, (w->>'dlen')::int, w->>'lexical');
+        INSERT INTO {descs.docs} (doc, scope_id, len, body, counted)
+            VALUES (v_vrow, v_sid, (w->>'dlen')::int, w->>'lexical', FALSE);
         INSERT INTO {descs.terms} (scope_id, term, doc, pos)
             SELECT v_sid, x.t, v_vrow, x.p::int[]
             FROM ROWS FROM (jsonb_array_elements_text(w->'dt'),
                             jsonb_array_elements_text(w->'dp')) WITH ORDINALITY AS x(t, p, k)
             ORDER BY x.k;
         GET DIAGNOSTICS d_rows = ROW_COUNT;
-        IF d_rows > 0 THEN
-            {_df_add(descs, "SELECT jsonb_array_elements_text(w->'dt') AS t")};
-        END IF;
         INSERT INTO desc_vecs (vrow, chunk, vec)
             SELECT v_vrow, u.k - 1, u.v::float4[]
             FROM jsonb_array_elements_text(w->'vecs') WITH ORDINALITY AS u(v, k);
         GET DIAGNOSTICS v_rows = ROW_COUNT;
+        -- this write's documents join the uncounted ones; every FOLD_EVERY writes they
+        -- are folded into the document counts together
+        v_uncounted := v_uncounted + 1;
+        IF v_uncounted >= {lex.FOLD_EVERY} THEN
+            {_fold(items)}
+            {_fold(descs)}
+            v_uncounted := 0;
+        END IF;
         UPDATE scopes SET head_vid = v_vid, head_seq = v_seq, next_vid = v_vid + 1,
-               next_seq = v_seq + 1, gen = gen + 1,
+               next_seq = v_seq + 1, gen = gen + 1, uncounted = v_uncounted,
                {items.n_col} = {items.n_col} + n_open,
                {items.tok_col} = {items.tok_col} + i_tok,
                {descs.n_col} = {descs.n_col} + 1,

@@ -67,6 +67,42 @@ class Index:
         )
 
 
+# A scope's documents indexed by the commit function but not yet in the document
+# counts, folded in together once this many commits left some (see schema's
+# DEFERRED_COUNTS): a larger batch shares more upserts between documents (common
+# words), a smaller one keeps the readers' extra probe (below) short.
+FOLD_EVERY = 64
+
+
+def fold_sql(ix: Index, scope: str, docs: str) -> tuple[str, str]:
+    """Two statements folding a scope's uncounted documents of ``ix`` into its counts:
+    the first marks them counted and returns their keys (into ``docs``, an array), the
+    second adds their postings to the counts. ``scope`` and ``docs`` are SQL
+    expressions (placeholders, or variables in the commit function). Marking first
+    makes a fold run once per document even when two run at once: the second waits on
+    the first's row locks and then finds the rows counted."""
+    mark = (
+        f"WITH m AS (UPDATE {ix.docs} SET counted = true WHERE scope_id = {scope} "
+        "AND NOT counted RETURNING doc) SELECT coalesce(array_agg(doc), '{}') FROM m"
+    )
+    # by the document keys (an index probe per document), never a scan of the postings
+    add = (
+        f"INSERT INTO {ix.df} (scope_id, term, n) SELECT {scope}, t.term, count(*) "
+        f"FROM {ix.terms} t WHERE t.doc = ANY({docs}) GROUP BY t.term "
+        f"ON CONFLICT (scope_id, term) DO UPDATE SET n = {ix.df}.n + excluded.n"
+    )
+    return mark, add
+
+
+def fold(conn: Any, ix: Index, scope_ids: Iterable[int]) -> None:
+    """Fold the uncounted documents of these scopes into ``ix``'s document counts."""
+    mark, add = fold_sql(ix, "?", "?::bigint[]")
+    for sid in sorted({int(s) for s in scope_ids}):
+        docs = conn.execute(mark, (sid,)).fetchone()[0]
+        if docs:
+            conn.execute(add, (sid, list(docs)))
+
+
 ITEMS = Index("item_terms", "item_docs", False, "item_n", "item_tok", "item_df")  # text: blob
 DESCRIPTORS = Index("desc_terms", "desc_docs", True, "desc_n", "desc_tok", "desc_df")
 
@@ -131,6 +167,11 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
     ids = [int(d) for d in docs]
     if not ids:
         return
+    # the counts below go down by every removed document's postings: count them first
+    pending = conn.execute(
+        f"SELECT DISTINCT scope_id FROM {ix.docs} WHERE doc = ANY(?) AND NOT counted", (ids,)
+    ).fetchall()
+    fold(conn, ix, (r[0] for r in pending))
     gone = conn.execute(
         f"DELETE FROM {ix.docs} WHERE doc = ANY(?) RETURNING scope_id, len", (ids,)
     ).fetchall()
@@ -171,13 +212,21 @@ def stats(conn: Any, ix: Index, scope_id: int, tokens: Sequence[str]) -> tuple[i
     documents, tokens (each document's tag token included) and documents holding each
     of ``tokens``."""
     wanted = sorted({term_key(t) for t in tokens})
+    # stored counts plus the postings of the documents not yet folded into them (at
+    # most FOLD_EVERY commits' worth), from one snapshot: exact whenever it is read
     rows = conn.execute(
         f"SELECT NULL, {ix.n_col}, {ix.tok_col} FROM scopes WHERE scope_id = ? UNION ALL "
-        f"SELECT term, n, 0 FROM {ix.df} WHERE scope_id = ? AND term = ANY(?)",
-        (scope_id, scope_id, wanted),
+        f"SELECT term, n, 0 FROM {ix.df} WHERE scope_id = ? AND term = ANY(?) UNION ALL "
+        f"SELECT t.term, count(*), 0 FROM {ix.docs} d JOIN {ix.terms} t ON "
+        "t.scope_id = d.scope_id AND t.doc = d.doc AND t.term = ANY(?) "
+        "WHERE d.scope_id = ? AND NOT d.counted GROUP BY t.term",
+        (scope_id, scope_id, wanted, wanted, scope_id),
     ).fetchall()
     n, tok = next(((int(r[1]), int(r[2])) for r in rows if r[0] is None), (0, 0))
-    hits = {r[0]: int(r[1]) for r in rows if r[0] is not None}
+    hits: dict[str, int] = {}
+    for term, count, _ in rows:
+        if term is not None:
+            hits[term] = hits.get(term, 0) + int(count)
     return n, tok + n, [hits.get(term_key(t), 0) for t in tokens]
 
 

@@ -22,9 +22,10 @@ a ``search_path`` (``?options=-csearch_path%3Dmine``), then in its first schema.
 from __future__ import annotations
 
 # pg2: per-term document counts (item_df, desc_df); pg3: the commit function
-# (chronomem.pg.commitfn, installed by whoever creates or migrates the tables)
-SCHEMA_VERSION = "pg3"
-UPGRADES = ("pg1", "pg2")  # older versions migrated on open (see migrate_sql)
+# (chronomem.pg.commitfn, installed by whoever creates or migrates the tables); pg4:
+# deferred document counts (DEFERRED_COUNTS)
+SCHEMA_VERSION = "pg4"
+UPGRADES = ("pg1", "pg2", "pg3")  # older versions migrated on open (see migrate_sql)
 
 TABLES = (
     "meta", "scopes", "hidden", "versions", "events", "blobs", "spans", "item_docs",
@@ -128,6 +129,21 @@ CREATE TABLE IF NOT EXISTS embeddings (
 );
 """
 
+# Migration step pg4, "deferred document counts": the commit function indexes a
+# document without adding to the per-term counts (``counted`` false) and folds a
+# scope's uncounted documents into them every lexical.FOLD_EVERY commits, in one
+# grouped upsert: most of a commit's rows were those count upserts. Readers add the
+# uncounted documents' postings (found by the partial index) to the stored counts,
+# so every read stays exact. Other write paths count at once (the default, true).
+# Appended by ALTER on new stores too, so a copy's columns line up either way.
+DEFERRED_COUNTS = """
+ALTER TABLE item_docs ADD COLUMN IF NOT EXISTS counted boolean NOT NULL DEFAULT true;
+ALTER TABLE desc_docs ADD COLUMN IF NOT EXISTS counted boolean NOT NULL DEFAULT true;
+CREATE INDEX IF NOT EXISTS item_docs_uncounted ON item_docs (scope_id) WHERE NOT counted;
+CREATE INDEX IF NOT EXISTS desc_docs_uncounted ON desc_docs (scope_id) WHERE NOT counted;
+ALTER TABLE scopes ADD COLUMN IF NOT EXISTS uncounted integer NOT NULL DEFAULT 0;
+"""
+
 # (table, column) pairs whose values are memory content: no planner statistics.
 CONTENT_COLUMNS = (
     ("versions", ("summary", "labels", "source", "reason", "valid_time", "descriptor")),
@@ -154,7 +170,8 @@ def no_statistics_sql() -> list[str]:
 def migrate_sql(version: str) -> list[str]:
     """From ``version`` (one of :data:`UPGRADES`) to :data:`SCHEMA_VERSION`, but for the
     commit function, which the caller installs: pg1 gains the document-count tables,
-    filled from the postings."""
+    filled from the postings; every older version gains :data:`DEFERRED_COUNTS` (its
+    documents are all counted already)."""
     steps: list[str] = []
     if version == "pg1":
         steps += [
@@ -163,4 +180,5 @@ def migrate_sql(version: str) -> list[str]:
             "INSERT INTO item_df SELECT scope_id, term, count(*) FROM item_terms GROUP BY 1, 2",
             "INSERT INTO desc_df SELECT scope_id, term, count(*) FROM desc_terms GROUP BY 1, 2",
         ]
+    steps.append(DEFERRED_COUNTS)
     return [*steps, f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema'"]
