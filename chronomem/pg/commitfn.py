@@ -13,7 +13,11 @@ same rows (``tests/test_memory_pg_commitfn.py`` compares every table): lock the 
 ``FOR UPDATE`` (each later statement reads a snapshot taken after the lock, READ
 COMMITTED), draw the version's and the new spans' keys from their sequences in commit
 order, close the open spans of the items that change, open the new ones, index the new
-texts and the descriptor, write events, version, vectors and the scope's counters.
+texts and the descriptor, write events, version, vectors and the scope's counters. One
+difference: the function leaves its documents out of the per-term document counts and
+folds a scope's uncounted documents into them every ``lexical.FOLD_EVERY`` writes, in one
+grouped upsert (readers add the uncounted ones, so reads stay exact; see
+:func:`~chronomem.pg.lexical.stats`).
 Tokenizing stays in the client (FTS5's tokenizer, which the server does not have).
 
 What the client cannot know before the lock, the function checks: a delete's
@@ -47,8 +51,7 @@ CALL = "SELECT vids, changed FROM chronomem_commit(%s::jsonb)"
 
 def _fold(ix: lex.Index) -> str:
     """PL/pgSQL folding the scope's uncounted documents of ``ix`` into its counts."""
-    mark, add = lex.fold_sql(ix, "v_sid", "v_docs")
-    return f"{mark} INTO v_docs;\n        {add};"
+    return lex.fold_sql(ix, "v_sid") + ";"
 
 
 def function_sql() -> str:
@@ -57,7 +60,7 @@ def function_sql() -> str:
     items, descs = lex.ITEMS, lex.DESCRIPTORS
     ops = (
         "jsonb_to_recordset(w->'ops') AS o(n int, op text, item text, nh text, t text, "
-        "meta text, len int, x boolean, xh text)"
+        "meta text, len int, x boolean, xh text, tm text[])"
     )
     return f"""
 CREATE OR REPLACE FUNCTION chronomem_commit(p jsonb, OUT vids bigint[], OUT changed bigint)
@@ -67,7 +70,7 @@ DECLARE
     v_sid bigint; v_head bigint; v_seq bigint; v_vid bigint; v_vrow bigint;
     open_n int[]; open_ids bigint[]; close_ids bigint[];
     stale boolean; n_ops int; n_open int; n_close int; i_tok bigint;
-    i_rows bigint; d_rows bigint; v_rows bigint; v_uncounted int; v_docs bigint[];
+    i_rows bigint; d_rows bigint; v_rows bigint; v_uncounted int;
     -- the key sequences, looked up once per call
     vrow_seq regclass := pg_get_serial_sequence('versions', 'vrow')::regclass;
     span_seq regclass := pg_get_serial_sequence('spans', 'span_id')::regclass;
@@ -120,8 +123,8 @@ BEGIN
                 SELECT m.id, v_sid, o.item, o.nh, v_seq
                 FROM unnest(open_n, open_ids) AS m(n, id) JOIN {ops} ON o.n = m.n
                 ORDER BY m.n;
-            INSERT INTO {items.docs} (doc, scope_id, len, counted)
-                SELECT m.id, v_sid, o.len, FALSE
+            INSERT INTO {items.docs} (doc, scope_id, len, counted, terms)
+                SELECT m.id, v_sid, o.len, FALSE, o.tm
                 FROM unnest(open_n, open_ids) AS m(n, id) JOIN {ops} ON o.n = m.n
                 ORDER BY m.n;
             INSERT INTO {items.terms} (scope_id, term, doc, pos)
@@ -144,8 +147,9 @@ BEGIN
             VALUES (v_vrow, v_sid, v_vid, v_seq, v_head, w->>'op', w->>'summary',
                     w->>'labels', w->>'source', w->>'reason', (w->>'now')::float8,
                     w->>'valid_time', w->>'dense');
-        INSERT INTO {descs.docs} (doc, scope_id, len, body, counted)
-            VALUES (v_vrow, v_sid, (w->>'dlen')::int, w->>'lexical', FALSE);
+        INSERT INTO {descs.docs} (doc, scope_id, len, body, counted, terms)
+            VALUES (v_vrow, v_sid, (w->>'dlen')::int, w->>'lexical', FALSE,
+                    ARRAY(SELECT jsonb_array_elements_text(w->'dt')));
         INSERT INTO {descs.terms} (scope_id, term, doc, pos)
             SELECT v_sid, x.t, v_vrow, x.p::int[]
             FROM ROWS FROM (jsonb_array_elements_text(w->'dt'),
@@ -226,11 +230,13 @@ def payload(
         for n, o in enumerate(ops):
             text = None if o.op == "delete" else o.text
             length = 0
+            held: list[str] = []
             if text is not None:
                 terms, length = next(posted)
                 for term, pos in terms.items():
+                    held.append(lex.term_key(term))
                     itn.append(n)
-                    itt.append(lex.term_key(term))
+                    itt.append(held[-1])
                     itp.append(_pos(pos))
             looked = o.item_id in seen
             quoted = seen.get(o.item_id)
@@ -239,7 +245,7 @@ def payload(
                     "n": n, "op": o.op, "item": o.item_id,
                     "nh": content_hash(text) if text is not None else None, "t": text,
                     "meta": json.dumps(o.meta, default=str), "len": length, "x": looked,
-                    "xh": content_hash(quoted) if quoted is not None else None,
+                    "xh": content_hash(quoted) if quoted is not None else None, "tm": held,
                 }
             )  # fmt: skip
         dterms, dlen = next(posted)

@@ -16,7 +16,11 @@ formula in SQL:
 - one posting row per (document, term) with the term's positions (a query phrase that
   the tokenizer splits into several tokens, e.g. ``foo_bar``, matches adjacent
   positions, as an FTS5 phrase does);
-- per-scope totals (documents, tokens) on the scope's row.
+- per-scope totals (documents, tokens) on the scope's row;
+- per-term document counts (``item_df``/``desc_df``), which the commit function adds to
+  in batches (:data:`FOLD_EVERY`): a document row says whether it is ``counted`` yet
+  and keeps its distinct ``terms``, so a reader adds the uncounted documents to the
+  stored counts (:func:`stats`) and a removal finds a document's postings by key.
 
 Score of a document D for the phrases q_i of a query (FTS5's constants k1 = 1.2,
 b = 0.75; |D| counts the scope-tag column's one token, as FTS5 does; N, n(q_i) and
@@ -74,33 +78,31 @@ class Index:
 FOLD_EVERY = 64
 
 
-def fold_sql(ix: Index, scope: str, docs: str) -> tuple[str, str]:
-    """Two statements folding a scope's uncounted documents of ``ix`` into its counts:
-    the first marks them counted and returns their keys (into ``docs``, an array), the
-    second adds their postings to the counts. ``scope`` and ``docs`` are SQL
-    expressions (placeholders, or variables in the commit function). Marking first
-    makes a fold run once per document even when two run at once: the second waits on
-    the first's row locks and then finds the rows counted."""
-    mark = (
+def fold_sql(ix: Index, scope: str) -> str:
+    """One statement folding a scope's uncounted documents of ``ix`` into its counts
+    (``scope``: an SQL expression, a placeholder or the commit function's variable): it
+    marks them counted and adds their terms. Two at once fold each document once: the
+    second waits on the first's row locks and then finds the rows counted."""
+    return (
         f"WITH m AS (UPDATE {ix.docs} SET counted = true WHERE scope_id = {scope} "
-        "AND NOT counted RETURNING doc) SELECT coalesce(array_agg(doc), '{}') FROM m"
-    )
-    # by the document keys (an index probe per document), never a scan of the postings
-    add = (
-        f"INSERT INTO {ix.df} (scope_id, term, n) SELECT {scope}, t.term, count(*) "
-        f"FROM {ix.terms} t WHERE t.doc = ANY({docs}) GROUP BY t.term "
+        f"AND NOT counted RETURNING terms) INSERT INTO {ix.df} (scope_id, term, n) "
+        f"SELECT {scope}, u.term, count(*) FROM m CROSS JOIN LATERAL unnest(m.terms) "
+        f"AS u(term) GROUP BY u.term "
         f"ON CONFLICT (scope_id, term) DO UPDATE SET n = {ix.df}.n + excluded.n"
     )
-    return mark, add
 
 
 def fold(conn: Any, ix: Index, scope_ids: Iterable[int]) -> None:
     """Fold the uncounted documents of these scopes into ``ix``'s document counts."""
-    mark, add = fold_sql(ix, "?", "?::bigint[]")
     for sid in sorted({int(s) for s in scope_ids}):
-        docs = conn.execute(mark, (sid,)).fetchone()[0]
-        if docs:
-            conn.execute(add, (sid, list(docs)))
+        conn.execute(fold_sql(ix, "?"), (sid, sid))
+
+
+def terms_literal(terms: Iterable[str]) -> str:
+    """A ``text[]`` literal of stored terms (each quoted: a token is letters and digits,
+    but a literal must not depend on that)."""
+    quoted = ('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in terms)
+    return "{" + ",".join(quoted) + "}"
 
 
 ITEMS = Index("item_terms", "item_docs", False, "item_n", "item_tok", "item_df")  # text: blob
@@ -137,11 +139,11 @@ def index(conn: Any, ix: Index, scope_id: int, docs: Sequence[tuple[int, str]]) 
     posted = tokenizer().postings([text for _, text in docs])
     body = ix.body
     conn.executemany(
-        f"INSERT INTO {ix.docs} (doc, scope_id, len{', body' if body else ''}) "
-        f"VALUES (?, ?, ?{', ?' if body else ''})",
+        f"INSERT INTO {ix.docs} (doc, scope_id, len, terms{', body' if body else ''}) "
+        f"VALUES (?, ?, ?, ?{', ?' if body else ''})",
         [
-            (doc, scope_id, n, *((text,) if body else ()))
-            for (doc, text), (_, n) in zip(docs, posted, strict=True)
+            (doc, scope_id, n, [term_key(t) for t in terms], *((text,) if body else ()))
+            for (doc, text), (terms, n) in zip(docs, posted, strict=True)
         ],
     )
     conn.executemany(
@@ -172,17 +174,20 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
         f"SELECT DISTINCT scope_id FROM {ix.docs} WHERE doc = ANY(?) AND NOT counted", (ids,)
     ).fetchall()
     fold(conn, ix, (r[0] for r in pending))
-    gone = conn.execute(
-        f"DELETE FROM {ix.docs} WHERE doc = ANY(?) RETURNING scope_id, len", (ids,)
-    ).fetchall()
     # document counts down by the postings about to go; a count at 0 is deleted (its
     # term may be an erased word: it must not stay behind as a key). The emptied keys
     # come back from the UPDATE and are deleted by key: a join against a subquery of
     # the postings was estimated at one row, and the planner's nested loop over the
     # whole count table made compaction quadratic (4,000 writes: 57 s in that DELETE).
+    # Each removed document's postings by their key (scope, term, document), from the
+    # terms its row keeps: no index on the document alone is needed (nor kept).
+    held = (
+        f"SELECT d.scope_id, u.term, d.doc FROM {ix.docs} d CROSS JOIN LATERAL "
+        "unnest(d.terms) AS u(term) WHERE d.doc = ANY(?)"
+    )
     emptied = conn.execute(
-        f"UPDATE {ix.df} f SET n = f.n - d.c FROM (SELECT scope_id, term, count(*) AS c "
-        f"FROM {ix.terms} WHERE doc = ANY(?) GROUP BY scope_id, term) d "
+        f"UPDATE {ix.df} f SET n = f.n - d.c FROM (SELECT h.scope_id, h.term, count(*) AS c "
+        f"FROM ({held}) h GROUP BY h.scope_id, h.term) d "
         "WHERE f.scope_id = d.scope_id AND f.term = d.term RETURNING f.scope_id, f.term, f.n",
         (ids,),
     ).fetchall()
@@ -193,7 +198,14 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
             "WHERE f.scope_id = u.scope_id AND f.term = u.term AND f.n <= 0",
             ([sid for sid, _ in zero], [term for _, term in zero]),
         )
-    conn.execute(f"DELETE FROM {ix.terms} WHERE doc = ANY(?)", (ids,))
+    conn.execute(
+        f"DELETE FROM {ix.terms} t USING ({held}) h WHERE t.scope_id = h.scope_id "
+        "AND t.term = h.term AND t.doc = h.doc",
+        (ids,),
+    )
+    gone = conn.execute(
+        f"DELETE FROM {ix.docs} WHERE doc = ANY(?) RETURNING scope_id, len", (ids,)
+    ).fetchall()
     totals: dict[int, list[int]] = {}
     for sid, n in gone:
         t = totals.setdefault(int(sid), [0, 0])
@@ -212,15 +224,14 @@ def stats(conn: Any, ix: Index, scope_id: int, tokens: Sequence[str]) -> tuple[i
     documents, tokens (each document's tag token included) and documents holding each
     of ``tokens``."""
     wanted = sorted({term_key(t) for t in tokens})
-    # stored counts plus the postings of the documents not yet folded into them (at
-    # most FOLD_EVERY commits' worth), from one snapshot: exact whenever it is read
+    # stored counts plus the terms of the documents not yet folded into them (about
+    # FOLD_EVERY commits' worth), from one snapshot: exact whenever it is read
     rows = conn.execute(
         f"SELECT NULL, {ix.n_col}, {ix.tok_col} FROM scopes WHERE scope_id = ? UNION ALL "
         f"SELECT term, n, 0 FROM {ix.df} WHERE scope_id = ? AND term = ANY(?) UNION ALL "
-        f"SELECT t.term, count(*), 0 FROM {ix.docs} d JOIN {ix.terms} t ON "
-        "t.scope_id = d.scope_id AND t.doc = d.doc AND t.term = ANY(?) "
-        "WHERE d.scope_id = ? AND NOT d.counted GROUP BY t.term",
-        (scope_id, scope_id, wanted, wanted, scope_id),
+        f"SELECT u.term, count(*), 0 FROM {ix.docs} d CROSS JOIN LATERAL unnest(d.terms) "
+        "AS u(term) WHERE d.scope_id = ? AND NOT d.counted AND u.term = ANY(?) GROUP BY u.term",
+        (scope_id, scope_id, wanted, scope_id, wanted),
     ).fetchall()
     n, tok = next(((int(r[1]), int(r[2])) for r in rows if r[0] is None), (0, 0))
     hits: dict[str, int] = {}
