@@ -283,7 +283,7 @@ def _detach_server_caches() -> None:
     from chronomem import embedders
     from chronomem.pg.vectors import PgVectors
 
-    for cache in list(embedders._CACHES.values()):
+    for cache in embedders.shared_caches():
         if isinstance(cache.persistent, PgVectors):
             cache.persistent.close()
             cache.persistent = None
