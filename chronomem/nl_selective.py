@@ -6,7 +6,7 @@ answer is a set of commits (the turns that state it), reverted with
 resolver's stages unchanged: the request's content words (:func:`nl.content_tokens`,
 request vocabulary such as "forget", "what I said about" removed), the hybrid retrieval
 and the reranker over commit descriptors (:func:`resolve.describe_request`), and the
-confidence gate's evidence rule (:func:`nl._evidence`: lexical match, else dense cosine at
+confidence gate's evidence rule (:func:`nl.request_evidence`: lexical match, else dense cosine at
 least ``nl.DENSE_FLOOR``). What it adds:
 
 1. no intent mapping and no episode snapping: the described commits are the answer, not
@@ -51,7 +51,7 @@ def match(
     its best commit has no evidence."""
     parsed = ps.parse(request)
     toks = [t for t in parsed.named if t not in _SAID_WORDS]
-    if not toks:
+    if not toks or not parsed.names_content:
         raise UncertainRequestError(
             f"request {request[:80]!r} names no content (only symbols, greetings, times "
             "said in passing or request words such as 'forget that'); say what to forget, e.g. 'forget what I said about "
@@ -66,11 +66,11 @@ def match(
     if not ranked:
         raise UncertainRequestError(f"no commit matches {request[:80]!r}; nothing was changed")
     best = ranked[0][0]
-    ev, _ = nl._evidence(db, sc, parsed.clause, toks, found, rt, best, None)
+    ev, _ = nl.request_evidence(db, sc, parsed.clause, toks, found, rt, best, None)
     evidence = (
         1.0
         if ev["lexical"]
-        else nl._clip((ev["cosine"] - nl.DENSE_FLOOR) / (nl.DENSE_FULL - nl.DENSE_FLOOR))
+        else nl.clip_unit((ev["cosine"] - nl.DENSE_FLOOR) / (nl.DENSE_FULL - nl.DENSE_FLOOR))
     )
     if evidence <= 0.0:
         raise UncertainRequestError(
@@ -87,7 +87,7 @@ def match(
     chosen = [ranked[0]]
     if ev["lexical"]:
         terms = q.fts_terms(" ".join(toks))
-        scores = nl._lexical_scores(db, sc, terms, found, [v for v, _ in ranked], rt)
+        scores = nl.lexical_scores(db, sc, terms, found, [v for v, _ in ranked], rt)
         top = scores.get(best) or 0.0
         for v, s in ranked[1:]:
             got = scores.get(v)
