@@ -19,7 +19,7 @@ from chronobench.runner.components import resolve_cell
 from chronobench.spec import spec_from_config, spec_sha256
 
 PUBLISHED = REPO_ROOT / "results" / "published"
-NOT_RUN_YET = {"paper_locomo", "paper_mab", "llm_cpu_qwen"}
+NOT_RUN_YET = {"paper_locomo", "paper_mab"}
 
 
 def _published() -> dict[tuple[str, str | None], dict[str, Any]]:
@@ -47,10 +47,8 @@ def test_every_cell_of_a_publishing_preset_is_published_with_its_spec(
         recorded = spec.recorded()
         specs.append((spec, recorded, (spec_sha256(spec), recorded["dataset"]["queries_file"])))
     if preset in NOT_RUN_YET:
-        # Meant for a GPU (vLLM generation; paper_mab also needs the hub's dataset), or
-        # answered elsewhere (llm_cpu_qwen: its rows are a replay of its exported prompts'
-        # completions, so their spec names backbone=replay, not qwen-1b5). A cell whose id leaves the
-        # backbone out (a selection cell) may already be published by another preset;
+        # Meant for a GPU (vLLM generation; paper_mab also needs the hub's dataset). A cell
+        # whose id leaves the backbone out (a selection cell) may already be published by another preset;
         # once every cell is, the preset must leave this set.
         assert not all(key in published for _, _, key in specs), f"{preset}: now run"
         pytest.skip(f"experiment={preset} has no published run yet")
