@@ -9,7 +9,7 @@ from functools import cache
 import pytest
 
 from chronobench.repair.cases import SET_BUILDER, agent_view, make_case
-from chronobench.repair.detect import DETECTORS, detection_scores, session_kind
+from chronobench.repair.detect import DETECTORS, detection_scores, session_kind, stated_pairs
 from chronobench.repair.history import session_reads
 
 UNTRUSTED = ("paste", "sync", "forwarded", "summary_job")
@@ -108,7 +108,49 @@ def test_earned_cases_still_need_a_repair_and_a_chain_lookup_reads_its_slot():
         assert case["failed"]["answer"] != case["gold"]["answer"]
         assert case["diagnosis"] in ("complete", "missed")
     for case in _cases("earned_controlled", 30):
-        head = DOMAINS[case["domain"]].chain[0].source
-        for ev in case["events"]:
-            if ev["kind"] == "lookup" and ev["derivation"] == DOMAINS[case["domain"]].chain[0].name:
-                assert session_reads(ev, case["domain"]) == {head}
+        for d in DOMAINS[case["domain"]].derivations():
+            for ev in case["events"]:
+                if ev["kind"] == "lookup" and ev["derivation"] == d.name:
+                    assert session_reads(ev, case["domain"]) == {d.source}
+
+
+def test_both_advisory_chains_carry_faults_and_benign_lookups():
+    """With one chain per domain, the last untrusted session a lookup read was the fault
+    whenever a chain family held the chain; each chain now carries both."""
+    from chronobench.repair.domains import DOMAINS
+
+    seen: dict[tuple[int, bool], int] = {}
+    for case in _cases("earned_controlled", 30):
+        chains = DOMAINS[case["domain"]].chains()
+        faults = {f["event"] for f in case["faults"]}
+        events = case["events"]
+        for n, ev in enumerate(events):
+            if ev["kind"] != "lookup":
+                continue
+            which = next(i for i, c in enumerate(chains) if ev["derivation"] in {d.name for d in c})
+            # the untrusted session this lookup reads: the newest earlier one on its head
+            head = chains[which][0].source
+            before = [e for e in events[:n] if session_kind(e) in UNTRUSTED
+                      and head in {s for s, _ in stated_pairs(e, case["domain"])}]  # fmt: skip
+            if before:
+                key = (which, before[-1]["event"] in faults)
+                seen[key] = seen.get(key, 0) + 1
+    assert set(seen) == {(0, True), (0, False), (1, True), (1, False)}, seen
+
+
+def test_last_looked_up_rule_is_below_the_judge_on_the_earned_set():
+    from chronobench.repair.cases import default_params
+    from chronobench.repair.policy import RepairPolicyBackbone
+
+    def scores(name: str) -> tuple[float, float]:
+        tp = fp = fn = 0.0
+        for case in _cases("earned_controlled", 30):
+            found = DETECTORS[name](
+                agent_view(case), None, RepairPolicyBackbone(), default_params()
+            )
+            d = detection_scores(case, found.events)
+            tp, fp, fn = tp + d["det_tp"], fp + d["det_fp"], fn + d["det_fn"]
+        return tp / max(1.0, tp + fp), tp / (tp + fn)
+
+    rule, judge = scores("surface_lookup"), scores("judge")
+    assert rule[0] < judge[0] and rule[1] < judge[1], (rule, judge)

@@ -48,6 +48,18 @@ class Domain:
     params: dict[str, tuple[str, ...]]
     request: str  # the user's task request; {param} fields are filled per case
     chain: tuple[Derivation, ...] = ()
+    # A second advisory chain on other slots. Only the repair-4 sets use it: with one
+    # chain, the session a lookup reads last is the fault whenever a chain family holds
+    # the chain (nothing benign may be looked up after it), a rule no detector should get.
+    side_chain: tuple[Derivation, ...] = ()
+
+    def derivations(self) -> tuple[Derivation, ...]:
+        """Every advisory tool of the domain, either chain."""
+        return self.chain + self.side_chain
+
+    def chains(self) -> tuple[tuple[Derivation, ...], ...]:
+        """The advisory chains the domain has (one or two)."""
+        return tuple(c for c in (self.chain, self.side_chain) if c)
 
 
 DOMAINS: dict[str, Domain] = {
@@ -80,6 +92,17 @@ DOMAINS: dict[str, Domain] = {
                 "When should deliveries come, given my tier?",
             ),
         ),
+        (
+            Derivation(
+                "checkout.methods",
+                "delivery_city",
+                "payment",
+                "Which way of paying works best where you deliver to me?",
+            ),
+            Derivation(
+                "deals.brand", "payment", "brand", "Which brand has the best deals for that?"
+            ),
+        ),
     ),
     "travel": Domain(
         "travel",
@@ -110,6 +133,17 @@ DOMAINS: dict[str, Domain] = {
                 "seats.advise", "airline", "seat", "Which seat should I book with that airline?"
             ),
         ),
+        (
+            Derivation(
+                "stays.area",
+                "hotel_budget",
+                "hotel_area",
+                "Which part of town can I stay in for what I pay a night?",
+            ),
+            Derivation(
+                "cars.fit", "hotel_area", "car_class", "Which car should I rent staying there?"
+            ),
+        ),
     ),
     "customer_support": Domain(
         "customer_support",
@@ -138,6 +172,17 @@ DOMAINS: dict[str, Domain] = {
                 "language",
                 "contact_channel",
                 "How should support contact me in that language?",
+            ),
+        ),
+        (
+            Derivation(
+                "orders.device",
+                "order_id",
+                "device",
+                "Which device was in the order I told you about?",
+            ),
+            Derivation(
+                "plans.cover", "device", "plan_tier", "Which support plan covers that device?"
             ),
         ),
     ),

@@ -18,7 +18,10 @@ published control; this module builds the sets where that construction is gone:
   untrusted session touched);
 - the slots of every merge and every nightly summary are listed in shuffled order;
 - faults and twins are placed by one random permutation, so each untrusted position in
-  the log is as likely as any other to hold a fault.
+  the log is as likely as any other to hold a fault;
+- each domain has two advisory chains (``Domain.side_chain``), and a chain fault or twin
+  follows either one: with a single chain, a chain fault holds it from its session on,
+  so the last untrusted session any lookup read was the fault whenever one was there.
 
 What still differs between a fault and a benign twin is the content: whether the value
 agrees with what the user says before and after. That is the detector's job.
@@ -69,19 +72,28 @@ class EarnedWorld(World):
         """Slots no fault route or pending confirmation holds, with a value."""
         return [s for s in self.d.slots if s not in self.protected and self.value(s)]
 
-    def family_fits(self, family: str, slot: str | None = None) -> bool:
+    def open_chains(self, taken: set[str] = frozenset()) -> list[tuple[Any, ...]]:
+        """The advisory chains a lookup follow-up may use now: the head slot free (and not
+        in ``taken``) and no target held by a fault route."""
+        free = self.free()
+        return [
+            c
+            for c in self.d.chains()
+            if c[0].source in free
+            and c[0].source not in taken
+            and not {d.target for d in c} & self.protected
+        ]
+
+    def family_fits(self, family: str) -> bool:
         """Whether a benign session can be followed up as ``family`` now without touching
         a slot a fault route holds."""
-        free = self.free()
         if family in CHAIN_FAMILIES:
-            head = self.d.chain[0].source
-            targets = {d.target for d in self.d.chain}
-            return head in free and not targets & self.protected and (slot in (None, head))
+            return bool(self.open_chains())
         if family == "consolidation":
             # the slot, up to two more to merge, and one left for the new statement (else
             # the merge's new statement would fall on a slot a fault route holds)
-            return len(free) >= 4
-        return bool(free)
+            return len(self.free()) >= 4
+        return bool(self.free())
 
 
 def _phrase(slot: str) -> str:
@@ -109,7 +121,11 @@ def twin(w: EarnedWorld, kind: str, family: str) -> dict[str, Any] | None:
     if not w.family_fits(family):
         return None
     rng, free = w.rng, w.free()
-    slot = w.d.chain[0].source if family in CHAIN_FAMILIES else rng.choice(free)
+    if family in CHAIN_FAMILIES:
+        w.chain = rng.choice(w.open_chains())
+        slot = w.chain[0].source
+    else:
+        slot = rng.choice(free)
     held = set(w.protected)
     update = rng.random() < 0.5 or kind == "chat"
     value = _value_like_fault(w, kind, slot) if update else w.value(slot)
@@ -163,7 +179,6 @@ def draft_earned(
     faults: list[dict[str, Any]] = []
     benign: list[dict[str, Any]] = []
     waiting: list[tuple[str, str]] = []  # twins that found no slot yet: tried again later
-    head = w.d.chain[0].source
     plan_left = list(plan)
     for item in order:
         if rng.random() < OWN_FOLLOW_UP:
@@ -178,8 +193,16 @@ def draft_earned(
                 waiting.append(item)
             continue
         ftype, family = plan_left.pop(0)
-        # A twin may already hold the head slot: a chain fault then takes another family.
-        taken = head in used_slots(faults) or head in w.protected
+        # A chain fault follows either chain whose head and targets no route holds; when
+        # neither is open it takes another family (as in the control sets).
+        head, taken = w.d.chain[0].source, False
+        if family in CHAIN_FAMILIES:
+            chains = w.open_chains(taken=used_slots(faults))
+            if chains:
+                w.chain = rng.choice(chains)
+                head = w.chain[0].source
+            taken = not chains
+        taken = taken or head in used_slots(faults) or head in w.protected
         place_fault(w, ftype, family, faults, head, slots, stress, head_taken=taken)
         still = []
         for kind, fam in waiting:
