@@ -31,11 +31,8 @@ _RATES = ("", "noise=0.05", "noise=0.1", "noise=0.2")
 EARNED_CONDITIONS = (
     ("earned_controlled", "", "earned controlled, exact"),
     ("earned_stress", "", "earned stress, exact"),
-    ("earned_controlled", "noise=0.05", "noise 0.05"),
     ("earned_controlled", "noise=0.1", "noise 0.1"),
-    ("earned_controlled", "noise=0.2", "noise 0.2"),
     ("earned_controlled", "retention=4", "inputs kept 4 days"),
-    ("earned_controlled", "retention=2", "inputs kept 2 days"),
     ("earned_controlled", "diagnosis=judge", "judge's diagnosis"),
     ("earned_stress", "diagnosis=judge", "stress, judge's diagnosis"),
 )
@@ -299,9 +296,8 @@ def earned_sections(everything: dict) -> list[str]:
         lines += ["### Earned sets: detectors", "",
                   "The zero-call surface rule finds every fault on the control sets; here every benign "
                   "untrusted session is followed up as a fault is, so it flags sessions at the base rate. "
-                  "Each domain has two advisory chains; the last untrusted session a lookup reads on each "
-                  "is flagged by the `surface_lookup` rule (a chain fault holds its chain from its session "
-                  "on, so no benign session on it comes later, but twins use the other chain).",
+                  "The last session a lookup reads is still a fault more often than that: a chain-family "
+                  "fault holds the advisory chain's first slot, so no benign session on it comes later.",
                   "", *det, ""]  # fmt: skip
     conds = ("", "diagnosis=oracle", "diagnosis=judge", "diagnosis=untrusted", "diagnosis=surface",
              "diagnosis=surface_lookup")  # fmt: skip
