@@ -8,9 +8,9 @@ from functools import cache
 
 import pytest
 
-from chronobench.repair.cases import SET_BUILDER, agent_view, make_case
-from chronobench.repair.detect import DETECTORS, detection_scores, session_kind, stated_pairs
-from chronobench.repair.history import session_reads
+from chronobench.tracks.repair.cases import SET_BUILDER, agent_view, make_case
+from chronobench.tracks.repair.detect import DETECTORS, detection_scores, session_kind, stated_pairs
+from chronobench.tracks.repair.history import session_reads
 
 UNTRUSTED = ("paste", "sync", "forwarded", "summary_job")
 
@@ -102,7 +102,7 @@ def test_faults_sit_anywhere_among_the_untrusted_sessions():
 
 
 def test_earned_cases_still_need_a_repair_and_a_chain_lookup_reads_its_slot():
-    from chronobench.repair.domains import DOMAINS
+    from chronobench.tracks.repair.domains import DOMAINS
 
     for case in _cases("earned_stress", 10):
         assert case["failed"]["answer"] != case["gold"]["answer"]
@@ -117,7 +117,7 @@ def test_earned_cases_still_need_a_repair_and_a_chain_lookup_reads_its_slot():
 def test_both_advisory_chains_carry_faults_and_benign_lookups():
     """With one chain per domain, the last untrusted session a lookup read was the fault
     whenever a chain family held the chain; each chain now carries both."""
-    from chronobench.repair.domains import DOMAINS
+    from chronobench.tracks.repair.domains import DOMAINS
 
     seen: dict[tuple[int, bool], int] = {}
     for case in _cases("earned_controlled", 30):
@@ -139,8 +139,8 @@ def test_both_advisory_chains_carry_faults_and_benign_lookups():
 
 
 def test_last_looked_up_rule_is_below_the_judge_on_the_earned_set():
-    from chronobench.repair.cases import default_params
-    from chronobench.repair.policy import RepairPolicyBackbone
+    from chronobench.tracks.repair.cases import default_params
+    from chronobench.tracks.repair.policy import RepairPolicyBackbone
 
     def scores(name: str) -> tuple[float, float]:
         tp = fp = fn = 0.0
