@@ -40,6 +40,7 @@ __all__ = [
     "OracleSystem",
     "OracleTarget",
     "Question",
+    "RefusingSelector",
     "Reply",
     "RollbackOutcome",
     "Selector",
@@ -72,6 +73,14 @@ class Selector(Protocol):
         """Return ``{request_id: [(write_id, score), ...]}``, best first; ``queries`` maps
         opaque request ids to request texts."""
         ...
+
+
+@runtime_checkable
+class RefusingSelector(Protocol):
+    """A selector that can refuse a request (rank nothing) and say why."""
+
+    #: ``{request_id: reason}`` for the requests of the last ``search`` it refused.
+    refusals: Mapping[str, str]
 
 
 # ---- what a memory system sees: the public view of a stream ---------------------------

@@ -9,7 +9,9 @@ the stream's own timeline (0 = empty store). Stages:
 - ``dense``: cosine over descriptor embeddings;
 - ``hybrid``: both, fused by reciprocal rank fusion;
 - ``chronomem``: hybrid + reranker + intent handling (undo targets the version before
-  the matched commit), i.e. what ``rollback_to_version_by_nl_query`` restores;
+  the matched commit), i.e. what ``rollback_to_version_by_nl_query`` restores, and its
+  confidence gate: a request the plan refuses (it names no content, or content the
+  memory does not hold) ranks nothing, and the reason is kept in ``refusals``;
 - ``chronomem_norerank``: the same without the reranker, i.e. hybrid retrieval + the
   request rules (content words, intent, episode scope); shows what the reranker adds;
 - ``bm25_rules`` / ``dense_rules``: the request rules on top of a single retrieval stage
@@ -85,14 +87,24 @@ def selector_names() -> list[str]:
     return list(_STAGES)
 
 
+# The selectors that act as the system would: the full pipeline with its confidence gate.
+# The ablation rows rank only, so they show what each stage retrieves.
+_GATED = frozenset({"chronomem"})
+
+
 class StoreSelector:
-    """One resolve stage of a post-exposure ChronoMem store."""
+    """One resolve stage of a post-exposure ChronoMem store.
+
+    ``refusals`` maps the request ids of the last :meth:`search` that were refused to the
+    gate's reason (empty for the ungated stages).
+    """
 
     def __init__(self, name: str, stores: Any) -> None:
         if name not in _STAGES:
             raise KeyError(f"unknown selector {name!r}; choose from {', '.join(_STAGES)}")
         self.name = name
         self.stores = stores
+        self.refusals: dict[str, str] = {}
 
     def search(
         self, writes: Sequence[StreamWrite], queries: dict[str, str], top_k: int
@@ -101,7 +113,25 @@ class StoreSelector:
         ing = self.stores.get(writes)
         method = getattr(ing.store, _STAGES[self.name])
         out: dict[str, list[tuple[int, float]]] = {}
+        self.refusals = {}
         for qid, text in queries.items():
+            if self.name in _GATED:
+                why = _refusal(ing.store, ing.user, text)
+                if why is not None:
+                    self.refusals[qid] = why
+                    out[qid] = []
+                    continue
             ranked = method(APP, ing.user, text, k=top_k, **_KWARGS.get(self.name, {}))
             out[qid] = [(ing.j_of[v], float(s)) for v, s in ranked if v in ing.j_of]
         return out
+
+
+def _refusal(store: Any, user: str, text: str) -> str | None:
+    """Why the store's rollback plan refuses ``text`` (None: it would act)."""
+    from chronomem import UncertainRequestError
+
+    try:
+        store.plan_rollback_by_nl_query(APP, user, text)
+    except UncertainRequestError as exc:
+        return str(exc)[:300]
+    return None

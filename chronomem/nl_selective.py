@@ -51,7 +51,7 @@ def match(
     its best commit has no evidence."""
     parsed = ps.parse(request)
     toks = [t for t in parsed.named if t not in _SAID_WORDS]
-    if not toks:
+    if not toks or not parsed.names_content:
         raise UncertainRequestError(
             f"request {request[:80]!r} names no content (only symbols, greetings, times "
             "said in passing or request words such as 'forget that'); say what to forget, e.g. 'forget what I said about "

@@ -286,6 +286,26 @@ FILLER = frozenset(
     quick scratch done much also again think thinking thought one ones bunch honestly
     anyway hope""".split()
 )
+# Words that, with FILLER, leave a request naming nothing when no other word is left.
+# Beside a named topic they stay evidence words as before, so a request that names
+# something is matched exactly as it was. One class a line, so a new word joins the
+# class it belongs to (written on the development probes, docs/nl_parse.md):
+NO_CONTENT = FILLER | frozenset(
+    # interjections and chat shorthand
+    """oops oopsie lol haha ugh wow omg btw"""
+    # the request correcting itself: a slip, a change of mind, what to disregard
+    """ bad mistake mistakes wrong ignore change changes changed"""
+    # units of time with no date ("a minute ago")
+    """ minute minutes hour hours moment while"""
+    # the act of writing something (what was written is the content, not the act)
+    """ wrote typed typing message messages"""
+    # vague amounts
+    """ couple few several most"""
+    # what is left of a contraction once its apostrophe splits it ("don't" -> don, t;
+    # "I'd" -> d)
+    """ don doesn didn isn wasn won couldn wouldn shouldn aren weren haven hasn hadn
+    t d m ll ve re""".split()
+)
 
 
 @dataclass(frozen=True)
@@ -325,6 +345,12 @@ class ParsedRequest:
     def named(self) -> tuple[str, ...]:
         """Content words that are not filler: what must match for the request to act."""
         return tuple(t for t in self.content if t not in FILLER)
+
+    @property
+    def names_content(self) -> bool:
+        """Whether a word is left that is neither filler nor :data:`NO_CONTENT`: a
+        request without one names nothing and is refused."""
+        return any(t not in NO_CONTENT for t in self.content)
 
     def operator(self, kind: str) -> Operator | None:
         return next((o for o in self.operators if o.kind == kind), None)

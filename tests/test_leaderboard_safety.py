@@ -162,7 +162,7 @@ def test_committed_leaderboard_matches_the_runs_it_names(tmp_path):
     assert named == {p.name for p in published.iterdir()}
 
 
-def test_other_task_kinds_render_their_own_section(tmp_path, make_run):
+def test_other_task_kinds_render_their_own_section(tmp_path, make_run, monkeypatch):
     from chronobench.leaderboard import build
 
     calls = []
@@ -175,11 +175,12 @@ def test_other_task_kinds_render_their_own_section(tmp_path, make_run):
     man = json.loads((folder / "manifest.json").read_text())
     man["spec"]["task"]["kind"] = "other_kind"
     (folder / "manifest.json").write_text(json.dumps(man))
-    build.SECTIONS.register("other_kind", section)
-    try:
-        md = write_leaderboard(tmp_path).read_text()
-    finally:
-        build.SECTIONS._entries.pop("other_kind")
+    from chronobench.runner.task_kind import TaskKind
+
+    registered = build.registered_tracks()
+    other = TaskKind(run=section, board=section)
+    monkeypatch.setattr(build, "registered_tracks", lambda: {**registered, "other_kind": other})
+    md = write_leaderboard(tmp_path).read_text()
     assert calls == [[folder.name]]
     assert "## Other track" in md and f"`{folder.name}`" in md
     assert (tmp_path / PUBLISHED_DIR / folder.name / "manifest.json").is_file()

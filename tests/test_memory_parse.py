@@ -144,6 +144,27 @@ def test_filler_is_not_named_content() -> None:
         assert ps.parse(text).named == (), text
 
 
+def test_a_request_left_with_only_no_content_words_names_nothing() -> None:
+    # one request per class of NO_CONTENT
+    for text in (
+        "oops! take that back please",
+        "sorry, my bad, I changed my mind, undo",
+        "lol forget everything from a minute ago",
+        "good evening! delete what I just wrote",
+        "please roll back the most recent couple",
+        "revert to where we were before, if you don't mind",
+    ):
+        assert not ps.parse(text).names_content, text
+
+
+def test_no_content_words_beside_a_topic_stay_evidence_words() -> None:
+    # The request names the pottery class, so it acts, matched on the same words as
+    # before the classes existed.
+    parsed = ps.parse("oops, undo the chat where I wrote about the pottery class")
+    assert parsed.names_content
+    assert parsed.named == ("oops", "wrote", "pottery", "class")
+
+
 # -- operators over the dated history ----------------------------------------------------------
 
 
@@ -200,6 +221,8 @@ def test_the_plan_shows_the_parse_and_the_step(store) -> None:
         "never mind, just roll it back a bit",
         "forget what I told you yesterday",
         "hello, good morning, please revert the latest one",
+        "sorry, my bad, I changed my mind about what I wrote a minute ago",
+        "revert to where we were before, if you don't mind",
     ],
 )
 def test_requests_naming_no_content_are_refused(store, request_text: str) -> None:

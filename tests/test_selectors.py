@@ -64,6 +64,25 @@ def test_rules_apply_intent_on_top_of_a_stage(
     assert _top(setup, "dense_rules", undo) == found[0][0] - 1
 
 
+def test_chronomem_refuses_what_its_gate_refuses_and_says_why(
+    setup: tuple[tuple[StreamWrite, ...], StoreProvider],
+) -> None:
+    """The full pipeline ranks nothing for a request its rollback plan refuses (one that
+    names no content); the ablation rows still rank, and a request that names content
+    is ranked as before."""
+    from chronobench.protocols import RefusingSelector
+
+    stream, provider = setup
+    requests = {"empty": "hi, undo what I said earlier", "named": "undo the pottery classes"}
+    gated = StoreSelector("chronomem", provider)
+    got = gated.search(stream, requests, top_k=5)
+    assert isinstance(gated, RefusingSelector)
+    assert got["empty"] == [] and "names no content" in gated.refusals["empty"]
+    assert got["named"][0][0] == 1 and "named" not in gated.refusals
+    ablation = StoreSelector("chronomem_norerank", provider)
+    assert ablation.search(stream, requests, top_k=5)["empty"] and not ablation.refusals
+
+
 def test_unknown_selector_is_refused(setup: tuple[tuple[StreamWrite, ...], StoreProvider]) -> None:
     with pytest.raises(KeyError, match="unknown selector"):
         StoreSelector("bm25_plus", setup[1])

@@ -46,7 +46,6 @@ from chronobench.leaderboard.runs import (
     archived_runs,
     collect_runs,
 )
-from chronobench.registry import Registry
 from chronobench.results.per_query import QUERIES_FILE
 from chronobench.results.schema import (
     CONFIG_FILE,
@@ -146,7 +145,8 @@ def render(
     # Small language models on CPU have their own section, never the tables'.
     small = [r for r in runs if r.small_llm and r.published and r.protocol == protocol]
     runs = [r for r in runs if not r.small_llm]
-    bench = [r for r in runs if r.task_kind == "benchmark"]
+    tracks = registered_tracks()
+    bench = [r for r in runs if r.task_kind in tracks and tracks[r.task_kind].tables]
     tables = build_tables(bench, protocol=protocol)
     md = render_markdown(tables).rstrip("\n") + "\n\n"
     head, rest = md.split("\n", 1)
@@ -161,12 +161,11 @@ def render(
     ids = {rid for slot in tables.values() for rid in slot["provenance"]}
     provenance = {rid: sha for slot in tables.values() for rid, sha in slot["provenance"].items()}
     ours = [r for r in runs if r.published and r.protocol == protocol]
-    # Other task kinds render their own section (a kind without one is not published).
-    for kind in sorted({r.task_kind for r in ours} - {"benchmark"}):
-        if kind not in SECTIONS:
-            continue
+    # Each track with a section renders it from its runs (a kind without one, or no
+    # longer registered, is not published); sections in the order of the kinds' names.
+    for kind in sorted({r.task_kind for r in ours} & set(tracks)):
         mine = [r for r in ours if r.task_kind == kind]
-        section, named = SECTIONS.create(kind, mine)
+        section, named = tracks[kind].board_section(mine)
         if section:
             md += section.rstrip("\n") + "\n\n"
             ids |= set(named)
@@ -182,16 +181,13 @@ def render(
     return md, render_csv(tables), ids
 
 
-# Task kinds other than the benchmark: kind -> "module:function" taking that kind's
-# published RunRecords and returning (markdown section, run ids it names).
-SECTIONS = Registry(
-    "leaderboard section",
-    {
-        "repair": "chronobench.tracks.repair.report:repair_section",
-        "peers": "chronobench.tracks.peers.board:peers_section",  # memory systems
-        "selective": "chronobench.tracks.selective.board:selective_section",  # RQ4
-    },
-)
+def registered_tracks() -> dict[str, Any]:
+    """task kind -> its track's :class:`~chronobench.runner.task_kind.TaskKind` (plug-in
+    tracks included: loading one imports its declaration, not its runner)."""
+    from chronobench.runner.components import TASKS
+    from chronobench.runner.task_kind import as_task_kind
+
+    return {e.name: as_task_kind(e.load()) for e in TASKS.entries()}
 
 
 def with_audit(md: str, folder: Path) -> str:

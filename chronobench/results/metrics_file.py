@@ -107,6 +107,8 @@ class RunMetrics(_Model):
     per_case: dict[str, list[Any]] | None = None
     # Repair cases with nothing to repair (no fault reached memory): {"n", "case_id"}.
     not_applicable: dict[str, Any] | None = None
+    # A plug-in track's own figures (its board and viewer sections read them).
+    track: dict[str, Any] | None = None
 
 
 class MetricsFile(_Model):

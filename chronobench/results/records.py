@@ -94,6 +94,16 @@ class SelectionRecord(_QueryFields):
     n_versions: StrictInt
     ranked: Ranked
     scores: dict[str, Number]
+    # Why a gated selector refused the request (it ranked nothing); absent from the line
+    # when None, so the rows of selectors that rank keep their bytes.
+    refused: str | None = None
+
+    def to_row(self) -> dict[str, Any]:
+        """The JSON object of its line (``refused`` only when the selector refused)."""
+        row = super().to_row()
+        if row.get("refused") is None:
+            row.pop("refused", None)
+        return row
 
 
 class ProbeRecord(_QueryFields):

@@ -48,44 +48,21 @@ __all__ = [
     "resolve_cell",
 ]
 
-# task kind -> its TaskKind: how its cells are checked, resolved, built and run, and its
-# task.params model (chronobench/runner/task_kind.py). A plain cell runner registered here
-# is a kind with nothing to check or build. ``recorded``: the params the shipped configs
-# always gave, so published run ids hash them (the rest: only when given).
+# task kind -> its track's TaskKind (chronobench/runner/task_kind.py): how its cells are
+# checked, resolved, built and run, and how its runs show on the board and in the viewer.
+# Each track is a folder, chronobench/tracks/<name>/, declaring its TRACK; a plug-in track
+# is an entry point in the "chronobench.tracks" group naming its own. ``order``: the
+# viewer's headline table lists the tracks so.
 TASKS = Registry(
     "task",
-    {
-        "benchmark": TaskKind(
-            run="chronobench.runner.cell:run_benchmark_cell",
-            build="chronobench.runner.cell:build_benchmark_parts",
-            resolve="chronobench.runner.components:resolve_benchmark",
-        ),
-        # The repair track.
-        "repair": TaskKind(
-            run="chronobench.tracks.repair.run:run_repair_cell",
-            check="chronobench.tracks.repair.run:check_spec",
-            build="chronobench.tracks.repair.run:build_parts",
-            params="chronobench.tracks.repair.run:RepairTaskParams",
-            recorded=("diagnosis", "noise", "noise_key", "retention"),
-        ),
-        # The memory-systems track (peer adapters and ChronoMem, one interface).
-        "peers": TaskKind(
-            run="chronobench.tracks.peers.run:run_peers_cell",
-            check="chronobench.tracks.peers.run:check_spec",
-            build="chronobench.tracks.peers.run:build_parts",
-            params="chronobench.tracks.peers.run:PeersParams",
-            recorded=("streams", "targets", "rq2_queries_per_stream"),
-        ),
-        # RQ4, selective forgetting (rows of chronobench/systems/forgetting.py).
-        "selective": TaskKind(
-            run="chronobench.tracks.selective.run:run_selective_cell",
-            check="chronobench.tracks.selective.run:check_spec",
-            build="chronobench.tracks.selective.run:build_parts",
-            params="chronobench.tracks.selective.run:SelectiveParams",
-            recorded=("streams", "anchors_per_stream", "heldout", "delete_hits"),
-        ),
-    },
+    entry_points="chronobench.tracks",
+    hint="a track is a folder declaring a TaskKind, registered here or by an entry point "
+    "in the 'chronobench.tracks' group (docs/plugins.md)",
 )
+TASKS.register("benchmark", "chronobench.tracks.benchmark:TRACK", order=10)
+TASKS.register("selective", "chronobench.tracks.selective:TRACK", order=20)  # RQ4
+TASKS.register("peers", "chronobench.tracks.peers:TRACK", order=30)  # memory systems
+TASKS.register("repair", "chronobench.tracks.repair:TRACK", order=40)
 
 # retrieval stage -> ``f(spec: RetrieverSpec) -> dict`` of ChronoMem store options.
 RETRIEVERS = Registry(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chronobench.metrics import score_refusal, score_selection
-from chronobench.protocols import public_writes
+from chronobench.protocols import RefusingSelector, public_writes
 from chronobench.results.io import SampleLog
 from chronobench.results.records import SelectionRecord
 from chronobench.runner.components import Components
@@ -48,9 +48,11 @@ def run_selection(
                 # A selector sees the public writes and the request texts under opaque ids
                 # (query ids name the anchor's session).
                 opaque = {f"r{i}": q for i, q in enumerate(todo, start=1)}
-                ranked = cell.build_selector(name, stores).search(
+                selector = cell.build_selector(name, stores)
+                ranked = selector.search(
                     writes, {rid: q.text for rid, q in opaque.items()}, top_k=depth
                 )
+                refusals = selector.refusals if isinstance(selector, RefusingSelector) else {}
                 rows = []
                 for rid, q in opaque.items():
                     cands = ranked.get(rid, [])
@@ -66,6 +68,7 @@ def run_selection(
                             scores=score_refusal(cands)
                             if refuse
                             else score_selection([v for v, _ in cands], q.target_version, k),
+                            refused=refusals.get(rid),
                         )
                     )
                 written += log.append(rows)

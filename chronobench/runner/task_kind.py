@@ -1,6 +1,8 @@
-"""A task kind: how a cell of that kind is checked, resolved, built and run.
+"""A task kind: how a cell of that kind is checked, resolved, built, run and shown.
 
-Each entry of :data:`~chronobench.runner.components.TASKS` is a :class:`TaskKind`;
+A track is one folder, ``chronobench/tracks/<name>/``, whose ``__init__`` declares its
+``TRACK``, a :class:`TaskKind`; each entry of :data:`~chronobench.runner.components.TASKS`
+names one (a plug-in track: an entry point in the ``chronobench.tracks`` group);
 :func:`~chronobench.runner.components.resolve_cell` looks it up once and every caller
 (the runner, ``--dry-run``, the compose-every-config test) goes through it. Its parts are
 ``"module:attr"`` strings, imported only when used, so listing task kinds imports no track.
@@ -19,7 +21,13 @@ Each entry of :data:`~chronobench.runner.components.TASKS` is a :class:`TaskKind
   cell constructs, without loading data or model weights, and names what it built;
 - ``resolve``: ``f(spec, entry, choices) -> Components``; the benchmark's resolves the
   dataset, retriever, reranker, selectors and system from their registries, the other
-  tracks' (the default) only the backbone: they own their dataset and systems (``check``).
+  tracks' (the default) only the backbone: they own their dataset and systems (``check``);
+- ``board``: ``f(runs) -> (markdown, run ids it names)``, the kind's section of the
+  leaderboard, handed the kind's published runs (none: its runs have no section);
+- ``tables``: whether the kind's runs are rows of the leaderboard's main tables (the
+  benchmark's: RQ1 selection, RQ2 RC-QA, RQ3 summaries);
+- ``views``: ``f(build) -> list[Row]``, the kind's lines of the viewer's headline table
+  (:mod:`chronobench.viewer.summary`), in the registry's order.
 """
 
 from __future__ import annotations
@@ -53,6 +61,9 @@ class TaskKind:
     resolve: str = "chronobench.runner.components:resolve_track"
     params: str | type[BaseModel] | None = None
     recorded: tuple[str, ...] = ()
+    board: str | Callable[..., tuple[str, Any]] | None = None
+    tables: bool = False
+    views: str | Callable[..., list[Any]] | None = None
 
     def _part(self, part: str | Callable[..., Any]) -> Callable[..., Any]:
         return _load(part) if isinstance(part, str) else part
@@ -110,6 +121,18 @@ class TaskKind:
         if self.build is not None:
             built += self._part(self.build)(cell, backbone)
         return built
+
+    def board_section(self, runs: list[Any]) -> tuple[str, set[str]]:
+        """The kind's leaderboard section from its published ``runs``: (markdown, the
+        run ids it names); ``("", set())`` for a kind without one."""
+        if self.board is None:
+            return "", set()
+        md, named = self._part(self.board)(runs)
+        return md, set(named)
+
+    def view_rows(self, build: Any) -> list[Any]:
+        """The kind's lines of the viewer's headline table for one build."""
+        return [] if self.views is None else list(self._part(self.views)(build))
 
 
 def as_task_kind(target: Any) -> TaskKind:

@@ -11,7 +11,6 @@ manifest sha256) and by their number of requests.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,47 +71,42 @@ class Build:
         return f"{self.dataset}-{self.key}"
 
 
-def _kind(spec: dict[str, Any]) -> str:
-    task = spec.get("task") or {}
-    kind = str(task.get("kind") or "benchmark")
-    if kind != "benchmark":
-        return kind
-    return "selection" if task.get("selection") and not task.get("generates") else "generation"
+def _kind(task: Any) -> str:
+    """The task kind, a benchmark run split by what it scored (RQ1 only, or generation)."""
+    if task.kind != "benchmark":
+        return str(task.kind)
+    return "selection" if task.selection and not task.generates else "generation"
 
 
 def _read(folder: Path, where: str) -> ViewRun | None:
+    """One run folder through the typed results loader (None: not a readable run)."""
+    from chronobench.errors import ResultsError
+    from chronobench.results.schema import load_run
+
     try:
-        man = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        met = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        run = load_run(folder)
+    except (ResultsError, OSError, ValueError):
         return None
-    spec = man.get("spec") or {}
-    task = spec.get("task") or {}
-    d = spec.get("dataset") or {}
-    ds = man.get("dataset") or {}
-    generates = bool(task.get("qa") or task.get("summary")) or task.get("kind") not in (
-        None,
-        "benchmark",
-    )
-    kind = _kind({**spec, "task": {**task, "generates": generates}})
-    qfile = d.get("queries_file")
+    spec, man = run.spec, run.manifest
+    kind = _kind(spec.task)
+    ds, d = man.dataset, spec.dataset
     return ViewRun(
-        run_id=str(man.get("run_id") or folder.name),
+        run_id=man.run_id,
         folder=folder,
         where=where,
         kind=kind,
-        dataset=str(d.get("name") or "?"),
-        granularity=str(d.get("granularity") or "?"),
-        queries=Path(qfile).stem if qfile else "built",
-        build=str(ds.get("source_sha256") or ds.get("manifest_sha256") or "")[:8] or "?",
-        data_build=str(ds.get("manifest_sha256") or "")[:8] or "?",
-        fixture=bool(d.get("fixture")),
-        source=str(d.get("source") or ""),
-        system=(spec.get("system") or {}).get("name") if kind != "selection" else None,
-        backbone=(spec.get("backbone") or {}).get("name") if kind != "selection" else None,
-        params=dict(task.get("params") or {}),
-        metrics=dict(met.get("metrics") or {}),
-        n_queries=ds.get("n_queries"),
+        dataset=d.name,
+        granularity=d.granularity,
+        queries=Path(d.queries_file).stem if d.queries_file else "built",
+        build=str(ds.source_sha256 or ds.manifest_sha256 or "")[:8] or "?",
+        data_build=str(ds.manifest_sha256 or "")[:8] or "?",
+        fixture=bool(d.fixture),
+        source=str(d.source or ""),
+        system=spec.system.name if kind != "selection" else None,
+        backbone=spec.backbone.name if kind != "selection" else None,
+        params=dict(spec.task.params),
+        metrics=run.metrics.metrics.to_json(),
+        n_queries=ds.n_queries,
     )
 
 

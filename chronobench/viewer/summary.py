@@ -134,6 +134,11 @@ def system_label(name: str) -> str:
         return name
 
 
+def ordered_selectors(names: Iterable[str]) -> list[str]:
+    """Selector names in the leaderboard's order."""
+    return _selectors().ordered(names)
+
+
 def selector_label(name: str) -> str:
     try:
         return _selectors().label(name)
@@ -158,7 +163,8 @@ def is_oracle(name: str) -> bool:
         return False
 
 
-def _newest(runs: Iterable[ViewRun]) -> list[ViewRun]:
+def newest(runs: Iterable[ViewRun]) -> list[ViewRun]:
+    """``runs`` oldest first, a local run after the published copy it replaces."""
     # Published runs are the board's; a local run of the same cell replaces its copy.
     return sorted(runs, key=lambda r: (r.where == "local", r.run_id))
 
@@ -166,7 +172,7 @@ def _newest(runs: Iterable[ViewRun]) -> list[ViewRun]:
 def selection_sets(build: Build) -> dict[tuple[str, str], dict[str, Any]]:
     """``{(request set, granularity): {selector: its selection metrics}}``, from the runs
     with the most requests of each (a subset run never mixes with the full one)."""
-    runs = [r for r in _newest(build.runs) if r.kind in ("selection", "generation")]
+    runs = [r for r in newest(build.runs) if r.kind in ("selection", "generation")]
     runs = [r for r in runs if r.metrics.get("selection")]
     most: dict[tuple[str, str], tuple[int, str]] = {}
     for r in runs:
@@ -189,80 +195,15 @@ def generation_runs(build: Build) -> dict[str, ViewRun]:
     keys = {(r.granularity, r.queries, r.n_queries) for r in runs}
     best = max(keys, key=lambda k: (k[0] == "session", k[1] == "built", k[2] or 0, k[0], k[1]))
     picked = [r for r in runs if (r.granularity, r.queries, r.n_queries) == best]
-    return {str(r.system): r for r in _newest(picked)}
+    return {str(r.system): r for r in newest(picked)}
 
 
-def _ordered_systems(names: Iterable[str]) -> list[str]:
+def ordered_systems(names: Iterable[str]) -> list[str]:
+    """System names in the leaderboard's order (unknown names: by name)."""
     try:
         return _systems().ordered(names)
     except (KeyError, ValueError):
         return sorted(names)
-
-
-def _probe_rows(build: Build, section: str, metric: str) -> list[Row]:
-    runs = generation_runs(build)
-    stats = {
-        s: Stat.of(((r.metrics.get("probes") or {}).get("all") or {}).get(metric))
-        for s, r in runs.items()
-    }
-    floors = [(s, st) for s, st in stats.items() if is_floor(s) and st and st.mean is not None]
-    best = max(floors, key=lambda x: x[1].mean or 0.0) if floors else None
-    floor = (system_label(best[0]), best[1]) if best else None
-    rows = []
-    for s in _ordered_systems(stats):
-        if stats[s] is None:
-            continue
-        rows.append(
-            Row(
-                section,
-                system_label(s),
-                stats[s],
-                None if is_floor(s) else floor,
-                runs[s].run_id,
-                is_floor(s),
-                is_oracle(s),
-            )
-        )
-    return rows
-
-
-def _rq1_rows(build: Build) -> list[Row]:
-    sets = selection_sets(build)
-    for name in RQ1_SETS:
-        grans = sorted(g for q, g in sets if q == name)
-        if grans:
-            break
-    else:
-        if not sets:
-            return []
-        name = sorted(sets)[0][0]
-        grans = sorted(g for q, g in sets if q == name)
-    rows = []
-    for g in sorted(grans, key=lambda g: (g != "session", g)):
-        sel = sets[(name, g)]
-        for s in _selectors().ordered(sel) if sel else []:
-            st = Stat.of(((sel[s] or {}).get("all") or {}).get("recall_at_1"))
-            rows.append(Row(f"RQ1 R@1 ({name}, {g})", selector_label(s), st))
-    return rows
-
-
-def _peer_rows(build: Build) -> list[Row]:
-    rows = []
-    for r in _newest(x for x in build.runs if x.kind == "peers"):
-        peer = r.metrics.get("peer") or {}
-        own = peer.get("own_target") or {}
-        rc = Stat.of(((r.metrics.get("probes") or {}).get("all") or {}).get("rc_qa"))
-        label = _peer_label(str(r.system))
-        if own.get("recall_at_1") is not None:
-            rows.append(
-                Row(
-                    "Memory systems: own R@1", label, Stat(100 * own["recall_at_1"], n=own.get("n"))
-                )
-            )
-        if rc is not None:
-            rows.append(Row("Memory systems: own RC-QA", label, rc, run_id=r.run_id))
-    rows.sort(key=lambda r: (r.section, r.label))
-    return rows
 
 
 def _peer_label(name: str) -> str:
@@ -274,7 +215,7 @@ def _peer_label(name: str) -> str:
 def peer_fidelity(build: Build) -> list[tuple[str, list[float | None]]]:
     """Per memory system, its restore fidelity (exact, missing, extra, stale, leaked %)."""
     out = []
-    for r in _newest(x for x in build.runs if x.kind == "peers"):
+    for r in newest(x for x in build.runs if x.kind == "peers"):
         fid = (r.metrics.get("peer") or {}).get("fidelity") or {}
         out.append(
             (
@@ -288,80 +229,13 @@ def peer_fidelity(build: Build) -> list[tuple[str, list[float | None]]]:
 FIDELITY = ("exact", "missing", "extra", "stale", "leaked")
 
 
-def _repair_rows(build: Build) -> list[Row]:
-    from chronobench.tracks.repair.methods import LABELS
-    from chronobench.tracks.repair.methods import is_floor as repair_floor
-    from chronobench.tracks.repair.report import load_repair_runs
-
-    runs = [r.folder for r in build.runs if r.kind == "repair"]
-    if not runs:
-        return []
-    found = load_repair_runs(runs)
-    order = {m: i for i, m in enumerate(LABELS)}
-    rows: dict[str, list[Row]] = {}
-    for (backbone, subset, method, cond), block in sorted(
-        found.items(), key=lambda kv: (kv[0][1], kv[0][0], order.get(kv[0][2], 99), kv[0])
-    ):
-        if cond:
-            continue  # a noise, diagnosis or retention condition: the board's details
-        st = Stat.of((block["metrics"].get("all") or {}).get("recovery"))
-        section = f"Repair recovery ({subset} set, {backbone})"
-        # The text heuristics are the track's floors (docs/repair.md).
-        floor = repair_floor(method)
-        label = LABELS.get(method, method).strip()
-        rows.setdefault(section, []).append(Row(section, label, st, None, block["run_id"], floor))
-    out = []
-    for items in rows.values():
-        floors = [r for r in items if r.is_floor and r.stat and r.stat.mean is not None]
-        best = max(floors, key=lambda r: r.stat.mean or 0.0) if floors else None
-        for r in items:
-            f = (best.label, best.stat) if best and not r.is_floor and best.stat else None
-            out.append(Row(r.section, r.label, r.stat, f, r.run_id, r.is_floor))
-    return out
-
-
-def _rq4_rows(build: Build) -> list[Row]:
-    """RQ4's held-out headline per row (a peer at its best k, as on the board). Rows
-    named ``floor_*`` are its floors, ``oracle_*`` its ceiling."""
-    from chronobench.tracks.selective.board import row_label
-
-    newest: dict[str, ViewRun] = {}
-    for r in _newest(x for x in build.runs if x.kind == "selective"):
-        name = str((r.metrics.get("rq4") or {}).get("row") or r.system)
-        newest[name] = r
-    rows = []
-    for name, r in sorted(newest.items()):
-        user = (r.metrics.get("rq4") or {}).get("user") or {}
-        st = Stat.of(user.get("headline"))
-        if st is None:
-            continue
-        floor, oracle = name.startswith("floor_"), name.startswith("oracle_")
-        rows.append(Row("RQ4 selective forgetting (held-out)", row_label(name), st, None,
-                        r.run_id, floor, oracle))  # fmt: skip
-    floors = [r for r in rows if r.is_floor and r.stat and r.stat.mean is not None]
-    best = max(floors, key=lambda r: r.stat.mean or 0.0) if floors else None  # type: ignore[union-attr]
-    if best is None or best.stat is None:
-        return rows
-    return [
-        r
-        if r.is_floor
-        else Row(
-            r.section, r.label, r.stat, (best.label, best.stat), r.run_id, r.is_floor, r.is_oracle
-        )  # fmt: skip
-        for r in rows
-    ]
-
-
 def headline_rows(build: Build) -> list[Row]:
-    """The summary table of one build (see the module)."""
-    return [
-        *_rq1_rows(build),
-        *_probe_rows(build, "RQ2 RC-QA", "rc_qa"),
-        *_probe_rows(build, "RQ3 last-session coverage", "last_session_coverage"),
-        *_rq4_rows(build),
-        *_peer_rows(build),
-        *_repair_rows(build),
-    ]
+    """The summary table of one build (see the module): each registered track's lines,
+    in the task registry's order."""
+    from chronobench.runner.components import TASKS
+    from chronobench.runner.task_kind import as_task_kind
+
+    return [row for e in TASKS.entries() for row in as_task_kind(e.load()).view_rows(build)]
 
 
 def r1_by(build: Build, dim: str) -> tuple[list[str], list[tuple[str, list[float | None]]]]:
