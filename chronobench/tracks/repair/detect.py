@@ -16,7 +16,7 @@ kind is only a floor.
   statement is still the newest one in the log (the generator follows every fault with
   such a session and no benign one). No backbone call; it reads only the log.
 - ``surface_lookup``: the zero-call rule one advisory chain per domain allowed: for each
-  chain, flag the last untrusted session that states the chain's first slot and is read
+  chain the case's set uses, flag the last untrusted session that states the chain's first slot and is read
   by a lookup before anything restates the slot (a chain-family fault holds its chain
   from its session on, so no benign session on it can come later). No backbone call.
 
@@ -152,7 +152,7 @@ def last_looked_up(view: dict[str, Any], mem: Any, backbone: Any, params: Any) -
 
     domain, events = view["domain"], view["events"]
     flagged = []
-    for head in [c[0].source for c in DOMAINS[domain].chains()]:
+    for head in [c[0].source for c in DOMAINS[domain].chains(view["set"])]:
         read = []
         for n, ev in enumerate(events):
             if session_kind(ev) not in UNTRUSTED or head not in dict(stated_pairs(ev, domain)):

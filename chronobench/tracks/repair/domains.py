@@ -3,7 +3,8 @@
 Each domain names its memory slots (with value pools), three tools (which slots and
 task parameters each one takes), one slot the final answer reads directly, and a chain
 of two advisory tools the agent may call during the history (slot a -> slot b -> slot
-c). A tool is a pure function of its arguments, so a changed argument always changes
+c), plus a second such chain on other slots that only the two-chain sets use
+(:data:`TWO_CHAIN_SETS`). A tool is a pure function of its arguments, so a changed argument always changes
 the observation and every run of the same arguments returns the same text.
 """
 
@@ -14,6 +15,9 @@ import re
 from dataclasses import dataclass
 
 MISSING = "unknown"
+# The sets whose domains have both advisory chains (builder repair-5). Every other set
+# has the first chain only, so its cases, and the published cells built on them, stay.
+TWO_CHAIN_SETS = ("earned2_controlled", "earned2_stress")
 
 
 @dataclass(frozen=True)
@@ -48,18 +52,23 @@ class Domain:
     params: dict[str, tuple[str, ...]]
     request: str  # the user's task request; {param} fields are filled per case
     chain: tuple[Derivation, ...] = ()
-    # A second advisory chain on other slots. Only the repair-4 sets use it: with one
-    # chain, the session a lookup reads last is the fault whenever a chain family holds
-    # the chain (nothing benign may be looked up after it), a rule no detector should get.
+    # A second advisory chain on other slots, used only by :data:`TWO_CHAIN_SETS`: with
+    # one chain, the session a lookup reads last is the fault whenever a chain family
+    # holds the chain (nothing benign may be looked up after it), a rule no detector
+    # should get.
     side_chain: tuple[Derivation, ...] = ()
 
     def derivations(self) -> tuple[Derivation, ...]:
-        """Every advisory tool of the domain, either chain."""
+        """Every advisory tool of the domain, either chain (names are unique, so a
+        lookup's tool resolves the same whichever set it comes from)."""
         return self.chain + self.side_chain
 
-    def chains(self) -> tuple[tuple[Derivation, ...], ...]:
-        """The advisory chains the domain has (one or two)."""
-        return tuple(c for c in (self.chain, self.side_chain) if c)
+    def chains(self, subset: str) -> tuple[tuple[Derivation, ...], ...]:
+        """The advisory chains the cases of ``subset`` use: both for
+        :data:`TWO_CHAIN_SETS`, the first one for every other set."""
+        if subset in TWO_CHAIN_SETS and self.side_chain:
+            return (self.chain, self.side_chain)
+        return (self.chain,)
 
 
 DOMAINS: dict[str, Domain] = {

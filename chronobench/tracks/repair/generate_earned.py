@@ -1,5 +1,6 @@
-"""Repair cases whose diagnosis must be earned (builder ``repair-4``; sets
-``earned_controlled`` and ``earned_stress``).
+"""Repair cases whose diagnosis must be earned (builder ``repair-4``, sets
+``earned_controlled`` and ``earned_stress``; builder ``repair-5``, sets
+``earned2_controlled`` and ``earned2_stress``: the same with two advisory chains).
 
 The ``repair-3`` sets (:mod:`chronobench.tracks.repair.generate`) follow every fault with a
 note, an advisory lookup or a merge about its slot and never follow a benign session
@@ -19,9 +20,10 @@ published control; this module builds the sets where that construction is gone:
 - the slots of every merge and every nightly summary are listed in shuffled order;
 - faults and twins are placed by one random permutation, so each untrusted position in
   the log is as likely as any other to hold a fault;
-- each domain has two advisory chains (``Domain.side_chain``), and a chain fault or twin
-  follows either one: with a single chain, a chain fault holds it from its session on,
-  so the last untrusted session any lookup read was the fault whenever one was there.
+- on the ``repair-5`` sets each domain has two advisory chains (``Domain.side_chain``),
+  and a chain fault or twin follows either one: with a single chain (``repair-4``, kept
+  as built because published cells rest on it), a chain fault holds it from its session
+  on, so the last untrusted session any lookup read was the fault whenever one was there.
 
 What still differs between a fault and a benign twin is the content: whether the value
 agrees with what the user says before and after. That is the detector's job.
@@ -32,6 +34,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from chronobench.tracks.repair.domains import DOMAINS, TWO_CHAIN_SETS
 from chronobench.tracks.repair.generate import (
     CHAIN_FAMILIES,
     FAMILIES,
@@ -43,9 +46,10 @@ from chronobench.tracks.repair.generate import (
     used_slots,
 )
 
-__all__ = ["EARNED_SETS", "EarnedWorld", "draft_earned"]
+__all__ = ["EARNED2_SETS", "EARNED_SETS", "EarnedWorld", "draft_earned"]
 
 EARNED_SETS = ("earned_controlled", "earned_stress")
+EARNED2_SETS = TWO_CHAIN_SETS
 # Benign twins per fault (75% of the untrusted sessions benign when every twin finds a
 # slot; stress cases try one more, as in the control sets).
 TWINS_PER_FAULT = 3
@@ -54,7 +58,14 @@ OWN_FOLLOW_UP = 0.15
 
 
 class EarnedWorld(World):
-    """The control world with shuffled slot order in merges and nightly summaries."""
+    """The control world with shuffled slot order in merges and nightly summaries, and
+    lookups on ``chains`` (the domain's first chain, or both)."""
+
+    def __init__(
+        self, rng: random.Random, domain: str, chains: tuple[tuple[Any, ...], ...]
+    ) -> None:
+        super().__init__(rng, domain)
+        self.chains = chains
 
     def summary_job(self, pairs: list[tuple[str, str]], drifted: str | None) -> dict[str, Any]:
         pairs = list(pairs)
@@ -78,7 +89,7 @@ class EarnedWorld(World):
         free = self.free()
         return [
             c
-            for c in self.d.chains()
+            for c in self.chains
             if c[0].source in free
             and c[0].source not in taken
             and not {d.target for d in c} & self.protected
@@ -122,7 +133,10 @@ def twin(w: EarnedWorld, kind: str, family: str) -> dict[str, Any] | None:
         return None
     rng, free = w.rng, w.free()
     if family in CHAIN_FAMILIES:
-        w.chain = rng.choice(w.open_chains())
+        # One chain: no draw, so the one-chain sets keep the random stream they were
+        # built (and published) with.
+        opened = w.open_chains()
+        w.chain = rng.choice(opened) if len(w.chains) > 1 else opened[0]
         slot = w.chain[0].source
     else:
         slot = rng.choice(free)
@@ -161,10 +175,17 @@ def _place(w: EarnedWorld, kind: str, family: str) -> dict[str, Any] | None:
 
 
 def draft_earned(
-    rng: random.Random, domain: str, plan: list[tuple[str, str]], stress: bool
+    rng: random.Random,
+    domain: str,
+    plan: list[tuple[str, str]],
+    stress: bool,
+    two_chains: bool = False,
 ) -> dict[str, Any]:
-    """One earned case before the agent runs; ``plan`` is [(fault type, family), ...]."""
-    w = EarnedWorld(rng, domain)
+    """One earned case before the agent runs; ``plan`` is [(fault type, family), ...].
+    ``two_chains``: lookups follow either of the domain's advisory chains (``repair-5``)
+    rather than the first one only (``repair-4``)."""
+    d = DOMAINS[domain]
+    w = EarnedWorld(rng, domain, (d.chain, d.side_chain) if two_chains else (d.chain,))
     slots = list(w.d.slots)
     rng.shuffle(slots)
     for s in slots:  # the user states every slot, then updates a few
@@ -193,10 +214,11 @@ def draft_earned(
                 waiting.append(item)
             continue
         ftype, family = plan_left.pop(0)
-        # A chain fault follows either chain whose head and targets no route holds; when
-        # neither is open it takes another family (as in the control sets).
+        # With two chains a chain fault follows either one whose head and targets no
+        # route holds, and takes another family when neither is open; with one it takes
+        # another family when its head is held (as in the control sets).
         head, taken = w.d.chain[0].source, False
-        if family in CHAIN_FAMILIES:
+        if family in CHAIN_FAMILIES and two_chains:
             chains = w.open_chains(taken=used_slots(faults))
             if chains:
                 w.chain = rng.choice(chains)
