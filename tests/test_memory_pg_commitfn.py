@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from chronobench.bench.synthetic import synthetic_writes
 from chronomem import ChronoMem, HashEmbedder
-from chronomem.pg import commitfn, fastwrite
+from chronomem.pg import commitfn, fastwrite, lexical
+from chronomem.reads import find_scope
 from tests._memory_fixtures import APP, USER, add
 
 
@@ -119,3 +121,31 @@ def test_racing_writers_of_one_scope_and_of_their_own_lose_nothing(pg_url: str) 
                 before = mem.snapshot(APP, USER, prev.version_id)
                 assert deleted == [f"delete: {before.get(shared, shared)}"], v.version_id
         assert mem.check_integrity(APP, USER) == [] and mem.check_integrity(APP, "bob") == []
+
+
+def _counted_by_hand(mem: Any, table: str) -> dict[str, int]:
+    rows = mem.conn.execute(f"SELECT term, count(*) FROM {table} GROUP BY term").fetchall()
+    return {t: int(n) for t, n in rows}
+
+
+def test_document_counts_read_exact_while_the_function_defers_them(pg_url: str) -> None:
+    mem = ChronoMem(pg_url, embedder=HashEmbedder())
+    writes = synthetic_writes(lexical.FOLD_EVERY + 20, seed=3)
+    db = mem._db
+    for j, w in enumerate(writes):
+        mem.commit(APP, USER, **w)
+        if j % 17 and j != lexical.FOLD_EVERY + 5:
+            continue
+        # at a few points before and after the function's fold: some documents
+        # uncounted, and the counts read as a recount of every posting says
+        sid = find_scope(db, APP, USER).scope_id
+        uncounted = mem.conn.execute("SELECT count(*) FROM desc_docs WHERE NOT counted")
+        assert j < 2 or uncounted.fetchone()[0] > 0
+        for table, read in (("item_terms", db.item_stats), ("desc_terms", db.descriptor_stats)):
+            want = _counted_by_hand(mem, table)
+            terms = sorted(want)[:40] + ["nosuchterm"]
+            got = read(sid, terms)[2]
+            assert got == [want.get(t, 0) for t in terms], table
+    stored = mem.conn.execute("SELECT uncounted FROM scopes").fetchone()[0]
+    assert 0 < stored < lexical.FOLD_EVERY  # the function folded once on the way
+    mem.close()

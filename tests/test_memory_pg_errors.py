@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from chronomem import ChronoMem, HashEmbedder, StoreConnectionError
-from chronomem.pg import commitfn, fastwrite
+from chronomem.pg import commitfn, copying, fastwrite
 from chronomem.pg import conn as pg_conn
 from tests._memory_fixtures import APP, USER, add
 
@@ -111,4 +111,23 @@ def test_a_lock_wait_past_the_busy_timeout_in_the_commit_function_is_store_busy(
         with pytest.raises(StoreBusyError, match="nothing was changed"):
             mem.commit(APP, USER, [add("i9", "Ann moved")], source="chat", reason="r")
     assert "i9" not in mem.snapshot(APP, USER)
+    mem.close()
+
+
+def test_a_break_during_a_copy_into_another_database_is_a_store_error(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = _store(pg_url)
+    listed = copying.tables
+
+    def listing(conn: Any, schema: str) -> list[str]:
+        got = listed(conn, schema)
+        if conn is mem.backend.conn:  # the source, right before its COPY TO STDOUT
+            _kill(mem, pg_url)
+        return got
+
+    monkeypatch.setattr(copying, "tables", listing)
+    target = pg_url + ("&" if "?" in pg_url else "?") + "options=-csearch_path%3Dcopy_target"
+    with pytest.raises(StoreConnectionError, match="lost the connection"):
+        mem.backend.copy(target)
     mem.close()

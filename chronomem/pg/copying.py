@@ -28,6 +28,7 @@ def tables(conn: PgConn, schema: str) -> list[str]:
 def create_tables(conn: PgConn) -> None:
     """ChronoMem's tables in the current schema, content columns without statistics."""
     conn.execute(ddl.DDL)
+    conn.execute(ddl.LEANER_LEXICON)
     for stmt in ddl.no_statistics_sql():
         conn.execute(stmt)
     commitfn.install(conn)

@@ -168,14 +168,18 @@ def index_docs(
         return 0, 0, 0
     posted = lex.tokenizer().postings([t for _, t in docs])
     lengths = [n for _, n in posted]
-    cols = "doc, scope_id, len" + (", body" if ix.body else "")
+    cols = "doc, scope_id, len, terms" + (", body" if ix.body else "")
     extra = ", %s::text[]" if ix.body else ""
-    args: list[Any] = [scope_id, [d for d, _ in docs], lengths]
+    # each document's terms as one text[] literal (an array of arrays would need
+    # equal lengths)
+    held = [lex.terms_literal(map(lex.term_key, terms)) for terms, _ in posted]
+    args: list[Any] = [scope_id, [d for d, _ in docs], lengths, held]
     if ix.body:
         args.append([t for _, t in docs])
     raw.execute(
-        f"INSERT INTO {ix.docs} ({cols}) SELECT d, %s, n{', b' if ix.body else ''} FROM "
-        f"unnest(%s::bigint[], %s::int[]{extra}) AS u(d, n{', b' if ix.body else ''})",
+        f"INSERT INTO {ix.docs} ({cols}) SELECT d, %s, n, h::text[]{', b' if ix.body else ''} "
+        f"FROM unnest(%s::bigint[], %s::int[], %s::text[]{extra}) "
+        f"AS u(d, n, h{', b' if ix.body else ''})",
         args,
     )
     t_doc, t_term, t_pos = [], [], []

@@ -16,7 +16,11 @@ formula in SQL:
 - one posting row per (document, term) with the term's positions (a query phrase that
   the tokenizer splits into several tokens, e.g. ``foo_bar``, matches adjacent
   positions, as an FTS5 phrase does);
-- per-scope totals (documents, tokens) on the scope's row.
+- per-scope totals (documents, tokens) on the scope's row;
+- per-term document counts (``item_df``/``desc_df``), which the commit function adds to
+  in batches (:data:`FOLD_EVERY`): a document row says whether it is ``counted`` yet
+  and keeps its distinct ``terms``, so a reader adds the uncounted documents to the
+  stored counts (:func:`stats`) and a removal finds a document's postings by key.
 
 Score of a document D for the phrases q_i of a query (FTS5's constants k1 = 1.2,
 b = 0.75; |D| counts the scope-tag column's one token, as FTS5 does; N, n(q_i) and
@@ -67,6 +71,40 @@ class Index:
         )
 
 
+# A scope's documents indexed by the commit function but not yet in the document
+# counts, folded in together once this many commits left some (see schema's
+# DEFERRED_COUNTS): a larger batch shares more upserts between documents (common
+# words), a smaller one keeps the readers' extra probe (below) short.
+FOLD_EVERY = 64
+
+
+def fold_sql(ix: Index, scope: str) -> str:
+    """One statement folding a scope's uncounted documents of ``ix`` into its counts
+    (``scope``: an SQL expression, a placeholder or the commit function's variable): it
+    marks them counted and adds their terms. Two at once fold each document once: the
+    second waits on the first's row locks and then finds the rows counted."""
+    return (
+        f"WITH m AS (UPDATE {ix.docs} SET counted = true WHERE scope_id = {scope} "
+        f"AND NOT counted RETURNING terms) INSERT INTO {ix.df} (scope_id, term, n) "
+        f"SELECT {scope}, u.term, count(*) FROM m CROSS JOIN LATERAL unnest(m.terms) "
+        f"AS u(term) GROUP BY u.term "
+        f"ON CONFLICT (scope_id, term) DO UPDATE SET n = {ix.df}.n + excluded.n"
+    )
+
+
+def fold(conn: Any, ix: Index, scope_ids: Iterable[int]) -> None:
+    """Fold the uncounted documents of these scopes into ``ix``'s document counts."""
+    for sid in sorted({int(s) for s in scope_ids}):
+        conn.execute(fold_sql(ix, "?"), (sid, sid))
+
+
+def terms_literal(terms: Iterable[str]) -> str:
+    """A ``text[]`` literal of stored terms (each quoted: a token is letters and digits,
+    but a literal must not depend on that)."""
+    quoted = ('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in terms)
+    return "{" + ",".join(quoted) + "}"
+
+
 ITEMS = Index("item_terms", "item_docs", False, "item_n", "item_tok", "item_df")  # text: blob
 DESCRIPTORS = Index("desc_terms", "desc_docs", True, "desc_n", "desc_tok", "desc_df")
 
@@ -101,11 +139,11 @@ def index(conn: Any, ix: Index, scope_id: int, docs: Sequence[tuple[int, str]]) 
     posted = tokenizer().postings([text for _, text in docs])
     body = ix.body
     conn.executemany(
-        f"INSERT INTO {ix.docs} (doc, scope_id, len{', body' if body else ''}) "
-        f"VALUES (?, ?, ?{', ?' if body else ''})",
+        f"INSERT INTO {ix.docs} (doc, scope_id, len, terms{', body' if body else ''}) "
+        f"VALUES (?, ?, ?, ?{', ?' if body else ''})",
         [
-            (doc, scope_id, n, *((text,) if body else ()))
-            for (doc, text), (_, n) in zip(docs, posted, strict=True)
+            (doc, scope_id, n, [term_key(t) for t in terms], *((text,) if body else ()))
+            for (doc, text), (terms, n) in zip(docs, posted, strict=True)
         ],
     )
     conn.executemany(
@@ -131,17 +169,28 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
     ids = [int(d) for d in docs]
     if not ids:
         return
-    gone = conn.execute(
-        f"DELETE FROM {ix.docs} WHERE doc = ANY(?) RETURNING scope_id, len", (ids,)
+    # the counts below go down by every removed document's postings: count them first
+    pending = conn.execute(
+        f"SELECT DISTINCT scope_id FROM {ix.docs} WHERE doc = ANY(?) AND NOT counted", (ids,)
     ).fetchall()
+    fold(conn, ix, (r[0] for r in pending))
     # document counts down by the postings about to go; a count at 0 is deleted (its
     # term may be an erased word: it must not stay behind as a key). The emptied keys
     # come back from the UPDATE and are deleted by key: a join against a subquery of
     # the postings was estimated at one row, and the planner's nested loop over the
     # whole count table made compaction quadratic (4,000 writes: 57 s in that DELETE).
+    # Each removed document's postings by their key (scope, term, document), from the
+    # terms its row keeps: no index on the document alone is needed (nor kept). The list
+    # is MATERIALIZED: inlined, the planner probed the postings' key by (scope, document)
+    # alone, a scan of the scope's whole key range per document (4,000 writes: 130 s in
+    # one DELETE); as a CTE it can only probe by the full key or hash it in one pass.
+    held = (
+        f"WITH h AS MATERIALIZED (SELECT d.scope_id, u.term, d.doc FROM {ix.docs} d "
+        "CROSS JOIN LATERAL unnest(d.terms) AS u(term) WHERE d.doc = ANY(?)) "
+    )
     emptied = conn.execute(
-        f"UPDATE {ix.df} f SET n = f.n - d.c FROM (SELECT scope_id, term, count(*) AS c "
-        f"FROM {ix.terms} WHERE doc = ANY(?) GROUP BY scope_id, term) d "
+        f"{held}UPDATE {ix.df} f SET n = f.n - d.c FROM (SELECT h.scope_id, h.term, "
+        "count(*) AS c FROM h GROUP BY h.scope_id, h.term) d "
         "WHERE f.scope_id = d.scope_id AND f.term = d.term RETURNING f.scope_id, f.term, f.n",
         (ids,),
     ).fetchall()
@@ -152,7 +201,14 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
             "WHERE f.scope_id = u.scope_id AND f.term = u.term AND f.n <= 0",
             ([sid for sid, _ in zero], [term for _, term in zero]),
         )
-    conn.execute(f"DELETE FROM {ix.terms} WHERE doc = ANY(?)", (ids,))
+    conn.execute(
+        f"{held}DELETE FROM {ix.terms} t USING h WHERE t.scope_id = h.scope_id "
+        "AND t.term = h.term AND t.doc = h.doc",
+        (ids,),
+    )
+    gone = conn.execute(
+        f"DELETE FROM {ix.docs} WHERE doc = ANY(?) RETURNING scope_id, len", (ids,)
+    ).fetchall()
     totals: dict[int, list[int]] = {}
     for sid, n in gone:
         t = totals.setdefault(int(sid), [0, 0])
@@ -171,13 +227,20 @@ def stats(conn: Any, ix: Index, scope_id: int, tokens: Sequence[str]) -> tuple[i
     documents, tokens (each document's tag token included) and documents holding each
     of ``tokens``."""
     wanted = sorted({term_key(t) for t in tokens})
+    # stored counts plus the terms of the documents not yet folded into them (about
+    # FOLD_EVERY commits' worth), from one snapshot: exact whenever it is read
     rows = conn.execute(
         f"SELECT NULL, {ix.n_col}, {ix.tok_col} FROM scopes WHERE scope_id = ? UNION ALL "
-        f"SELECT term, n, 0 FROM {ix.df} WHERE scope_id = ? AND term = ANY(?)",
-        (scope_id, scope_id, wanted),
+        f"SELECT term, n, 0 FROM {ix.df} WHERE scope_id = ? AND term = ANY(?) UNION ALL "
+        f"SELECT u.term, count(*), 0 FROM {ix.docs} d CROSS JOIN LATERAL unnest(d.terms) "
+        "AS u(term) WHERE d.scope_id = ? AND NOT d.counted AND u.term = ANY(?) GROUP BY u.term",
+        (scope_id, scope_id, wanted, scope_id, wanted),
     ).fetchall()
     n, tok = next(((int(r[1]), int(r[2])) for r in rows if r[0] is None), (0, 0))
-    hits = {r[0]: int(r[1]) for r in rows if r[0] is not None}
+    hits: dict[str, int] = {}
+    for term, count, _ in rows:
+        if term is not None:
+            hits[term] = hits.get(term, 0) + int(count)
     return n, tok + n, [hits.get(term_key(t), 0) for t in tokens]
 
 

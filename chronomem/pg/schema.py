@@ -6,7 +6,7 @@ index is stored as term statistics (see :mod:`chronomem.pg.lexical`):
 ``item_docs``/``item_terms`` for span texts, ``desc_docs``/``desc_terms`` for commit
 descriptors, with per-scope totals on ``scopes`` and per-term document counts in
 ``item_df``/``desc_df`` (what BM25's IDF reads, kept so a request need not count
-postings). Descriptor vectors are ``float4[]``
+postings; the commit function adds to them in batches, see :data:`LEANER_LEXICON`). Descriptor vectors are ``float4[]``
 rows in ``desc_vecs``; ``embeddings`` is the embedding cache every process of every
 host shares (:mod:`chronomem.pg.vectors`).
 
@@ -22,9 +22,10 @@ a ``search_path`` (``?options=-csearch_path%3Dmine``), then in its first schema.
 from __future__ import annotations
 
 # pg2: per-term document counts (item_df, desc_df); pg3: the commit function
-# (chronomem.pg.commitfn, installed by whoever creates or migrates the tables)
-SCHEMA_VERSION = "pg3"
-UPGRADES = ("pg1", "pg2")  # older versions migrated on open (see migrate_sql)
+# (chronomem.pg.commitfn, installed by whoever creates or migrates the tables); pg4:
+# a leaner lexical index (LEANER_LEXICON)
+SCHEMA_VERSION = "pg4"
+UPGRADES = ("pg1", "pg2", "pg3")  # older versions migrated on open (see migrate_sql)
 
 TABLES = (
     "meta", "scopes", "hidden", "versions", "events", "blobs", "spans", "item_docs",
@@ -86,7 +87,6 @@ CREATE TABLE IF NOT EXISTS item_terms (
     scope_id bigint NOT NULL, term text NOT NULL, doc bigint NOT NULL, pos integer[] NOT NULL,
     PRIMARY KEY (scope_id, term, doc)
 );
-CREATE INDEX IF NOT EXISTS item_terms_doc ON item_terms (doc);
 CREATE TABLE IF NOT EXISTS desc_docs (
     doc bigint PRIMARY KEY, scope_id bigint NOT NULL, len integer NOT NULL, body text NOT NULL
 );
@@ -95,7 +95,6 @@ CREATE TABLE IF NOT EXISTS desc_terms (
     scope_id bigint NOT NULL, term text NOT NULL, doc bigint NOT NULL, pos integer[] NOT NULL,
     PRIMARY KEY (scope_id, term, doc)
 );
-CREATE INDEX IF NOT EXISTS desc_terms_doc ON desc_terms (doc);
 CREATE TABLE IF NOT EXISTS item_df (
     scope_id bigint NOT NULL, term text NOT NULL, n integer NOT NULL,
     PRIMARY KEY (scope_id, term)
@@ -128,6 +127,38 @@ CREATE TABLE IF NOT EXISTS embeddings (
 );
 """
 
+# Migration step pg4, "a leaner lexical index": most of a commit's rows and index
+# entries were the lexical index's, so
+# - deferred document counts: the commit function indexes a document without adding
+#   to the per-term counts (``counted`` false) and folds a scope's uncounted documents
+#   into them every lexical.FOLD_EVERY commits, in one grouped upsert. Readers add the
+#   uncounted documents' terms (found by the partial index) to the stored counts, so
+#   every read stays exact. Other write paths count at once (the default, true);
+# - a document row keeps its distinct terms (``terms``), so removing or folding it
+#   finds its postings by their primary key: the postings' second index, on the
+#   document alone (an entry per posting), is dropped.
+# Appended by ALTER on new stores too, so a copy's columns line up either way.
+LEANER_LEXICON = """
+ALTER TABLE item_docs ADD COLUMN IF NOT EXISTS counted boolean NOT NULL DEFAULT true;
+ALTER TABLE desc_docs ADD COLUMN IF NOT EXISTS counted boolean NOT NULL DEFAULT true;
+CREATE INDEX IF NOT EXISTS item_docs_uncounted ON item_docs (scope_id) WHERE NOT counted;
+CREATE INDEX IF NOT EXISTS desc_docs_uncounted ON desc_docs (scope_id) WHERE NOT counted;
+ALTER TABLE scopes ADD COLUMN IF NOT EXISTS uncounted integer NOT NULL DEFAULT 0;
+ALTER TABLE item_docs ADD COLUMN IF NOT EXISTS terms text[] NOT NULL DEFAULT '{}';
+ALTER TABLE desc_docs ADD COLUMN IF NOT EXISTS terms text[] NOT NULL DEFAULT '{}';
+ALTER TABLE item_docs ALTER COLUMN terms SET STATISTICS 0;
+ALTER TABLE desc_docs ALTER COLUMN terms SET STATISTICS 0;
+"""
+
+# an older store's documents learn their terms from the postings (by the index on the
+# document, dropped after)
+BACKFILL_TERMS = [
+    "UPDATE item_docs d SET terms = ARRAY(SELECT t.term FROM item_terms t WHERE t.doc = d.doc)",
+    "UPDATE desc_docs d SET terms = ARRAY(SELECT t.term FROM desc_terms t WHERE t.doc = d.doc)",
+    "DROP INDEX IF EXISTS item_terms_doc",
+    "DROP INDEX IF EXISTS desc_terms_doc",
+]
+
 # (table, column) pairs whose values are memory content: no planner statistics.
 CONTENT_COLUMNS = (
     ("versions", ("summary", "labels", "source", "reason", "valid_time", "descriptor")),
@@ -154,7 +185,8 @@ def no_statistics_sql() -> list[str]:
 def migrate_sql(version: str) -> list[str]:
     """From ``version`` (one of :data:`UPGRADES`) to :data:`SCHEMA_VERSION`, but for the
     commit function, which the caller installs: pg1 gains the document-count tables,
-    filled from the postings."""
+    filled from the postings; every older version gains :data:`LEANER_LEXICON` (its
+    documents are all counted already) and its documents' terms."""
     steps: list[str] = []
     if version == "pg1":
         steps += [
@@ -163,4 +195,5 @@ def migrate_sql(version: str) -> list[str]:
             "INSERT INTO item_df SELECT scope_id, term, count(*) FROM item_terms GROUP BY 1, 2",
             "INSERT INTO desc_df SELECT scope_id, term, count(*) FROM desc_terms GROUP BY 1, 2",
         ]
+    steps += [LEANER_LEXICON, *BACKFILL_TERMS]
     return [*steps, f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema'"]

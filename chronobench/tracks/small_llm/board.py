@@ -15,6 +15,7 @@ from typing import Any
 
 from chronobench.leaderboard.tables import count_cell, md_table, stat_cell
 from chronobench.metrics.catalog import main_metric
+from chronobench.metrics.replies import RECOVERED_KINDS
 from chronobench.results.metrics_file import RunMetrics
 
 SPEED_FILE = "LLM_CPU_SPEED.md"
@@ -26,26 +27,65 @@ _RQ2 = (("rc_qa", "RC-QA"), ("rc_qa_a", "A*"), ("rc_qa_b", "B*"), ("qa_f1", "A: 
         ("recall_acc", "recall yes/no"), ("rouge1", "summary R-1"))  # fmt: skip
 
 
-def _model_line(backbones: set[str]) -> list[str]:
-    from chronobench.backbones.packaged import PACKAGED
+def model_of(r: Any) -> str:
+    """The model a small-LLM run's replies came from: a packaged backbone's model
+    (``qwen-1b5`` -> ``qwen2.5-1.5b``), else the run's ``backbone.model`` (a replayed
+    run names the model that wrote its completions), else the backbone's name."""
+    from chronobench.backbones.packaged import PACKAGED_BACKBONES
 
-    out = []
-    for name in sorted(backbones):
-        m = PACKAGED.get(name)
-        if m is None:
-            continue
-        out.append(
-            f"Model: **{m.label.replace(' (CPU)', '')}** ({m.parameters} parameters, licence "
-            f"{m.licence}), from the PyPI wheel `{m.requirement}` (sha256 "
-            f"`{m.wheel_sha256[:12]}...`, a Q4_1 GGUF dequantised to float32) through the "
-            "transformers backbone, greedy, one prompt at a time."
+    name = r.backbone_name or ""
+    if name in PACKAGED_BACKBONES:
+        return PACKAGED_BACKBONES[name]
+    return str(getattr(r, "model", None) or name or "?")
+
+
+def _model_line(model: str, backbones: set[str]) -> list[str]:
+    from chronobench.backbones.packaged import MODELS, PACKAGED
+
+    m = MODELS.get(model)
+    if m is None:
+        return [f"Model: `{model}` (backbones: {', '.join(sorted(backbones))})."]
+    how = (
+        "replies written by `chronobench generate` and read back by `backbone=replay` "
+        "(docs/llm_anywhere.md)"
+        if "replay" in backbones
+        else "through the transformers backbone"
+    )
+    name = m.label.replace(" (CPU)", "")
+    if model in PACKAGED:
+        pm = PACKAGED[model]
+        source = (
+            f"from the PyPI wheel `{pm.requirement}` (sha256 `{pm.wheel_sha256[:12]}...`, a "
+            "Q4_1 GGUF dequantised to float32)"
         )
-    return out
+    else:  # a split model: the official file, reassembled from part wheels and verified
+        first, last = m.parts[0], m.parts[-1]  # type: ignore[union-attr]
+        stem = first.dist.rsplit("-part", 1)[0]
+        source = (
+            f"the official `{m.filename}` (sha256 `{m.sha256[:12]}...`, "  # type: ignore[union-attr]
+            f"reassembled from the PyPI part wheels `{stem}-part1..{len(m.parts)}=="  # type: ignore[union-attr]
+            f"{last.version}` and verified), dequantised and run in bfloat16"
+        )
+    return [
+        f"Model: **{name}** ({m.parameters} parameters, licence {m.licence}), {source}, "
+        f"{how}, greedy, one prompt at a time."
+    ]
 
 
 def _failures(metrics: RunMetrics) -> str:
+    """``recovered + unread / replies``: a recovered reply was read as it meant (a first
+    line, a dropped tag, an abstention in other words), an unread one was scored as it
+    stood; runs scored before the split show the total only."""
     pf = metrics.parse_failures or {}
-    return f"{int(pf.get('failed_replies', 0))} / {int(pf.get('replies', 0))}" if pf else "–"
+    if not pf:
+        return "–"
+    replies = int(pf.get("replies", 0))
+    if "recovered_replies" not in pf:
+        return f"{int(pf.get('failed_replies', 0))} (not split) / {replies}"
+    rec, unread = int(pf.get("recovered_replies", 0)), int(pf.get("unread_replies", 0))
+    other = int(pf.get("failed_replies", 0)) - rec - unread  # the resolver's, a repair row's
+    tail = f" + {other} other" if other > 0 else ""
+    return f"{rec} + {unread}{tail} / {replies}"
 
 
 def _subset(r: Any) -> str:
@@ -57,35 +97,62 @@ def _subset(r: Any) -> str:
 
 
 def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
-    """The section's Markdown and the run ids it names, from the current small-LLM runs."""
+    """The section's Markdown and the run ids it names, from the current small-LLM runs:
+    one part per model (the smoke model last), each with its known set."""
     if not runs:
         return "", []
     newest: dict[tuple[str, ...], Any] = {}
     for r in runs:  # oldest first: the newest run of a cell stands
         key = (r.task_kind, r.queries, r.system or "", r.repair_method or "", r.backbone or "")
         newest[key] = r
-    chosen = sorted(newest.values(), key=lambda r: r.run_id)
-    backbones = {r.backbone_name for r in chosen if r.backbone_name}
+    by_model: dict[str, list[Any]] = {}
+    for r in sorted(newest.values(), key=lambda r: r.run_id):
+        by_model.setdefault(model_of(r), []).append(r)
     lines = [
         "## Small language models on CPU",
         "",
-        "These rows show the harness end to end on a small model: prompts, the call cache,",
+        "These rows show the harness end to end on small models: prompts, the call cache,",
         "answers read from generated text, abstention, ChronoMem's backbone request resolver",
         "and the repair agent's citations. They are **not** the paper's 7-8B results, which",
-        "need `scripts/gpu_check.sh` / vLLM on a GPU. Greedy float32 decoding may flip tokens",
-        "on another CPU, so these figures are volatile across machines: `experiment=llm_cpu`",
-        "sets `reproducible: false` and is kept out of the byte-identity check. Tokens per",
-        f"second and wall time: [{SPEED_FILE}]({SPEED_FILE}) (volatile, rewritten by every",
-        "rebuild that finds new runs). Replies not read as asked: a model's replies that",
-        "showed at least one parse failure, counted by kind below (a reply can show several)",
-        "and never dropped (docs/llm_cpu.md).",
-        "",
-        *_model_line(backbones),
+        "need `scripts/gpu_check.sh` / vLLM on a GPU. Greedy decoding (float32 for SmolLM2,",
+        "bfloat16 for Qwen) may flip tokens on another CPU, so these figures are volatile",
+        "across machines: their presets set `reproducible: false` and are kept out of the",
+        "byte-identity check. Tokens per second and wall time:",
+        f"[{SPEED_FILE}]({SPEED_FILE}) (volatile, rewritten by every rebuild that finds new",
+        "runs). Replies not read as asked: recovered (the reader dropped a second line, a",
+        "preamble or an echoed memory tag, or read an abstention in other words: what it",
+        "scored is what the reply meant) + unread (scored as it stood: too long for a span,",
+        "a recall reply without yes / no, empty), by kind below; a recall reply whose yes /",
+        "no is read is not a failure, and no reply is dropped (docs/llm_cpu.md).",
         "",
     ]
+    named: list[str] = []
+    # The smoke model (SmolLM2, CI's) after the models the section is about.
+    for model in sorted(by_model, key=lambda m: (m == "smollm2", m)):
+        chosen = by_model[model]
+        named += [r.run_id for r in chosen]
+        lines += _model_part(model, chosen)
+    return "\n".join(lines).rstrip("\n") + "\n", sorted(named)
+
+
+def _model_part(model: str, chosen: list[Any]) -> list[str]:
+    from chronobench.backbones.packaged import MODELS
+
+    label = MODELS[model].label.replace(" (CPU)", "") if model in MODELS else model
+    backbones = {r.backbone_name for r in chosen if r.backbone_name}
+    lines = [f"### {label}", "", *_model_line(model, backbones), ""]
     gen = [r for r in chosen if r.task_kind == "benchmark" and r.system and r.queries == "built"]
+    shown, prompt_only_note = _without_same_prompts(gen)
+    # A prompt-only row left out leaves the failure table too.
+    chosen = [r for r in chosen if r in shown or r not in gen]
+    gen = shown
     if gen:
-        lines += ["### RQ2 / RQ3 on the stated subset (x100, [95% CI over conversations])", ""]
+        lines += _known_lines(gen)
+        lines += _separation(gen)
+        if prompt_only_note:
+            lines += [prompt_only_note, ""]
+        lines += [f"#### RQ2 / RQ3 on the stated subset, {label} (x100, [95% CI over "
+                  "conversations])", ""]  # fmt: skip
         rows = []
         for r in gen:
             probes = r.metrics.probes
@@ -108,15 +175,16 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
             "A probes n / distinct / clusters",
         ]
         lines += md_table(
-            [*head, *[h for _, h in _RQ2], "restored = v*", "replies not read as asked / replies"],
+            [*head, *[h for _, h in _RQ2], "restored = v*", _FAILED_HEAD],
             rows,
         )
     rq1 = [r for r in chosen if r.task_kind == "benchmark" and r.queries != "built"]
     if rq1:
-        lines += _rq1(rq1)
+        lines += _rq1(rq1, label)
     repair = [r for r in chosen if r.task_kind == "repair"]
     if repair:
-        lines += ["### Repair with the LLM agent (controlled cases, the given diagnosis)", "",
+        lines += [f"#### Repair with the LLM agent, {label} (controlled cases, the given "
+                  "diagnosis)", "",
                   "A case whose fault never reached memory (the model stored nothing from the "
                   "fault's session) has nothing to repair: it is counted as not applicable and "
                   "left out of the figures, not scored 0.", ""]  # fmt: skip
@@ -133,10 +201,130 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
                    _failures(r.metrics)]
             )  # fmt: skip
         lines += md_table(["method", "cases", "not applicable (no fault reached memory)", "recovery",
-                            "replay ratio", "repair calls per case",
-                            "replies not read as asked / replies"], rows)  # fmt: skip
-    lines += _failure_table(chosen)
-    return "\n".join(lines) + "\n", [r.run_id for r in chosen]
+                            "replay ratio", "repair calls per case", _FAILED_HEAD], rows)  # fmt: skip
+    lines += _failure_table(chosen, label)
+    return lines
+
+
+_FAILED_HEAD = "replies not read as asked: recovered + unread / replies"
+
+
+def _same_replies(a: Any, b: Any) -> bool:
+    """Whether two runs answered every probe of every query alike (their per-query
+    files): on an add-only stream prompt-only's prompts are full-history's, so under
+    greedy decoding its replies are too, and its row would repeat full-history's."""
+    from chronobench.results.per_query import QUERIES_FILE, QueryFile
+
+    def answers(r: Any) -> dict[str, list[tuple[str, str, str]]] | None:
+        path = Path(r.folder) / QUERIES_FILE
+        if not path.is_file():
+            return None
+        out = {}
+        for q in QueryFile(path).queries:
+            probes = q.get("probes") or []
+            out[str(q["query_id"])] = sorted(
+                (str(p.get("item")), str(p.get("label")), str(p.get("answer"))) for p in probes
+            )
+        return out
+
+    left, right = answers(a), answers(b)
+    return left is not None and left == right
+
+
+def _without_same_prompts(gen: list[Any]) -> tuple[list[Any], str]:
+    """The generation rows less prompt-only where its replies are full-history's, and
+    the line that says why it is missing (empty when nothing is left out)."""
+    full = next((r for r in gen if r.system == "full_history"), None)
+    if full is None:
+        return gen, ""
+    po = next((r for r in gen if r.system == "prompt_only"), None)
+    if po is None:
+        return gen, (
+            "Prompt-only is not run here: on LoCoMo's add-only streams (nothing is ever "
+            "overwritten) its prompts are full-history's."
+        )
+    if not _same_replies(po, full):
+        return gen, ""
+    return [r for r in gen if r is not po], (
+        "Prompt-only is not shown: every one of its replies is full-history's (on LoCoMo's "
+        "add-only streams its prompts are the same), so its row would repeat that one."
+    )
+
+
+def _known_lines(gen: list[Any]) -> list[str]:
+    """The known set this model's rows were scored with, and its size over the items
+    their queries probe (from the per-query files' keep / forget entries)."""
+    from chronobench.results.per_query import QUERIES_FILE, QueryFile
+
+    sizes: dict[str, tuple[int, int, int]] = {}
+    for r in gen:
+        sha = _known_sha(r)
+        path = Path(r.folder) / QUERIES_FILE
+        if sha is None or sha in sizes or not path.is_file():
+            continue
+        flags: dict[tuple[str, str], bool] = {}
+        streams = set()
+        for q in QueryFile(path).queries:
+            for p in q.get("probes") or []:
+                if "known" in p:
+                    flags[(str(q["stream_id"]), str(p["item"]))] = bool(p["known"])
+                    streams.add(str(q["stream_id"]))
+        sizes[sha] = (sum(flags.values()), len(flags), len(streams))
+    if not sizes:
+        return []
+    parts = [
+        f"{k} of the {n} battery items these queries probe, over {s} conversations "
+        f"(sha256 `{sha[:12]}...`)"
+        for sha, (k, n, s) in sorted(sizes.items())
+    ]
+    return [
+        "Known set (protocol 3: the items the reference reader, ChronoMem with its defaults "
+        "through this model, answers; only those count for RC-QA): " + "; ".join(parts) + ".",
+        "",
+    ]
+
+
+def _known_sha(r: Any) -> str | None:
+    path = Path(r.folder) / "manifest.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("known_sha256")
+    except (OSError, ValueError):
+        return None
+
+
+def _separation(gen: list[Any]) -> list[str]:
+    """Whether ChronoMem's RC-QA interval separates from full-history's and
+    prompt-only's, said in words (overlapping intervals do not)."""
+    by = {r.system: r for r in gen}
+    ours = next((by[s] for s in ("chronomem", "chronomem+resolver") if s in by), None)
+    if ours is None:
+        return []
+    mine = _rc(ours)
+    if mine is None or mine.ci_low is None or mine.ci_high is None:
+        return []
+    said = []
+    for other in ("full_history", "prompt_only"):
+        st = _rc(by[other]) if other in by else None
+        if st is None or st.ci_low is None or st.ci_high is None:
+            continue
+        apart = mine.ci_low > st.ci_high or st.ci_low > mine.ci_high
+        said.append(
+            f"{_label(other)} {stat_cell(st)}: "
+            + (
+                "the intervals do not overlap"
+                if apart
+                else "the intervals overlap, so this subset does not separate them"
+            )  # fmt: skip
+        )
+    if not said:
+        return []
+    return [f"RC-QA, {_label(ours.system)} {stat_cell(mine)} against " + "; ".join(said) + ".",
+            ""]  # fmt: skip
+
+
+def _rc(r: Any) -> Any:
+    probes = r.metrics.probes
+    return (probes.all or {}).get("rc_qa") if probes is not None else None
 
 
 def _label(system: str | None) -> str:
@@ -147,9 +335,10 @@ def _label(system: str | None) -> str:
     return label + (" + backbone resolver" if str(system).endswith("+resolver") else "")
 
 
-def _rq1(runs: list[Any]) -> list[str]:
+def _rq1(runs: list[Any], label: str) -> list[str]:
     lines = [
-        "### RQ1 with ChronoMem's backbone request resolver (hand-written held-out requests)",
+        f"#### RQ1 with ChronoMem's backbone request resolver, {label} (hand-written "
+        "held-out requests)",
         "",
     ]
     rows = []
@@ -168,23 +357,35 @@ def _rq1(runs: list[Any]) -> list[str]:
                 [f"selector {name} (no LLM)", _subset(r), count_cell(st), stat_cell(st), "–"]
             )
     lines += md_table(["selector", "subset", "n / distinct / clusters", "R@1",
-                        "replies not read as asked / replies"], rows)  # fmt: skip
+                        _FAILED_HEAD], rows)  # fmt: skip
     return lines
 
 
-def _failure_table(runs: list[Any]) -> list[str]:
+def _failure_table(runs: list[Any], label: str) -> list[str]:
+    """Parse failures by kind: the kinds the reader recovers from first, then those it
+    scores as they stand (a reply can show several kinds)."""
+    recovered = [k for k in _SHOWN if k in RECOVERED_KINDS]
+    unread = [k for k in _SHOWN if k not in RECOVERED_KINDS]
     rows = []
     for r in runs:
         pf = r.metrics.parse_failures
         if not pf:
             continue
         name = r.system or r.repair_method or r.task_kind
-        rows.append([f"{_label(name)} ({r.queries})" if r.system else str(name),
-                     str(pf.get("replies", 0))] + [str(pf.get(k, 0)) for k in _SHOWN])  # fmt: skip
+        split = "recovered_replies" in pf
+        rows.append(
+            [f"{_label(name)} ({r.queries})" if r.system else str(name), str(pf.get("replies", 0)),
+             str(pf.get("recovered_replies", 0)) if split else "–",
+             str(pf.get("unread_replies", 0)) if split else "–"]
+            + [str(pf.get(k, 0)) for k in recovered] + [str(pf.get(k, 0)) for k in unread]
+        )  # fmt: skip
     if not rows:
         return []
-    lines = ["### Parse failures by kind", ""]
-    return lines + md_table(["run", "replies", *_SHOWN], rows)
+    lines = [f"#### Parse failures by kind, {label}", "",
+             "Recovered kinds (read as the reply meant): " + ", ".join(recovered) + ". Unread "
+             "kinds (scored as they stood): " + ", ".join(unread) + ". A reply counts once in "
+             "recovered or unread, by its worst kind.", ""]  # fmt: skip
+    return lines + md_table(["run", "replies", "recovered", "unread", *recovered, *unread], rows)
 
 
 def write_speed(results_dir: Path, runs: list[Any]) -> None:
