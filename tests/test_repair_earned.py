@@ -1,6 +1,7 @@
-"""Repair track: the sets whose diagnosis must be earned (builder repair-4). The log's
-surface must not give the faults away: benign untrusted sessions are followed up as
-faults are, benign summaries change values, slot order in merges is shuffled."""
+"""Repair track: the sets whose diagnosis must be earned (builder repair-4, and repair-5
+with two advisory chains per domain). The log's surface must not give the faults away:
+benign untrusted sessions are followed up as faults are, benign summaries change values,
+slot order in merges is shuffled."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from functools import cache
 import pytest
 
 from chronobench.tracks.repair.cases import SET_BUILDER, agent_view, make_case
-from chronobench.tracks.repair.detect import DETECTORS, detection_scores, session_kind
+from chronobench.tracks.repair.detect import DETECTORS, detection_scores, session_kind, stated_pairs
 from chronobench.tracks.repair.history import session_reads
 
 UNTRUSTED = ("paste", "sync", "forwarded", "summary_job")
@@ -37,8 +38,12 @@ def _precision_recall(cases) -> tuple[float, float, float]:
 
 def test_sets_are_versioned_apart_and_ids_name_their_set():
     assert SET_BUILDER["controlled"] != SET_BUILDER["earned_controlled"]
+    assert SET_BUILDER["earned_controlled"] != SET_BUILDER["earned2_controlled"]
+    assert SET_BUILDER["earned_stress"] != SET_BUILDER["earned2_stress"]
     case = make_case(0, "earned_controlled", 3)
     assert case["case_id"] == "earned_controlled-003" and case["set"] == "earned_controlled"
+    case = make_case(0, "earned2_controlled", 3)
+    assert case["case_id"] == "earned2_controlled-003" and case["set"] == "earned2_controlled"
     with pytest.raises(ValueError, match="earned_stress"):
         make_case(0, "earned", 0)
 
@@ -104,11 +109,64 @@ def test_faults_sit_anywhere_among_the_untrusted_sessions():
 def test_earned_cases_still_need_a_repair_and_a_chain_lookup_reads_its_slot():
     from chronobench.tracks.repair.domains import DOMAINS
 
-    for case in _cases("earned_stress", 10):
+    for case in _cases("earned_stress", 10) + _cases("earned2_stress", 5):
         assert case["failed"]["answer"] != case["gold"]["answer"]
         assert case["diagnosis"] in ("complete", "missed")
-    for case in _cases("earned_controlled", 30):
-        head = DOMAINS[case["domain"]].chain[0].source
-        for ev in case["events"]:
-            if ev["kind"] == "lookup" and ev["derivation"] == DOMAINS[case["domain"]].chain[0].name:
-                assert session_reads(ev, case["domain"]) == {head}
+    for case in _cases("earned_controlled", 30) + _cases("earned2_controlled", 30):
+        for d in DOMAINS[case["domain"]].derivations():
+            for ev in case["events"]:
+                if ev["kind"] == "lookup" and ev["derivation"] == d.name:
+                    assert session_reads(ev, case["domain"]) == {d.source}
+
+
+def test_one_chain_sets_look_up_only_the_first_chain():
+    """The repair-4 sets keep the one-chain world their published cells were built on."""
+    from chronobench.tracks.repair.domains import DOMAINS
+
+    for subset in ("earned_controlled", "earned_stress"):
+        for case in _cases(subset, 10):
+            first = {d.name for d in DOMAINS[case["domain"]].chain}
+            assert DOMAINS[case["domain"]].chains(subset) == (DOMAINS[case["domain"]].chain,)
+            assert all(e["derivation"] in first for e in case["events"] if e["kind"] == "lookup")
+
+
+def test_both_advisory_chains_carry_faults_and_benign_lookups():
+    """With one chain per domain, the last untrusted session a lookup read was the fault
+    whenever a chain family held the chain; on the two-chain sets each chain carries both."""
+    from chronobench.tracks.repair.domains import DOMAINS
+
+    seen: dict[tuple[int, bool], int] = {}
+    for case in _cases("earned2_controlled", 30):
+        chains = DOMAINS[case["domain"]].chains(case["set"])
+        faults = {f["event"] for f in case["faults"]}
+        events = case["events"]
+        for n, ev in enumerate(events):
+            if ev["kind"] != "lookup":
+                continue
+            which = next(i for i, c in enumerate(chains) if ev["derivation"] in {d.name for d in c})
+            # the untrusted session this lookup reads: the newest earlier one on its head
+            head = chains[which][0].source
+            before = [e for e in events[:n] if session_kind(e) in UNTRUSTED
+                      and head in {s for s, _ in stated_pairs(e, case["domain"])}]  # fmt: skip
+            if before:
+                key = (which, before[-1]["event"] in faults)
+                seen[key] = seen.get(key, 0) + 1
+    assert set(seen) == {(0, True), (0, False), (1, True), (1, False)}, seen
+
+
+def test_last_looked_up_rule_is_below_the_judge_on_the_two_chain_set():
+    from chronobench.tracks.repair.cases import default_params
+    from chronobench.tracks.repair.policy import RepairPolicyBackbone
+
+    def scores(name: str) -> tuple[float, float]:
+        tp = fp = fn = 0.0
+        for case in _cases("earned2_controlled", 30):
+            found = DETECTORS[name](
+                agent_view(case), None, RepairPolicyBackbone(), default_params()
+            )
+            d = detection_scores(case, found.events)
+            tp, fp, fn = tp + d["det_tp"], fp + d["det_fp"], fn + d["det_fn"]
+        return tp / max(1.0, tp + fp), tp / (tp + fn)
+
+    rule, judge = scores("surface_lookup"), scores("judge")
+    assert rule[0] < judge[0] and rule[1] < judge[1], (rule, judge)

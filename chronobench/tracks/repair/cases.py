@@ -22,7 +22,7 @@ from chronobench.tracks.repair.generate import (
     Redraw,
     draft_case,
 )
-from chronobench.tracks.repair.generate_earned import EARNED_SETS, draft_earned
+from chronobench.tracks.repair.generate_earned import EARNED2_SETS, EARNED_SETS, draft_earned
 from chronobench.tracks.repair.history import materialize
 from chronobench.tracks.repair.policy import RepairPolicyBackbone
 from chronobench.tracks.repair.provenance import Recorder
@@ -33,12 +33,23 @@ BUILDER_VERSION = "repair-3"  # 3: benign untrusted sessions (the control sets)
 # 4: the sets whose diagnosis must be earned (generate_earned.py). Each builder writes its
 # own folder and cases sha256, so the repair-3 sets and their published run ids stay.
 EARNED_BUILDER = "repair-4"
-BUILDERS = {BUILDER_VERSION: ("controlled", "stress"), EARNED_BUILDER: EARNED_SETS}
+# 5: the earned sets with a second advisory chain per domain (Domain.side_chain). A new
+# builder, not a change to repair-4: published cells rest on the repair-4 cases' sha256.
+EARNED2_BUILDER = "repair-5"
+BUILDERS = {
+    BUILDER_VERSION: ("controlled", "stress"),
+    EARNED_BUILDER: EARNED_SETS,
+    EARNED2_BUILDER: EARNED2_SETS,
+}
 SET_BUILDER = {name: b for b, names in BUILDERS.items() for name in names}
 # What a deployed agent has of a case: the session log, the task. Faults, families,
 # gold answers and gold dependencies stay with the scorer.
 VISIBLE = ("case_id", "set", "app", "user", "domain", "events", "params", "request", "task_day")
 MISS_EVERY = 4  # stress case i misses one fault when i % MISS_EVERY == MISS_EVERY - 1
+# The two-chain sets draw with their one-chain namesakes' seeds, so case i of each pair
+# starts from the same random stream (and the two-chain histories measured before the
+# split, under the repair-4 names, are these ones).
+DRAW_AS = dict(zip(EARNED2_SETS, EARNED_SETS, strict=True))
 
 
 def agent_view(case: dict[str, Any]) -> dict[str, Any]:
@@ -66,8 +77,9 @@ def run_offline(case: dict[str, Any], *, clean: bool) -> tuple[Any, dict[str, st
 
 
 def make_case(seed: int, subset: str, index: int) -> dict[str, Any]:
-    """Case ``index`` of ``subset`` (``controlled``, ``stress``, or their earned versions
-    ``earned_controlled``, ``earned_stress``), deterministic in the seed.
+    """Case ``index`` of ``subset`` (``controlled``, ``stress``, their earned versions
+    ``earned_controlled``, ``earned_stress``, or those with two advisory chains
+    ``earned2_controlled``, ``earned2_stress``), deterministic in the seed.
 
     Controlled: one fault; domain ``index % 3``, family ``(index // 3) % 5``, fault type
     ``(index // 15) % 4``. Stress: 2-4 faults of random types and families; every
@@ -78,11 +90,12 @@ def make_case(seed: int, subset: str, index: int) -> dict[str, Any]:
     if subset not in SET_BUILDER:
         raise ValueError(f"repair subset {subset!r}: expected one of {', '.join(SET_BUILDER)}")
     domain = DOMAIN_NAMES[index % len(DOMAIN_NAMES)]
-    earned = subset in EARNED_SETS
-    draft = draft_earned if earned else draft_case
-    single = subset in ("controlled", "earned_controlled")
+    two_chains = subset in EARNED2_SETS
+    earned = subset in EARNED_SETS or two_chains
+    single = subset in ("controlled", "earned_controlled", "earned2_controlled")
+    drawn_as = DRAW_AS.get(subset, subset)
     for attempt in range(MAX_ATTEMPTS):
-        rng = random.Random(f"{seed}:{subset}:{index}:{attempt}")
+        rng = random.Random(f"{seed}:{drawn_as}:{index}:{attempt}")
         if single:
             plan = [
                 (
@@ -95,7 +108,10 @@ def make_case(seed: int, subset: str, index: int) -> dict[str, Any]:
                 (rng.choice(FAULT_TYPES), rng.choice(FAMILIES)) for _ in range(rng.randint(2, 4))
             ]
         try:
-            case = draft(rng, domain, plan, stress=not single)
+            if earned:
+                case = draft_earned(rng, domain, plan, stress=not single, two_chains=two_chains)
+            else:
+                case = draft_case(rng, domain, plan, stress=not single)
         except Redraw:
             continue
         case.update(case_id=f"{subset}-{index:03d}", set=subset, app="repair", user=f"u{index}")

@@ -25,8 +25,16 @@ REPAIR = Dataset(
     params=RepairParams,
     title="the repair track's seeded cases",
     # The subset a cell scores: the repair-3 control sets, and the sets whose diagnosis
-    # must be earned (repair-4, chronobench/tracks/repair/generate_earned.py).
-    granularities=("controlled", "stress", "earned_controlled", "earned_stress"),
+    # must be earned (repair-4, chronobench/tracks/repair/generate_earned.py) and those
+    # with two advisory chains per domain (repair-5).
+    granularities=(
+        "controlled",
+        "stress",
+        "earned_controlled",
+        "earned_stress",
+        "earned2_controlled",
+        "earned2_stress",
+    ),
     # The keys the shipped config always gave (published run ids hash them).
     recorded=DATASET_RECORDED["repair"],
 )

@@ -15,10 +15,10 @@ kind is only a floor.
   untrusted session when a later note, lookup or merge reads a slot it states while its
   statement is still the newest one in the log (the generator follows every fault with
   such a session and no benign one). No backbone call; it reads only the log.
-- ``surface_lookup``: the zero-call rule the earned sets still allow: flag the last
-  untrusted session that states the advisory chain's first slot and is read by a lookup
-  before anything restates the slot (a chain-family fault holds that slot from its
-  session on, so no benign session on it can come later). No backbone call.
+- ``surface_lookup``: the zero-call rule one advisory chain per domain allowed: for each
+  chain the case's set uses, flag the last untrusted session that states the chain's first slot and is read
+  by a lookup before anything restates the slot (a chain-family fault holds its chain
+  from its session on, so no benign session on it can come later). No backbone call.
 
 Register another with :data:`DETECTORS` (``name -> callable(view, mem, backbone, params)``).
 """
@@ -146,22 +146,25 @@ def _followed(ev: dict[str, Any], domain: str) -> set[str]:
 
 
 def last_looked_up(view: dict[str, Any], mem: Any, backbone: Any, params: Any) -> Detection:
-    """Flag the last untrusted session a lookup reads (see module doc); no backbone call."""
+    """Flag, per advisory chain, the last untrusted session a lookup reads (see module
+    doc); no backbone call."""
     from chronobench.tracks.repair.domains import DOMAINS
 
     domain, events = view["domain"], view["events"]
-    head = DOMAINS[domain].chain[0].source
-    read = []
-    for n, ev in enumerate(events):
-        if session_kind(ev) not in UNTRUSTED or head not in dict(stated_pairs(ev, domain)):
-            continue
-        for later in events[n + 1 :]:
-            if later["kind"] == "lookup" and head in _followed(later, domain):
-                read.append(ev["event"])
-                break
-            if head in dict(stated_pairs(later, domain)):
-                break
-    return Detection(read[-1:])
+    flagged = []
+    for head in [c[0].source for c in DOMAINS[domain].chains(view["set"])]:
+        read = []
+        for n, ev in enumerate(events):
+            if session_kind(ev) not in UNTRUSTED or head not in dict(stated_pairs(ev, domain)):
+                continue
+            for later in events[n + 1 :]:
+                if later["kind"] == "lookup" and head in _followed(later, domain):
+                    read.append(ev["event"])
+                    break
+                if head in dict(stated_pairs(later, domain)):
+                    break
+        flagged += read[-1:]
+    return Detection(flagged)
 
 
 DETECTORS: dict[str, Callable[..., Detection]] = {

@@ -3,7 +3,8 @@
 Each domain names its memory slots (with value pools), three tools (which slots and
 task parameters each one takes), one slot the final answer reads directly, and a chain
 of two advisory tools the agent may call during the history (slot a -> slot b -> slot
-c). A tool is a pure function of its arguments, so a changed argument always changes
+c), plus a second such chain on other slots that only the two-chain sets use
+(:data:`TWO_CHAIN_SETS`). A tool is a pure function of its arguments, so a changed argument always changes
 the observation and every run of the same arguments returns the same text.
 """
 
@@ -14,6 +15,9 @@ import re
 from dataclasses import dataclass
 
 MISSING = "unknown"
+# The sets whose domains have both advisory chains (builder repair-5). Every other set
+# has the first chain only, so its cases, and the published cells built on them, stay.
+TWO_CHAIN_SETS = ("earned2_controlled", "earned2_stress")
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,23 @@ class Domain:
     params: dict[str, tuple[str, ...]]
     request: str  # the user's task request; {param} fields are filled per case
     chain: tuple[Derivation, ...] = ()
+    # A second advisory chain on other slots, used only by :data:`TWO_CHAIN_SETS`: with
+    # one chain, the session a lookup reads last is the fault whenever a chain family
+    # holds the chain (nothing benign may be looked up after it), a rule no detector
+    # should get.
+    side_chain: tuple[Derivation, ...] = ()
+
+    def derivations(self) -> tuple[Derivation, ...]:
+        """Every advisory tool of the domain, either chain (names are unique, so a
+        lookup's tool resolves the same whichever set it comes from)."""
+        return self.chain + self.side_chain
+
+    def chains(self, subset: str) -> tuple[tuple[Derivation, ...], ...]:
+        """The advisory chains the cases of ``subset`` use: both for
+        :data:`TWO_CHAIN_SETS`, the first one for every other set."""
+        if subset in TWO_CHAIN_SETS and self.side_chain:
+            return (self.chain, self.side_chain)
+        return (self.chain,)
 
 
 DOMAINS: dict[str, Domain] = {
@@ -80,6 +101,17 @@ DOMAINS: dict[str, Domain] = {
                 "When should deliveries come, given my tier?",
             ),
         ),
+        (
+            Derivation(
+                "checkout.methods",
+                "delivery_city",
+                "payment",
+                "Which way of paying works best where you deliver to me?",
+            ),
+            Derivation(
+                "deals.brand", "payment", "brand", "Which brand has the best deals for that?"
+            ),
+        ),
     ),
     "travel": Domain(
         "travel",
@@ -110,6 +142,17 @@ DOMAINS: dict[str, Domain] = {
                 "seats.advise", "airline", "seat", "Which seat should I book with that airline?"
             ),
         ),
+        (
+            Derivation(
+                "stays.area",
+                "hotel_budget",
+                "hotel_area",
+                "Which part of town can I stay in for what I pay a night?",
+            ),
+            Derivation(
+                "cars.fit", "hotel_area", "car_class", "Which car should I rent staying there?"
+            ),
+        ),
     ),
     "customer_support": Domain(
         "customer_support",
@@ -138,6 +181,17 @@ DOMAINS: dict[str, Domain] = {
                 "language",
                 "contact_channel",
                 "How should support contact me in that language?",
+            ),
+        ),
+        (
+            Derivation(
+                "orders.device",
+                "order_id",
+                "device",
+                "Which device was in the order I told you about?",
+            ),
+            Derivation(
+                "plans.cover", "device", "plan_tier", "Which support plan covers that device?"
             ),
         ),
     ),

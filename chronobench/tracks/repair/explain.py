@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 
 def explain(case_id: str, *, seed: int = 0, as_json: bool = False) -> str:
-    """The plan for ``case_id`` ("controlled-N", "stress-N", "earned_controlled-N" or
-    "earned_stress-N") on the offline agent."""
+    """The plan for ``case_id`` ("<set>-N" for any set of
+    :data:`~chronobench.tracks.repair.cases.SET_BUILDER`) on the offline agent."""
     from chronobench.tracks.repair.cases import SET_BUILDER, agent_view, default_params, make_case
     from chronobench.tracks.repair.context import resolve_faults, run_failed
     from chronobench.tracks.repair.planner import plan_repair

@@ -64,6 +64,9 @@ class World:
         self.benign_log: list[dict[str, Any]] = []  # the benign untrusted sessions (scorer only)
         self.pending: list[tuple[str, str]] = []  # benign updates the user confirms later
         self.fault_slots: set[str] = set()
+        # The advisory chain the next lookups follow (the earned world picks one per
+        # follow-up; the control sets only ever have the domain's first chain).
+        self.chain = self.d.chain
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -165,7 +168,7 @@ class World:
         return ev
 
     def lookup(self, hop: int) -> dict[str, Any]:
-        d = self.d.chain[hop]
+        d = self.chain[hop]
         ev = self._event("lookup", derivation=d.name, input=d.question)
         eid, h = ev["event"], self.holder(d.source)
         if h is None:
@@ -260,7 +263,7 @@ def _advice_changes(w: World, hops: int, value: str, before: str | None) -> bool
     """Whether the advisory chain gives different advice from the faulty value than from
     the value the slot had before the fault (else the family's route carries nothing)."""
     a, b = value, before
-    for d in w.d.chain[:hops]:
+    for d in w.chain[:hops]:
         pool = w.d.slots[d.target]
         a, b = run_derivation(d, a, pool), run_derivation(d, b or "unknown", pool)
     return a != b
@@ -285,7 +288,7 @@ def follow_up(w: World, family: str, slot: str, value: str, before: str | None =
         w.protected |= {*merged, new_slot}
         w.consolidate(merged, (new_slot, w.other(new_slot, w.value(new_slot))))
     else:
-        w.protected |= {d.target for d in w.d.chain}
+        w.protected |= {d.target for d in w.chain}
         w.lookup(0)
         w.noise(0.5)
         if family == "coincidence":

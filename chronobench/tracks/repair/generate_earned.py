@@ -1,5 +1,6 @@
-"""Repair cases whose diagnosis must be earned (builder ``repair-4``; sets
-``earned_controlled`` and ``earned_stress``).
+"""Repair cases whose diagnosis must be earned (builder ``repair-4``, sets
+``earned_controlled`` and ``earned_stress``; builder ``repair-5``, sets
+``earned2_controlled`` and ``earned2_stress``: the same with two advisory chains).
 
 The ``repair-3`` sets (:mod:`chronobench.tracks.repair.generate`) follow every fault with a
 note, an advisory lookup or a merge about its slot and never follow a benign session
@@ -18,7 +19,11 @@ published control; this module builds the sets where that construction is gone:
   untrusted session touched);
 - the slots of every merge and every nightly summary are listed in shuffled order;
 - faults and twins are placed by one random permutation, so each untrusted position in
-  the log is as likely as any other to hold a fault.
+  the log is as likely as any other to hold a fault;
+- on the ``repair-5`` sets each domain has two advisory chains (``Domain.side_chain``),
+  and a chain fault or twin follows either one: with a single chain (``repair-4``, kept
+  as built because published cells rest on it), a chain fault holds it from its session
+  on, so the last untrusted session any lookup read was the fault whenever one was there.
 
 What still differs between a fault and a benign twin is the content: whether the value
 agrees with what the user says before and after. That is the detector's job.
@@ -29,6 +34,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from chronobench.tracks.repair.domains import DOMAINS, TWO_CHAIN_SETS
 from chronobench.tracks.repair.generate import (
     CHAIN_FAMILIES,
     FAMILIES,
@@ -40,9 +46,10 @@ from chronobench.tracks.repair.generate import (
     used_slots,
 )
 
-__all__ = ["EARNED_SETS", "EarnedWorld", "draft_earned"]
+__all__ = ["EARNED2_SETS", "EARNED_SETS", "EarnedWorld", "draft_earned"]
 
 EARNED_SETS = ("earned_controlled", "earned_stress")
+EARNED2_SETS = TWO_CHAIN_SETS
 # Benign twins per fault (75% of the untrusted sessions benign when every twin finds a
 # slot; stress cases try one more, as in the control sets).
 TWINS_PER_FAULT = 3
@@ -51,7 +58,14 @@ OWN_FOLLOW_UP = 0.15
 
 
 class EarnedWorld(World):
-    """The control world with shuffled slot order in merges and nightly summaries."""
+    """The control world with shuffled slot order in merges and nightly summaries, and
+    lookups on ``chains`` (the domain's first chain, or both)."""
+
+    def __init__(
+        self, rng: random.Random, domain: str, chains: tuple[tuple[Any, ...], ...]
+    ) -> None:
+        super().__init__(rng, domain)
+        self.chains = chains
 
     def summary_job(self, pairs: list[tuple[str, str]], drifted: str | None) -> dict[str, Any]:
         pairs = list(pairs)
@@ -69,19 +83,28 @@ class EarnedWorld(World):
         """Slots no fault route or pending confirmation holds, with a value."""
         return [s for s in self.d.slots if s not in self.protected and self.value(s)]
 
-    def family_fits(self, family: str, slot: str | None = None) -> bool:
+    def open_chains(self, taken: set[str] = frozenset()) -> list[tuple[Any, ...]]:
+        """The advisory chains a lookup follow-up may use now: the head slot free (and not
+        in ``taken``) and no target held by a fault route."""
+        free = self.free()
+        return [
+            c
+            for c in self.chains
+            if c[0].source in free
+            and c[0].source not in taken
+            and not {d.target for d in c} & self.protected
+        ]
+
+    def family_fits(self, family: str) -> bool:
         """Whether a benign session can be followed up as ``family`` now without touching
         a slot a fault route holds."""
-        free = self.free()
         if family in CHAIN_FAMILIES:
-            head = self.d.chain[0].source
-            targets = {d.target for d in self.d.chain}
-            return head in free and not targets & self.protected and (slot in (None, head))
+            return bool(self.open_chains())
         if family == "consolidation":
             # the slot, up to two more to merge, and one left for the new statement (else
             # the merge's new statement would fall on a slot a fault route holds)
-            return len(free) >= 4
-        return bool(free)
+            return len(self.free()) >= 4
+        return bool(self.free())
 
 
 def _phrase(slot: str) -> str:
@@ -109,7 +132,14 @@ def twin(w: EarnedWorld, kind: str, family: str) -> dict[str, Any] | None:
     if not w.family_fits(family):
         return None
     rng, free = w.rng, w.free()
-    slot = w.d.chain[0].source if family in CHAIN_FAMILIES else rng.choice(free)
+    if family in CHAIN_FAMILIES:
+        # One chain: no draw, so the one-chain sets keep the random stream they were
+        # built (and published) with.
+        opened = w.open_chains()
+        w.chain = rng.choice(opened) if len(w.chains) > 1 else opened[0]
+        slot = w.chain[0].source
+    else:
+        slot = rng.choice(free)
     held = set(w.protected)
     update = rng.random() < 0.5 or kind == "chat"
     value = _value_like_fault(w, kind, slot) if update else w.value(slot)
@@ -145,10 +175,17 @@ def _place(w: EarnedWorld, kind: str, family: str) -> dict[str, Any] | None:
 
 
 def draft_earned(
-    rng: random.Random, domain: str, plan: list[tuple[str, str]], stress: bool
+    rng: random.Random,
+    domain: str,
+    plan: list[tuple[str, str]],
+    stress: bool,
+    two_chains: bool = False,
 ) -> dict[str, Any]:
-    """One earned case before the agent runs; ``plan`` is [(fault type, family), ...]."""
-    w = EarnedWorld(rng, domain)
+    """One earned case before the agent runs; ``plan`` is [(fault type, family), ...].
+    ``two_chains``: lookups follow either of the domain's advisory chains (``repair-5``)
+    rather than the first one only (``repair-4``)."""
+    d = DOMAINS[domain]
+    w = EarnedWorld(rng, domain, (d.chain, d.side_chain) if two_chains else (d.chain,))
     slots = list(w.d.slots)
     rng.shuffle(slots)
     for s in slots:  # the user states every slot, then updates a few
@@ -163,7 +200,6 @@ def draft_earned(
     faults: list[dict[str, Any]] = []
     benign: list[dict[str, Any]] = []
     waiting: list[tuple[str, str]] = []  # twins that found no slot yet: tried again later
-    head = w.d.chain[0].source
     plan_left = list(plan)
     for item in order:
         if rng.random() < OWN_FOLLOW_UP:
@@ -178,8 +214,17 @@ def draft_earned(
                 waiting.append(item)
             continue
         ftype, family = plan_left.pop(0)
-        # A twin may already hold the head slot: a chain fault then takes another family.
-        taken = head in used_slots(faults) or head in w.protected
+        # With two chains a chain fault follows either one whose head and targets no
+        # route holds, and takes another family when neither is open; with one it takes
+        # another family when its head is held (as in the control sets).
+        head, taken = w.d.chain[0].source, False
+        if family in CHAIN_FAMILIES and two_chains:
+            chains = w.open_chains(taken=used_slots(faults))
+            if chains:
+                w.chain = rng.choice(chains)
+                head = w.chain[0].source
+            taken = not chains
+        taken = taken or head in used_slots(faults) or head in w.protected
         place_fault(w, ftype, family, faults, head, slots, stress, head_taken=taken)
         still = []
         for kind, fam in waiting:

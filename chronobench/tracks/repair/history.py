@@ -87,7 +87,8 @@ def session_reads(ev: dict[str, Any], domain: str) -> set[str]:
     if kind == "consolidate":
         return set(ev["slots"])
     if kind == "lookup":
-        return {next(d.source for d in DOMAINS[domain].chain if d.name == ev["derivation"])}
+        derivations = DOMAINS[domain].derivations()
+        return {next(d.source for d in derivations if d.name == ev["derivation"])}
     return set()
 
 

@@ -2,7 +2,8 @@
 
 A cell is one (subset, method): ``dataset.granularity`` picks the subset (``controlled``
 or ``stress``, or ``earned_controlled`` / ``earned_stress``: the sets whose diagnosis must
-be earned), ``system.name`` the method (:data:`chronobench.tracks.repair.methods.METHODS`).
+be earned, or ``earned2_controlled`` / ``earned2_stress``: those with two advisory chains
+per domain), ``system.name`` the method (:data:`chronobench.tracks.repair.methods.METHODS`).
 For every case it rebuilds the faulty store with provenance, runs the agent on it (the
 failed run), applies the method to the failed state, and scores the result. The
 ``extractive`` backbone (the offline default) is replaced by the repair track's offline

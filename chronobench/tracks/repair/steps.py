@@ -206,7 +206,7 @@ class HistoryAgent:
         return self._done(step, res)
 
     def _lookup(self, ev, view, step, p, inp) -> StepResult:  # noqa: ANN001
-        d = next(x for x in DOMAINS[self.domain].chain if x.name == ev["derivation"])
+        d = next(x for x in DOMAINS[self.domain].derivations() if x.name == ev["derivation"])
         shown = self._show(view, step, {d.source})
         question = f"Today is day {ev['day']}.\n" + slots_question(ev["input"], [d.source])
         value, refs = parse_reply(self._ask("repair_args", shown, question), [d.source])[d.source]
