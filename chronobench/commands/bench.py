@@ -10,6 +10,7 @@ Subcommands:
   adk            the ADK memory service's add/search/rollback latency beside the raw store
   peers          memory systems people use: restore fidelity on LoCoMo, bytes and latency
   main           where the main job's time goes: per cell, seconds per stage
+  main-job       the main job from empty caches, as it runs: wall, CPU, RSS per phase and cell
   vllm-overhead  the runner's vLLM backbone vs raw batched vllm.generate (needs a GPU)
   llm-cpu        a packaged model's prefill and decode tokens/s on this CPU, per thread count
 """
@@ -176,6 +177,11 @@ BENCHMARKS: dict[
         "main job time per cell and stage",
         _module_arguments("chronobench.bench.profile"),
         _module_main("chronobench.bench.profile"),
+    ),
+    "main-job": (
+        "the main job cold: wall, CPU, peak RSS per phase and cell",
+        _module_arguments("chronobench.bench.main_job"),
+        _module_main("chronobench.bench.main_job"),
     ),
     "vllm-overhead": (
         "harness vs raw vLLM",

@@ -110,6 +110,7 @@ def prebuild(cells: Sequence[Any], pool: ProcessPoolExecutor | None = None) -> N
     cell starts: here, or on ``pool``'s workers side by side (each folder by one worker;
     a build is single-threaded, and the main job builds two)."""
     from chronobench.runner.datasets import build_folder_key, ensure_built
+    from chronobench.runner.usage import measured
 
     todo: dict[tuple[Any, ...], Any] = {}
     for cell in cells:
@@ -122,10 +123,10 @@ def prebuild(cells: Sequence[Any], pool: ProcessPoolExecutor | None = None) -> N
         return
     # An int8 model not exported yet is exported beside the builds (single-threaded
     # work both), instead of by the first cell while the other workers wait for it.
-    exports = [pool.submit(_prepare_embedder, *e) for e in _missing_exports(cells)]
-    builds = [pool.submit(ensure_built, d, data_dir) for d, data_dir in todo.values()]
+    exports = [pool.submit(measured, _prepare_embedder, *e) for e in _missing_exports(cells)]
+    builds = [pool.submit(measured, ensure_built, d, data_dir) for d, data_dir in todo.values()]
     for fut in [*builds, *exports]:
-        fut.result()  # the first failing build, in suite order, is the error
+        worker_result(fut)  # the first failing build, in suite order, is the error
 
 
 def _missing_exports(cells: Sequence[Any]) -> list[tuple[dict[str, Any], str]]:
@@ -166,25 +167,37 @@ def _embedded() -> int:
 def _run_in_worker(cell: Any) -> tuple[str, str, dict[str, Any]]:
     """Run one cell in a worker: (run folder, its console output, its counters)."""
     from chronobench.runner import cell as cell_module
+    from chronobench.runner.usage import measured
 
     quiet = dataclasses.replace(cell, spec=cell.spec.model_copy(update={"progress": False}))
     out = io.StringIO()
-    before, t0 = _embedded(), time.perf_counter()
+    before = _embedded()
     try:
         with contextlib.redirect_stdout(out):
-            folder = cell_module.run_cell(quiet)
+            folder, used = measured(cell_module.run_cell, quiet)
     except BaseException:
         sys.stdout.write(out.getvalue())  # what the cell printed before it failed
         sys.stdout.flush()
         raise
-    stats = {"embedded": _embedded() - before, "seconds": round(time.perf_counter() - t0, 3)}
+    stats = {"embedded": _embedded() - before, "seconds": round(used["wall"], 3), **used}
     return str(folder), out.getvalue(), stats
 
 
-def _validate_in_worker(cell: Any) -> None:
+def _validate_in_worker(cell: Any) -> tuple[None, dict[str, float]]:
     from chronobench.runner.query_files import validate_query_file
+    from chronobench.runner.usage import measured
 
-    validate_query_file(cell)
+    return measured(validate_query_file, cell)
+
+
+def worker_result(fut: Future[Any]) -> Any:
+    """The result of a :func:`~chronobench.runner.usage.measured` task, its usage
+    charged to the phases open in this process."""
+    from chronobench.runner import usage
+
+    result, used = fut.result()
+    usage.current().worker(used)
+    return result
 
 
 def run_parallel(cells: Sequence[Any], jobs: int, shown: Any = None) -> list[Path]:
@@ -194,7 +207,7 @@ def run_parallel(cells: Sequence[Any], jobs: int, shown: Any = None) -> list[Pat
 
     ``shown``: the run's :class:`~chronobench.runner.progress.Cells` display; while it
     draws, the workers report their cells' inner counts to it."""
-    from chronobench.runner import progress
+    from chronobench.runner import progress, usage
     from chronobench.runner.query_files import query_file_cells, validate_query_file
 
     context = multiprocessing.get_context("spawn")
@@ -206,26 +219,32 @@ def run_parallel(cells: Sequence[Any], jobs: int, shown: Any = None) -> list[Pat
         shown.listen(queue)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, **extra)
     try:
-        prebuild(cells, pool)
-        to_check = query_file_cells(cells)
-        built = [_built_here(c) for c in to_check]
-        # A dataset built by its own loader is checked here: the check may build it.
-        for cell in (c for c, b in zip(to_check, built, strict=True) if not b):
-            validate_query_file(cell)
-        checks = [
-            pool.submit(_validate_in_worker, c) for c, b in zip(to_check, built, strict=True) if b
-        ]
-        for fut in checks:
-            fut.result()  # the first bad file, in suite order, is the error
+        with usage.phase("datasets"):
+            prebuild(cells, pool)
+        with usage.phase("query files"):
+            to_check = query_file_cells(cells)
+            built = [_built_here(c) for c in to_check]
+            # A dataset built by its own loader is checked here: the check may build it.
+            for cell in (c for c, b in zip(to_check, built, strict=True) if not b):
+                validate_query_file(cell)
+            checks = [
+                pool.submit(_validate_in_worker, c)
+                for c, b in zip(to_check, built, strict=True)
+                if b
+            ]
+            for fut in checks:
+                worker_result(fut)  # the first bad file, in suite order, is the error
     except BaseException:
         pool.shutdown(wait=True, cancel_futures=True)
         raise
-    return _run_cells(pool, cells, jobs, shown)
+    with usage.phase("cells"):
+        return _run_cells(pool, cells, jobs, shown)
 
 
 def _run_cells(
     pool: ProcessPoolExecutor, cells: Sequence[Any], jobs: int, shown: Any
 ) -> list[Path]:
+    from chronobench.runner import usage
     from chronobench.runner.progress import took
 
     n = len(cells)
@@ -265,6 +284,8 @@ def _run_cells(
                     continue
                 sys.stdout.write(output)
                 stats[i]["cell"] = cells[i].describe()
+                usage.current().worker(stats[i])
+                usage.cell(stats[i]["cell"], stats[i], note=f"{stats[i]['embedded']} embedded")
                 folders[i] = Path(folder)
                 done.add(i)
                 shown.finish()
