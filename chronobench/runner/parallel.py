@@ -7,9 +7,11 @@ threads) that runs whole cells; what a cell writes does not depend on where it r
 the run folders are byte-identical to a sequential run's (``tests/test_runner_e2e.py``).
 
 What the workers share goes through files built for it: the embedding cache and the
-call cache are SQLite files in WAL mode with a busy timeout, and one process at a time
-computes a cache file's missing vectors (``PersistentVectors.computing`` in
-:mod:`chronomem.vector_cache`), so no text is embedded twice. Cells are ordered by *warm
+call cache are SQLite files in WAL mode with a busy timeout, and the workers split a
+cache file's missing vectors between them (each claims the texts nobody is computing,
+``PersistentVectors.claim`` in :mod:`chronomem.vector_cache`), so no text is embedded
+twice and two cells embed on two cores at once. Each worker gets its share of the CPUs
+for torch's and BLAS's threads (:func:`_worker_init`). Cells are ordered by *warm
 groups* (:func:`warm_group`, cells that embed the same descriptors: one dataset at one
 granularity): the first cell of a group runs before any other cell of that group
 starts, so the others read its vectors instead of queueing behind it for the lock.
@@ -183,6 +185,24 @@ def _run_in_worker(cell: Any) -> tuple[str, str, dict[str, Any]]:
     return str(folder), out.getvalue(), stats
 
 
+#: Variables that set a numeric library's thread count when it loads.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def _worker_init(queue: Any, threads: int) -> None:
+    """A worker's start: its share of the CPUs for torch and BLAS (``threads``, unless
+    the user set the variables), and its progress reports to the parent's ``queue``.
+    Workers side by side each with every CPU's worth of threads would preempt each
+    other's threads mid-operation (the embedding model's matrix products spin-wait for
+    their sibling threads)."""
+    from chronobench.runner import progress
+
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, str(threads))
+    if queue is not None:
+        progress.worker_init(queue)
+
+
 def _validate_in_worker(cell: Any) -> tuple[None, dict[str, float]]:
     from chronobench.runner.query_files import validate_query_file
     from chronobench.runner.usage import measured
@@ -212,12 +232,17 @@ def run_parallel(cells: Sequence[Any], jobs: int, shown: Any = None) -> list[Pat
 
     context = multiprocessing.get_context("spawn")
     shown = shown if shown is not None else progress.cells(len(cells), enabled=False)
-    extra: dict[str, Any] = {}
+    queue = None
     if shown.drawing:
         queue = context.Queue()
-        extra = {"initializer": progress.worker_init, "initargs": (queue,)}
         shown.listen(queue)
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, **extra)
+    threads = max(1, usage.cpus() // jobs)
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=context,
+        initializer=_worker_init,
+        initargs=(queue, threads),
+    )
     try:
         with usage.phase("datasets"):
             prebuild(cells, pool)
