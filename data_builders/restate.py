@@ -25,7 +25,7 @@ The union is the anchor's **required set**: the oracle removes exactly it, and a
 remove any of it without a precision charge. A forget question that the known set's
 reference reader still answers once the required set is gone (the fact survives in a turn
 no annotation ties to it) is left out for every row alike
-(:func:`chronobench.runner.selective.reference_survivors`).
+(:func:`chronobench.tracks.selective.run.reference_survivors`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from chronobench.audit.registry import AuditOptions
 
 @pytest.mark.slow  # real LoCoMo, four conversations, two cells (about 60 s of CPU)
 def test_rq2_audit_fast_passes(locomo_path, tmp_path):
-    from chronobench.audit.rq2 import audit
+    from chronobench.tracks.rcqa.audit import audit
 
     # The call cache is content-addressed: sharing the session's (when one is set) only
     # saves time, the scores are the same.

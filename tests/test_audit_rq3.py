@@ -2,7 +2,7 @@
 
 The unit tests pin the metric: only the newest restored session's new words count,
 less the words the rollback request states, and a leaking summary scores 0. The audit
-test runs ``chronobench.audit.rq3`` in its fast version (two LoCoMo conversations):
+test runs ``chronobench.tracks.summary.audit`` in its fast version (two LoCoMo conversations):
 oracle, error curves and every attack family through the real scorer.
 """
 
@@ -117,7 +117,7 @@ def test_built_summary_probes_hold_the_newest_sessions_words_less_the_requests(
 @pytest.mark.slow  # ~20 s: builds LoCoMo and replays ~80 summaries per policy
 def test_fast_rq3_audit_passes(locomo_path: Path, tmp_path: Path) -> None:
     from chronobench.audit.registry import AuditOptions
-    from chronobench.audit.rq3 import audit
+    from chronobench.tracks.summary.audit import audit
 
     (result,) = audit(AuditOptions(fast=True, data=tmp_path / "built", results=tmp_path))
     assert result.passes, result.failures()
@@ -138,7 +138,7 @@ def test_fast_rq3_audit_passes(locomo_path: Path, tmp_path: Path) -> None:
 def test_the_audits_replay_is_the_oracle_cell(tiny_run, tiny_built) -> None:
     import json
 
-    from chronobench.audit.rq3_texts import SummaryReplay
+    from chronobench.tracks.summary.audit_texts import SummaryReplay
 
     folder = tiny_run("task=summary", "system=chronomem_oracle")
     replays = {s.stream_id: SummaryReplay(s) for s in tiny_built.streams}

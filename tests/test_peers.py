@@ -296,7 +296,7 @@ def test_peers_track_measures_both_targets_and_renders_the_section(tmp_path):
     assert store.probes.all["rc_qa"].n > 0
     # Volatile figures stay out of metrics.json (reruns compare it byte for byte).
     assert "rollback_ms" not in json.dumps(store.to_json())
-    from chronobench.leaderboard.peers import peers_section
+    from chronobench.tracks.peers.board import peers_section
 
     md, ids = peers_section(runs)
     assert "## Memory systems" in md and len(ids) == 2

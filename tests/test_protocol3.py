@@ -195,7 +195,7 @@ def test_protocol2s_known_rule_would_have_let_it_choose(tmp_path: Path) -> None:
 
 
 def test_surface_rules_cannot_tell_false_statements_from_true(locomo_built: Any) -> None:
-    from chronobench.audit.rq2_policies import (
+    from chronobench.tracks.rcqa.audit_policies import (
         grammar_says_false,
         stream_facts,
         surface_says_false,

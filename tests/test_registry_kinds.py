@@ -21,7 +21,7 @@ def test_floors_are_flagged_on_their_entries():
 
 
 def test_repair_methods_are_one_registry():
-    from chronobench.repair.methods import LABELS, METHODS, REPAIR_METHODS, is_floor
+    from chronobench.tracks.repair.methods import LABELS, METHODS, REPAIR_METHODS, is_floor
 
     assert list(METHODS) == list(LABELS) == [e.name for e in REPAIR_METHODS.entries()]
     assert LABELS["dgr"] == "Dependency-guided repair"

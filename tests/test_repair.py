@@ -9,11 +9,11 @@ import random
 
 import pytest
 
-from chronobench.repair.cases import agent_view, default_params, make_case, run_offline
-from chronobench.repair.context import run_failed
-from chronobench.repair.domains import DOMAINS
-from chronobench.repair.generate import FAMILIES, FAULT_TYPES, World
-from chronobench.repair.lexicon import (
+from chronobench.tracks.repair.cases import agent_view, default_params, make_case, run_offline
+from chronobench.tracks.repair.context import run_failed
+from chronobench.tracks.repair.domains import DOMAINS
+from chronobench.tracks.repair.generate import FAMILIES, FAULT_TYPES, World
+from chronobench.tracks.repair.lexicon import (
     SLOT_ALIASES,
     VALUE_ALIASES,
     find_pairs,
@@ -21,12 +21,12 @@ from chronobench.repair.lexicon import (
     paraphrase,
     slot_phrase,
 )
-from chronobench.repair.methods import METHODS
-from chronobench.repair.metrics import claim_f1
-from chronobench.repair.planner import dependency_edges, plan_repair, prompt_level
-from chronobench.repair.policy import RepairPolicyBackbone
-from chronobench.repair.provenance import Recorder, load_graph
-from chronobench.repair.run import repair_case
+from chronobench.tracks.repair.methods import METHODS
+from chronobench.tracks.repair.metrics import claim_f1
+from chronobench.tracks.repair.planner import dependency_edges, plan_repair, prompt_level
+from chronobench.tracks.repair.policy import RepairPolicyBackbone
+from chronobench.tracks.repair.provenance import Recorder, load_graph
+from chronobench.tracks.repair.run import repair_case
 from tests._memory_fixtures import open_store
 
 FAULT = "mem:e7:ext:budget"
@@ -141,7 +141,7 @@ def test_dgr_recovers_rederives_and_is_one_undoable_commit(each_backend, case):
     assert row["notes"]["rerun"] == ["e9", "e10"]
     assert row["replayed_steps"] == ["args1", "tool1", "args2", "tool2", "answer"]
     # The same repair on this store: one commit, undone by a rollback to its parent.
-    from chronobench.repair.context import RepairContext
+    from chronobench.tracks.repair.context import RepairContext
 
     ctx = RepairContext(mem, agent_view(case), old, runner, runner.backbone, "dgr", [FAULT])
     out = METHODS["dgr"](ctx)
@@ -249,7 +249,7 @@ def test_a_repair_that_ignores_the_diagnosis_cannot_recover(case):
 
 
 def test_backbone_judge_sees_every_record():
-    from chronobench.repair.agent import Shown, make_request
+    from chronobench.tracks.repair.agent import Shown, make_request
 
     lines = ["FAULT: [day 7] budget = 1500 EUR (pasted text)", "[day 1] budget = 600 EUR (chat)",
              "CANDIDATE: [day 9] note: reminder, the spending cap is fifteen hundred euros (agent note)"]  # fmt: skip

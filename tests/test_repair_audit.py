@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from chronobench.repair.cases import agent_view, make_case
-from chronobench.repair.detect import DETECTORS, detection_scores
-from chronobench.repair.metrics import aggregate
-from chronobench.repair.policy import RepairPolicyBackbone
-from chronobench.repair.run import repair_case
+from chronobench.tracks.repair.cases import agent_view, make_case
+from chronobench.tracks.repair.detect import DETECTORS, detection_scores
+from chronobench.tracks.repair.metrics import aggregate
+from chronobench.tracks.repair.policy import RepairPolicyBackbone
+from chronobench.tracks.repair.run import repair_case
 
 
 def _run(case: dict[str, Any], method: str, **kw: Any) -> dict[str, Any]:
@@ -101,7 +101,7 @@ def test_repair_case_marks_a_fault_the_agent_never_stored():
 
 def test_fast_repair_audit_holds_its_contract_shape_and_reports_the_planner():
     from chronobench.audit.registry import AuditOptions
-    from chronobench.audit.repair import audit
+    from chronobench.tracks.repair.audit import audit
 
     audits = audit(AuditOptions(fast=True))
     assert [a.headline for a in audits][0].startswith("minimal repair, controlled set")

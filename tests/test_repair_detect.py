@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from chronobench.repair.cases import make_case
-from chronobench.repair.generate import SOURCES
+from chronobench.tracks.repair.cases import make_case
+from chronobench.tracks.repair.generate import SOURCES
 
 
 def _untrusted(case: dict) -> list[tuple[str, str, bool]]:
@@ -44,9 +44,9 @@ def test_most_untrusted_sessions_are_benign_and_kind_or_source_alone_is_chance()
 
 
 def test_detectors_see_the_view_only_and_are_scored_against_the_faults():
-    from chronobench.repair.cases import VISIBLE, agent_view, default_params
-    from chronobench.repair.detect import DETECTORS, detection_scores, untrusted_sessions
-    from chronobench.repair.policy import RepairPolicyBackbone
+    from chronobench.tracks.repair.cases import VISIBLE, agent_view, default_params
+    from chronobench.tracks.repair.detect import DETECTORS, detection_scores, untrusted_sessions
+    from chronobench.tracks.repair.policy import RepairPolicyBackbone
 
     total: Counter = Counter()
     for i in range(0, 60, 4):  # every family and fault type
@@ -74,8 +74,8 @@ def test_detectors_see_the_view_only_and_are_scored_against_the_faults():
 
 
 def test_repair_on_a_detectors_diagnosis_reports_its_scores():
-    from chronobench.repair.policy import RepairPolicyBackbone
-    from chronobench.repair.run import repair_case
+    from chronobench.tracks.repair.policy import RepairPolicyBackbone
+    from chronobench.tracks.repair.run import repair_case
 
     case = make_case(0, "controlled", 1)
     row = repair_case(case, "dgr", RepairPolicyBackbone(), 0, diagnosis="untrusted")

@@ -8,9 +8,9 @@ from functools import cache
 
 import pytest
 
-from chronobench.repair.cases import SET_BUILDER, agent_view, make_case
-from chronobench.repair.detect import DETECTORS, detection_scores, session_kind
-from chronobench.repair.history import session_reads
+from chronobench.tracks.repair.cases import SET_BUILDER, agent_view, make_case
+from chronobench.tracks.repair.detect import DETECTORS, detection_scores, session_kind
+from chronobench.tracks.repair.history import session_reads
 
 UNTRUSTED = ("paste", "sync", "forwarded", "summary_job")
 
@@ -102,7 +102,7 @@ def test_faults_sit_anywhere_among_the_untrusted_sessions():
 
 
 def test_earned_cases_still_need_a_repair_and_a_chain_lookup_reads_its_slot():
-    from chronobench.repair.domains import DOMAINS
+    from chronobench.tracks.repair.domains import DOMAINS
 
     for case in _cases("earned_stress", 10):
         assert case["failed"]["answer"] != case["gold"]["answer"]

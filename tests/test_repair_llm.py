@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("httpx")
 
 from chronobench.protocols import ChatMessage, GenerationRequest  # noqa: E402
-from chronobench.repair.policy import RepairPolicyBackbone  # noqa: E402
+from chronobench.tracks.repair.policy import RepairPolicyBackbone  # noqa: E402
 
 
 def llm_reply(messages: list[dict[str, str]]) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from chronobench.repair.cases import agent_view, make_case
-from chronobench.repair.noise import CallLayer, MemoBackbone, NoiseModel, unreplayable
-from chronobench.repair.policy import RepairPolicyBackbone
-from chronobench.repair.run import repair_case
+from chronobench.tracks.repair.cases import agent_view, make_case
+from chronobench.tracks.repair.noise import CallLayer, MemoBackbone, NoiseModel, unreplayable
+from chronobench.tracks.repair.policy import RepairPolicyBackbone
+from chronobench.tracks.repair.run import repair_case
 
 
 def _row(case, method, **kw):
@@ -50,7 +50,7 @@ def test_value_level_support_keeps_what_a_summary_still_supports():
 
 def _request(text_lines: list[str], question: str):
     from chronobench.protocols import GenerationParams
-    from chronobench.repair.agent import Shown, make_request
+    from chronobench.tracks.repair.agent import Shown, make_request
 
     shown = [Shown(f"m{n}", "", "", t) for n, t in enumerate(text_lines, start=1)]
     return make_request("repair_args", shown, question, GenerationParams(max_new_tokens=160))
@@ -133,10 +133,10 @@ def test_unreplayable_sessions_are_reapplied_not_rerun():
 
 
 def test_checked_citations_catch_wrong_ones_and_leave_exact_ones_alone():
-    from chronobench.repair.cases import default_params
-    from chronobench.repair.context import run_failed
-    from chronobench.repair.planner import suspect_citations
-    from chronobench.repair.provenance import load_graph
+    from chronobench.tracks.repair.cases import default_params
+    from chronobench.tracks.repair.context import run_failed
+    from chronobench.tracks.repair.planner import suspect_citations
+    from chronobench.tracks.repair.provenance import load_graph
     from chronomem import ChronoMem
 
     case = make_case(0, "controlled", 6)

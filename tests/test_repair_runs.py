@@ -8,14 +8,14 @@ import re
 
 import pytest
 
-from chronobench.repair.generate import World
-from chronobench.repair.policy import RepairPolicyBackbone
-from chronobench.repair.run import repair_case
+from chronobench.tracks.repair.generate import World
+from chronobench.tracks.repair.policy import RepairPolicyBackbone
+from chronobench.tracks.repair.run import repair_case
 from tests.test_repair import FAULT, _finish
 
 
 def test_llm_style_replies_are_parsed():
-    from chronobench.repair.agent import parse_reply
+    from chronobench.tracks.repair.agent import parse_reply
 
     reply = "Sure!\n- Budget = 600 EUR. [m2, input]\n* `brand` = Dell\nnotes: none"
     assert parse_reply(reply, ["budget", "brand", "payment"]) == {
@@ -30,7 +30,7 @@ def test_repair_cell_writes_a_run_folder_and_the_report(tmp_path):
     import json
 
     from chronobench.commands.run import main
-    from chronobench.repair.report import render_repair_markdown
+    from chronobench.tracks.repair.report import render_repair_markdown
 
     base = ["experiment=repair", "leaderboard=false", "+dataset.params.n_controlled=5",
             "+dataset.params.n_stress=2", f"paths.results_dir={tmp_path}/results",
@@ -68,7 +68,7 @@ def test_bad_repair_config_is_rejected(tmp_path):
 
 
 def test_explain_prints_every_node():
-    from chronobench.repair.explain import explain
+    from chronobench.tracks.repair.explain import explain
 
     text = explain("controlled-14")
     assert "repair plan:" in text and "diagnosed fault" in text and "rederive" in text

@@ -11,10 +11,10 @@ import pytest
 def test_repair_methods_never_read_a_cases_gold(monkeypatch: pytest.MonkeyPatch) -> None:
     """A repair method (and the agent it re-runs) gets the agent's view of a case: the
     session log, the task and the diagnosis; faults, families and gold stay with the scorer."""
-    from chronobench.repair import run as repair_run
-    from chronobench.repair.cases import VISIBLE, make_case
-    from chronobench.repair.methods import METHODS
-    from chronobench.repair.policy import RepairPolicyBackbone
+    from chronobench.tracks.repair import run as repair_run
+    from chronobench.tracks.repair.cases import VISIBLE, make_case
+    from chronobench.tracks.repair.methods import METHODS
+    from chronobench.tracks.repair.policy import RepairPolicyBackbone
 
     seen: dict[str, Any] = {}
     for method, fn in list(METHODS.items()):
@@ -37,10 +37,10 @@ def test_repair_methods_never_read_a_cases_gold(monkeypatch: pytest.MonkeyPatch)
 def test_detectors_get_the_agents_view_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """A detector sees the session log (the agent's view) and the store, never the
     generator's fault list or the benign sessions' labels."""
-    from chronobench.repair import detect
-    from chronobench.repair import run as repair_run
-    from chronobench.repair.cases import VISIBLE, make_case
-    from chronobench.repair.policy import RepairPolicyBackbone
+    from chronobench.tracks.repair import detect
+    from chronobench.tracks.repair import run as repair_run
+    from chronobench.tracks.repair.cases import VISIBLE, make_case
+    from chronobench.tracks.repair.policy import RepairPolicyBackbone
 
     seen: dict[str, Any] = {}
     for name, fn in list(detect.DETECTORS.items()):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from chronobench.metrics.replies import count_failures, read_answer, reply_failures
 from chronobench.protocols import ChatMessage, GenerationRequest
-from chronobench.repair.agent import slots_question
-from chronobench.repair.replies import reply_failures as repair_failures
+from chronobench.tracks.repair.agent import slots_question
+from chronobench.tracks.repair.replies import reply_failures as repair_failures
 
 QA = {"kind": "qa", "meta": {}}
 RECALL = {"kind": "qa", "meta": {"format": "recall"}}

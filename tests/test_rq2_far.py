@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from chronobench.audit.rq2_policies import StreamFacts, surface_says_false
 from chronobench.metrics.runlevel import query_score, run_units, side_value
+from chronobench.tracks.rcqa.audit_policies import StreamFacts, surface_says_false
 from data_builders.far import spread, unit_of
 from data_builders.pools import ProbePool
 

@@ -104,7 +104,7 @@ def test_same_fact_needs_share_and_two_words() -> None:
 
 def test_a_peer_is_reported_at_its_best_k_with_the_sweep() -> None:
     from chronobench.metrics.bootstrap import summarise
-    from chronobench.runner.selective_metrics import sweep_metrics
+    from chronobench.tracks.selective.metrics import sweep_metrics
 
     def row(k: int, head: float, stream: str) -> dict:
         vals = dict.fromkeys(("forget", "leakage", "keep", "keep_after", "keep_other"), 0.5)
@@ -129,7 +129,7 @@ def test_fast_audit_passes_through_the_real_harness() -> None:
     except Exception:  # noqa: BLE001 - offline without LoCoMo: nothing to audit
         pytest.skip("LoCoMo not found")
     from chronobench.audit.registry import AuditOptions
-    from chronobench.audit.rq4 import audit
+    from chronobench.tracks.selective.audit import audit
 
     (got,) = audit(AuditOptions(fast=True))
     assert got.failures() == []
@@ -140,8 +140,8 @@ def test_fast_audit_passes_through_the_real_harness() -> None:
 def test_board_shows_a_peer_at_its_best_k_with_the_sweep_in_order() -> None:
     from types import SimpleNamespace
 
-    from chronobench.leaderboard.selective import selective_section
     from chronobench.results.metrics_file import RunMetrics
+    from chronobench.tracks.selective.board import selective_section
 
     def stat(x: float) -> dict:
         return {"mean": x, "ci_low": x - 0.1, "ci_high": x + 0.1, "n": 4}

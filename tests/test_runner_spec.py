@@ -270,7 +270,7 @@ names = {
 }
 heavy = (
     "torch", "sentence_transformers", "nltk", "chronomem.rerank",
-    "chronobench.runner.datasets", "chronobench.repair.run", "data_builders",
+    "chronobench.runner.datasets", "chronobench.tracks.repair.run", "data_builders",
 )
 before = [m for m in heavy if m in sys.modules]
 RERANKERS.resolve("feature")  # resolving one entry imports exactly its module

@@ -91,7 +91,7 @@ def _run(name: str, headline: float, source_n: int = 21) -> SimpleNamespace:
 
 
 def test_board_section_lists_rows_in_order_and_the_peers_without_delete() -> None:
-    from chronobench.leaderboard.selective import selective_section
+    from chronobench.tracks.selective.board import selective_section
 
     md, ids = selective_section([_run("floor_random_turns", 0.0), _run("chronomem_selective", 0.9)])
     assert ids == ["run-chronomem_selective", "run-floor_random_turns"]
@@ -106,9 +106,9 @@ def test_a_real_cell_hands_rows_only_the_request_and_the_same_questions(
 ) -> None:
     """One conversation: ChronoMem's row and the request-blind floor, through a spy on
     what the row is handed; the floor scores 0, ChronoMem well above it."""
-    from chronobench.runner import selective as runner
     from chronobench.runner.components import resolve_cell
     from chronobench.spec import spec_from_config
+    from chronobench.tracks.selective import run as runner
 
     seen: dict[str, list] = {"requests": [], "questions": [], "gold": []}
     make = runner._make_row
@@ -151,7 +151,7 @@ def test_a_real_cell_hands_rows_only_the_request_and_the_same_questions(
 
 
 def test_another_held_out_file_gets_its_own_table_after_the_headline() -> None:
-    from chronobench.leaderboard.selective import selective_section
+    from chronobench.tracks.selective.board import selective_section
 
     main = [_run("chronomem_selective", 0.9)]
     other = _run("chronomem_selective", 0.4, source_n=12)

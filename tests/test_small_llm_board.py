@@ -9,8 +9,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from chronobench.leaderboard.small_llm import SPEED_FILE, small_llm_section, write_speed
 from chronobench.results.metrics_file import RunMetrics
+from chronobench.tracks.small_llm.board import SPEED_FILE, small_llm_section, write_speed
 
 
 def _stat(mean: float, n: int = 5) -> dict[str, Any]:

@@ -34,11 +34,11 @@ class AuditOptions(BaseModel):
 AUDITS = Registry(
     "audit",
     {
-        "rq1": "chronobench.audit.rq1:audit",
-        "rq2": "chronobench.audit.rq2:audit",
-        "rq3": "chronobench.audit.rq3:audit",
-        "rq4": "chronobench.audit.rq4:audit",
-        "repair": "chronobench.audit.repair:audit",
+        "rq1": "chronobench.tracks.selection.audit:audit",
+        "rq2": "chronobench.tracks.rcqa.audit:audit",
+        "rq3": "chronobench.tracks.summary.audit:audit",
+        "rq4": "chronobench.tracks.selective.audit:audit",
+        "repair": "chronobench.tracks.repair.audit:audit",
     },
     hint="register one with AUDITS.register(name, 'module:attr') or declare it in the "
     "'chronobench.audits' entry-point group",

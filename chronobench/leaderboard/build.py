@@ -172,7 +172,7 @@ def render(
             ids |= set(named)
             provenance.update({r.run_id: r.samples_sha256 for r in mine if r.run_id in named})
     if small:
-        from chronobench.leaderboard.small_llm import small_llm_section
+        from chronobench.tracks.small_llm.board import small_llm_section
 
         section, named = small_llm_section(small)
         md += section.rstrip("\n") + "\n\n"
@@ -187,9 +187,9 @@ def render(
 SECTIONS = Registry(
     "leaderboard section",
     {
-        "repair": "chronobench.repair.report:repair_section",
-        "peers": "chronobench.leaderboard.peers:peers_section",  # memory systems
-        "selective": "chronobench.leaderboard.selective:selective_section",  # RQ4
+        "repair": "chronobench.tracks.repair.report:repair_section",
+        "peers": "chronobench.tracks.peers.board:peers_section",  # memory systems
+        "selective": "chronobench.tracks.selective.board:selective_section",  # RQ4
     },
 )
 
@@ -257,7 +257,7 @@ def write_leaderboard(
     _archive(results_dir, old)
     small = [r for r in runs if r.small_llm and r.run_id in ids]
     if small:
-        from chronobench.leaderboard.small_llm import write_speed
+        from chronobench.tracks.small_llm.board import write_speed
 
         write_speed(results_dir, small)
     _write_if_different(md_path, md)

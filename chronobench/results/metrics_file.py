@@ -97,7 +97,7 @@ class RunMetrics(_Model):
     rq4: dict[str, Any] | None = None
     # A language model's replies not read as asked, by kind (chronobench/metrics/replies.py).
     parse_failures: dict[str, int] | None = None
-    # The repair task's own aggregate (chronobench/repair/metrics.py): every metric over
+    # The repair task's own aggregate (chronobench/tracks/repair/metrics.py): every metric over
     # all cases and per group, and the per-case values of the main ones.
     all: Stats | None = None
     by_diagnosis: dict[str, Stats] | None = None

@@ -62,26 +62,26 @@ TASKS = Registry(
         ),
         # The repair track.
         "repair": TaskKind(
-            run="chronobench.repair.run:run_repair_cell",
-            check="chronobench.repair.run:check_spec",
-            build="chronobench.repair.run:build_parts",
-            params="chronobench.repair.run:RepairTaskParams",
+            run="chronobench.tracks.repair.run:run_repair_cell",
+            check="chronobench.tracks.repair.run:check_spec",
+            build="chronobench.tracks.repair.run:build_parts",
+            params="chronobench.tracks.repair.run:RepairTaskParams",
             recorded=("diagnosis", "noise", "noise_key", "retention"),
         ),
         # The memory-systems track (peer adapters and ChronoMem, one interface).
         "peers": TaskKind(
-            run="chronobench.runner.peers:run_peers_cell",
-            check="chronobench.runner.peers:check_spec",
-            build="chronobench.runner.peers:build_parts",
-            params="chronobench.runner.peers:PeersParams",
+            run="chronobench.tracks.peers.run:run_peers_cell",
+            check="chronobench.tracks.peers.run:check_spec",
+            build="chronobench.tracks.peers.run:build_parts",
+            params="chronobench.tracks.peers.run:PeersParams",
             recorded=("streams", "targets", "rq2_queries_per_stream"),
         ),
         # RQ4, selective forgetting (rows of chronobench/systems/forgetting.py).
         "selective": TaskKind(
-            run="chronobench.runner.selective:run_selective_cell",
-            check="chronobench.runner.selective:check_spec",
-            build="chronobench.runner.selective:build_parts",
-            params="chronobench.runner.selective:SelectiveParams",
+            run="chronobench.tracks.selective.run:run_selective_cell",
+            check="chronobench.tracks.selective.run:check_spec",
+            build="chronobench.tracks.selective.run:build_parts",
+            params="chronobench.tracks.selective.run:SelectiveParams",
             recorded=("streams", "anchors_per_stream", "heldout", "delete_hits"),
         ),
     },

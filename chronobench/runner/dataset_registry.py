@@ -19,7 +19,7 @@ DATASETS = Registry(
         "locomo": "data_builders.locomo.dataset:LOCOMO",
         "mab": "data_builders.mab.dataset:MAB",
         # The repair track builds and reads its own cases (no builder here).
-        "repair": "chronobench.repair.dataset:REPAIR",
+        "repair": "chronobench.tracks.repair.dataset:REPAIR",
     },
     entry_points="chronobench.datasets",
     hint="register one with DATASETS.register(name, 'module:DATASET'), a "

@@ -266,7 +266,7 @@ def _peer_rows(build: Build) -> list[Row]:
 
 
 def _peer_label(name: str) -> str:
-    from chronobench.leaderboard.peers import _label
+    from chronobench.tracks.peers.board import _label
 
     return _label(name)
 
@@ -289,9 +289,9 @@ FIDELITY = ("exact", "missing", "extra", "stale", "leaked")
 
 
 def _repair_rows(build: Build) -> list[Row]:
-    from chronobench.repair.methods import LABELS
-    from chronobench.repair.methods import is_floor as repair_floor
-    from chronobench.repair.report import load_repair_runs
+    from chronobench.tracks.repair.methods import LABELS
+    from chronobench.tracks.repair.methods import is_floor as repair_floor
+    from chronobench.tracks.repair.report import load_repair_runs
 
     runs = [r.folder for r in build.runs if r.kind == "repair"]
     if not runs:
@@ -323,7 +323,7 @@ def _repair_rows(build: Build) -> list[Row]:
 def _rq4_rows(build: Build) -> list[Row]:
     """RQ4's held-out headline per row (a peer at its best k, as on the board). Rows
     named ``floor_*`` are its floors, ``oracle_*`` its ceiling."""
-    from chronobench.leaderboard.selective import row_label
+    from chronobench.tracks.selective.board import row_label
 
     newest: dict[str, ViewRun] = {}
     for r in _newest(x for x in build.runs if x.kind == "selective"):

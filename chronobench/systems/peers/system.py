@@ -6,7 +6,7 @@ write with the peer's own search (:func:`~.targeting.own_target`: the request te
 it reads) and rolls back the peer's own way; ``ask`` answers from the peer's search
 (questions) or its whole state (summary requests). A session without a rollback (the
 ``final_qa`` questions) reads the post-exposure peer. The memory-systems track
-(:mod:`chronobench.runner.peers`) also opens sessions through the oracle channel
+(:mod:`chronobench.tracks.peers.run`) also opens sessions through the oracle channel
 (``open_oracle_session``) to measure restore fidelity at the gold v*; the peers are not
 registered as oracles, so no benchmark cell hands them the target.
 

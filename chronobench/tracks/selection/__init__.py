@@ -1,0 +1,1 @@
+"""RQ1, version selection: which version a request means (no generation)."""

@@ -1,0 +1,2 @@
+"""RQ4, selective forgetting (``task=selective``): forget what a request names, keep
+the rest."""

@@ -1,0 +1,1 @@
+"""RQ3, rollback-consistent summaries: last-session coverage of a summary."""
