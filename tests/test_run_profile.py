@@ -44,11 +44,11 @@ def test_measured_reports_the_task_cpu_and_peak() -> None:
 def test_bench_main_job_on_the_tiny_fixture(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from chronobench.bench import main_job
+    from chronobench.commands import bench
 
     monkeypatch.setenv("CHRONOBENCH_RESULTS", str(tmp_path / "results-untouched"))
     parser = argparse.ArgumentParser()
-    main_job.add_arguments(parser)
+    bench._main_job_arguments(parser)
     args = parser.parse_args(
         [
             "--results-dir",
@@ -57,7 +57,7 @@ def test_bench_main_job_on_the_tiny_fixture(
             "jobs=2",
         ]
     )
-    assert main_job.main(args) == 0
+    assert bench._main_job(args) == 0
     out = capsys.readouterr().out
     table = out[out.index("profile: ") :]
     for phase in ("compose", "resolve cells", "datasets", "cells"):
