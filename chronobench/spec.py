@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from chronobench.hashing import canonical_json, sha256_text
+from chronobench.published_ids import drop_identity_defaults
 from chronobench.resolver_options import LLM_FREE_BACKBONES as LLM_FREE_BACKBONES  # re-exported
 from chronobench.resolver_options import RESOLVER_KEYS as RESOLVER_KEYS  # re-exported
 from chronobench.resolver_options import settle_resolver
@@ -259,10 +260,7 @@ class RunSpec(_Strict):
         (the dataset's content is covered by its manifest sha256, a query file's by its
         own sha256, both added by :func:`run_id`)."""
         dataset = self.dataset.model_dump(mode="json", exclude={"source", "queries_file"})
-        if dataset.get("turn_gold") == "session":  # the default: run ids stay as they were
-            dataset.pop("turn_gold")
-        if dataset.get("subset") is None:  # likewise
-            dataset.pop("subset", None)
+        dataset = drop_identity_defaults("dataset", dataset)
         ident: dict[str, Any] = {
             "spec_version": SPEC_VERSION,
             "dataset": dataset,

@@ -115,6 +115,10 @@ class Backend(Protocol):
         """Index one span's text."""
         ...
 
+    def index_items(self, scope_id: int, spans: Sequence[tuple[int, str]]) -> None:
+        """Index many spans' texts at once: ``[(span_id, text)]``."""
+        ...
+
     def unindex_items(self, span_ids: Iterable[int]) -> None:
         """Remove spans from the item index."""
         ...

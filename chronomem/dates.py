@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-_MONTHS = {
+MONTHS = {
     m: i
     for i, names in enumerate(
         (
@@ -34,9 +34,9 @@ _MONTHS = {
     )
     for m in names
 }
-_MONTH = r"(?P<mon>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
-_YEAR = r"(?:,?\s+(?P<year>(?:19|20)\d\d))?"
+MONTH_RE = r"(?P<mon>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+DAY_RE = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+YEAR_RE = r"(?:,?\s+(?P<year>(?:19|20)\d\d))?"
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,8 @@ class TimeRef:
 # -- resolution against the writes' dates --------------------------------------------------
 
 _STAMP_ISO = re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<m>[01]\d)-(?P<d>[0-3]\d)(?!\d)")
-_STAMP_DAY_MONTH = re.compile(rf"\b{_DAY}\s+{_MONTH},?\s+(?P<year>(?:19|20)\d\d)\b", re.I)
-_STAMP_MONTH_DAY = re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+(?P<year>(?:19|20)\d\d)\b", re.I)
+_STAMP_DAY_MONTH = re.compile(rf"\b{DAY_RE}\s+{MONTH_RE},?\s+(?P<year>(?:19|20)\d\d)\b", re.I)
+_STAMP_MONTH_DAY = re.compile(rf"\b{MONTH_RE}\s+{DAY_RE},?\s+(?P<year>(?:19|20)\d\d)\b", re.I)
 
 
 def parse_stamp(stamp: str | None) -> date | None:
@@ -77,7 +77,7 @@ def parse_stamp(stamp: str | None) -> date | None:
             return date(int(m.group("year")), int(m.group("m")), int(m.group("d")))
         m = _STAMP_DAY_MONTH.search(s) or _STAMP_MONTH_DAY.search(s)
         if m:
-            return date(int(m.group("year")), _MONTHS[m.group("mon").lower()], int(m.group("day")))
+            return date(int(m.group("year")), MONTHS[m.group("mon").lower()], int(m.group("day")))
     except ValueError:
         return None
     return None

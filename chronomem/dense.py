@@ -20,7 +20,7 @@ from chronomem.scope_cache import ScopeCache
 
 
 @dataclass(frozen=True)
-class _DenseMatrix:
+class DenseMatrix:
     gen: int
     vids: np.ndarray  # version id per version, in seq order
     starts: np.ndarray  # first chunk row of each version
@@ -41,12 +41,12 @@ def _versions(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return owners[starts], starts
 
 
-class DenseCache(ScopeCache[_DenseMatrix]):
+class DenseCache(ScopeCache[DenseMatrix]):
     """Per-scope in-memory matrix of descriptor vectors, kept for the scope's ``gen``:
     when it moves, the rows a truncate hid are cut and the new versions' rows appended
     (:func:`~chronomem.lexindex.kept_prefix`); reloaded after a redaction."""
 
-    def get(self, db: Backend, scope_id: int, gen: int) -> _DenseMatrix:
+    def get(self, db: Backend, scope_id: int, gen: int) -> DenseMatrix:
         """The scope's matrix at generation ``gen`` (loaded from the backend if stale)."""
         hit = self.cached(scope_id)
         if hit is not None and hit.gen == gen:
@@ -57,7 +57,7 @@ class DenseCache(ScopeCache[_DenseMatrix]):
             keep = lx.kept_prefix(hit.state, state, hit.seqs)
             if keep is not None:  # a truncate hid a suffix: keep the rest
                 rows = int(hit.starts[keep]) if keep < hit.vids.size else hit.matrix.shape[0]
-                base = _DenseMatrix(
+                base = DenseMatrix(
                     gen, hit.vids[:keep], hit.starts[:keep], hit.matrix[:rows], state,
                     hit.last_seq, hit.seqs[:keep],
                     None if hit.matrix32 is None else hit.matrix32[:rows],
@@ -80,7 +80,7 @@ class DenseCache(ScopeCache[_DenseMatrix]):
                 vids, starts, matrix = base.vids, base.starts, base.matrix
                 vseqs = base.seqs  # type: ignore[assignment]
                 matrix32 = base.matrix32  # type: ignore[assignment]
-        built = _DenseMatrix(gen, vids, starts, matrix, state, last, vseqs, matrix32)
+        built = DenseMatrix(gen, vids, starts, matrix, state, last, vseqs, matrix32)
         return self.store(scope_id, built)
 
 
@@ -88,7 +88,7 @@ class DenseCache(ScopeCache[_DenseMatrix]):
 PREFILTER_ROWS = 20_000
 
 
-def dense(dm: _DenseMatrix, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
+def dense(dm: DenseMatrix, qvec: np.ndarray, k: int) -> list[tuple[int, float]]:
     """Top-``k`` versions by max cosine between the query and a descriptor window.
 
     Large matrices are searched in two passes with the same result as one exact pass: a
@@ -108,7 +108,7 @@ def dense(dm: _DenseMatrix, qvec: np.ndarray, k: int) -> list[tuple[int, float]]
     return _top(dm, np.arange(best.size), rounded(best), k)
 
 
-def prefilter(dm: _DenseMatrix, qvec: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def prefilter(dm: DenseMatrix, qvec: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(version positions, their exact rounded scores) of every version whose float32
     score is within ``2 * slack`` plus one rounding step of the float32 ``k``-th best.
 
@@ -141,7 +141,7 @@ def prefilter(dm: _DenseMatrix, qvec: np.ndarray, k: int) -> tuple[np.ndarray, n
     return keep, rounded(exact)
 
 
-def _top(dm: _DenseMatrix, pos: np.ndarray, best: np.ndarray, k: int) -> list[tuple[int, float]]:
+def _top(dm: DenseMatrix, pos: np.ndarray, best: np.ndarray, k: int) -> list[tuple[int, float]]:
     """The ``k`` best of versions ``pos`` scoring ``best`` (rounded); everything tied with
     the k-th score competes, and ties go to the earlier (lower) version."""
     k = min(k, best.size)

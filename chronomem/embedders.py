@@ -28,16 +28,16 @@ from typing import Any
 import numpy as np
 
 from chronomem.embedding_models import (
-    _WORD,
     GRID_BITS,
     RUNTIMES,
     SCORE_DECIMALS,
     SMALL_CALL,
     SMALL_TOKENS,
+    WORD_RE,
     Embedder,
     HashEmbedder,
     SentenceTransformerEmbedder,
-    _normalise,
+    normalise_rows,
     resolve_runtime,
     rounded,
     similarities,
@@ -59,6 +59,7 @@ __all__ = [
     "resolve_runtime",
     "rounded",
     "shared_cache",
+    "shared_caches",
     "similarities",
     "snap",
     "split_windows",
@@ -77,8 +78,8 @@ def window_budget(embedder: Any) -> tuple[int, Any]:
     max_seq = getattr(embedder, "max_seq_length", None)
     if isinstance(max_seq, int) and max_seq > 8:
         # Unknown tokenizer: ~1.3 word pieces per word keeps us under the window.
-        return int((max_seq - 2) / 1.3), lambda t: len(_WORD.findall(t))
-    return 150, lambda t: len(_WORD.findall(t))
+        return int((max_seq - 2) / 1.3), lambda t: len(WORD_RE.findall(t))
+    return 150, lambda t: len(WORD_RE.findall(t))
 
 
 def split_windows(text: str, max_units: int, count: Any) -> list[str]:
@@ -196,7 +197,7 @@ class EmbeddingCache:
         as they are: renormalising them in float32 would move them off the grid."""
         if getattr(self.embedder, "on_grid", False):
             return np.asarray(mat, dtype=np.float32)
-        return _normalise(mat)
+        return normalise_rows(mat)
 
     def _from_disk(self, missing: dict[str, str]) -> dict[str, str]:
         """Take what the persistent level holds of ``missing``; returns the rest."""
@@ -349,3 +350,8 @@ def shared_cache(embedder: Any) -> EmbeddingCache:
     if cache is None or cache.embedder is not embedder:
         cache = _CACHES[id(embedder)] = EmbeddingCache(embedder)
     return cache
+
+
+def shared_caches() -> list[EmbeddingCache]:
+    """Every process-wide :class:`EmbeddingCache` (their ``stats`` count what was embedded)."""
+    return list(_CACHES.values())

@@ -32,7 +32,7 @@ import numpy as np
 
 from chronomem.defaults import EMBEDDER_RUNTIMES, embedder_runtime
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+WORD_RE = re.compile(r"\w+", re.UNICODE)
 
 #: Decimals a similarity keeps before ranking: float32 dot products differ in the last
 #: bits with the BLAS kernel and the matrix shape; rounded, they compare equal.
@@ -92,7 +92,7 @@ class Embedder(Protocol):
     def encode(self, texts: list[str]) -> np.ndarray: ...
 
 
-def _normalise(mat: np.ndarray) -> np.ndarray:
+def normalise_rows(mat: np.ndarray) -> np.ndarray:
     mat = np.asarray(mat, dtype=np.float32)
     if mat.ndim == 1:
         mat = mat[None, :]
@@ -120,15 +120,15 @@ class HashEmbedder:
         """Hash each lower-cased word into one of ``dim`` signed buckets."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for word in _WORD.findall(text.lower()):
+            for word in WORD_RE.findall(text.lower()):
                 digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
                 value = int.from_bytes(digest, "little")
                 out[row, value % self.dim] += 1.0 if (value >> 32) & 1 else -1.0
-        return _normalise(out)
+        return normalise_rows(out)
 
     def count_tokens(self, text: str) -> int:
         """Window length unit of this embedder: words."""
-        return len(_WORD.findall(text))
+        return len(WORD_RE.findall(text))
 
 
 #: What to install for a sentence-transformers embedder (the light install has none).
@@ -302,7 +302,7 @@ class SentenceTransformerEmbedder:
             if out is None:
                 out = np.zeros((len(texts), vecs.shape[1]), np.float64 if wide else np.float32)
             out[rows] = vecs
-        return snap(out) if wide else _normalise(out)
+        return snap(out) if wide else normalise_rows(out)
 
 
 #: Calls with fewer texts than this, and equal-length groups with fewer tokens than

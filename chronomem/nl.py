@@ -124,7 +124,7 @@ def weak_match(
     )
 
 
-def _clip(x: float) -> float:
+def clip_unit(x: float) -> float:
     return float(min(1.0, max(0.0, x)))
 
 
@@ -194,15 +194,17 @@ def plan_rollback(
     event = int(steps.get("event", matched))
     if event != matched:
         other = None
-    ev, ev2 = _evidence(db, sc, parsed.clause, toks, found, rt, event, other)
+    ev, ev2 = request_evidence(db, sc, parsed.clause, toks, found, rt, event, other)
     # A backbone's pick (the resolver read the candidates) stands in for rule 2's evidence.
     lexical = ev["lexical"] or br.picked(picked)
-    evidence = 1.0 if lexical else _clip((ev["cosine"] - DENSE_FLOOR) / (DENSE_FULL - DENSE_FLOOR))
+    evidence = (
+        1.0 if lexical else clip_unit((ev["cosine"] - DENSE_FLOOR) / (DENSE_FULL - DENSE_FLOOR))
+    )
     gap = 1.0 if runner is None else (top - runner[1]) / max(abs(top), 1e-12)
     # Tied evidence: the request scores the runner-up's commit exactly as high in
     # both stages (identical descriptors), so the ranking order is arbitrary.
     tied = ev2 is not None and _tied(ev, ev2)
-    separation = 0.0 if tied else max(_clip(gap / SEP_FULL), MIN_SEPARATION)
+    separation = 0.0 if tied else max(clip_unit(gap / SEP_FULL), MIN_SEPARATION)
     shown = {
         "lexical": ev["lexical"],
         "cosine": round(ev["cosine"], 4),
@@ -286,7 +288,7 @@ def _tied(ev: dict[str, Any], ev2: dict[str, Any]) -> bool:
     return abs(ev["bm25"] - ev2["bm25"]) <= TIE_GAP * max(1.0, abs(ev["bm25"]))
 
 
-def _evidence(
+def request_evidence(
     db: Backend,
     sc: Scope,
     query: str,
@@ -300,7 +302,7 @@ def _evidence(
     cosine) evidence that ``matched`` (and the runner-up's commit ``other``) is what
     ``query`` describes."""
     wanted = [matched] if other is None else [matched, other]
-    scores = _lexical_scores(db, sc, q.fts_terms(" ".join(toks)), found, wanted, rt)
+    scores = lexical_scores(db, sc, q.fts_terms(" ".join(toks)), found, wanted, rt)
     with db.lock:
         dm = rt.dense.get(db, sc.scope_id, sc.gen)
     qvec: np.ndarray | None = None
@@ -319,7 +321,7 @@ def _evidence(
     return out[0], (out[1] if other is not None else None)
 
 
-def _lexical_scores(
+def lexical_scores(
     db: Backend,
     sc: Scope,
     terms: list[str],

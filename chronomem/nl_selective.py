@@ -6,7 +6,7 @@ answer is a set of commits (the turns that state it), reverted with
 resolver's stages unchanged: the request's content words (:func:`nl.content_tokens`,
 request vocabulary such as "forget", "what I said about" removed), the hybrid retrieval
 and the reranker over commit descriptors (:func:`resolve.describe_request`), and the
-confidence gate's evidence rule (:func:`nl._evidence`: lexical match, else dense cosine at
+confidence gate's evidence rule (:func:`nl.request_evidence`: lexical match, else dense cosine at
 least ``nl.DENSE_FLOOR``). What it adds:
 
 1. no intent mapping and no episode snapping: the described commits are the answer, not
@@ -66,11 +66,11 @@ def match(
     if not ranked:
         raise UncertainRequestError(f"no commit matches {request[:80]!r}; nothing was changed")
     best = ranked[0][0]
-    ev, _ = nl._evidence(db, sc, parsed.clause, toks, found, rt, best, None)
+    ev, _ = nl.request_evidence(db, sc, parsed.clause, toks, found, rt, best, None)
     evidence = (
         1.0
         if ev["lexical"]
-        else nl._clip((ev["cosine"] - nl.DENSE_FLOOR) / (nl.DENSE_FULL - nl.DENSE_FLOOR))
+        else nl.clip_unit((ev["cosine"] - nl.DENSE_FLOOR) / (nl.DENSE_FULL - nl.DENSE_FLOOR))
     )
     if evidence <= 0.0:
         raise UncertainRequestError(
@@ -87,7 +87,7 @@ def match(
     chosen = [ranked[0]]
     if ev["lexical"]:
         terms = q.fts_terms(" ".join(toks))
-        scores = nl._lexical_scores(db, sc, terms, found, [v for v, _ in ranked], rt)
+        scores = nl.lexical_scores(db, sc, terms, found, [v for v, _ in ranked], rt)
         top = scores.get(best) or 0.0
         for v, s in ranked[1:]:
             got = scores.get(v)

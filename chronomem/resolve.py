@@ -28,7 +28,7 @@ from chronomem import parse as ps
 from chronomem import timeref as tr
 from chronomem.backend import Backend
 from chronomem.dense import DenseCache, dense
-from chronomem.dense import _DenseMatrix as _DenseMatrix  # re-exported
+from chronomem.dense import DenseMatrix as DenseMatrix  # re-exported
 from chronomem.query import content_query, fts_terms, refers_to_episode
 from chronomem.scope_cache import ScopeCache
 from chronomem.sql import visible

@@ -22,7 +22,7 @@ from chronomem.backend import Backend
 from chronomem.reads import locked_scope, require_scope, seq_of
 from chronomem.spans import set_item
 from chronomem.sql import alive, alive_at, visible
-from chronomem.types import HeadMovedError, RollbackMode
+from chronomem.types import HeadMovedError, RollbackMode, Scope
 
 
 def restore(
@@ -34,11 +34,14 @@ def restore(
     reason: str,
     embed: Callable[[str], np.ndarray],
     expected_head: int | None = None,
+    keep: Callable[[Scope], Any] | None = None,
 ) -> int:
     """Restore S(version_id) of the scope (app, user) and return the new HEAD; the
     scope's row is read inside the write transaction, under the scope's lock. With
     ``expected_head``, a HEAD that moved since (another writer) raises
-    :class:`HeadMovedError` and nothing changes."""
+    :class:`HeadMovedError` and nothing changes. ``keep(scope)`` runs in the same
+    transaction before anything changes (a rollback's ``keep_as`` forks the HEAD it
+    leaves there, so the branch exists exactly when the rollback happened)."""
     with db.transaction():
         locked_scope(db, app, user)
         sc = require_scope(db, app, user)
@@ -49,6 +52,8 @@ def restore(
                 "again"
             )
         seq = seq_of(db, sc, version_id)
+        if keep is not None:
+            keep(sc)
         if mode == "truncate":
             return truncate_to(db, sc.scope_id, int(version_id), seq, reason)
         return revert_to(db, sc.scope_id, int(version_id), seq, reason, embed)

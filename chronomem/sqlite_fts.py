@@ -68,6 +68,14 @@ class SQLiteLexicon:
             (span_id, scope_tag(scope_id), text),
         )
 
+    def index_items(self, scope_id: int, spans: Sequence[tuple[int, str]]) -> None:
+        """Add many spans' texts to ``item_fts`` at once (a branch's copied items)."""
+        tag = scope_tag(scope_id)
+        self.conn.executemany(
+            "INSERT INTO item_fts (rowid, tag, body) VALUES (?, ?, ?)",
+            [(span_id, tag, text) for span_id, text in spans],
+        )
+
     def unindex_items(self, span_ids: Iterable[int]) -> None:
         """Delete spans from ``item_fts``."""
         self.conn.executemany("DELETE FROM item_fts WHERE rowid = ?", [(s,) for s in span_ids])

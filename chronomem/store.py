@@ -7,8 +7,13 @@ scope's row once and hands it, with the store's
 :mod:`~chronomem.commit`, :mod:`~chronomem.rollback`,
 :mod:`~chronomem.resolve`, :mod:`~chronomem.nl`,
 :mod:`~chronomem.erasure` (redaction and compaction) and
-:mod:`~chronomem.integrity`. The request-facing methods (resolution, rollback)
-live in :mod:`~chronomem.store_requests`. Storage design (validity intervals,
+:mod:`~chronomem.integrity`. Groups of methods with their own responsibility are
+parts that ChronoMem holds, all sharing one :class:`~chronomem.engine.StoreEngine`
+(backend, encoder, caches, retrieval settings, checked-out branches) and never each
+other: resolution and rollback (:class:`~chronomem.store_requests.Requests`),
+selective undo (:class:`~chronomem.store_selective.SelectiveUndo`) and branches
+(:class:`~chronomem.store_branches.Branches`); ChronoMem exposes
+their methods under its own names (:func:`_part_method`). Storage design (validity intervals,
 content-addressed blobs, O(1) truncates, version ids): :mod:`chronomem.sql`.
 
 Concurrency: every write runs in one write transaction (SQLite: WAL mode, a busy
@@ -21,30 +26,51 @@ lock is held for milliseconds.
 from __future__ import annotations
 
 import copy
+import functools
 import os
-import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from chronomem import branching, erasure, integrity, reads
 from chronomem import commit as cm
-from chronomem import erasure, integrity, reads
 from chronomem import validate as val
 from chronomem.backend import open_backend
 from chronomem.caches import StoreCaches
 from chronomem.embedders import resolve_embedder
 from chronomem.encoder import StoreEncoder
-from chronomem.store_requests import RequestMethods
-from chronomem.store_selective import SelectiveMethods
+from chronomem.engine import StoreEngine
+from chronomem.store_branches import Branches
+from chronomem.store_requests import Requests
+from chronomem.store_selective import SelectiveUndo
 from chronomem.types import SearchHit, UnknownVersionError, VersionRecord
 
 
-class ChronoMem(RequestMethods, SelectiveMethods):
+def _part_method(part: str, method: Callable[..., Any]) -> Any:
+    """A ChronoMem method that calls ``method`` on the part held in attribute ``part``,
+    with the part's signature and docstring (so ``help`` and ``inspect`` show them)."""
+
+    @functools.wraps(method)
+    def call(self: ChronoMem, *args: Any, **kwargs: Any) -> Any:
+        return getattr(getattr(self, part), method.__name__)(*args, **kwargs)
+
+    return call
+
+
+def _engine_setting(name: str, doc: str) -> property:
+    """A ChronoMem attribute stored on its engine (so every part sees a change)."""
+    return property(
+        lambda self: getattr(self._engine, name),
+        lambda self, value: setattr(self._engine, name, value),
+        doc=doc,
+    )
+
+
+class ChronoMem:
     """Versioned memory store; see the module docstring for the design.
 
-    Resolution and rollback methods come from
-    :class:`~chronomem.store_requests.RequestMethods`, selective undo (revert
-    chosen commits, keep later ones) from
-    :class:`~chronomem.store_selective.SelectiveMethods`.
+    Resolution and rollback methods are those of
+    :class:`~chronomem.store_requests.Requests`, selective undo (revert chosen
+    commits, keep later ones) those of :class:`~chronomem.store_selective.SelectiveUndo`.
 
     Args:
         path: SQLite file, ``":memory:"``, or a PostgreSQL URL
@@ -90,21 +116,54 @@ class ChronoMem(RequestMethods, SelectiveMethods):
             raise TypeError(
                 f"resolver must be a BackboneResolver (or have choose()), got {type(resolver).__name__}"
             )
-        self.resolver = resolver
-        self.stage = val.stage(stage, "stage")
-        self._encoder = StoreEncoder(resolve_embedder(embedder), window_tokens)
-        self.reranker = reranker
+        stage = val.stage(stage, "stage")
+        encoder = StoreEncoder(resolve_embedder(embedder), window_tokens)
         if reranker is not None and getattr(reranker, "embedder", False) is None:
-            reranker.embedder = self.embedder  # share one model between stages
+            reranker.embedder = encoder.embedder  # share one model between stages
         if rrf_k0 < 0:
             raise ValueError(f"rrf_k0 must be >= 0, got {rrf_k0}")
-        self.rrf_k0, self.depth, self.rerank_depth = int(rrf_k0), int(depth), int(rerank_depth)
         self.busy_timeout_ms = busy_timeout_ms
-        self.episode_label = episode_label
-        self._db = open_backend(self.path, busy_timeout_ms=busy_timeout_ms)
-        self._caches = StoreCaches()
-        self._read_heads = threading.local()
+        db = open_backend(self.path, busy_timeout_ms=busy_timeout_ms)
+        self._engine = StoreEngine(
+            db,
+            encoder,
+            StoreCaches(),
+            reranker=reranker,
+            resolver=resolver,
+            stage=stage,
+            depth=int(depth),
+            rerank_depth=int(rerank_depth),
+            rrf_k0=int(rrf_k0),
+            episode_label=episode_label,
+        )
+        self._parts()
         self._shared_vectors = self._share_embeddings()
+
+    def _parts(self) -> None:
+        """The parts over this store's engine (again after a clone swaps the engine)."""
+        self._branches = Branches(self._engine)
+        self._requests = Requests(self._engine, keep_as=self._branches.keep_hook)
+        self._selective = SelectiveUndo(self._engine)
+
+    reranker = _engine_setting("reranker", "The optional reranker of resolution.")
+    resolver = _engine_setting("resolver", "The optional backbone resolver of NL rollbacks.")
+    stage = _engine_setting("stage", "The retrieval stage of resolution.")
+    depth = _engine_setting("depth", "Candidates taken from each stage before fusion.")
+    rerank_depth = _engine_setting("rerank_depth", "Fused candidates passed to the reranker.")
+    rrf_k0 = _engine_setting("rrf_k0", "The k0 constant of reciprocal rank fusion.")
+    episode_label = _engine_setting("episode_label", "Commit label naming a commit's episode.")
+
+    @property
+    def _db(self) -> Any:
+        return self._engine.db
+
+    @property
+    def _encoder(self) -> StoreEncoder:
+        return self._engine.encoder
+
+    @property
+    def _caches(self) -> StoreCaches:
+        return self._engine.caches
 
     def _share_embeddings(self) -> Any:
         """On a server backend, the embedding cache persists in the server's shared table
@@ -163,12 +222,10 @@ class ChronoMem(RequestMethods, SelectiveMethods):
         database of a URL)."""
         target = os.fspath(path)
         other = copy.copy(self)  # the same settings, embedder and reranker
-        other._db = self._db.copy(target)
+        other._engine = self._engine.copy(self._db.copy(target))
+        other._parts()
         other.path = other._db.path
         other._shared_vectors = None  # the original's stays attached while it is open
-        other._caches = self._caches.copy()  # same gens, same rows: the values stay valid
-        other._encoder = self._encoder.copy()
-        other._read_heads = threading.local()
         return other
 
     # -- writes -----------------------------------------------------------------------------
@@ -206,6 +263,7 @@ class ChronoMem(RequestMethods, SelectiveMethods):
         :class:`~chronobench.data.schema.Write`; its ``version`` field is ignored).
         """
         val.scope_key(app, user)
+        app, user = self._engine.route(app, user)
         # the scope's row is read only if a delete needs describing (a round trip saved)
         sc = lambda: reads.find_scope(self._db, app, user)  # noqa: E731
         try:
@@ -225,36 +283,37 @@ class ChronoMem(RequestMethods, SelectiveMethods):
         val.no_nul(val.text(text, "text", empty=True), "text")
         used = val.item_ids(used_items, "used_items")
         val.scope_key(app, user)
+        app, user = self._engine.route(app, user)
         with self._db.transaction():
             sid = cm.ensure_scope(self._db, app, user)
             return integrity.record_answer(self._db, sid, text, used)
 
     def answers_relying_on_changed(self, app: str, user: str) -> list[dict[str, Any]]:
         """Sent answers that used an item whose current content differs (or is gone)."""
-        sc = reads.find_scope(self._db, app, user)
+        sc = reads.find_scope(self._db, *self._engine.route(app, user))
         return [] if sc is None else integrity.answers_relying_on_changed(self._db, sc.scope_id)
 
     # -- reads ------------------------------------------------------------------------------
 
     def scopes(self) -> Sequence[tuple[str, str]]:
-        """All (app, user) pairs stored."""
-        return reads.scopes(self._db)
+        """All (app, user) pairs stored (a branch is not a scope of its own here)."""
+        return [k for k in reads.scopes(self._db) if not k[1].startswith(branching.PREFIX)]
 
     def head(self, app: str, user: str) -> int:
         """HEAD's version id (0, the empty root, for a scope without writes)."""
-        with self._reading(app, user) as sc:
+        with self._engine.reading(app, user) as sc:
             return sc.head_vid if sc else 0
 
     def versions(self, app: str, user: str) -> list[VersionRecord]:
         """The versions on the current linear history, root first (``seq`` = position)."""
-        with self._reading(app, user) as sc:
+        with self._engine.reading(app, user) as sc:
             return reads.versions(self._db, sc)
 
     def snapshot(self, app: str, user: str, version: int | None = None) -> dict[str, str]:
         """S(version) (default HEAD) as ``{item_id: text}``."""
         if version is not None:
             val.integer(version, "version")
-        with self._reading(app, user) as sc:
+        with self._engine.reading(app, user) as sc:
             if sc is None and version not in (None, 0):
                 raise UnknownVersionError(f"version {version}: scope ({app}, {user}) is empty")
             return {} if sc is None else reads.snapshot(self._db, sc, version)
@@ -271,7 +330,7 @@ class ChronoMem(RequestMethods, SelectiveMethods):
         val.text(query, "query", empty=True)
         val.integer(k, "k", minimum=0)
         val.choice(mode, "mode", ("hybrid", "lexical", "dense"))
-        with self._reading(app, user) as sc:  # statistics and rows of one state
+        with self._engine.reading(app, user) as sc:  # statistics and rows of one state
             if sc is None or k <= 0:
                 return []
             return reads.search(
@@ -307,9 +366,26 @@ class ChronoMem(RequestMethods, SelectiveMethods):
 
     def check_integrity(self, app: str, user: str) -> list[str]:
         """Problems in the scope's state and indexes (empty when healthy), read from one
-        consistent snapshot even while other processes write."""
-        sc = reads.find_scope(self._db, app, user)
-        return [] if sc is None else integrity.check_integrity(self._db, sc.scope_id)
+        consistent snapshot even while other processes write: the checked-out branch,
+        then every other live branch (its problems prefixed with its name) and the
+        branch records."""
+        sc = reads.find_scope(self._db, *self._engine.route(app, user))
+        problems = [] if sc is None else integrity.check_integrity(self._db, sc.scope_id)
+        if sc is None:
+            return problems
+        current = self._engine.branch_name(app, user)
+        branching.ensure_tables(self._db)
+        with self._db.read_snapshot():
+            problems += branching.check_family(self._db, app, user)
+            main = reads.find_scope(self._db, app, user)
+            names = [] if main is None else branching.names(self._db, main.scope_id)
+            keys = [(n, branching.locate(self._db, app, user, n)[0]) for n in names if n != current]
+        for name, key in keys:
+            other = reads.find_scope(self._db, *key)
+            if other is not None:
+                found = integrity.check_integrity(self._db, other.scope_id)
+                problems += [f"branch {name!r}: {p}" for p in found]
+        return problems
 
     def redact(
         self,
@@ -332,10 +408,30 @@ class ChronoMem(RequestMethods, SelectiveMethods):
         val.no_nul(val.text(reason, "reason", empty=True), "reason")
         val.no_nul(val.text(source, "source", empty=True), "source")
         val.choice(by, "by", ("auto", "id", "text"))
+        key = self._engine.route(app, user)
         try:
-            return erasure.redact(
-                self._db, app, user, item_or_text, by, reason, source, self._encoder, self.reranker
+            report = erasure.redact(
+                self._db, *key, item_or_text, by, reason, source, self._encoder, self.reranker
             )
+            # A redaction erases from every branch, deleted ones too (a branch holds its
+            # own copies of the texts it was forked with), not just the checked-out one.
+            report["branches"] = {}
+            with self._db.lock:
+                others = [k for k in branching.family(self._db, app, user) if k != key]
+            for other in others:
+                sc = reads.find_scope(self._db, *other)
+                if sc is None or (
+                    report["by"] == "id"
+                    and not erasure.item_known(self._db, sc.scope_id, item_or_text)
+                ):
+                    continue
+                got = erasure.redact(
+                    self._db, *other, item_or_text, report["by"], reason, source,
+                    self._encoder, self.reranker,
+                )  # fmt: skip
+                number = int(other[1].rsplit("\x1f", 1)[1])  # deleted branches have no name
+                report["branches"][number] = {k: got[k] for k in ("items", "versions")}
+            return report
         finally:
             self._caches.drop_text()
 
@@ -343,9 +439,40 @@ class ChronoMem(RequestMethods, SelectiveMethods):
         """Delete the history that truncate rollbacks discarded (hidden rows), under
         ``secure_delete``; returns counts of versions, spans and blobs removed."""
         try:
-            return erasure.compact(self._db, app, user)
+            return erasure.compact(self._db, *self._engine.route(app, user))
         finally:
             self._caches.drop_text()  # the discarded history's rows and terms go too
+
+    @property
+    def last_read_head(self) -> int | None:
+        """The HEAD version id that this thread's last read (search, resolve, a plan,
+        head, versions, snapshot) read in its one snapshot; None before any read. What
+        a concurrent reader checks its answer against."""
+        return self._engine.last_read_head
+
+    # -- the parts' methods -----------------------------------------------------------------
+
+    resolve_lexical = _part_method("_requests", Requests.resolve_lexical)
+    resolve_dense = _part_method("_requests", Requests.resolve_dense)
+    resolve_hybrid = _part_method("_requests", Requests.resolve_hybrid)
+    detect_intent = _part_method("_requests", Requests.detect_intent)
+    resolve = _part_method("_requests", Requests.resolve)
+    rollback_to_version = _part_method("_requests", Requests.rollback_to_version)
+    plan_rollback_by_nl_query = _part_method("_requests", Requests.plan_rollback_by_nl_query)
+    rollback_to_version_by_nl_query = _part_method(
+        "_requests", Requests.rollback_to_version_by_nl_query
+    )
+    branch = _part_method("_branches", Branches.branch)
+    checkout = _part_method("_branches", Branches.checkout)
+    branches = _part_method("_branches", Branches.branches)
+    diff = _part_method("_branches", Branches.diff)
+    merge = _part_method("_branches", Branches.merge)
+    delete_branch = _part_method("_branches", Branches.delete_branch)
+    revert_commits = _part_method("_selective", SelectiveUndo.revert_commits)
+    plan_selective_undo = _part_method("_selective", SelectiveUndo.plan_selective_undo)
+    selective_undo_by_nl_query = _part_method(
+        "_selective", SelectiveUndo.selective_undo_by_nl_query
+    )
 
 
 def _has_redact(writes: Sequence[Any]) -> bool:

@@ -1,76 +1,36 @@
-"""ChronoMem's request-facing methods: resolving a request to versions, and rolling back.
+"""ChronoMem's requests part: resolving a request to versions, and rolling back.
 
-:class:`RequestMethods` is a mixin of :class:`~chronomem.store.ChronoMem`
-(which supplies the backend, the encoder, the retrieval settings and the resolver):
-each method checks its arguments, reads the scope's row and hands it to
-:mod:`~chronomem.resolve`, :mod:`~chronomem.nl` or
-:mod:`~chronomem.rollback`.
+:class:`Requests` holds the store's :class:`~chronomem.engine.StoreEngine` (backend,
+encoder, retrieval settings, resolver, the checked-out branch); each method checks its
+arguments, reads the checked-out branch's row and hands it to :mod:`~chronomem.resolve`,
+:mod:`~chronomem.nl` or :mod:`~chronomem.rollback`. :class:`~chronomem.store.ChronoMem`
+exposes these methods under the same names.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
-from chronomem import nl, reads, rollback
+from chronomem import nl, rollback
 from chronomem import parse as ps
 from chronomem import resolve as rs
 from chronomem import validate as val
-from chronomem.types import RollbackMode, RollbackPlan, RollbackResult, Scope
+from chronomem.engine import StoreEngine
+from chronomem.types import RollbackMode, RollbackPlan, RollbackResult
 
 
-class RequestMethods:
-    """Resolution and rollback methods of :class:`~chronomem.store.ChronoMem`."""
+class Requests:
+    """Resolution and rollback over one :class:`~chronomem.engine.StoreEngine`."""
 
-    _db: Any
-    _encoder: Any
-    resolver: Any
-    stage: str
-    depth: int
-    rerank_depth: int
-    rrf_k0: int
-    reranker: Any
-    episode_label: str | None
-    _caches: Any  # a StoreCaches
-
-    _read_heads: Any  # a threading.local: the HEAD each thread's last read saw
-
-    @contextlib.contextmanager
-    def _reading(self, app: str, user: str, *, require: bool = False) -> Iterator[Scope | None]:
-        """One read snapshot around a whole read: the scope's row (HEAD, ``gen``, which
-        the in-memory indexes are keyed by) and every statistic and row read after it
-        come from one committed state, whatever other processes commit meanwhile.
-        ``require``: :class:`EmptyScopeError` for a scope without commits."""
-        with self._db.read_snapshot():
-            sc = (reads.require_scope if require else reads.find_scope)(self._db, app, user)
-            self._read_heads.head = 0 if sc is None else sc.head_vid
-            yield sc
-
-    @property
-    def last_read_head(self) -> int | None:
-        """The HEAD version id that this thread's last read (search, resolve, a plan,
-        head, versions, snapshot) read in its one snapshot; None before any read. What
-        a concurrent reader checks its answer against."""
-        return getattr(self._read_heads, "head", None)
+    def __init__(self, engine: StoreEngine, keep_as: Any = None) -> None:
+        self._e = engine
+        # keep_as(app, user, name) -> keep(scope): what a rollback's keep_as runs in its
+        # transaction (the branches part forks the HEAD being left)
+        self._keep_as = keep_as
 
     def _check_query(self, app: str, user: str, query: str, k: int) -> None:
         val.text(query, "query", empty=True)
         val.integer(k, "k", minimum=0)
-
-    def _retrieval(self) -> rs.Retrieval:
-        return rs.Retrieval(
-            self.stage,
-            self.depth,
-            self.rerank_depth,
-            self.rrf_k0,
-            self.reranker,
-            self.episode_label,
-            self._caches.dense,
-            self._encoder.query_vector,
-            self._caches.lexicon,
-            self._caches.episodes,
-        )
 
     # -- resolution -------------------------------------------------------------------------
 
@@ -79,28 +39,34 @@ class RequestMethods:
     ) -> list[tuple[int, float]]:
         """BM25-only stage: versions whose descriptor matches ``query`` (score = -bm25)."""
         self._check_query(app, user, query, k)
-        with self._reading(app, user) as sc:
+        with self._e.reading(app, user) as sc:
             if sc is None:
                 return []
             return rs.lexical(
-                self._db, sc.scope_id, query, k, rs.lexical_index(self._db, sc, self._retrieval())
+                self._e.db,
+                sc.scope_id,
+                query,
+                k,
+                rs.lexical_index(self._e.db, sc, self._e.retrieval()),
             )
 
     def resolve_dense(self, app: str, user: str, query: str, k: int = 5) -> list[tuple[int, float]]:
         """Dense-only stage: max cosine between ``query`` and each descriptor window."""
         self._check_query(app, user, query, k)
-        with self._reading(app, user) as sc:
-            return [] if sc is None else rs.dense_stage(self._db, sc, query, k, self._retrieval())
+        with self._e.reading(app, user) as sc:
+            return (
+                [] if sc is None else rs.dense_stage(self._e.db, sc, query, k, self._e.retrieval())
+            )
 
     def resolve_hybrid(
         self, app: str, user: str, query: str, k: int = 5
     ) -> list[tuple[int, float]]:
         """Hybrid stage: RRF (k0 = ``rrf_k0``) of the lexical and dense top-``depth`` lists."""
         self._check_query(app, user, query, k)
-        with self._reading(app, user) as sc:
+        with self._e.reading(app, user) as sc:
             if sc is None:
                 return []
-            return rs.hybrid_stage(self._db, sc, query, k, self._retrieval())[0]
+            return rs.hybrid_stage(self._e.db, sc, query, k, self._e.retrieval())[0]
 
     def detect_intent(self, query: str) -> str:
         """``"undo"`` or ``"restore_to"`` as the request parser reads it
@@ -138,11 +104,11 @@ class RequestMethods:
         parsed = ps.parse(query)
         intent = intent or parsed.intent
         stage = None if stage is None else val.stage(stage, "stage")
-        rt = self._retrieval()
-        with self._reading(app, user, require=True) as sc:
+        rt = self._e.retrieval()
+        with self._e.reading(app, user, require=True) as sc:
             assert sc is not None  # require=True raised otherwise
             got = rs.resolve_request(
-                self._db, sc, query, k + 1, intent, rt, rerank=rerank, stage=stage, parsed=parsed
+                self._e.db, sc, query, k + 1, intent, rt, rerank=rerank, stage=stage, parsed=parsed
             )
         return got.targets.ranked[:k]
 
@@ -157,12 +123,15 @@ class RequestMethods:
         mode: RollbackMode = "truncate",
         reason: str = "rollback",
         expected_head: int | None = None,
+        keep_as: str | None = None,
     ) -> int:
         """Restore S(version_id) and return the new HEAD.
 
         ``truncate`` sets HEAD to the target and hides every later version (O(1) in
         their number; :meth:`compact` deletes them); ``revert`` appends a new version
         equal to the target. Both change state and indexes in one transaction.
+        ``keep_as``: a new branch of that name keeps the HEAD being left (forked in the
+        same transaction), so "undo to before X" loses nothing that came after.
         ``expected_head`` (e.g. a :class:`RollbackPlan`'s ``head``): if HEAD is not that
         version any more (another writer moved it), raise :class:`HeadMovedError` and
         change nothing.
@@ -172,9 +141,12 @@ class RequestMethods:
         val.no_nul(val.text(reason, "reason", empty=True), "reason")
         if expected_head is not None:
             val.integer(expected_head, "expected_head", minimum=0)
+        key = self._e.route(app, user)
+        keep = None if keep_as is None else self._keep_as(app, user, keep_as)
         return rollback.restore(
-            self._db, app, user, version_id, mode, reason, self._encoder.embed, expected_head
-        )
+            self._e.db, *key, version_id, mode, reason, self._e.encoder.embed, expected_head,
+            keep,
+        )  # fmt: skip
 
     def plan_rollback_by_nl_query(
         self,
@@ -195,10 +167,10 @@ class RequestMethods:
         val.choice(intent, "intent", ("undo", "restore_to"), none_ok=True)
         val.integer(k, "k", minimum=1)
         val.choice(mode, "mode", ("truncate", "revert"))
-        with self._reading(app, user, require=True) as sc:
+        with self._e.reading(app, user, require=True) as sc:
             assert sc is not None  # require=True raised otherwise
             return nl.plan_rollback(
-                self._db, sc, query, intent, k, mode, self._retrieval(), self.resolver
+                self._e.db, sc, query, intent, k, mode, self._e.retrieval(), self._e.resolver
             )
 
     def rollback_to_version_by_nl_query(
@@ -211,13 +183,15 @@ class RequestMethods:
         intent: str | None = None,
         k: int = 5,
         preview: bool = False,
+        keep_as: str | None = None,
     ) -> RollbackResult | RollbackPlan:
         """Resolve ``query`` to a target and restore it, if the match is confident.
 
         ``preview=True`` returns the :class:`RollbackPlan` and writes nothing (agents
         confirm before destroying state). Otherwise the plan is applied with
         :meth:`rollback_to_version` and a :class:`RollbackResult` (with confidence,
-        runner-up and the versions a truncate discarded) is returned. Raises
+        runner-up and the versions a truncate discarded) is returned; ``keep_as`` keeps
+        the HEAD being left on a new branch of that name. Raises
         :class:`UncertainRequestError`, changing nothing, when not confident.
         """
         if not isinstance(preview, bool):
@@ -229,6 +203,7 @@ class RequestMethods:
         # hold, shown as U+FFFD on every backend); the plan's HEAD must still be HEAD.
         reason = "nl: " + query[:200].replace("\x00", "\ufffd")
         head = self.rollback_to_version(
-            app, user, plan.target_version, mode=mode, reason=reason, expected_head=plan.head
-        )
+            app, user, plan.target_version, mode=mode, reason=reason, expected_head=plan.head,
+            keep_as=keep_as,
+        )  # fmt: skip
         return nl.rollback_result(plan, head)

@@ -1,9 +1,9 @@
-"""ChronoMem's selective-undo methods: revert chosen commits, keep every later write.
+"""ChronoMem's selective-undo part: revert chosen commits, keep every later write.
 
-:class:`SelectiveMethods` is a mixin of :class:`~chronomem.store.ChronoMem`:
-:meth:`~SelectiveMethods.revert_commits` takes version ids
-(:mod:`chronomem.selective` has the rule), :meth:`~SelectiveMethods.plan_selective_undo`
-and :meth:`~SelectiveMethods.selective_undo_by_nl_query` take a request in plain words
+:class:`SelectiveUndo` holds the store's :class:`~chronomem.engine.StoreEngine`:
+:meth:`~SelectiveUndo.revert_commits` takes version ids
+(:mod:`chronomem.selective` has the rule), :meth:`~SelectiveUndo.plan_selective_undo`
+and :meth:`~SelectiveUndo.selective_undo_by_nl_query` take a request in plain words
 ("forget what I said about the adoption agency") and resolve it to the commits that state
 it (:mod:`chronomem.nl_selective`), not to a cut point.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 from chronomem import erasure, nl_selective, selective
 from chronomem import validate as val
+from chronomem.engine import StoreEngine
 from chronomem.types import SelectivePlan
 
 
@@ -38,15 +39,12 @@ def _flag(value: Any, name: str) -> bool:
     return value
 
 
-class SelectiveMethods:
-    """Selective undo methods of :class:`~chronomem.store.ChronoMem`."""
+class SelectiveUndo:
+    """Selective undo over one :class:`~chronomem.engine.StoreEngine` (the checked-out
+    branch of each scope)."""
 
-    _db: Any
-    _encoder: Any
-    reranker: Any
-    _reading: Any
-    _retrieval: Any
-    _caches: Any
+    def __init__(self, engine: StoreEngine) -> None:
+        self._e = engine
 
     def revert_commits(
         self,
@@ -82,8 +80,8 @@ class SelectiveMethods:
         if expected_head is not None:
             val.integer(expected_head, "expected_head", minimum=0)
         if preview:
-            with self._reading(app, user, require=True) as sc:
-                return selective.plan(self._db, sc, vids, with_dependents)
+            with self._e.reading(app, user, require=True) as sc:
+                return selective.plan(self._e.db, sc, vids, with_dependents)
         return self._apply_selective(
             app, user, vids, with_dependents, redact, reason, expected_head
         )
@@ -100,15 +98,15 @@ class SelectiveMethods:
     ) -> SelectivePlan:
         try:
             done, stale = selective.apply(
-                self._db, app, user, vids, with_dependents, reason=reason,
-                embed=self._encoder.embed, expected_head=expected_head, redact=redact,
-                encoder=self._encoder,
+                self._e.db, *self._e.route(app, user), vids, with_dependents, reason=reason,
+                embed=self._e.encoder.embed, expected_head=expected_head, redact=redact,
+                encoder=self._e.encoder,
             )  # fmt: skip
         finally:
             if redact:
-                self._caches.drop_text()
+                self._e.caches.drop_text()
         if stale:
-            erasure.forget(stale, self._encoder, self.reranker)
+            erasure.forget(stale, self._e.encoder, self._e.reranker)
         return done
 
     def plan_selective_undo(
@@ -127,10 +125,10 @@ class SelectiveMethods:
         val.text(request, "request", empty=True)
         val.integer(k, "k", minimum=1)
         val.choice(with_dependents, "with_dependents", selective.DEPENDENT_MODES)
-        with self._reading(app, user, require=True) as sc:
+        with self._e.reading(app, user, require=True) as sc:
             assert sc is not None
-            matched, evidence = nl_selective.match(self._db, sc, request, k, self._retrieval())
-            p = selective.plan(self._db, sc, [v for v, _ in matched], with_dependents)
+            matched, evidence = nl_selective.match(self._e.db, sc, request, k, self._e.retrieval())
+            p = selective.plan(self._e.db, sc, [v for v, _ in matched], with_dependents)
         from dataclasses import replace
 
         return replace(p, query=request, confidence=evidence.pop("confidence"), evidence=evidence)

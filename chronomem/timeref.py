@@ -29,10 +29,10 @@ from __future__ import annotations
 import re
 
 from chronomem.dates import (
-    _DAY,
-    _MONTH,
-    _MONTHS,
-    _YEAR,
+    DAY_RE,
+    MONTH_RE,
+    MONTHS,
+    YEAR_RE,
     TimeRef,
     bound_target,
     interval,
@@ -103,12 +103,12 @@ _HOLIDAY = (
     "(?P<hol>" + "|".join(re.escape(h) for h in sorted(_HOLIDAYS, key=len, reverse=True)) + ")"
 )
 
-_P_DAY_MONTH = re.compile(rf"\b(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MONTH}{_YEAR}\b")
-_P_MONTH_DAY = re.compile(rf"\b{_MONTH}\s+(?:the\s+)?{_DAY}\b(?!:){_YEAR}")
+_P_DAY_MONTH = re.compile(rf"\b(?:the\s+)?{DAY_RE}(?:\s+of)?\s+{MONTH_RE}{YEAR_RE}\b")
+_P_MONTH_DAY = re.compile(rf"\b{MONTH_RE}\s+(?:the\s+)?{DAY_RE}\b(?!:){YEAR_RE}")
 _P_ISO = re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<m>[01]?\d)-(?P<d>[0-3]?\d)\b")
 _P_MONTH = re.compile(
     rf"\b(?P<edge>(?:the\s+)?(?:end|beginning|start|middle)\s+of\s+|early\s+|late\s+|mid-?\s*)?"
-    rf"{_MONTH}{_YEAR}(?P<poss>'s)?\b"
+    rf"{MONTH_RE}{YEAR_RE}(?P<poss>'s)?\b"
 )
 _P_YEAR = re.compile(
     r"\b(?:in|from|since|of|before|after|through|until|during)\s+(?P<year>(?:19|20)\d\d)\b"
@@ -186,7 +186,7 @@ def read(query: str) -> TimeRef | None:
                 value = (int(m.group("m")), int(m.group("d")), int(m.group("year")))
             else:
                 year = m.group("year")
-                value = (_MONTHS[m.group("mon")], int(m.group("day")), int(year) if year else None)
+                value = (MONTHS[m.group("mon")], int(m.group("day")), int(year) if year else None)
             if not 1 <= value[0] <= 12 or not 1 <= value[1] <= 31:
                 continue
             return _bound(text, m, "day", value, True, day=True)
@@ -205,7 +205,7 @@ def read(query: str) -> TimeRef | None:
         ):
             continue
         year = m.group("year")
-        value = (_MONTHS[mon], int(year) if year else None)
+        value = (MONTHS[mon], int(year) if year else None)
         # "the 3rd" elsewhere in a request that names a month: that day of the month.
         od = _P_ORD.search(text)
         if od and 1 <= int(od.group("day")) <= 31:

@@ -60,6 +60,23 @@ class DependentChangesError(ChronoMemError, ValueError):
         self.conflicts = list(conflicts or [])
 
 
+class UnknownBranchError(ChronoMemError, KeyError):
+    """A branch name that the scope does not have (or no longer has: deleted)."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else "unknown branch"
+
+
+class MergeConflictError(ChronoMemError, ValueError):
+    """A merge where both branches changed an item differently since their common
+    ancestor and the caller resolved it with none of ours, theirs or a given text;
+    ``conflicts`` lists them (item, base, ours, theirs). Nothing was written."""
+
+    def __init__(self, message: str, conflicts: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.conflicts = list(conflicts or [])
+
+
 class InvalidOpError(ChronoMemError, ValueError):
     """A memory op that is malformed (unknown op name, missing item id or text)."""
 

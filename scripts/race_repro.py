@@ -1,4 +1,4 @@
-"""Reproduce issue 25's read/commit race: writer processes commit while one process reads.
+"""Reproduce the read/commit race: writer processes commit while one process reads.
 
 Usage: python scripts/race_repro.py [LOCATION] [SECONDS]  (default: a temp SQLite file, 5 s).
 Prints each read path's call and error counts (errors by type, NaN/inf scores).

@@ -35,6 +35,17 @@ def find_locomo() -> Path | None:
     return shared if shared.is_file() else None
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``-n 2 --dist loadfile``) whole files go to the workers in
+    collection order as each frees up, so a long file taken last leaves the other core
+    idle: files holding a ``slow`` test go first (longest first, roughly), the rest keep
+    their order. One process (no ``-n``) keeps pytest's own order."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: files stay whole
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository root."""
@@ -283,7 +294,7 @@ def _detach_server_caches() -> None:
     from chronomem import embedders
     from chronomem.pg.vectors import PgVectors
 
-    for cache in list(embedders._CACHES.values()):
+    for cache in embedders.shared_caches():
         if isinstance(cache.persistent, PgVectors):
             cache.persistent.close()
             cache.persistent = None

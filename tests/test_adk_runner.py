@@ -260,3 +260,24 @@ def test_forget_tool_can_erase_and_then_keeps_no_copy_of_the_request(minilm):
         for row in store.conn.execute(f'SELECT * FROM "{table}"'):
             assert "lisbon" not in " ".join(map(str, row)).lower(), (table, row)
     memory.close()
+
+
+def test_branch_tools_try_a_change_on_the_side_and_merge_it():
+    memory = ChronoMemMemoryService(embedder="hash")
+    _seed(memory)
+    tools = _tools(memory)
+    made = asyncio.run(tools["branch_memory"]("trial", _ctx(), before="Ann started pottery"))
+    assert made["status"] == "ok" and made["in_use"] == "main", made
+    assert asyncio.run(tools["switch_memory_branch"]("trial", _ctx()))["in_use"] == "trial"
+    entry = MemoryEntry(id="t", content=types.Content(parts=[types.Part(text="Ann plays chess")]))
+    asyncio.run(memory.add_memory(app_name=APP, user_id=USER, memories=[entry]))
+    asyncio.run(tools["switch_memory_branch"]("main", _ctx()))
+    d = asyncio.run(tools["compare_memory_branches"]("main", "trial", _ctx()))
+    assert d["status"] == "ok" and "Ann plays chess" in d["added"].values(), d
+    merged = asyncio.run(tools["merge_memory_branch"]("trial", _ctx()))
+    assert merged["status"] == "ok" and merged["conflicts"] == [], merged
+    texts = [m["text"] for m in asyncio.run(tools["search_memory"]("chess", _ctx()))["memories"]]
+    assert any("chess" in t for t in texts)
+    bad = asyncio.run(tools["switch_memory_branch"]("nope", _ctx()))
+    assert bad["status"] == "error" and "no branch" in bad["error"]
+    memory.close()

@@ -98,7 +98,8 @@ def test_tools_are_typed_and_described(store):
             tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(tools) == {
             "remember", "recall", "history", "diff", "preview_undo", "undo", "forget",
-            "redact", "check_integrity",
+            "redact", "check_integrity", "branch", "checkout", "list_branches",
+            "compare_branches", "merge",
         }  # fmt: skip
         for tool in tools.values():
             assert tool.description and tool.output_schema, tool.name
@@ -128,6 +129,34 @@ def test_another_users_scope_cannot_be_named(store):
     anyio.run(go)
     assert store.snapshot("app", "bob") == {"pin": "Bob's PIN is 1234"}
     assert len(store.versions("app", "bob")) == 2
+
+
+def test_branch_write_compare_and_merge_with_a_conflict(store):
+    async def go() -> None:
+        async with in_process(store) as client:
+            for t in FACTS:
+                await call(client, "remember", ops=[{"item_id": t.split()[-1], "text": t}])
+            made = await call(client, "branch", name="trial", before="Ann works as a nurse")
+            assert [b["name"] for b in made["branches"]] == ["main", "trial"]
+            assert (await call(client, "checkout", name="trial"))["checked_out"] == "trial"
+            await call(client, "remember", ops=[{"op": "update", "item_id": "Oslo",
+                                                 "text": "Ann lives in Bergen"}])  # fmt: skip
+            await call(client, "checkout", name="main")
+            await call(client, "remember", ops=[{"op": "update", "item_id": "Oslo",
+                                                 "text": "Ann lives in Tromso"}])  # fmt: skip
+            d = await call(client, "compare_branches", a="main", b="trial")
+            assert set(d["changed"]) == {"Oslo"} and set(d["removed"]) == {"nurse"}
+            got = await call(client, "merge", source="trial")
+            assert got["status"] == "conflicts" and got["conflicts"][0]["item_id"] == "Oslo"
+            got = await call(
+                client, "merge", source="trial", resolutions={"Oslo": "Ann lives in Bodo"}
+            )
+            assert got["status"] == "done" and got["version"]
+            recalled = await call(client, "recall", query="where does Ann live", k=5)
+            assert "Ann lives in Bodo" in [m["text"] for m in recalled["memories"]]
+            assert "no branch" in await error(client, "checkout", name="nope")
+
+    anyio.run(go)
 
 
 def test_malformed_arguments_get_clear_tool_errors(store):

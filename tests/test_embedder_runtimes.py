@@ -160,14 +160,14 @@ def test_a_model_the_onnx_path_cannot_run_says_what_to_set(tmp_path: Path) -> No
 
 
 def test_dense_ties_go_to_the_earlier_version_even_at_the_cut() -> None:
-    from chronomem.resolve import _DenseMatrix, dense
+    from chronomem.resolve import DenseMatrix, dense
 
     def unit(c: float) -> list[float]:
         return [c, float(np.sqrt(1.0 - c * c))]
 
     half = float(np.nextafter(np.float32(0.5), np.float32(1)))  # 0.5 + one float32 step
     matrix = np.array([unit(0.9), unit(0.5), unit(half), unit(0.5)], dtype=np.float32)
-    dm = _DenseMatrix(1, np.array([7, 3, 5, 9]), np.arange(4), matrix)
+    dm = DenseMatrix(1, np.array([7, 3, 5, 9]), np.arange(4), matrix)
     q = np.array([1.0, 0.0], dtype=np.float32)
     assert [v for v, _ in dense(dm, q, 4)] == [7, 3, 5, 9]  # last-bit noise does not rank
     assert [v for v, _ in dense(dm, q, 2)] == [7, 3]  # the tie at the cut: earliest wins

@@ -45,6 +45,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "chronobench.hashing",
             "chronobench.fileio",
             "chronobench.spec",  # the run spec and its hashing
+            "chronobench.published_ids",  # what keeps published run ids as they were
             "chronobench.resolver_options",  # settling the resolver in a spec's options
             "chronobench.options",  # option checking the registry entries carry
         ],

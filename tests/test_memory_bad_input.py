@@ -115,6 +115,21 @@ CASES: list[tuple[str, tuple, dict, type[Exception], str]] = [
         "with_dependents",
     ),
     ("warm_queries", (["where is Rex", 3],), {}, TypeError, "queries[1]"),
+    ("branch", (APP, USER, 3), {}, TypeError, "name"),
+    ("branch", (APP, USER, "b" * 1025), {}, ValueError, "1025 bytes"),
+    ("branch", (APP, USER, "b"), {"at": 2.5}, TypeError, "at"),
+    ("branch", (APP, USER, "main"), {}, ValueError, "already exists"),
+    ("checkout", (APP, USER, None), {}, TypeError, "name"),
+    ("checkout", (APP, USER, "nope"), {}, KeyError, "no branch 'nope'"),
+    ("branches", (APP, 3), {}, TypeError, "user"),
+    ("diff", (APP, USER, 1.5, "main"), {}, TypeError, "a"),
+    ("diff", (APP, USER, "main", "nope"), {}, KeyError, "no branch 'nope'"),
+    ("merge", (APP, USER, "main"), {}, ValueError, "into itself"),
+    ("merge", (APP, USER, "x"), {"strategy": "mine"}, ValueError, "strategy"),
+    ("merge", (APP, USER, "x"), {"resolutions": {"a": 1}}, ValueError, "resolutions['a']"),
+    ("delete_branch", (APP, USER, "main"), {}, ValueError, "main branch"),
+    ("rollback_to_version", (APP, USER, 1), {"keep_as": 5}, TypeError, "keep_as"),
+    ("head", (APP, "\x1fbranch\x1f1\x1f1"), {}, ValueError, "reserved"),
 ]
 
 PUBLIC = sorted(

@@ -9,7 +9,7 @@ from chronomem import dense as dn
 from chronomem.embedders import snap
 
 
-def _matrix(seed: int, n_versions: int, dim: int, windows: bool) -> dn._DenseMatrix:
+def _matrix(seed: int, n_versions: int, dim: int, windows: bool) -> dn.DenseMatrix:
     rng = np.random.default_rng(seed)
     counts = rng.integers(1, 4, n_versions) if windows else np.ones(n_versions, dtype=int)
     rows = rng.standard_normal((int(counts.sum()), dim))
@@ -20,7 +20,7 @@ def _matrix(seed: int, n_versions: int, dim: int, windows: bool) -> dn._DenseMat
     m32 = snap(rows).astype(np.float32)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     vids = np.arange(100, 100 + n_versions, dtype=np.int64)
-    return dn._DenseMatrix(1, vids, starts, m32.astype(np.float64), matrix32=m32)
+    return dn.DenseMatrix(1, vids, starts, m32.astype(np.float64), matrix32=m32)
 
 
 @pytest.mark.parametrize("windows", [False, True])

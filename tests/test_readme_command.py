@@ -55,6 +55,10 @@ def test_the_readme_command_installs_every_extra_a_default_test_needs() -> None:
     pyproject = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
     dev = pyproject.split("\ndev = [", 1)[1].split("\n]", 1)[0]
     assert '"chronobench[llm-cpu]"' in dev
+    # -n needs pytest-xdist, and --dist loadfile in addopts names its option: a venv
+    # without it could not even parse the test command.
+    assert " -n " in command + " " and '"pytest-xdist==' in dev
+    assert "--dist loadfile" in pyproject.split("[tool.pytest.ini_options]", 1)[1]
 
 
 def test_every_test_file_the_ci_script_and_the_docs_cite_exists() -> None:

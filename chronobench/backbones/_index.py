@@ -12,7 +12,7 @@ from typing import Any
 from chronobench.backbones._spans import Sentence, split_sentences, terms
 
 
-def _idf(q_terms: set[str], n: int, df: Counter[str]) -> tuple[dict[str, float], float]:
+def term_idf(q_terms: set[str], n: int, df: Counter[str]) -> tuple[dict[str, float], float]:
     """BM25 idf of each question term over ``n`` sentences, and their sum."""
     idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
     # fsum: a set's order follows the process's string hash seed, and a plain float sum
@@ -20,14 +20,14 @@ def _idf(q_terms: set[str], n: int, df: Counter[str]) -> tuple[dict[str, float],
     return idf, math.fsum(idf.values())
 
 
-def _coverage(idf: dict[str, float], matched: frozenset[str] | set[str], total: float) -> float:
+def covered_share(idf: dict[str, float], matched: frozenset[str] | set[str], total: float) -> float:
     """Share of the question's idf mass that ``matched`` covers (order-independent sum:
     two sentences covering the same terms tie exactly, whatever their sets' order)."""
     return math.fsum(idf[t] for t in matched) / total
 
 
 @lru_cache(maxsize=16)
-def _indexed(
+def indexed_context(
     context: tuple[str, ...],
 ) -> tuple[list[Sentence], list[frozenset[str]], Counter[str]]:
     """Sentences of a context with their term sets and document frequencies. Memoised:
@@ -39,16 +39,16 @@ def _indexed(
 
 
 @lru_cache(maxsize=16)
-def _postings(context: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
-    """Term -> indices of the context's sentences holding it (see :func:`_indexed`)."""
+def term_postings(context: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """Term -> indices of the context's sentences holding it (see :func:`indexed_context`)."""
     out: dict[str, list[int]] = {}
-    for i, ts in enumerate(_indexed(context)[1]):
+    for i, ts in enumerate(indexed_context(context)[1]):
         for t in ts:
             out.setdefault(t, []).append(i)
     return {t: tuple(v) for t, v in out.items()}
 
 
-def _last_uncovered(covered: dict[int, Any], typed: tuple[bool, ...]) -> list[int]:
+def last_uncovered(covered: dict[int, Any], typed: tuple[bool, ...]) -> list[int]:
     """The last sentence not in ``covered`` (those holding a question term) among the
     typed ones and among the others (at most two indices)."""
     found: dict[bool, int] = {}
@@ -60,7 +60,7 @@ def _last_uncovered(covered: dict[int, Any], typed: tuple[bool, ...]) -> list[in
     return sorted(found.values())
 
 
-def _cosine(a: dict[str, float], b: dict[str, float], nb: float | None = None) -> float:
+def cosine_sim(a: dict[str, float], b: dict[str, float], nb: float | None = None) -> float:
     dot = sum(v * b.get(t, 0.0) for t, v in a.items())
     na = math.sqrt(sum(v * v for v in a.values()))
     if nb is None:

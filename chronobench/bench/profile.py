@@ -369,7 +369,7 @@ def _time_here(args: argparse.Namespace) -> int:
     print(f"wall time {wall:.1f} s (cells + config composition + start-up); load {load_averages()}")
     from chronomem import embedders
 
-    used = list(embedders._CACHES.values())
+    used = embedders.shared_caches()
     embedded = sum(c.stats["embedded"] for c in used)
     served = sum(c.stats["hits"] + c.stats["disk_hits"] for c in used)
     if in_workers:

@@ -3,6 +3,7 @@
 Subcommands:
   store          ChronoMem commit / rollback / resolve latency and bytes per write
   items          the in-memory item index vs the backend's match_items: agreement and speed
+  branches       ChronoMem branch and checkout cost at 10k and 100k writes (O(1) in history?)
   agreement      whether two sets of RQ1 runs (e.g. store=sqlite vs postgres) pick the same versions
   rerank-eval    R@1 of hybrid fusion vs the offline DeltaReranker on synthetic streams
   nl-confidence  share of real LoCoMo rollback requests the NL confidence gate refuses
@@ -198,6 +199,11 @@ BENCHMARKS: dict[
         "item index vs match_items on LoCoMo",
         _module_arguments("chronobench.bench.items"),
         _module_main("chronobench.bench.items"),
+    ),
+    "branches": (
+        "ChronoMem branch/checkout cost vs history length",
+        _module_arguments("chronobench.bench.branches"),
+        _module_main("chronobench.bench.branches"),
     ),
     "agreement": (
         "same versions in two RQ1 runs?",

@@ -23,7 +23,7 @@ from chronobench.runner.params import reads_replies
 from chronobench.spec import RunSpec, run_id, spec_from_config, spec_sha256
 
 
-def _generation_kinds(spec: RunSpec) -> set[str]:
+def generation_kinds(spec: RunSpec) -> set[str]:
     kinds = set()
     if spec.task.qa:
         kinds |= {"qa", "future_qa", "final_qa"}
@@ -142,7 +142,7 @@ def run_benchmark_cell(cell: Components) -> Path:
             t = time.perf_counter()
             run_selection(data, cell, stores, log, done, k=k, progress=spec.progress)
             timings["selection_s"] = round(time.perf_counter() - t, 3)
-        kinds = _generation_kinds(spec)
+        kinds = generation_kinds(spec)
         if kinds:
             from chronobench.runner.generation import run_generation
 

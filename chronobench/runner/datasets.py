@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,8 +9,9 @@ from typing import Any
 
 from chronobench.data.schema import RollbackQuery, Stream
 from chronobench.errors import ConfigError
-from chronobench.hashing import file_sha256, sha256_text
+from chronobench.hashing import file_sha256
 from chronobench.options import check_model_options, recorded_options
+from chronobench.published_ids import legacy_json_key
 from chronobench.spec import DatasetSpec
 
 
@@ -52,9 +52,7 @@ def build_folder_key(dspec: DatasetSpec) -> str:
         "params": dict(dspec.params),
         "paraphrase": dspec.paraphrase,
     }
-    # Not canonical_json: published manifests name the folders by this key, so its
-    # encoding (default separators, ASCII escapes) stays as it was.
-    return sha256_text(json.dumps(ident, sort_keys=True, default=str))[:8]
+    return legacy_json_key(ident)
 
 
 def checked_dataset(dataset: Any, dspec: DatasetSpec, *, where: str) -> DatasetSpec:

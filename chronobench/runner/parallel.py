@@ -163,7 +163,7 @@ def _prepare_embedder(spec: dict[str, Any], cache_dir: str) -> None:
 def _embedded() -> int:
     from chronomem import embedders
 
-    return sum(c.stats["embedded"] for c in embedders._CACHES.values())
+    return sum(c.stats["embedded"] for c in embedders.shared_caches())
 
 
 def _run_in_worker(cell: Any) -> tuple[str, str, dict[str, Any]]:

@@ -266,9 +266,9 @@ def _peer_rows(build: Build) -> list[Row]:
 
 
 def _peer_label(name: str) -> str:
-    from chronobench.tracks.peers.board import _label
+    from chronobench.tracks.peers.board import peer_label
 
-    return _label(name)
+    return peer_label(name)
 
 
 def peer_fidelity(build: Build) -> list[tuple[str, list[float | None]]]:

@@ -1,6 +1,6 @@
 """ADK tools over a :class:`ChronoMemMemoryService`: search, history, and a two-step undo.
 
-``memory_tools(service)`` returns six ``FunctionTool`` objects for an ``LlmAgent``:
+``memory_tools(service)`` returns eleven ``FunctionTool`` objects for an ``LlmAgent``:
 
 - ``search_memory(query)``: memories at HEAD;
 - ``list_memory_versions()``: the recent history, oldest first;
@@ -10,7 +10,11 @@
   memory has not changed since the preview;
 - ``preview_memory_forget(request)`` / ``confirm_memory_forget(token)``: the same two
   steps for a selective undo, which forgets only the writes the request names and keeps
-  everything said after them (:mod:`~chronomem.adk.forget_tools`).
+  everything said after them (:mod:`~chronomem.adk.forget_tools`);
+- ``branch_memory``, ``switch_memory_branch``, ``list_memory_branches``,
+  ``compare_memory_branches``, ``merge_memory_branch``: try a change on a branch and
+  merge it back, conflicts returned for the user to settle
+  (:mod:`~chronomem.adk.branch_tools`).
 
 An agent therefore never discards state on one ambiguous call: the model must show
 the user the preview and echo the token after they agree. Tools return dicts with a
@@ -148,13 +152,16 @@ def memory_tools(service: Any, *, mode: str = "revert", max_versions: int = 20) 
             "undone_count": len(report.discarded),
         }
 
+    from chronomem.adk.branch_tools import branch_tools
     from chronomem.adk.forget_tools import forget_tools
 
     forget = forget_tools(service, lambda ctx: _quiet_scope(service, ctx))
+    branches = branch_tools(service, lambda ctx: _quiet_scope(service, ctx))
     return [
         FunctionTool(search_memory),
         FunctionTool(list_memory_versions),
         FunctionTool(preview_memory_undo),
         FunctionTool(confirm_memory_undo),
         *(FunctionTool(f) for f in forget),
+        *(FunctionTool(f) for f in branches),
     ]

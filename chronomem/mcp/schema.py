@@ -130,3 +130,33 @@ class Redacted(BaseModel):
 class Integrity(BaseModel):
     healthy: bool
     problems: list[str]
+
+
+class Branch(BaseModel):
+    name: str
+    head: int = Field(description="the branch's HEAD version")
+    forked_from: str | None = Field(description="the branch it was forked from (None: main)")
+    at: int | None = Field(description="the version it was forked at")
+    checked_out: bool
+
+
+class Branches(BaseModel):
+    checked_out: str = Field(description="the branch every tool reads and writes")
+    branches: list[Branch]
+
+
+class Conflict(BaseModel):
+    item_id: str
+    base: str | None = Field(description="the text both branches started from")
+    ours: str | None = Field(description="the text on the branch merged into")
+    theirs: str | None = Field(description="the text on the branch merged from")
+    resolved: str | None = Field(description="ours, theirs or text; None: unresolved")
+    text: str | None = Field(default=None, description="the text the merge keeps")
+
+
+class Merged(BaseModel):
+    status: Literal["done", "preview", "conflicts"]
+    version: int | None = Field(description="the merge version written (None: nothing yet)")
+    base: int | None = Field(description="the common ancestor's version")
+    changes: dict[str, str | None] = Field(description="memories set (None: removed)")
+    conflicts: list[Conflict]

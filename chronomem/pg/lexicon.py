@@ -23,6 +23,11 @@ class PgLexicon:
         """Add a span's text to the item index."""
         lex.index(self.conn, lex.ITEMS, scope_id, [(span_id, text)])
 
+    def index_items(self, scope_id: int, spans: Sequence[tuple[int, str]]) -> None:
+        """Add many spans' texts to the item index in one batch (a branch's copied items:
+        one statistics update instead of one per span)."""
+        lex.index(self.conn, lex.ITEMS, scope_id, list(spans))
+
     def unindex_items(self, span_ids: Iterable[int]) -> None:
         """Remove spans from the item index."""
         lex.unindex(self.conn, lex.ITEMS, span_ids)

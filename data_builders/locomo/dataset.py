@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.hashing import file_sha256
+from chronobench.published_ids import DATASET_RECORDED
 from data_builders.dataset import BuildPlan, Dataset
 from data_builders.locomo.params import LocomoParams
 from data_builders.locomo.streams import GRANULARITIES
@@ -48,5 +49,5 @@ LOCOMO = Dataset(
     provenance=PROVENANCE,
     granularities=GRANULARITIES,
     # The keys every shipped LoCoMo config gave (published run ids hash them).
-    recorded=("max_queries_per_stream", "max_answerable", "max_future", "max_boundary"),
+    recorded=DATASET_RECORDED["locomo"],
 )

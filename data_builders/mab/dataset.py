@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chronobench.errors import ConfigError
+from chronobench.published_ids import DATASET_RECORDED
 from data_builders.dataset import BuildPlan, Dataset
 from data_builders.mab.params import MabParams
 
@@ -53,5 +54,5 @@ MAB = Dataset(
     provenance=PROVENANCE,
     check=check,
     # The keys every shipped MAB config gave (published run ids hash them).
-    recorded=("split", "revision", "chunk_size", "chunk_unit", "max_queries_per_stream"),
+    recorded=DATASET_RECORDED["mab"],
 )

@@ -13,7 +13,7 @@ import textwrap
 from typing import Any
 
 
-def _label(name: str) -> str:
+def peer_label(name: str) -> str:
     from chronobench.systems.peers import peer_spec
 
     try:
@@ -57,7 +57,7 @@ def peers_section(runs: list[Any]) -> tuple[str, list[str]]:
             rq2 += f" (n={peer.get('rq2_queries')})"
         rows.append(
             [
-                _label(name),
+                peer_label(name),
                 how,
                 f"{100 * own.get('recall_at_1', 0):.1f} (n={own.get('n', 0)})",
                 rq2,

@@ -200,7 +200,7 @@ def _generate(
 ) -> None:
     """Expose the system to each stream (measured on the way) and answer the probes
     through the run's generation loop."""
-    from chronobench.runner.cell import _generation_kinds
+    from chronobench.runner.cell import generation_kinds
     from chronobench.runner.generation import run_generation
 
     try:
@@ -210,7 +210,7 @@ def _generate(
             backbone,
             log,
             set(),
-            kinds=_generation_kinds(spec),
+            kinds=generation_kinds(spec),
             chunk_size=int(spec.backbone.chunk_size),
             progress=spec.progress,
             seed=int(spec.seed),

@@ -41,7 +41,7 @@ SYSTEM = (
     "cite the records it rests on in brackets, e.g. 'budget = 600 EUR [m2]'; cite [input] "
     "for what the new message says. Reply only with the lines asked for."
 )
-_CITES = re.compile(r"\s*\[([^\[\]]*)\]\s*$")
+CITES_RE = re.compile(r"\s*\[([^\[\]]*)\]\s*$")
 
 
 def reply_text(reply: Any) -> str:
@@ -58,7 +58,7 @@ def parse_reply(reply: str, keys: list[str] | tuple[str, ...]) -> dict[str, tupl
         key = key.strip().strip("`").lower().replace(" ", "_")
         if not sep or key not in keys or key in got:
             continue
-        m = _CITES.search(rest)
+        m = CITES_RE.search(rest)
         refs = ()
         if m:
             refs = tuple(r.strip().lower() for r in m.group(1).split(",") if r.strip())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
+from chronobench.published_ids import DATASET_RECORDED
 from data_builders.dataset import Dataset
 
 
@@ -27,5 +28,5 @@ REPAIR = Dataset(
     # must be earned (repair-4, chronobench/tracks/repair/generate_earned.py).
     granularities=("controlled", "stress", "earned_controlled", "earned_stress"),
     # The keys the shipped config always gave (published run ids hash them).
-    recorded=("n_controlled", "n_stress"),
+    recorded=DATASET_RECORDED["repair"],
 )

@@ -8,7 +8,7 @@ import re
 from collections import Counter
 
 from chronobench.protocols import GenerationRequest
-from chronobench.tracks.repair.agent import _CITES
+from chronobench.tracks.repair.agent import CITES_RE
 
 __all__ = ["reply_failures"]
 
@@ -48,7 +48,7 @@ def reply_failures(request: GenerationRequest, reply: str) -> Counter[str]:
             continue
         if request.task == "repair_memo":
             continue  # the note cites nothing by design
-        cited = _CITES.search(lines[key])
+        cited = CITES_RE.search(lines[key])
         refs = [r.strip().lower() for r in cited.group(1).split(",") if r.strip()] if cited else []
         if not refs:
             out["citation_missing"] += 1

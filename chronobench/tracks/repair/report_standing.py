@@ -1,4 +1,4 @@
-"""The repair section's issue-30 tables: where DGR stands against each baseline, the
+"""The repair section's standing tables: where DGR stands against each baseline, the
 graph's share per case, the detectors, the noise sweep and unreplayable sessions."""
 
 from __future__ import annotations

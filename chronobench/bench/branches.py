@@ -1,0 +1,142 @@
+"""Cost of ChronoMem branches vs history length (``python -m chronobench bench branches``).
+
+For each history length N it writes N commits into a fresh store, each updating one of
+``--items`` items (so the state holds the same number of items at every N and only the
+history grows), then times, ``--repeat`` times each: ``branch`` at HEAD, ``branch`` at
+the middle of the history, ``checkout`` of a branch and back to main, and a truncate
+rollback for scale (the store's O(1) operation). The goal is that branch and checkout
+cost the same at every N: a branch copies the items of the state it forks from (so it
+grows with the items, which ``--items`` varies), never the history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+APP, USER = "bench", "u"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The subcommand's arguments."""
+    parser.add_argument(
+        "--writes", type=int, nargs="+", default=[10_000, 100_000], help="history lengths"
+    )
+    parser.add_argument("--items", type=int, default=1_000, help="items in the state")
+    parser.add_argument("--repeat", type=int, default=5, help="timings per operation")
+    parser.add_argument(
+        "--backend", choices=["sqlite", "postgres"], default="sqlite", help="store backend"
+    )
+    parser.add_argument("--pg-url", default=None, help="PostgreSQL URL ($CHRONOBENCH_PG_URL)")
+    parser.add_argument("--out", type=Path, default=None, help="also write the table here")
+
+
+def _store(backend: str, folder: Path, n: int, pg_url: str | None) -> Any:
+    from chronomem import ChronoMem, HashEmbedder
+
+    if backend == "postgres":
+        from chronomem.pg.temporary import temporary_store
+
+        return temporary_store(pg_url, embedder=HashEmbedder())
+    return ChronoMem(folder / f"branches-{n}.db", embedder=HashEmbedder())
+
+
+def _fill(mem: Any, n: int, items: int) -> list[int]:
+    vids: list[int] = []
+    batch = 1_000
+    for start in range(0, n, batch):
+        writes = [
+            {
+                "ops": [{"op": "update", "item_id": f"item-{i % items}", "text": f"fact {i}"}],
+                "source": "bench",
+                "reason": "fill",
+            }
+            for i in range(start, min(n, start + batch))
+        ]
+        vids += mem.commit_many(APP, USER, writes)
+    return vids
+
+
+def _median_ms(values: list[float]) -> float:
+    return 1000 * statistics.median(values)
+
+
+def measure(mem: Any, vids: list[int], repeat: int) -> dict[str, float]:
+    """Median milliseconds of each operation on a filled store."""
+    times: dict[str, list[float]] = {"branch at HEAD": [], "branch mid-history": []}
+    times.update({"checkout branch": [], "checkout main": [], "truncate rollback": []})
+    for r in range(repeat):
+        t = time.perf_counter()
+        mem.branch(APP, USER, f"head-{r}")
+        times["branch at HEAD"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        mem.branch(APP, USER, f"mid-{r}", at=vids[len(vids) // 2])
+        times["branch mid-history"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        mem.checkout(APP, USER, f"head-{r}")
+        times["checkout branch"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        mem.checkout(APP, USER, "main")
+        times["checkout main"].append(time.perf_counter() - t)
+    # a truncate of the last write on a branch (main stays whole for the next timings)
+    mem.checkout(APP, USER, "head-0")
+    for r in range(repeat):
+        mem.commit(APP, USER, [{"op": "add", "item_id": "x", "text": f"x {r}"}], source="b",
+                   reason="b")  # fmt: skip
+        head = mem.head(APP, USER)
+        t = time.perf_counter()
+        mem.rollback_to_version(APP, USER, mem.versions(APP, USER)[-2].version_id)
+        times["truncate rollback"].append(time.perf_counter() - t)
+        assert mem.head(APP, USER) != head
+    mem.checkout(APP, USER, "main")
+    assert mem.check_integrity(APP, USER) == [], "branching broke the store"
+    return {k: _median_ms(v) for k, v in times.items()}
+
+
+def table(rows: list[tuple[int, dict[str, float]]], items: int, backend: str) -> str:
+    ops = list(rows[0][1])
+    head = "| operation | " + " | ".join(f"{n:,} writes" for n, _ in rows) + " |"
+    lines = [
+        f"Branch and checkout cost, {backend}, {items:,} items in the state "
+        "(median ms; hash embedder):",
+        "",
+        head,
+        "|---|" + "---:|" * len(rows),
+    ]
+    for op in ops:
+        lines.append(f"| {op} | " + " | ".join(f"{r[op]:.2f}" for _, r in rows) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(args: argparse.Namespace) -> int:
+    """Entry point of ``bench branches``."""
+    if args.repeat < 1 or args.items < 1 or any(n < 2 for n in args.writes):
+        raise SystemExit("--repeat and --items: at least 1; --writes: each at least 2")
+    pg_url = args.pg_url or os.environ.get("CHRONOBENCH_PG_URL")
+    if args.backend == "postgres" and not pg_url:
+        raise SystemExit(
+            "bench branches --backend postgres: pass --pg-url or set $CHRONOBENCH_PG_URL"
+        )
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="chronobench-branches-") as tmp:
+        for n in args.writes:
+            mem = _store(args.backend, Path(tmp), n, pg_url)
+            try:
+                t = time.perf_counter()
+                vids = _fill(mem, n, args.items)
+                print(f"{n:,} writes filled in {time.perf_counter() - t:.1f} s", flush=True)
+                rows.append((n, measure(mem, vids, args.repeat)))
+            finally:
+                mem.close()
+    out = table(rows, args.items, args.backend)
+    print(out)
+    if args.out is not None:
+        from chronobench.fileio import atomic_write_text
+
+        atomic_write_text(args.out, out)
+    return 0
