@@ -18,7 +18,6 @@ grid vectors whose similarities are exact on every CPU (:func:`snap`, docs/repro
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import threading
 import time
@@ -183,12 +182,10 @@ class EmbeddingCache:
         if missing and self.persistent is not None:
             missing = self._from_disk(missing)
         if missing:
-            claim = getattr(self.persistent, "computing", None)
-            with claim() if claim is not None else contextlib.nullcontext():
-                if claim is not None:  # stored by another process while this one waited
-                    missing = self._from_disk(missing)
-                if missing:
-                    self._compute(missing)
+            if getattr(self.persistent, "claim", None) is not None:
+                self._compute_shared(missing)
+            else:
+                self._compute(missing)
         with self._lock:
             rows = [self._vecs.get(k) for k in keys]
         if any(r is None for r in rows):  # evicted concurrently: recompute directly
@@ -210,6 +207,27 @@ class EmbeddingCache:
         self._remember(stored)
         self.stats["disk_hits"] += len(stored)
         return {k: t for k, t in missing.items() if k not in stored}
+
+    def _compute_shared(self, missing: dict[str, str]) -> None:
+        """Embed ``missing`` with the other processes of the cache file: this one
+        computes what nobody else is computing, and reads the rest once it is stored
+        (:meth:`~chronomem.vector_cache.PersistentVectors.claim`)."""
+        wait = 0.02
+        while missing:
+            found, mine, theirs = self.persistent.claim(self.model_id, list(missing))
+            if found:
+                self._remember(found)
+                self.stats["disk_hits"] += len(found)
+            if mine:
+                try:
+                    self._compute({k: missing[k] for k in mine})
+                finally:
+                    self.persistent.release(self.model_id, mine)
+                wait = 0.02
+            missing = {k: missing[k] for k in theirs}
+            if missing and not mine:
+                time.sleep(wait)  # another process is embedding these now
+                wait = min(wait * 2, 0.5)
 
     def _compute(self, missing: dict[str, str]) -> None:
         """Embed ``missing`` (key -> text), store the vectors on disk and in memory."""

@@ -7,6 +7,12 @@ a writer, ``busy_timeout`` makes a writer wait for the lock instead of failing, 
 ``INSERT OR IGNORE`` makes two processes that embed the same text agree (a text's
 vector is a pure function of model and text, so whichever row lands first is right).
 
+Processes that miss vectors at the same time split the work instead of queueing for it:
+each *claims* the missing texts no live process is computing (:meth:`PersistentVectors.claim`,
+a row per text in the ``claims`` table, taken under a lock file held for milliseconds),
+computes those with no lock held, and waits for the rest to land. So two cells that
+index different texts embed on two cores at once, and no text is embedded twice.
+
 Deleting (:meth:`PersistentVectors.delete`, used when memory is redacted) runs with
 ``secure_delete`` on and then truncates the WAL, so a forgotten vector's bytes do
 not stay behind in free pages or old WAL frames.
@@ -37,6 +43,18 @@ CREATE TABLE IF NOT EXISTS vectors (
     PRIMARY KEY (model, key)
 ) WITHOUT ROWID
 """
+_CLAIMS = """
+CREATE TABLE IF NOT EXISTS claims (
+    model TEXT NOT NULL,
+    key TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (model, key)
+) WITHOUT ROWID
+"""
+#: A claim by another machine (a shared folder) is trusted this long; one by a process of
+#: this machine as long as the process lives.
+CLAIM_TTL_S = 1800.0
 _SLICE = 500  # bound parameters per IN (...) query, well under SQLite's limit
 
 
@@ -81,28 +99,92 @@ class PersistentVectors:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA secure_delete=ON")  # deleted vectors are zeroed on disk
         retry_busy(lambda: conn.execute(_SCHEMA))
+        retry_busy(lambda: conn.execute(_CLAIMS))
         self._conn, self._pid = conn, os.getpid()
         return conn
 
     @contextmanager
-    def computing(self) -> Iterator[None]:
-        """Hold this file's compute lock (one thread of one process at a time): a caller
-        that embeds its misses inside it, after looking them up again, never computes a
-        vector another process is computing at that moment (parallel cells need the same
-        texts at the same time; measured: 5,042 of 32,902 texts embedded twice without it).
-        The lock file beside the cache holds no data."""
-        with self._compute:
+    def _file_lock(self) -> Iterator[None]:
+        """The lock file beside the cache (no data in it), across processes."""
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: processes may compute a text twice, harmlessly
+            yield
+            return
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
             try:
-                import fcntl
-            except ImportError:  # not POSIX: processes may compute a text twice, harmlessly
                 yield
-                return
-            with open(self.path.with_name(self.path.name + ".lock"), "a") as handle:
-                fcntl.flock(handle, fcntl.LOCK_EX)
-                try:
-                    yield
-                finally:
-                    fcntl.flock(handle, fcntl.LOCK_UN)
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def claim(
+        self, model: str, keys: Sequence[str]
+    ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+        """``(stored vectors, mine, theirs)`` of ``keys``: what is on disk already, the
+        missing keys now claimed by this thread (compute them, then :meth:`put` and
+        :meth:`release` them), and those a live process or thread is computing (wait for
+        them, then claim again: a dead claimant's keys pass to the next claimer)."""
+        import socket
+        import time
+
+        me = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+        with self._compute, self._file_lock():
+            found = self.get(model, keys)
+            todo = [k for k in dict.fromkeys(keys) if k not in found]
+            mine: list[str] = []
+            theirs: list[str] = []
+            with self._lock:
+                conn = self._connect()
+                held: dict[str, tuple[str, float]] = {}
+                for start in range(0, len(todo), _SLICE):
+                    part = todo[start : start + _SLICE]
+                    rows = retry_busy(
+                        lambda part=part: conn.execute(
+                            f"SELECT key, owner, at FROM claims WHERE model = ? AND key IN "
+                            f"({','.join('?' * len(part))})",
+                            (model, *part),
+                        ).fetchall()
+                    )
+                    held.update({k: (o, at) for k, o, at in rows})
+                now = time.time()
+                for k in todo:
+                    owner = held.get(k)
+                    if owner is not None and owner[0] != me and _alive(owner[0], owner[1], now):
+                        theirs.append(k)
+                    else:
+                        mine.append(k)
+                if mine:
+                    rows_in = [(model, k, me, now) for k in mine]
+
+                    def write() -> None:
+                        conn.execute("BEGIN IMMEDIATE")
+                        try:
+                            conn.executemany(
+                                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)", rows_in
+                            )
+                        except BaseException:
+                            conn.execute("ROLLBACK")
+                            raise
+                        conn.execute("COMMIT")
+
+                    retry_busy(write)
+        return found, mine, theirs
+
+    def release(self, model: str, keys: Sequence[str]) -> None:
+        """Drop this thread's claims on ``keys`` (stored or given up)."""
+        unique = list(dict.fromkeys(keys))
+        with self._lock:
+            conn = self._connect()
+            for start in range(0, len(unique), _SLICE):
+                part = unique[start : start + _SLICE]
+                retry_busy(
+                    lambda part=part: conn.execute(
+                        f"DELETE FROM claims WHERE model = ? AND key IN "
+                        f"({','.join('?' * len(part))})",
+                        (model, *part),
+                    )
+                )
 
     def get(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``keys`` for ``model`` (missing keys are absent)."""
@@ -183,3 +265,20 @@ class PersistentVectors:
             if self._conn is not None and self._pid == os.getpid():
                 self._conn.close()
             self._conn, self._pid = None, -1
+
+
+def _alive(owner: str, at: float, now: float) -> bool:
+    """Whether the claim of ``owner`` (``host:pid:thread``) still stands: its process
+    runs on this machine, or, on another machine, it was made less than CLAIM_TTL_S ago."""
+    import socket
+
+    host, pid, _ = ([*owner.rsplit(":", 2), "", ""])[:3]
+    if host != socket.gethostname() or not pid.isdigit():
+        return now - at < CLAIM_TTL_S
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True

@@ -204,3 +204,88 @@ def test_warm_cache_never_loads_the_model(tmp_path: Path) -> None:
     assert fresh.max_tokens == filled.max_tokens == 254
     assert [fresh.count_tokens(t) for t in texts] == [filled.count_tokens(t) for t in texts]
     assert fresh._model is None  # neither encode nor windowing needed the weights
+
+
+def _claim_rows(path: Path, owner: str, at: float, keys: list[str]) -> None:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        conn.executemany(
+            "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)", [("m", k, owner, at) for k in keys]
+        )
+
+
+def test_claims_split_the_missing_texts(tmp_path: Path) -> None:
+    """A text another live process is computing is waited for, not computed; a dead
+    claimant's text passes to the next claimer; a stored text is read."""
+    import os
+    import socket
+    import time
+
+    path = tmp_path / "emb.sqlite"
+    store = PersistentVectors(path)
+    store.put("m", [("stored", np.ones(4, np.float32))])
+    host = socket.gethostname()
+    _claim_rows(path, f"{host}:{os.getpid()}:1", time.time(), ["busy"])  # a live thread
+    dead = mp.get_context("spawn").Process(target=int)
+    dead.start()
+    dead.join()
+    _claim_rows(path, f"{host}:{dead.pid}:1", time.time(), ["orphan"])
+    _claim_rows(path, "elsewhere:1:1", time.time() - 7200, ["old"])  # another machine, stale
+    found, mine, theirs = store.claim("m", ["stored", "busy", "orphan", "old", "new"])
+    assert list(found) == ["stored"]
+    assert sorted(mine) == ["new", "old", "orphan"] and theirs == ["busy"]
+    # Claimed now by this thread: another thread of this process waits for them.
+    import threading
+
+    seen: list[tuple[list[str], list[str]]] = []
+    t = threading.Thread(target=lambda: seen.append(store.claim("m", ["new"])[1:]))
+    t.start()
+    t.join()
+    assert seen == [([], ["new"])]
+    store.release("m", mine)
+    assert store.claim("m", ["new"])[1] == ["new"]
+
+
+class Timed(HashEmbedder):
+    """A slow hash embedder that notes when each call ran."""
+
+    def __init__(self, dim: int = 32) -> None:
+        super().__init__(dim=dim)
+        self.spans: list[tuple[float, float]] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        import time
+
+        t0 = time.time()
+        time.sleep(0.2)
+        self.spans.append((t0, time.time()))
+        return super().encode(texts)
+
+
+def _disjoint(path: str, go: float, prefix: str) -> tuple[int, list[tuple[float, float]]]:
+    import time
+
+    embedder = Timed(dim=32)
+    cache = EmbeddingCache(embedder)
+    cache.attach(path)
+    time.sleep(max(0.0, go - time.time()))
+    for i in range(0, 40, 5):
+        cache.encode([f"{prefix} {j}" for j in range(i, i + 5)])
+    return cache.stats["embedded"], embedder.spans
+
+
+@pytest.mark.slow  # worker subprocesses
+def test_two_processes_embed_different_texts_at_once(tmp_path: Path) -> None:
+    """Cells indexing different texts do not take turns on the cache: some call of one
+    process runs while a call of the other does (a file-wide lock never let them)."""
+    import time
+
+    path = str(tmp_path / "emb.sqlite")
+    with mp.get_context("spawn").Pool(2) as pool:
+        go = time.time() + 3.0
+        (n_left, left), (n_right, right) = pool.starmap(
+            _disjoint, [(path, go, "left"), (path, go, "right")]
+        )
+    assert (n_left, n_right) == (40, 40)
+    assert any(a0 < b1 and b0 < a1 for a0, a1 in left for b0, b1 in right)

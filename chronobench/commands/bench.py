@@ -11,6 +11,7 @@ Subcommands:
   adk            the ADK memory service's add/search/rollback latency beside the raw store
   peers          memory systems people use: restore fidelity on LoCoMo, bytes and latency
   main           where the main job's time goes: per cell, seconds per stage
+  main-job       the main job from empty caches, as it runs: wall, CPU, RSS per phase and cell
   vllm-overhead  the runner's vLLM backbone vs raw batched vllm.generate (needs a GPU)
   llm-cpu        a packaged model's prefill and decode tokens/s on this CPU, per thread count
 """
@@ -137,6 +138,57 @@ def _module_main(module: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def _main_job_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``bench main-job``."""
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="use the configured cache and data folders (a rerun) instead of empty ones",
+    )
+    parser.add_argument("--cache-dir", default=None, help="use (and fill) this cache folder")
+    parser.add_argument(
+        "--results-dir",
+        default=None,
+        help="write the run folders and the board here (default: a temporary folder)",
+    )
+    parser.add_argument("overrides", nargs="*", help="extra Hydra overrides, key=value")
+
+
+def _main_job(args: argparse.Namespace) -> int:
+    """``bench main-job``: the main job as a new user runs it (``run --profile``, the
+    board rebuilt), with empty cache and data folders and the results in a temporary
+    folder (``--warm``, ``--cache-dir``, ``--results-dir`` change that), so neither
+    ``results/`` nor the shared caches are touched; the profile table comes last. Unlike
+    ``bench main`` (stage timers in one process, ``jobs=1``) the cells run on worker
+    processes as they really do."""
+    import tempfile
+
+    from chronobench.commands import run
+
+    names = ("CHRONOBENCH_RESULTS", "CHRONOBENCH_CACHE", "CHRONOBENCH_DATA")
+    saved = {k: os.environ.get(k) for k in names}
+    with tempfile.TemporaryDirectory(prefix="chronobench-main-job-") as tmp:
+        os.environ["CHRONOBENCH_RESULTS"] = os.path.abspath(
+            args.results_dir or os.path.join(tmp, "results")
+        )
+        if args.cache_dir:
+            os.environ["CHRONOBENCH_CACHE"] = os.path.abspath(args.cache_dir)
+        elif not args.warm:
+            os.environ["CHRONOBENCH_CACHE"] = os.path.join(tmp, "cache")
+        if not args.warm:
+            os.environ["CHRONOBENCH_DATA"] = os.path.join(tmp, "data")
+        kind = "configured caches" if args.warm else "empty caches, data built here (cold)"
+        print(f"bench main-job: {kind}; results in {os.environ['CHRONOBENCH_RESULTS']}")
+        try:
+            return run.main(["--profile", "progress=false", *args.overrides])
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
 # name -> (help, add arguments, run). The heavy work is imported only when it runs.
 BENCHMARKS: dict[
     str,
@@ -182,6 +234,11 @@ BENCHMARKS: dict[
         "main job time per cell and stage",
         _module_arguments("chronobench.bench.profile"),
         _module_main("chronobench.bench.profile"),
+    ),
+    "main-job": (
+        "the main job cold: wall, CPU, peak RSS per phase and cell",
+        _main_job_arguments,
+        _main_job,
     ),
     "vllm-overhead": (
         "harness vs raw vLLM",

@@ -13,6 +13,10 @@ folders unless ``publish=true`` is given.
 ``os.pathsep``) add folders of user or plug-in configs to the search path, after
 ``configs/`` (docs/plugins.md): ``run --config-dir my_configs system=my_system``.
 
+``--profile`` prints, after the run, wall and CPU seconds and peak resident memory per
+phase and per cell and the whole job's CPU / (CPUs x wall) (:mod:`chronobench.runner.usage`);
+``bench main-job`` runs the main job so from empty caches.
+
 Plain runs compose the config with Hydra's compose API (so errors stay short); ``-m`` /
 ``--multirun`` and Hydra's own flags (``--cfg``, ``--info``, ...) go through
 ``hydra.main`` so sweeps and launchers (joblib, submitit) work as usual.
@@ -52,8 +56,10 @@ def run_and_publish(cfg: Mapping[str, Any], overrides: Sequence[str]) -> list[Pa
     results_dir = Path(cfg["paths"]["results_dir"]).resolve()
     if cfg.get("leaderboard", True) and publishes(cfg):
         from chronobench.leaderboard.build import publish_after_run
+        from chronobench.runner import usage
 
-        publish_after_run(results_dir, {f.name for f in folders})
+        with usage.phase("leaderboard"):
+            publish_after_run(results_dir, {f.name for f in folders})
     elif cfg.get("leaderboard", True):
         print(
             "not published: only the main job and the named experiment presets write "
@@ -127,6 +133,7 @@ def short_help(config_dirs: Sequence[str] = ()) -> str:
     width = max((len(o.name) for o in presets), default=0)
     rows = "\n".join(f"  {o.name:<{width}}  {o.summary}".rstrip() for o in presets)
     return f"""usage: python -m chronobench run [experiment=NAME] [key=value ...] [-m] [--config-dir DIR]
+                              [--profile]
 
 Runs an experiment: the main job (experiment=default) unless an override names another
 preset. Overrides are Hydra's: pick a config with group=option (system=rag_only), set a
@@ -137,12 +144,14 @@ presets (experiment=NAME):
 
 more: `python -m chronobench list` (systems, datasets, tracks, presets, backbones);
 `python -m chronobench run --hydra-help` (Hydra's own help: every group and flag);
+--profile: at the end, wall and CPU seconds and peak memory per phase and per cell.
 docs/commands.md (examples, validation, parallel cells, progress)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run an experiment; ``argv`` are Hydra overrides (and optionally Hydra flags, and
     ``--config-dir DIR`` folders of user configs)."""
+    from chronobench.runner import usage
     from chronobench.runner.experiment import (
         compose,
         settable,
@@ -150,7 +159,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with_default_experiment,
     )
 
+    usage.start()
     dirs, given = split_config_dirs(list(sys.argv[1:] if argv is None else argv))
+    profile = "--profile" in given
+    given = [a for a in given if a != "--profile"]
     if any(a in ("-h", "--help") for a in given):
         print(short_help(dirs))
         return 0
@@ -174,6 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Library INFO chatter (model loading) stays off the console, as under hydra.main.
     logging.basicConfig(level=logging.WARNING)
     with initialize_config_dir(config_dir=cdir, version_base="1.3"):
-        cfg, _ = compose(args)
+        with usage.phase("compose"):
+            cfg, _ = compose(args)
         run_and_publish(cfg, args)
+    if profile:
+        print(usage.report(), flush=True)
     return 0

@@ -258,14 +258,14 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
     """Validate and resolve every cell (and every user query file against its data),
     then run them in order, or ``jobs`` at a time in worker processes
     (:mod:`chronobench.runner.parallel`); returns the run folders in suite order."""
-    from chronobench.runner import cell as cell_module
-    from chronobench.runner import progress
+    from chronobench.runner import progress, usage
     from chronobench.runner.parallel import local_models, resolve_jobs, run_parallel
     from chronobench.runner.query_files import validate_query_files
 
-    cells = prepare_cells(cfg, user_overrides)
-    check_store_servers(cells)
-    check_backbone_servers(cells)
+    with usage.phase("resolve cells"):
+        cells = prepare_cells(cfg, user_overrides)
+        check_store_servers(cells)
+        check_backbone_servers(cells)
     jobs = resolve_jobs(cfg.get("jobs", 1), len(cells))
     models = local_models(cells) if cfg.get("jobs", 1) == "auto" and jobs > 1 else []
     if models:
@@ -276,7 +276,8 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
             flush=True,
         )
     if jobs == 1:
-        validate_query_files(cells)  # run_parallel checks them in its workers
+        with usage.phase("query files"):
+            validate_query_files(cells)  # run_parallel checks them in its workers
     results_dir = Path(cells[0].spec.paths.results_dir).resolve()
     at_once = f", {jobs} at a time" if jobs > 1 else ""
     print(
@@ -289,17 +290,28 @@ def run_experiment(cfg: Mapping[str, Any], user_overrides: Sequence[str]) -> lis
             folders = run_parallel(cells, jobs, shown)
             print(f"chronobench run: {len(cells)} cell(s) in {time.perf_counter() - t_all:.1f} s")
             return folders
-        folders = []
-        for i, cell in enumerate(cells, start=1):
-            print(f"[{i}/{len(cells)}] {cell.describe()}", flush=True)
-            shown.start(cell.describe())
-            t = time.perf_counter()
-            # Looked up at call time, so an instrumented run_cell (bench main) is the one run.
-            folder = cell_module.run_cell(cell)
-            folders.append(folder)
-            shown.finish()
-            print(f"[{i}/{len(cells)}] wrote {folder} ({progress.took(t, shown)})", flush=True)
+        with usage.phase("cells"):
+            folders = _run_in_order(cells, shown)
     print(f"chronobench run: {len(cells)} cell(s) in {time.perf_counter() - t_all:.1f} s")
+    return folders
+
+
+def _run_in_order(cells: Sequence[Any], shown: Any) -> list[Path]:
+    """Run ``cells`` one after another in this process (``jobs=1``)."""
+    from chronobench.runner import cell as cell_module
+    from chronobench.runner import progress, usage
+
+    folders = []
+    for i, cell in enumerate(cells, start=1):
+        print(f"[{i}/{len(cells)}] {cell.describe()}", flush=True)
+        shown.start(cell.describe())
+        t = time.perf_counter()
+        # Looked up at call time, so an instrumented run_cell (bench main) is the one run.
+        folder, used = usage.measured(cell_module.run_cell, cell)
+        usage.cell(cell.describe(), used)
+        folders.append(folder)
+        shown.finish()
+        print(f"[{i}/{len(cells)}] wrote {folder} ({progress.took(t, shown)})", flush=True)
     return folders
 
 

@@ -7,9 +7,11 @@ threads) that runs whole cells; what a cell writes does not depend on where it r
 the run folders are byte-identical to a sequential run's (``tests/test_runner_e2e.py``).
 
 What the workers share goes through files built for it: the embedding cache and the
-call cache are SQLite files in WAL mode with a busy timeout, and one process at a time
-computes a cache file's missing vectors (``PersistentVectors.computing`` in
-:mod:`chronomem.vector_cache`), so no text is embedded twice. Cells are ordered by *warm
+call cache are SQLite files in WAL mode with a busy timeout, and the workers split a
+cache file's missing vectors between them (each claims the texts nobody is computing,
+``PersistentVectors.claim`` in :mod:`chronomem.vector_cache`), so no text is embedded
+twice and two cells embed on two cores at once. Each worker gets its share of the CPUs
+for torch's and BLAS's threads (:func:`_worker_init`). Cells are ordered by *warm
 groups* (:func:`warm_group`, cells that embed the same descriptors: one dataset at one
 granularity): the first cell of a group runs before any other cell of that group
 starts, so the others read its vectors instead of queueing behind it for the lock.
@@ -110,6 +112,7 @@ def prebuild(cells: Sequence[Any], pool: ProcessPoolExecutor | None = None) -> N
     cell starts: here, or on ``pool``'s workers side by side (each folder by one worker;
     a build is single-threaded, and the main job builds two)."""
     from chronobench.runner.datasets import build_folder_key, ensure_built
+    from chronobench.runner.usage import measured
 
     todo: dict[tuple[Any, ...], Any] = {}
     for cell in cells:
@@ -122,10 +125,10 @@ def prebuild(cells: Sequence[Any], pool: ProcessPoolExecutor | None = None) -> N
         return
     # An int8 model not exported yet is exported beside the builds (single-threaded
     # work both), instead of by the first cell while the other workers wait for it.
-    exports = [pool.submit(_prepare_embedder, *e) for e in _missing_exports(cells)]
-    builds = [pool.submit(ensure_built, d, data_dir) for d, data_dir in todo.values()]
+    exports = [pool.submit(measured, _prepare_embedder, *e) for e in _missing_exports(cells)]
+    builds = [pool.submit(measured, ensure_built, d, data_dir) for d, data_dir in todo.values()]
     for fut in [*builds, *exports]:
-        fut.result()  # the first failing build, in suite order, is the error
+        worker_result(fut)  # the first failing build, in suite order, is the error
 
 
 def _missing_exports(cells: Sequence[Any]) -> list[tuple[dict[str, Any], str]]:
@@ -166,25 +169,55 @@ def _embedded() -> int:
 def _run_in_worker(cell: Any) -> tuple[str, str, dict[str, Any]]:
     """Run one cell in a worker: (run folder, its console output, its counters)."""
     from chronobench.runner import cell as cell_module
+    from chronobench.runner.usage import measured
 
     quiet = dataclasses.replace(cell, spec=cell.spec.model_copy(update={"progress": False}))
     out = io.StringIO()
-    before, t0 = _embedded(), time.perf_counter()
+    before = _embedded()
     try:
         with contextlib.redirect_stdout(out):
-            folder = cell_module.run_cell(quiet)
+            folder, used = measured(cell_module.run_cell, quiet)
     except BaseException:
         sys.stdout.write(out.getvalue())  # what the cell printed before it failed
         sys.stdout.flush()
         raise
-    stats = {"embedded": _embedded() - before, "seconds": round(time.perf_counter() - t0, 3)}
+    stats = {"embedded": _embedded() - before, "seconds": round(used["wall"], 3), **used}
     return str(folder), out.getvalue(), stats
 
 
-def _validate_in_worker(cell: Any) -> None:
-    from chronobench.runner.query_files import validate_query_file
+#: Variables that set a numeric library's thread count when it loads.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
-    validate_query_file(cell)
+
+def _worker_init(queue: Any, threads: int) -> None:
+    """A worker's start: its share of the CPUs for torch and BLAS (``threads``, unless
+    the user set the variables), and its progress reports to the parent's ``queue``.
+    Workers side by side each with every CPU's worth of threads would preempt each
+    other's threads mid-operation (the embedding model's matrix products spin-wait for
+    their sibling threads)."""
+    from chronobench.runner import progress
+
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, str(threads))
+    if queue is not None:
+        progress.worker_init(queue)
+
+
+def _validate_in_worker(cell: Any) -> tuple[None, dict[str, float]]:
+    from chronobench.runner.query_files import validate_query_file
+    from chronobench.runner.usage import measured
+
+    return measured(validate_query_file, cell)
+
+
+def worker_result(fut: Future[Any]) -> Any:
+    """The result of a :func:`~chronobench.runner.usage.measured` task, its usage
+    charged to the phases open in this process."""
+    from chronobench.runner import usage
+
+    result, used = fut.result()
+    usage.current().worker(used)
+    return result
 
 
 def run_parallel(cells: Sequence[Any], jobs: int, shown: Any = None) -> list[Path]:
@@ -194,38 +227,49 @@ def run_parallel(cells: Sequence[Any], jobs: int, shown: Any = None) -> list[Pat
 
     ``shown``: the run's :class:`~chronobench.runner.progress.Cells` display; while it
     draws, the workers report their cells' inner counts to it."""
-    from chronobench.runner import progress
+    from chronobench.runner import progress, usage
     from chronobench.runner.query_files import query_file_cells, validate_query_file
 
     context = multiprocessing.get_context("spawn")
     shown = shown if shown is not None else progress.cells(len(cells), enabled=False)
-    extra: dict[str, Any] = {}
+    queue = None
     if shown.drawing:
         queue = context.Queue()
-        extra = {"initializer": progress.worker_init, "initargs": (queue,)}
         shown.listen(queue)
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, **extra)
+    threads = max(1, usage.cpus() // jobs)
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=context,
+        initializer=_worker_init,
+        initargs=(queue, threads),
+    )
     try:
-        prebuild(cells, pool)
-        to_check = query_file_cells(cells)
-        built = [_built_here(c) for c in to_check]
-        # A dataset built by its own loader is checked here: the check may build it.
-        for cell in (c for c, b in zip(to_check, built, strict=True) if not b):
-            validate_query_file(cell)
-        checks = [
-            pool.submit(_validate_in_worker, c) for c, b in zip(to_check, built, strict=True) if b
-        ]
-        for fut in checks:
-            fut.result()  # the first bad file, in suite order, is the error
+        with usage.phase("datasets"):
+            prebuild(cells, pool)
+        with usage.phase("query files"):
+            to_check = query_file_cells(cells)
+            built = [_built_here(c) for c in to_check]
+            # A dataset built by its own loader is checked here: the check may build it.
+            for cell in (c for c, b in zip(to_check, built, strict=True) if not b):
+                validate_query_file(cell)
+            checks = [
+                pool.submit(_validate_in_worker, c)
+                for c, b in zip(to_check, built, strict=True)
+                if b
+            ]
+            for fut in checks:
+                worker_result(fut)  # the first bad file, in suite order, is the error
     except BaseException:
         pool.shutdown(wait=True, cancel_futures=True)
         raise
-    return _run_cells(pool, cells, jobs, shown)
+    with usage.phase("cells"):
+        return _run_cells(pool, cells, jobs, shown)
 
 
 def _run_cells(
     pool: ProcessPoolExecutor, cells: Sequence[Any], jobs: int, shown: Any
 ) -> list[Path]:
+    from chronobench.runner import usage
     from chronobench.runner.progress import took
 
     n = len(cells)
@@ -265,6 +309,8 @@ def _run_cells(
                     continue
                 sys.stdout.write(output)
                 stats[i]["cell"] = cells[i].describe()
+                usage.current().worker(stats[i])
+                usage.cell(stats[i]["cell"], stats[i], note=f"{stats[i]['embedded']} embedded")
                 folders[i] = Path(folder)
                 done.add(i)
                 shown.finish()
