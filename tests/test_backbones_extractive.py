@@ -121,15 +121,15 @@ def _reference_answer(bb: ExtractiveBackbone, question: str, context: tuple[str,
     choice = ex._CHOICE.match(question)
     if choice:
         return bb.choose(choice["q"], (choice["a"], choice["b"]), context)
-    sentences, sent_terms, df = ex._indexed(tuple(context))
+    sentences, sent_terms, df = ex.indexed_context(tuple(context))
     q_terms = set(ex.terms(question))
     if not sentences or not q_terms:
         return ABSTAIN_TEXT
-    idf, total = ex._idf(q_terms, len(sentences), df)
+    idf, total = ex.term_idf(q_terms, len(sentences), df)
     qtype = ex._question_type(question)
     best = None
     for i, (sent, ts) in enumerate(zip(sentences, sent_terms, strict=True)):
-        coverage = ex._coverage(idf, q_terms & ts, total)
+        coverage = ex.covered_share(idf, q_terms & ts, total)
         rank = coverage + (bb.type_bonus if bb._has_type(sent, qtype) else 0.0)
         if best is None or (rank, coverage, i) >= best:
             best = (rank, coverage, i)

@@ -39,7 +39,7 @@ def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one():
     assert len(cmds) == 2, cmds
     main_cmd, test_cmd = cmds
     assert main_cmd.endswith("python -m chronobench run")
-    assert test_cmd.endswith("python -m pytest -q")
+    assert test_cmd.endswith("python -m pytest -q -n 2")
     ci = (REPO_ROOT / ".ci" / "run").read_text()
     # CI installs the same way (torch first) and runs the same pytest command.
     assert "pip install --quiet torch==2.13.0" in ci
