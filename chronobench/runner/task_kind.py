@@ -27,7 +27,15 @@ names one (a plug-in track: an entry point in the ``chronobench.tracks`` group);
 - ``tables``: whether the kind's runs are rows of the leaderboard's main tables (the
   benchmark's: RQ1 selection, RQ2 RC-QA, RQ3 summaries);
 - ``views``: ``f(build) -> list[Row]``, the kind's lines of the viewer's headline table
-  (:mod:`chronobench.viewer.summary`), in the registry's order.
+  (:mod:`chronobench.viewer.summary`), in the registry's order;
+- ``plots``: ``f(build) -> list[str]``, the kind's plots (SVG markup) after the
+  benchmark's on a build's section of the site, in the registry's order;
+- ``subset``: what the viewer appends to a system's label on this kind's runs, for a
+  kind whose runs score only part of the requests (their figures are not comparable with
+  the same system's full-set ones, so the drill-down keeps them apart);
+- ``cases``: what the viewer calls the data of a kind that builds its own cases rather
+  than reading the benchmark's datasets (a build of only such runs is titled by it and
+  listed after the benchmark's builds); None: the kind reads the benchmark's datasets.
 """
 
 from __future__ import annotations
@@ -64,6 +72,9 @@ class TaskKind:
     board: str | Callable[..., tuple[str, Any]] | None = None
     tables: bool = False
     views: str | Callable[..., list[Any]] | None = None
+    plots: str | Callable[..., list[str]] | None = None
+    subset: str = ""
+    cases: str | None = None
 
     def _part(self, part: str | Callable[..., Any]) -> Callable[..., Any]:
         return _load(part) if isinstance(part, str) else part
@@ -133,6 +144,10 @@ class TaskKind:
     def view_rows(self, build: Any) -> list[Any]:
         """The kind's lines of the viewer's headline table for one build."""
         return [] if self.views is None else list(self._part(self.views)(build))
+
+    def view_plots(self, build: Any) -> list[str]:
+        """The kind's plots (SVG markup) for one build of the viewer's site."""
+        return [] if self.plots is None else list(self._part(self.plots)(build))
 
 
 def as_task_kind(target: Any) -> TaskKind:

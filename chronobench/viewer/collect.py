@@ -2,7 +2,8 @@
 
 Runs are read from ``<results>/published/`` and ``<results>/runs/`` (a local run wins
 over its published copy, as for the leaderboard). A :class:`Build` is every run on one
-source file (its sha256; a repair run: its case set): the tiny test fixture and the
+source file (its sha256; a run of a track that builds its own cases, such as repair: its
+case set, titled as the track names it, ``TaskKind.cases``): the tiny test fixture and the
 real LoCoMo are different builds, each its own section of the site, and no chart or
 table mixes two. Inside a build, runs on different built datasets (another granularity,
 other build parameters, a subset) are kept apart by ``data_build`` (the built dataset's
@@ -28,7 +29,7 @@ class ViewRun:
     run_id: str
     folder: Path
     where: str  # "published" or "local"
-    kind: str  # "selection", "generation", "peers", "repair", or the task kind
+    kind: str  # the task kind; a benchmark run's: "selection" (RQ1 only) or "generation"
     dataset: str
     granularity: str
     queries: str
@@ -41,6 +42,8 @@ class ViewRun:
     params: dict[str, Any]
     metrics: dict[str, Any]
     n_queries: int | None = None
+    subset: str = ""  # appended to the system's label (the track's ``TaskKind.subset``)
+    cases: str | None = None  # the track's own data, by name (``TaskKind.cases``)
 
     @property
     def query_file(self) -> Path | None:
@@ -56,12 +59,13 @@ class Build:
     dataset: str
     fixture: bool
     source: str
+    cases: str | None = None  # every run is of a track with its own cases, so named
     runs: list[ViewRun] = field(default_factory=list)
 
     @property
     def title(self) -> str:
-        if self.dataset.startswith("repair"):
-            return f"repair cases (build {self.key})"
+        if self.cases is not None:
+            return f"{self.cases} (build {self.key})"
         where = Path(self.source).name if self.source else "full download"
         text = f"{self.dataset} ({where}, source {self.key})"
         return f"{text}: test fixture, not a result" if self.fixture else text
@@ -78,6 +82,17 @@ def _kind(task: Any) -> str:
     return "selection" if task.selection and not task.generates else "generation"
 
 
+def _track(kind: str) -> Any:
+    """The registered :class:`~chronobench.runner.task_kind.TaskKind` of ``kind`` (None: a
+    kind no longer registered, whose runs are still shown)."""
+    from chronobench.runner.components import TASKS
+    from chronobench.runner.task_kind import as_task_kind
+
+    if kind not in TASKS:
+        return None
+    return as_task_kind(TASKS.entry(kind).load())
+
+
 def _read(folder: Path, where: str) -> ViewRun | None:
     """One run folder through the typed results loader (None: not a readable run)."""
     from chronobench.errors import ResultsError
@@ -89,6 +104,7 @@ def _read(folder: Path, where: str) -> ViewRun | None:
         return None
     spec, man = run.spec, run.manifest
     kind = _kind(spec.task)
+    track = _track(str(spec.task.kind))
     ds, d = man.dataset, spec.dataset
     return ViewRun(
         run_id=man.run_id,
@@ -107,6 +123,8 @@ def _read(folder: Path, where: str) -> ViewRun | None:
         params=dict(spec.task.params),
         metrics=run.metrics.metrics.to_json(),
         n_queries=ds.n_queries,
+        subset=track.subset if track is not None else "",
+        cases=track.cases if track is not None else None,
     )
 
 
@@ -127,13 +145,14 @@ def builds(runs: list[ViewRun]) -> list[Build]:
     """Runs by build: real data first (published before local-only), fixtures last."""
     out: dict[str, Build] = {}
     for r in runs:
-        b = out.setdefault(r.build, Build(r.build, r.dataset, r.fixture, r.source))
+        b = out.setdefault(r.build, Build(r.build, r.dataset, r.fixture, r.source, r.cases))
         b.runs.append(r)
-        if not r.dataset.startswith("repair") and b.dataset.startswith("repair"):
-            b.dataset = r.dataset
+        if r.cases is None and b.cases is not None:
+            # One benchmark run makes it a benchmark build, named by its dataset.
+            b.dataset, b.cases = r.dataset, None
 
     def order(b: Build) -> tuple[bool, bool, bool, int, str]:
         published = any(r.where == "published" for r in b.runs)
-        return (b.fixture, b.dataset.startswith("repair"), not published, -len(b.runs), b.key)
+        return (b.fixture, b.cases is not None, not published, -len(b.runs), b.key)
 
     return sorted(out.values(), key=order)

@@ -40,7 +40,7 @@ def entries(run: ViewRun, qf: QueryFile, line: dict[str, Any]) -> list[Entry]:
     ]
     if "probes" in line:
         who = str(run.system)
-        label = system_label(who) + (" (peers subset)" if run.kind == "peers" else "")
+        label = system_label(who) + run.subset
         out.append(Entry(run, who, label, line, line, qf))
     return out
 

@@ -21,16 +21,15 @@ from chronobench.viewer import drill, svg
 from chronobench.viewer.collect import Build, ViewRun, builds, collect
 from chronobench.viewer.html import e, link, page, table, tag
 from chronobench.viewer.summary import (
-    FIDELITY,
     Row,
     generation_runs,
     headline_rows,
     headline_strip,
     is_floor,
-    peer_fidelity,
     r1_by,
     selector_label,
     system_label,
+    track_plots,
 )
 
 #: What each headline measures, in a line (docs/metrics.md has the exact rules); the
@@ -168,11 +167,7 @@ def _plots(build: Build) -> str:
         series, rows = r1_by(build, dim)
         if rows:
             out.append(svg.grouped_bars(title, rows, series))
-    fid = peer_fidelity(build)
-    if fid:
-        out.append(
-            svg.grouped_bars("Memory systems: restore fidelity at the gold v* (%)", fid, FIDELITY)
-        )
+    out += track_plots(build)
     return "".join(x for x in out if x)
 
 
@@ -280,8 +275,7 @@ def _run_page(run: ViewRun, groups: dict[tuple[str, str], drill.Group]) -> str:
     g = groups.get((run.data_build, run.queries))
     if g is not None and run.query_file is not None:
         who = system_label(run.system) if run.system and run.kind != "selection" else ""
-        if run.kind == "peers":
-            who += " (peers subset)"
+        who += run.subset if who else ""
         anchor = f"#system={who}" if who else ""
         body.append(f"<p>{link(f'../queries/{g.slug}.html{anchor}', 'Per-query drill-down')}</p>")
     m = run.metrics

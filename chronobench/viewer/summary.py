@@ -206,29 +206,6 @@ def ordered_systems(names: Iterable[str]) -> list[str]:
         return sorted(names)
 
 
-def _peer_label(name: str) -> str:
-    from chronobench.tracks.peers.board import peer_label
-
-    return peer_label(name)
-
-
-def peer_fidelity(build: Build) -> list[tuple[str, list[float | None]]]:
-    """Per memory system, its restore fidelity (exact, missing, extra, stale, leaked %)."""
-    out = []
-    for r in newest(x for x in build.runs if x.kind == "peers"):
-        fid = (r.metrics.get("peer") or {}).get("fidelity") or {}
-        out.append(
-            (
-                _peer_label(str(r.system)),
-                [fid.get(k) for k in FIDELITY],
-            )
-        )
-    return sorted(out)
-
-
-FIDELITY = ("exact", "missing", "extra", "stale", "leaked")
-
-
 def headline_rows(build: Build) -> list[Row]:
     """The summary table of one build (see the module): each registered track's lines,
     in the task registry's order."""
@@ -236,6 +213,15 @@ def headline_rows(build: Build) -> list[Row]:
     from chronobench.runner.task_kind import as_task_kind
 
     return [row for e in TASKS.entries() for row in as_task_kind(e.load()).view_rows(build)]
+
+
+def track_plots(build: Build) -> list[str]:
+    """The plots the registered tracks add to one build's section, in the registry's
+    order (SVG markup)."""
+    from chronobench.runner.components import TASKS
+    from chronobench.runner.task_kind import as_task_kind
+
+    return [svg for e in TASKS.entries() for svg in as_task_kind(e.load()).view_plots(build)]
 
 
 def r1_by(build: Build, dim: str) -> tuple[list[str], list[tuple[str, list[float | None]]]]:

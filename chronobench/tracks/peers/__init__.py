@@ -12,4 +12,8 @@ TRACK = TaskKind(
     recorded=TASK_RECORDED["peers"],
     board="chronobench.tracks.peers.board:peers_section",
     views="chronobench.tracks.peers.viewer:headline_rows",
+    plots="chronobench.tracks.peers.viewer:fidelity_plots",
+    # The preset runs on the first 4 conversations only (docs/peers.md): its figures
+    # are not the same system's on the full set.
+    subset=" (peers subset)",
 )

@@ -1,11 +1,14 @@
-"""The memory-systems track's lines of the viewer's headline table: each system's own
-R@1 and RC-QA."""
+"""The memory-systems track's part of the viewer: its lines of the headline table (each
+system's own R@1 and RC-QA) and its plot (each system's restore fidelity)."""
 
 from __future__ import annotations
 
 from chronobench.tracks.peers.board import peer_label
 from chronobench.viewer.collect import Build
 from chronobench.viewer.summary import Row, Stat, newest
+
+#: The restore-fidelity measures, in the plot's order (each a share of the gold v*).
+FIDELITY = ("exact", "missing", "extra", "stale", "leaked")
 
 
 def headline_rows(build: Build) -> list[Row]:
@@ -25,3 +28,21 @@ def headline_rows(build: Build) -> list[Row]:
             rows.append(Row("Memory systems: own RC-QA", label, rc, run_id=r.run_id))
     rows.sort(key=lambda r: (r.section, r.label))
     return rows
+
+
+def peer_fidelity(build: Build) -> list[tuple[str, list[float | None]]]:
+    """Per memory system, its restore fidelity (:data:`FIDELITY`, %)."""
+    out = []
+    for r in newest(x for x in build.runs if x.kind == "peers"):
+        fid = (r.metrics.get("peer") or {}).get("fidelity") or {}
+        out.append((peer_label(str(r.system)), [fid.get(k) for k in FIDELITY]))
+    return sorted(out)
+
+
+def fidelity_plots(build: Build) -> list[str]:
+    from chronobench.viewer import svg
+
+    fid = peer_fidelity(build)
+    if not fid:
+        return []
+    return [svg.grouped_bars("Memory systems: restore fidelity at the gold v* (%)", fid, FIDELITY)]

@@ -17,4 +17,5 @@ TRACK = TaskKind(
     recorded=TASK_RECORDED["repair"],
     board="chronobench.tracks.repair.report:repair_section",
     views="chronobench.tracks.repair.viewer:headline_rows",
+    cases="repair cases",
 )
