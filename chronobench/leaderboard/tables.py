@@ -40,12 +40,7 @@ def _is_floor(name: str) -> bool:
 
 
 def stat_cell(stat: Stat | None, scale: float = 100.0, ci: bool = True) -> str:
-    if stat is None or stat.mean is None:
-        return "–"
-    text = f"{stat.mean * scale:.1f}"
-    if ci and stat.ci_low is not None and stat.ci_high is not None:
-        text += f" [{stat.ci_low * scale:.1f}, {stat.ci_high * scale:.1f}]"
-    return text
+    return "–" if stat is None else stat.text(scale, ci)
 
 
 def _n(stats: Stats, field: str) -> int:

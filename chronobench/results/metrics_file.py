@@ -19,7 +19,18 @@ from pydantic import BaseModel, ConfigDict
 
 from chronobench.results.version import RESULTS_SCHEMA_VERSION, SchemaVersion
 
-__all__ = ["Breakdown", "MetricsFile", "RunMetrics", "Stat", "Stats"]
+__all__ = ["Breakdown", "MetricsFile", "RunMetrics", "Stat", "Stats", "figure_text"]
+
+
+def figure_text(mean: float | None, low: float | None = None, high: float | None = None) -> str:
+    """A figure as the board and the viewer print it: ``mean [low, high]`` to one decimal,
+    the mean alone without both bounds, a dash without a mean. The values are printed as
+    given (the callers scale fractions x100)."""
+    if mean is None:
+        return "–"
+    if low is None or high is None:
+        return f"{mean:.1f}"
+    return f"{mean:.1f} [{low:.1f}, {high:.1f}]"
 
 
 class _Model(BaseModel):
@@ -41,6 +52,17 @@ class Stat(_Model):
     mean: float | None
     ci_low: float | None
     ci_high: float | None
+
+    def text(self, scale: float = 100.0, ci: bool = True) -> str:
+        """The statistic x``scale`` as printed (:func:`figure_text`); ``ci``: with its
+        interval."""
+
+        def s(x: float | None) -> float | None:
+            return None if x is None else x * scale
+
+        if not ci:
+            return figure_text(s(self.mean))
+        return figure_text(s(self.mean), s(self.ci_low), s(self.ci_high))
 
 
 #: Metric name -> its statistic, for one group.

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from chronobench.results.metrics_file import Stat as StoredStat
+from chronobench.results.metrics_file import figure_text
 from chronobench.viewer.collect import Build, ViewRun
 
 #: The RQ1 headline's request set (the leaderboard's), then what to fall back on.
@@ -23,7 +25,13 @@ RQ1_SETS = ("locomo_v3_heldout", "built")
 
 @dataclass(frozen=True)
 class Stat:
-    """A figure x100 with its 95% interval and counts (from a metrics entry)."""
+    """A figure as the site shows it: already x100, its 95% interval and count optional.
+
+    Not :class:`chronobench.results.metrics_file.Stat`, the statistic a run stores (a
+    fraction, its count always given): a shown figure may also be a share the viewer
+    computes itself with no interval (a memory system's own R@1); :meth:`of` converts a
+    stored one, and both print through :func:`~chronobench.results.metrics_file.figure_text`.
+    """
 
     mean: float | None
     low: float | None = None
@@ -31,7 +39,11 @@ class Stat:
     n: int | None = None
 
     @classmethod
-    def of(cls, entry: dict[str, Any] | None, scale: float = 100.0) -> Stat | None:
+    def of(cls, entry: StoredStat | dict[str, Any] | None, scale: float = 100.0) -> Stat | None:
+        """The shown figure of a stored statistic (typed, or its JSON object); None
+        without one or without a mean."""
+        if isinstance(entry, StoredStat):
+            entry = entry.to_json()
         if not entry or entry.get("mean") is None:
             return None
 
@@ -41,11 +53,7 @@ class Stat:
         return cls(s("mean"), s("ci_low"), s("ci_high"), entry.get("n"))
 
     def text(self) -> str:
-        if self.mean is None:
-            return "–"
-        if self.low is None or self.high is None:
-            return f"{self.mean:.1f}"
-        return f"{self.mean:.1f} [{self.low:.1f}, {self.high:.1f}]"
+        return figure_text(self.mean, self.low, self.high)
 
 
 @dataclass(frozen=True)
