@@ -125,12 +125,20 @@ def _record(folder: Path) -> RunRecord:
         protocol=run.manifest.protocol,
         backbone_name=spec.backbone.name,
         subset=d.subset.model_dump() if d.subset is not None else None,
-        repair_method=spec.system.name if spec.task.kind == "repair" else None,
         embedder=f"{spec.embedder.model}@{spec.embedder.runtime}",
-        heldout=Path(str(spec.task.params["heldout"])).stem
-        if spec.task.kind == "selective" and spec.task.params.get("heldout")
-        else None,
+        **_track_fields(spec),
     )
+
+
+def _track_fields(spec: Any) -> dict[str, Any]:
+    """What the run's track adds to its record (``TaskKind.record``; none for a kind no
+    longer registered, whose runs are still read)."""
+    from chronobench.runner.components import TASKS
+    from chronobench.runner.task_kind import as_task_kind
+
+    if spec.task.kind not in TASKS:
+        return {}
+    return as_task_kind(TASKS.entry(spec.task.kind).load()).record_fields(spec)
 
 
 def collect_runs(

@@ -28,6 +28,8 @@ names one (a plug-in track: an entry point in the ``chronobench.tracks`` group);
   benchmark's: RQ1 selection, RQ2 RC-QA, RQ3 summaries);
 - ``views``: ``f(build) -> list[Row]``, the kind's lines of the viewer's headline table
   (:mod:`chronobench.viewer.summary`), in the registry's order;
+- ``record``: ``f(spec) -> dict``, the kind's own fields of the leaderboard's run
+  record (:class:`~chronobench.leaderboard.runs.RunRecord`), read from a run's spec;
 - ``plots``: ``f(build) -> list[str]``, the kind's plots (SVG markup) after the
   benchmark's on a build's section of the site, in the registry's order;
 - ``subset``: what the viewer appends to a system's label on this kind's runs, for a
@@ -72,6 +74,7 @@ class TaskKind:
     board: str | Callable[..., tuple[str, Any]] | None = None
     tables: bool = False
     views: str | Callable[..., list[Any]] | None = None
+    record: str | Callable[..., dict[str, Any]] | None = None
     plots: str | Callable[..., list[str]] | None = None
     subset: str = ""
     cases: str | None = None
@@ -144,6 +147,10 @@ class TaskKind:
     def view_rows(self, build: Any) -> list[Any]:
         """The kind's lines of the viewer's headline table for one build."""
         return [] if self.views is None else list(self._part(self.views)(build))
+
+    def record_fields(self, spec: Any) -> dict[str, Any]:
+        """The kind's own fields of the leaderboard's record of a run with ``spec``."""
+        return {} if self.record is None else dict(self._part(self.record)(spec))
 
     def view_plots(self, build: Any) -> list[str]:
         """The kind's plots (SVG markup) for one build of the viewer's site."""

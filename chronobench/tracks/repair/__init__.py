@@ -18,4 +18,5 @@ TRACK = TaskKind(
     board="chronobench.tracks.repair.report:repair_section",
     views="chronobench.tracks.repair.viewer:headline_rows",
     cases="repair cases",
+    record="chronobench.tracks.repair.report:record_fields",
 )

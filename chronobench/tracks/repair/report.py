@@ -50,6 +50,12 @@ _MARGINS = (
 )
 
 
+def record_fields(spec: Any) -> dict[str, Any]:
+    """A repair run's field of the leaderboard's record: its method (the spec's system),
+    which the small-language-model section names."""
+    return {"repair_method": spec.system.name}
+
+
 def _folders(source: str | Path | Iterable[Any]) -> list[Path]:
     """Run folders: ``results_dir/published/*`` then ``results_dir/runs/*`` for a path, or
     the ``.folder`` of each leaderboard record / each path given."""

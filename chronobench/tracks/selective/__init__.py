@@ -12,4 +12,5 @@ TRACK = TaskKind(
     recorded=TASK_RECORDED["selective"],
     board="chronobench.tracks.selective.board:selective_section",
     views="chronobench.tracks.selective.viewer:headline_rows",
+    record="chronobench.tracks.selective.board:record_fields",
 )

@@ -52,6 +52,15 @@ def _pct(block: dict[str, Any] | None) -> str:
 HEADLINE_HELDOUT = "locomo_forget_heldout"
 
 
+def record_fields(spec: Any) -> dict[str, Any]:
+    """An RQ4 run's field of the leaderboard's record: its held-out request file (the
+    stem) when the cell names one; None, the default file, is the RQ4 table's headline."""
+    from pathlib import Path
+
+    heldout = spec.task.params.get("heldout")
+    return {"heldout": Path(str(heldout)).stem if heldout else None}
+
+
 def selective_section(runs: list[Any]) -> tuple[str, list[str]]:
     """Markdown of the RQ4 table (the headline held-out file), then one table per other
     held-out file a run names, and the run ids they show."""
