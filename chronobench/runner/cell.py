@@ -18,8 +18,9 @@ from chronobench.results.metrics_file import MetricsFile, RunMetrics
 from chronobench.results.provenance import git_revision, library_versions
 from chronobench.results.records import SampleRecord
 from chronobench.results.schema import VOLATILE_FILE, Manifest, Volatile
-from chronobench.runner.components import Components, needs_backbone, resolve_cell
+from chronobench.runner.components import TASKS, Components, needs_backbone, resolve_cell
 from chronobench.runner.params import reads_replies
+from chronobench.runner.task_kind import as_task_kind
 from chronobench.spec import RunSpec, run_id, spec_from_config, spec_sha256
 
 
@@ -301,10 +302,14 @@ def _kind(record: SampleRecord | Mapping[str, Any]) -> Any:
 def cell_summary(spec: RunSpec) -> dict[str, Any]:
     """The manifest's flat ``cell`` block (what notebooks and people read)."""
     gen = spec.task.generates
+    # A run of the main tables that generates nothing (RQ1 only) ranks selectors, no
+    # system; every other track's cell runs its system.
+    kind = spec.task.kind
+    tables = kind in TASKS and as_task_kind(TASKS.entry(kind).load()).tables
     return {
         "dataset": spec.dataset.name,
         "granularity": spec.dataset.granularity,
-        "system": spec.system.name if gen or spec.task.kind != "benchmark" else None,
+        "system": spec.system.name if gen or not tables else None,
         "backbone": spec.backbone.name if gen else None,
         "model": spec.backbone.model if gen else None,
         "task": spec.task.model_dump(mode="json"),

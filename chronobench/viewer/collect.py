@@ -75,9 +75,10 @@ class Build:
         return f"{self.dataset}-{self.key}"
 
 
-def _kind(task: Any) -> str:
-    """The task kind, a benchmark run split by what it scored (RQ1 only, or generation)."""
-    if task.kind != "benchmark":
+def _kind(task: Any, track: Any) -> str:
+    """The task kind; a run of the main tables (the benchmark's) split by what it
+    scored (RQ1 only, or generation)."""
+    if track is None or not track.tables:
         return str(task.kind)
     return "selection" if task.selection and not task.generates else "generation"
 
@@ -103,8 +104,8 @@ def _read(folder: Path, where: str) -> ViewRun | None:
     except (ResultsError, OSError, ValueError):
         return None
     spec, man = run.spec, run.manifest
-    kind = _kind(spec.task)
     track = _track(str(spec.task.kind))
+    kind = _kind(spec.task, track)
     ds, d = man.dataset, spec.dataset
     return ViewRun(
         run_id=man.run_id,
