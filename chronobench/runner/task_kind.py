@@ -32,6 +32,8 @@ names one (a plug-in track: an entry point in the ``chronobench.tracks`` group);
   record (:class:`~chronobench.leaderboard.runs.RunRecord`), read from a run's spec;
 - ``plots``: ``f(build) -> list[str]``, the kind's plots (SVG markup) after the
   benchmark's on a build's section of the site, in the registry's order;
+- ``details``: ``f(metrics) -> list[(title, block)]``, the kind's own blocks of its
+  ``metrics.json`` that a run's page of the site tables (each block: metric -> statistic);
 - ``subset``: what the viewer appends to a system's label on this kind's runs, for a
   kind whose runs score only part of the requests (their figures are not comparable with
   the same system's full-set ones, so the drill-down keeps them apart);
@@ -76,6 +78,7 @@ class TaskKind:
     views: str | Callable[..., list[Any]] | None = None
     record: str | Callable[..., dict[str, Any]] | None = None
     plots: str | Callable[..., list[str]] | None = None
+    details: str | Callable[..., list[tuple[str, dict[str, Any]]]] | None = None
     subset: str = ""
     cases: str | None = None
 
@@ -151,6 +154,10 @@ class TaskKind:
     def record_fields(self, spec: Any) -> dict[str, Any]:
         """The kind's own fields of the leaderboard's record of a run with ``spec``."""
         return {} if self.record is None else dict(self._part(self.record)(spec))
+
+    def view_details(self, metrics: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+        """The kind's (title, block) sections of a run's page, from its metrics."""
+        return [] if self.details is None else list(self._part(self.details)(metrics))
 
     def view_plots(self, build: Any) -> list[str]:
         """The kind's plots (SVG markup) for one build of the viewer's site."""

@@ -44,6 +44,8 @@ class ViewRun:
     n_queries: int | None = None
     subset: str = ""  # appended to the system's label (the track's ``TaskKind.subset``)
     cases: str | None = None  # the track's own data, by name (``TaskKind.cases``)
+    # The track's own (title, block) sections of the run's page (``TaskKind.details``).
+    details: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     @property
     def query_file(self) -> Path | None:
@@ -106,6 +108,7 @@ def _read(folder: Path, where: str) -> ViewRun | None:
     spec, man = run.spec, run.manifest
     track = _track(str(spec.task.kind))
     kind = _kind(spec.task, track)
+    metrics = run.metrics.metrics.to_json()
     ds, d = man.dataset, spec.dataset
     return ViewRun(
         run_id=man.run_id,
@@ -122,10 +125,11 @@ def _read(folder: Path, where: str) -> ViewRun | None:
         system=spec.system.name if kind != "selection" else None,
         backbone=spec.backbone.name if kind != "selection" else None,
         params=dict(spec.task.params),
-        metrics=run.metrics.metrics.to_json(),
+        metrics=metrics,
         n_queries=ds.n_queries,
         subset=track.subset if track is not None else "",
         cases=track.cases if track is not None else None,
+        details=track.view_details(metrics) if track is not None else [],
     )
 
 

@@ -284,10 +284,7 @@ def _run_page(run: ViewRun, groups: dict[tuple[str, str], drill.Group]) -> str:
         sections.append(("RQ2/RQ3: every scored probe", m["probes"]["all"]))
     for name, sel in sorted((m.get("selection") or {}).items()):
         sections.append((f"RQ1 selector {selector_label(name)}", sel.get("all") or {}))
-    if m.get("peer"):
-        peer = m["peer"]
-        sections.append(("memory system: own targeting", peer.get("own_target") or {}))
-        sections.append(("memory system: restore fidelity", peer.get("fidelity") or {}))
+    sections += run.details
     if isinstance(m.get("all"), dict) and not m.get("probes"):
         sections.append(("all cases", m["all"]))
     for title, block in sections:

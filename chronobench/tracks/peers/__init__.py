@@ -13,6 +13,7 @@ TRACK = TaskKind(
     board="chronobench.tracks.peers.board:peers_section",
     views="chronobench.tracks.peers.viewer:headline_rows",
     plots="chronobench.tracks.peers.viewer:fidelity_plots",
+    details="chronobench.tracks.peers.viewer:run_details",
     # The preset runs on the first 4 conversations only (docs/peers.md): its figures
     # are not the same system's on the full set.
     subset=" (peers subset)",

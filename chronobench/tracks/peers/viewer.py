@@ -1,7 +1,10 @@
 """The memory-systems track's part of the viewer: its lines of the headline table (each
-system's own R@1 and RC-QA) and its plot (each system's restore fidelity)."""
+system's own R@1 and RC-QA), its plot (each system's restore fidelity) and its blocks of
+a run's page."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from chronobench.tracks.peers.board import peer_label
 from chronobench.viewer.collect import Build
@@ -46,3 +49,14 @@ def fidelity_plots(build: Build) -> list[str]:
     if not fid:
         return []
     return [svg.grouped_bars("Memory systems: restore fidelity at the gold v* (%)", fid, FIDELITY)]
+
+
+def run_details(metrics: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A peer run's own blocks: its own targeting and its restore fidelity."""
+    peer = metrics.get("peer")
+    if not peer:
+        return []
+    return [
+        ("memory system: own targeting", peer.get("own_target") or {}),
+        ("memory system: restore fidelity", peer.get("fidelity") or {}),
+    ]
