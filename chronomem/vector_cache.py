@@ -136,17 +136,8 @@ class PersistentVectors:
             theirs: list[str] = []
             with self._lock:
                 conn = self._connect()
-                held: dict[str, tuple[str, float]] = {}
-                for start in range(0, len(todo), _SLICE):
-                    part = todo[start : start + _SLICE]
-                    rows = retry_busy(
-                        lambda part=part: conn.execute(
-                            f"SELECT key, owner, at FROM claims WHERE model = ? AND key IN "
-                            f"({','.join('?' * len(part))})",
-                            (model, *part),
-                        ).fetchall()
-                    )
-                    held.update({k: (o, at) for k, o, at in rows})
+                rows = _per_model_keys(conn, "SELECT key, owner, at FROM claims", model, todo)
+                held: dict[str, tuple[str, float]] = {k: (o, at) for k, o, at in rows}
                 now = time.time()
                 for k in todo:
                     owner = held.get(k)
@@ -175,36 +166,20 @@ class PersistentVectors:
         """Drop this thread's claims on ``keys`` (stored or given up)."""
         unique = list(dict.fromkeys(keys))
         with self._lock:
-            conn = self._connect()
-            for start in range(0, len(unique), _SLICE):
-                part = unique[start : start + _SLICE]
-                retry_busy(
-                    lambda part=part: conn.execute(
-                        f"DELETE FROM claims WHERE model = ? AND key IN "
-                        f"({','.join('?' * len(part))})",
-                        (model, *part),
-                    )
-                )
+            _per_model_keys(self._connect(), "DELETE FROM claims", model, unique)
 
     def get(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of ``keys`` for ``model`` (missing keys are absent)."""
         found: dict[str, np.ndarray] = {}
         unique = list(dict.fromkeys(keys))
         with self._lock:
-            conn = self._connect()
-            for start in range(0, len(unique), _SLICE):
-                part = unique[start : start + _SLICE]
-                rows = retry_busy(
-                    lambda part=part: conn.execute(
-                        f"SELECT key, dim, vec FROM vectors WHERE model = ? AND key IN "
-                        f"({','.join('?' * len(part))})",
-                        (model, *part),
-                    ).fetchall()
-                )
-                for key, dim, blob in rows:
-                    vec = np.frombuffer(blob, dtype=np.float32)
-                    if vec.shape[0] == dim:  # a torn or foreign row is treated as a miss
-                        found[key] = vec
+            rows = _per_model_keys(
+                self._connect(), "SELECT key, dim, vec FROM vectors", model, unique
+            )
+        for key, dim, blob in rows:
+            vec = np.frombuffer(blob, dtype=np.float32)
+            if vec.shape[0] == dim:  # a torn or foreign row is treated as a miss
+                found[key] = vec
         return found
 
     def put(self, model: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
@@ -265,6 +240,19 @@ class PersistentVectors:
             if self._conn is not None and self._pid == os.getpid():
                 self._conn.close()
             self._conn, self._pid = None, -1
+
+
+def _per_model_keys(
+    conn: sqlite3.Connection, statement: str, model: str, keys: Sequence[str]
+) -> list:
+    """``statement`` restricted to ``model`` and ``keys``, run in slices of bound
+    parameters (each slice retried while the file is busy); the rows of every slice."""
+    rows: list = []
+    for start in range(0, len(keys), _SLICE):
+        part = keys[start : start + _SLICE]
+        sql = f"{statement} WHERE model = ? AND key IN ({','.join('?' * len(part))})"
+        rows += retry_busy(lambda sql=sql, part=part: conn.execute(sql, (model, *part)).fetchall())
+    return rows
 
 
 def _alive(owner: str, at: float, now: float) -> bool:
