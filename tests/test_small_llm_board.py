@@ -166,3 +166,26 @@ def test_a_replayed_run_is_grouped_under_the_model_that_wrote_it(tmp_path: Path)
     md, _ = small_llm_section([run])
     assert "### Qwen2.5-Coder-1.5B-Instruct" in md
     assert "`backbone=replay`" in md
+
+
+def test_the_floors_are_compared_too(tmp_path: Path) -> None:
+    runs = [
+        _gen(tmp_path, "chronomem", (0.6, 0.5, 0.7), {"i1": "Paris"}),
+        _gen(tmp_path, "full_history", (0.2, 0.1, 0.3), {"i1": "Lyon"}),
+        _gen(tmp_path, "floor_restore_random", (0.3, 0.2, 0.4), {"i1": "Nice"}),
+        _gen(tmp_path, "floor_restore_v1", (0.5, 0.3, 0.6), {"i1": "Nice"}),
+    ]
+    md, _ = small_llm_section(runs)
+    line = next(x for x in md.splitlines() if x.startswith("Against the request-blind floors"))
+    random_part, v1_part = line.split("; ")
+    assert "random" in random_part and "the intervals do not overlap" in random_part
+    assert "version 1" in v1_part and "the intervals overlap" in v1_part
+
+
+def test_no_floor_run_no_floor_line(tmp_path: Path) -> None:
+    runs = [
+        _gen(tmp_path, "chronomem", (0.6, 0.5, 0.7), {"i1": "Paris"}),
+        _gen(tmp_path, "full_history", (0.2, 0.1, 0.3), {"i1": "Lyon"}),
+    ]
+    md, _ = small_llm_section(runs)
+    assert "request-blind floors" not in md

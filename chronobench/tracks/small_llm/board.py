@@ -294,7 +294,9 @@ def _known_sha(r: Any) -> str | None:
 
 def _separation(gen: list[Any]) -> list[str]:
     """Whether ChronoMem's RC-QA interval separates from full-history's and
-    prompt-only's, said in words (overlapping intervals do not)."""
+    prompt-only's, and from the request-blind floors' (a method that does not beat
+    restoring a version blindly shows nothing about reading the request), said in words
+    (overlapping intervals do not)."""
     by = {r.system: r for r in gen}
     ours = next((by[s] for s in ("chronomem", "chronomem+resolver") if s in by), None)
     if ours is None:
@@ -302,8 +304,22 @@ def _separation(gen: list[Any]) -> list[str]:
     mine = _rc(ours)
     if mine is None or mine.ci_low is None or mine.ci_high is None:
         return []
+    lines = []
+    said = _versus(mine, by, ("full_history", "prompt_only"))
+    if said:
+        lines += [f"RC-QA, {_label(ours.system)} {stat_cell(mine)} against " + "; ".join(said)
+                  + ".", ""]  # fmt: skip
+    floors = _versus(mine, by, ("floor_restore_random", "floor_restore_v1"))
+    if floors:
+        lines += [f"Against the request-blind floors, {_label(ours.system)}'s RC-QA: "
+                  + "; ".join(floors) + ".", ""]  # fmt: skip
+    return lines
+
+
+def _versus(mine: Any, by: dict[str | None, Any], others: tuple[str, ...]) -> list[str]:
+    """``<label> <stat>: whether the intervals overlap`` for each of ``others`` run."""
     said = []
-    for other in ("full_history", "prompt_only"):
+    for other in others:
         st = _rc(by[other]) if other in by else None
         if st is None or st.ci_low is None or st.ci_high is None:
             continue
@@ -316,10 +332,7 @@ def _separation(gen: list[Any]) -> list[str]:
                 else "the intervals overlap, so this subset does not separate them"
             )  # fmt: skip
         )
-    if not said:
-        return []
-    return [f"RC-QA, {_label(ours.system)} {stat_cell(mine)} against " + "; ".join(said) + ".",
-            ""]  # fmt: skip
+    return said
 
 
 def _rc(r: Any) -> Any:
