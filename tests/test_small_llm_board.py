@@ -189,3 +189,24 @@ def test_no_floor_run_no_floor_line(tmp_path: Path) -> None:
     ]
     md, _ = small_llm_section(runs)
     assert "request-blind floors" not in md
+
+
+def test_each_model_keeps_its_repair_row(tmp_path: Path) -> None:
+    # A repair run's id and record name no model: a replayed Qwen repair run must neither
+    # replace SmolLM2's nor stand in a part of its own called "replay".
+    qwen = tmp_path / "qwen"
+    qwen.mkdir()
+    spec = {"backbone": {"name": "replay", "model": "qwen2.5-1.5b"}}
+    (qwen / "manifest.json").write_text(json.dumps({"spec": spec}))
+    repair = {"task_kind": "repair", "system": None, "backbone": None, "repair_method": "dgr",
+              "metrics": {"all": {}, "not_applicable": {"n": 2}}}  # fmt: skip
+    runs = [
+        _run(tmp_path, run_id="repair-controlled__dgr__repair__aaaa", **repair),
+        _run(qwen, run_id="repair-controlled__dgr__repair__bbbb", backbone_name="replay", **repair),
+    ]
+    md, ids = small_llm_section(runs)
+    assert set(ids) == {r.run_id for r in runs}
+    assert "### replay" not in md
+    qwen_part, smol_part = md.split("### SmolLM2-135M")
+    assert "Repair with the LLM agent, Qwen2.5-Coder-1.5B-Instruct" in qwen_part
+    assert "Repair with the LLM agent, SmolLM2-135M-Instruct" in smol_part

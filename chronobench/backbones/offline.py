@@ -256,38 +256,32 @@ class RecordBackbone:
         """The file's completion of each request, the live backbone's for the others."""
         ids = [prompt_id(r) for r in requests]
         todo = {pid: r for pid, r in zip(ids, requests, strict=True) if pid not in self._answers}
-        if todo:
-            live = self._backbone()
-            outputs = live.generate(list(todo.values()))
-            if len(outputs) != len(todo):
+        # One prompt at a time, each reply saved as it comes: a killed run keeps what it
+        # paid for, and the next run through the file resumes there.
+        for pid, request in todo.items():
+            outputs = self._backbone().generate([request])
+            if len(outputs) != 1:
                 raise RuntimeError(
-                    f"backbone=record: {self.live_name} returned {len(outputs)} outputs "
-                    f"for {len(todo)} requests"
+                    f"backbone=record: {self.live_name} returned {len(outputs)} outputs for 1"
                 )
-            new = []
-            for pid, out in zip(todo, outputs, strict=True):
-                c = as_completion(out)
-                self._answers[pid] = c
-                new.append(
-                    {
-                        "completion_tokens": c.completion_tokens,
-                        "engine": self.live_name,
-                        "id": pid,
-                        "model": self.model,
-                        "prompt_tokens": c.prompt_tokens,
-                        "text": c.text,
-                    }  # fmt: skip
-                )
-            self._append(new)
+            c = as_completion(outputs[0])
+            self._answers[pid] = c
+            self._append(
+                {
+                    "completion_tokens": c.completion_tokens,
+                    "engine": self.live_name,
+                    "id": pid,
+                    "model": self.model,
+                    "prompt_tokens": c.prompt_tokens,
+                    "text": c.text,
+                }
+            )
         return [self._answers[pid] for pid in ids]
 
-    def _append(self, records: list[dict[str, Any]]) -> None:
+    def _append(self, record: dict[str, Any]) -> None:
         with file_lock(self.path.with_name(self.path.name + ".lock")):
             lines = self.path.read_text(encoding="utf-8").splitlines() if self.path.exists() else []
             seen = {json.loads(x)["id"] for x in lines if x.strip()}
-            lines += [
-                json.dumps(rec, ensure_ascii=False, sort_keys=True)
-                for rec in records
-                if rec["id"] not in seen
-            ]
+            if record["id"] not in seen:
+                lines.append(json.dumps(record, ensure_ascii=False, sort_keys=True))
             atomic_write_text(self.path, "".join(f"{x}\n" for x in lines))

@@ -36,7 +36,18 @@ def model_of(r: Any) -> str:
     name = r.backbone_name or ""
     if name in PACKAGED_BACKBONES:
         return PACKAGED_BACKBONES[name]
-    return str(getattr(r, "model", None) or name or "?")
+    # A repair run's record names no model (its task is not a generation table's): its
+    # spec does, and a replayed repair run belongs with the model that wrote its replies.
+    return str(getattr(r, "model", None) or _spec_model(r) or name or "?")
+
+
+def _spec_model(r: Any) -> str | None:
+    path = Path(r.folder) / "manifest.json"
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8")).get("spec") or {}
+    except (OSError, ValueError):
+        return None
+    return (spec.get("backbone") or {}).get("model")
 
 
 def _model_line(model: str, backbones: set[str]) -> list[str]:
@@ -103,7 +114,10 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
         return "", []
     newest: dict[tuple[str, ...], Any] = {}
     for r in runs:  # oldest first: the newest run of a cell stands
-        key = (r.task_kind, r.queries, r.system or "", r.repair_method or "", r.backbone or "")
+        # The model and backbone name too: a repair run's id and record name neither, and
+        # each model's repair row is its own cell.
+        key = (model_of(r), r.task_kind, r.queries, r.system or "", r.repair_method or "",
+               r.backbone_name or r.backbone or "")  # fmt: skip
         newest[key] = r
     by_model: dict[str, list[Any]] = {}
     for r in sorted(newest.values(), key=lambda r: r.run_id):
