@@ -113,6 +113,7 @@ class HistoryAgent:
         session that issued a search query (the retrieval sets), what retrieval returns."""
         if not retrieves(ev):
             return self._show(view, step, slots)
+        self.rec.set_attrs(step, retrieval=True)
         top = retrieve(view.items, ev["query"])
         shown = [Shown(f"m{n}", view.node(i, self.rec), i, view.items[i])
                  for n, i in enumerate(top, start=1)]  # fmt: skip
