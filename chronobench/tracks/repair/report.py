@@ -27,7 +27,11 @@ from chronobench.tracks.repair.report_cells import (
     margin,
     method_label,
 )
-from chronobench.tracks.repair.report_standing import earned_sections, standing_sections
+from chronobench.tracks.repair.report_standing import (
+    earned_sections,
+    planner_sentence,
+    standing_sections,
+)
 
 REFERENCE = "GPT-4o, reported in the seed, not comparable"
 _COLS = (
@@ -250,6 +254,26 @@ _RETRIEVAL_METHODS = ("dgr", "graph_free_planner", "graph_free_planner_lexical",
                       "memo_replay", "full_reset_replay", "rollback_replay", "delete_only")  # fmt: skip
 
 
+_RETRIEVAL_CONDITIONS = (
+    ("retrieval_controlled", "", "retrieval controlled, exact"),
+    ("retrieval_stress", "", "retrieval stress, exact"),
+    ("retrieval_controlled", "diagnosis=judge", "judge's diagnosis"),
+    ("retrieval_controlled", "noise=0.05", "noise 0.05"),
+    ("retrieval_controlled", "noise=0.2", "noise 0.2"),
+    ("retrieval_controlled", "retention=2", "inputs kept 2 days"),
+)
+_RETRIEVAL_PLANNERS = (
+    ("graph_free_planner", "the graph-free planner** (log and versions; a retrieval-driven "
+     "session taken to read its slot's newest record)"),
+    ("graph_free_planner_lexical", "the graph-free planner guessing what retrieval returned "
+     "from the query's words**"),
+    ("graph_free_planner_slot", "the graph-free planner re-running every session that could "
+     "have read a changed slot**"),
+    ("graph_free_planner_retriever", "the graph-free planner re-running the agent's retriever "
+     "on the versions** (not log-only)"),
+)  # fmt: skip
+
+
 def _retrieval(runs: dict, everything: dict) -> list[str]:
     """The retrieval sets (builder repair-6): methods per set, DGR's paired margin over
     each planner, then the other conditions' cells."""
@@ -274,6 +298,10 @@ def _retrieval(runs: dict, everything: dict) -> list[str]:
         if rows:
             lines += ["DGR minus each planner, recovery points per case (paired) [95% CI]:", "",
                       "| Planner | DGR minus planner |", "|---|---|", *rows, ""]  # fmt: skip
+    for planner, name in _RETRIEVAL_PLANNERS:
+        sentence = planner_sentence(everything, _RETRIEVAL_CONDITIONS, planner, name)
+        if sentence:
+            lines += [sentence, ""]
     cond = sorted((sub, m, c) for sub, m, c in everything if sub.startswith("retrieval_") and c)
     if cond:
         lines += ["### Retrieval sets: other diagnoses, replay noise, retention", "",
