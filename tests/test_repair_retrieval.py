@@ -98,3 +98,17 @@ def test_the_graph_records_what_retrieval_returned():
     assert "e24" in row["notes"]["rerun"]
     newest = repair_case(case, "graph_free_planner", RepairPolicyBackbone())
     assert newest["scores"]["recovery"] == 0.0 and "e24" not in newest["notes"]["rerun"]
+
+
+@pytest.mark.slow
+def test_fast_retrieval_audit_lists_every_planner_and_the_paired_margins():
+    from chronobench.audit.registry import AUDITS, AuditOptions
+
+    audits = AUDITS.entry("repair_retrieval").load()(AuditOptions(fast=True))
+    assert [a.track for a in audits] == ["repair_retrieval"] * 3
+    for a in audits:
+        assert all(c.strictly_decreasing() for c in a.curves)
+        assert a.oracle == pytest.approx(1.0) and a.interval.mean <= a.oracle + 1e-9
+        names = {x.name.split(" (")[0] for x in a.attacks if x.family == "surface_rule"}
+        assert {f"graph_free_planner{r}" for r in ("", "_lexical", "_slot", "_retriever")} <= names
+        assert a.notes[-1].startswith("DGR minus each graph-free planner, paired per case")
