@@ -37,6 +37,8 @@ def test_bench_store_postgres_beside_sqlite(
     assert "- sqlite-full: WAL, synchronous=FULL" in out
     assert "- postgres: synchronous_commit=on, fsync=on" in out
     assert "| sqlite | 40 |" in out and "| sqlite-full | 40 |" in out  # the ratio rows
+    # each throughput run says what a commit cost: the writers' CPU, and the server's WAL
+    assert "client CPU" in out and "flushes per commit" in out
 
 
 def test_bench_items_agrees_with_the_backend(

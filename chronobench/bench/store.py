@@ -335,7 +335,7 @@ def run(
     trials: int | None = None,
 ) -> list[dict[str, Any]]:
     """Benchmark every (backend, embedder, size), then concurrent-writer throughput."""
-    from chronobench.bench.concurrency import throughput
+    from chronobench.bench.concurrency import ServerProbe, bound_line, throughput
 
     results: list[dict[str, Any]] = []
     rates: list[dict[str, Any]] = []
@@ -358,17 +358,18 @@ def run(
                     for n in sizes:
                         out = bench_size(n, embedder, Path(tmp), trials, where=where)
                         results.append({"backend": backend, "embedder": name, **out})
+                probe = ServerProbe(pg_url) if backend == "postgres" and pg_url else None
                 for w in writers:
                     loc = where.shared(f"conc{w}")
                     try:
-                        rate = throughput(loc, w, commits_per_writer, where.pragma)
+                        rate = throughput(loc, w, commits_per_writer, where.pragma, probe)
                     finally:
                         where.drop_shared(f"conc{w}")
                     rates.append({"backend": backend, **rate})
                     print(
                         f"{backend}: {w:2d} concurrent writers (own scopes) "
-                        f"{rate['per_s']:8.0f} commits/s ({rate['commits']} in "
-                        f"{rate['seconds']:.1f} s)"
+                        f"{rate['per_s']:8.0f} commits/s ({rate['commits']:.0f} in "
+                        f"{rate['seconds']:.1f} s)\n    {bound_line(rate)}"
                     )
     finally:
         if cluster is not None:
