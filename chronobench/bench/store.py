@@ -13,6 +13,7 @@ throwaway local cluster). A markdown summary table closes the output.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import tempfile
@@ -333,8 +334,11 @@ def run(
     writers: tuple[int, ...] = (1, 4, 16),
     commits_per_writer: int = 100,
     trials: int | None = None,
+    save: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Benchmark every (backend, embedder, size), then concurrent-writer throughput."""
+    """Benchmark every (backend, embedder, size), then concurrent-writer throughput;
+    ``save``: also write the raw figures there as JSON (:func:`report_saved` prints
+    several such files as one set of tables)."""
     from chronobench.bench.concurrency import ServerProbe, bound_line, throughput
 
     results: list[dict[str, Any]] = []
@@ -374,16 +378,52 @@ def run(
     finally:
         if cluster is not None:
             cluster.stop()
+    if save is not None:
+        from chronobench.fileio import atomic_write_json
+
+        atomic_write_json(save, {"durability": durability, "results": results, "rates": rates})
+    report(durability, results, rates)
+    return results
+
+
+def report(
+    durability: dict[str, str],
+    results: list[dict[str, Any]],
+    rates: list[dict[str, Any]],
+    runs: str = "same run",
+) -> None:
+    """The closing tables: durability, median ms per operation, PostgreSQL over SQLite,
+    commits per second (with what bounded each run)."""
+    from chronobench.bench.concurrency import bound_line
+
     print("\ndurability of a returned commit:\n")
     for backend, what in durability.items():
         print(f"- {backend}: {what}")
-    print("\nmedian ms per operation (commit p50/p95, resolve, rollbacks, compact):\n")
-    print(summary_table(results))
+    if results:
+        print("\nmedian ms per operation (commit p50/p95, resolve, rollbacks, compact):\n")
+        print(summary_table(results))
     ratios = ratio_table(results)
     if ratios:
-        print("\nPostgreSQL over SQLite, median over median (same run):\n")
+        print(f"\nPostgreSQL over SQLite, median over median ({runs}):\n")
         print(ratios)
     if rates:
         print("\nwrite throughput, hash embedder, one scope per writer process:\n")
         print(throughput_table(rates))
-    return results
+        print("\nwhat each commit cost (CPU per commit; on PostgreSQL also the WAL):\n")
+        for r in rates:
+            print(f"- {r['backend']}, {r['writers']} writers: {bound_line(r)}")
+
+
+def report_saved(paths: list[str]) -> None:
+    """Print the figures of several saved runs (``bench store --save``) as one set of
+    tables (rows in the order given; ratios pair rows of the same size, whichever run
+    they came from)."""
+    durability: dict[str, str] = {}
+    results: list[dict[str, Any]] = []
+    rates: list[dict[str, Any]] = []
+    for path in paths:
+        figures = json.loads(Path(path).read_text())
+        durability.update(figures["durability"])
+        results += figures["results"]
+        rates += figures["rates"]
+    report(durability, results, rates, f"{len(paths)} runs, one after the other")
