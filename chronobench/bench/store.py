@@ -411,7 +411,8 @@ def report(
         print(throughput_table(rates))
         print("\nwhat each commit cost (CPU per commit; on PostgreSQL also the WAL):\n")
         for r in rates:
-            print(f"- {r['backend']}, {r['writers']} writers: {bound_line(r)}")
+            many = "s" if r["writers"] > 1 else ""
+            print(f"- {r['backend']}, {r['writers']} writer{many}: {bound_line(r)}")
 
 
 def report_saved(paths: list[str]) -> None:

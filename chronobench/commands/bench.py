@@ -28,9 +28,9 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sizes",
         type=int,
-        nargs="+",
+        nargs="*",
         default=[1000, 10000],
-        help="stream lengths in writes (default: 1000 10000)",
+        help="stream lengths in writes (default: 1000 10000; none: throughput only)",
     )
     parser.add_argument(
         "--embedder",
