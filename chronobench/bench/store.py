@@ -345,6 +345,14 @@ def run(
     rates: list[dict[str, Any]] = []
     durability: dict[str, str] = {}
     cluster = None
+
+    def keep() -> None:
+        """Save the figures so far (a run stopped midway keeps its finished blocks)."""
+        if save is not None:
+            from chronobench.fileio import atomic_write_json
+
+            atomic_write_json(save, {"durability": durability, "results": results, "rates": rates})
+
     try:
         if "postgres" in backends and not pg_url:
             from chronomem.pg.cluster import Cluster
@@ -362,6 +370,7 @@ def run(
                     for n in sizes:
                         out = bench_size(n, embedder, Path(tmp), trials, where=where)
                         results.append({"backend": backend, "embedder": name, **out})
+                        keep()
                 probe = ServerProbe(pg_url) if backend == "postgres" and pg_url else None
                 for w in writers:
                     loc = where.shared(f"conc{w}")
@@ -370,6 +379,7 @@ def run(
                     finally:
                         where.drop_shared(f"conc{w}")
                     rates.append({"backend": backend, **rate})
+                    keep()
                     print(
                         f"{backend}: {w:2d} concurrent writers (own scopes) "
                         f"{rate['per_s']:8.0f} commits/s ({rate['commits']:.0f} in "
@@ -378,10 +388,6 @@ def run(
     finally:
         if cluster is not None:
             cluster.stop()
-    if save is not None:
-        from chronobench.fileio import atomic_write_json
-
-        atomic_write_json(save, {"durability": durability, "results": results, "rates": rates})
     report(durability, results, rates)
     return results
 
