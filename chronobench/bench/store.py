@@ -433,4 +433,5 @@ def report_saved(paths: list[str]) -> None:
         durability.update(figures["durability"])
         results += figures["results"]
         rates += figures["rates"]
-    report(durability, results, rates, f"{len(paths)} runs, one after the other")
+    runs = "same run" if len(paths) == 1 else f"{len(paths)} runs, one after the other"
+    report(durability, results, rates, runs)
