@@ -292,7 +292,17 @@ FILLER = frozenset(
 # class it belongs to (written on the development probes, docs/nl_parse.md):
 NO_CONTENT = FILLER | frozenset(
     # interjections and chat shorthand
-    """oops oopsie lol haha ugh wow omg btw"""
+    """oops oopsie lol haha ugh wow omg btw wait whoa huh eh meh argh"""
+    # words that point at something without naming it ("the other thing too")
+    """ other else another too either same"""
+    # the act of telling (what was told is the content, not the act)
+    """ gave give given giving shared share sharing sent send"""
+    # the memory's own units and verbs ("the newest memories", "the last entry", "two
+    # steps", "clear out the recent update")
+    """ update updates entry entries step steps note notes record records edit edits
+    version versions newest oldest clear out"""
+    # counts ("two steps", "the last three")
+    """ two three four five six seven eight nine ten"""
     # the request correcting itself: a slip, a change of mind, what to disregard
     """ bad mistake mistakes wrong ignore change changes changed"""
     # units of time with no date ("a minute ago")

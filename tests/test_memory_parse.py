@@ -153,8 +153,20 @@ def test_a_request_left_with_only_no_content_words_names_nothing() -> None:
         "good evening! delete what I just wrote",
         "please roll back the most recent couple",
         "revert to where we were before, if you don't mind",
+        "wait, no. delete that",
+        "hmm actually forget the other thing too",
+        "delete the info I gave you last time",
+        "please clear out the newest memories, thank you kindly",
+        "go back two steps",
     ):
         assert not ps.parse(text).names_content, text
+
+
+def test_the_new_no_content_classes_leave_a_named_topic_named() -> None:
+    # "update", "shared" and "two" name nothing alone; beside a topic the request acts
+    parsed = ps.parse("undo the update where I shared the two pottery bowls")
+    assert parsed.names_content
+    assert "pottery" in parsed.named and "bowls" in parsed.named
 
 
 def test_no_content_words_beside_a_topic_stay_evidence_words() -> None:
