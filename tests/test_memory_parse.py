@@ -162,6 +162,20 @@ def test_a_request_left_with_only_no_content_words_names_nothing() -> None:
         assert not ps.parse(text).names_content, text
 
 
+def test_courtesy_formulas_name_nothing_but_their_words_stay_topics() -> None:
+    for text in (
+        "hey there, hope you're doing great! could you undo what I said earlier?",
+        "appreciate it, you're the best. now forget what I mentioned a moment ago",
+        "thank you so much for your help today, but please remove what I just said",
+        "greetings! please forget what I said just now, have a nice day",
+    ):
+        assert not ps.parse(text).names_content, text
+    # the same words outside the formula are a topic
+    for text in ("undo what I said about my best friend", "forget that I love hiking"):
+        assert ps.parse(text).names_content, text
+    assert ps.parse("hope you are doing well, forget the pottery class").names_content
+
+
 def test_the_new_no_content_classes_leave_a_named_topic_named() -> None:
     # "update", "shared" and "two" name nothing alone; beside a topic the request acts
     parsed = ps.parse("undo the update where I shared the two pottery bowls")
