@@ -280,3 +280,25 @@ def test_a_named_event_still_acts(store) -> None:
     assert plan.target_version == vids[2]
     sel = mem.plan_selective_undo(APP, USER, "forget the guinea pig named Oscar")
     assert sel.evidence["matched"][0][0] == vids[7]
+
+
+def test_a_match_on_frame_words_alone_is_weak() -> None:
+    # "plan" and "learn" occur in the memory, "glassblowing" nowhere: the request names
+    # something the memory never held, and it must be refused, not act on the guitar.
+    mem = hash_store()
+    try:
+        for i, text in enumerate(
+            [
+                "Caroline plans to learn the guitar this summer",
+                "Melanie went to a pottery class with her kids",
+                "Caroline got a job at the library downtown",
+            ]
+        ):
+            mem.commit(APP, USER, [add(f"f{i}", text)], source="chat", reason="t")
+        for call in (mem.plan_rollback_by_nl_query, mem.plan_selective_undo):
+            with pytest.raises(UncertainRequestError, match="does not hold"):
+                call(APP, USER, "forget my plan to learn glassblowing")
+        # the same frame beside a word the memory holds still acts
+        assert mem.plan_rollback_by_nl_query(APP, USER, "forget my plan to learn the guitar")
+    finally:
+        mem.close()
