@@ -38,23 +38,21 @@ LEVELS = 62  # levels 0..61 hold every seq below 2**62 (a store writes far fewer
 _LO, _HI = "(from_seq - 1)", "(to_seq - 1)"
 
 
-def _level_sql(sqlite: bool) -> str:
-    """SQL: the highest bit where ``lo`` and ``hi`` differ. PostgreSQL: the length of
-    their XOR in bits. SQLite has neither XOR nor a bit length: comparisons of shifted
-    values (too long for PostgreSQL, whose catalog row of an index must fit a page)."""
-    if not sqlite:
-        return f"(length(ltrim((({_LO} # {_HI})::bit(64))::text, '0')) - 1)"
-    whens = " ".join(
-        f"WHEN ({_LO} >> {t + 1}) = ({_HI} >> {t + 1}) THEN {t}" for t in range(LEVELS)
-    )
-    return f"CASE {whens} ELSE {LEVELS} END"
-
-
 def fork_sql(sqlite: bool) -> str:
-    """SQL (over the ``spans`` columns, unqualified): a closed span's fork node. The text
-    is the indexes' expression, so queries repeat it verbatim for the planner to match."""
-    level = _level_sql(sqlite)
-    return f"(({_HI} >> ({level})) << ({level}))"
+    """SQL (over the ``spans`` columns, unqualified): a closed span's fork node, ``hi``
+    with the bits below the highest bit where ``lo`` and ``hi`` differ cleared. The text
+    is the indexes' expression, so queries repeat it verbatim for the planner to match.
+    PostgreSQL: that bit from the length of their XOR. SQLite has neither XOR nor a bit
+    length: one comparison of shifted values per level (a text too long for a
+    PostgreSQL index, whose catalog row must fit a page)."""
+    if not sqlite:
+        level = f"(length(ltrim((({_LO} # {_HI})::bit(64))::text, '0')) - 1)"
+        return f"(({_HI} >> {level}) << {level})"
+    whens = " ".join(
+        f"WHEN ({_LO} >> {t + 1}) = ({_HI} >> {t + 1}) THEN (({_HI} >> {t}) << {t})"
+        for t in range(LEVELS)
+    )
+    return f"(CASE {whens} ELSE 0 END)"
 
 
 def index_ddl(sqlite: bool) -> list[str]:
