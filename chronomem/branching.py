@@ -277,14 +277,13 @@ def _items_at(db: Backend, source: Scope, at_seq: int) -> list[Any]:
     :func:`ensure_fork_index`), never from a scan of the history before it."""
     conn, sid = db.conn, source.scope_id
     if at_seq == source.head_seq:
-        spans, params = (
-            f"SELECT s.span_id, s.item_id, s.hash FROM spans s WHERE s.scope_id = ? AND {alive(conn, sid)}",
-            [sid],
-        )
-    else:
-        spans, params = interval_index.alive_at_sql(
-            conn, sid, at_seq, "s.span_id, s.item_id, s.hash"
-        )
+        return conn.execute(
+            "SELECT s.item_id, s.hash, b.text FROM spans s JOIN blobs b ON b.scope_id = "
+            f"s.scope_id AND b.hash = s.hash WHERE s.scope_id = ? AND {alive(conn, sid)} "
+            "ORDER BY s.span_id",
+            (sid,),
+        ).fetchall()
+    spans, params = interval_index.alive_at_sql(conn, sid, at_seq, "s.span_id, s.item_id, s.hash")
     return conn.execute(
         f"SELECT a.item_id, a.hash, b.text FROM ({spans}) a JOIN blobs b ON b.scope_id = ? "
         "AND b.hash = a.hash ORDER BY a.span_id",
@@ -294,7 +293,12 @@ def _items_at(db: Backend, source: Scope, at_seq: int) -> list[Any]:
 
 def _copy_items(db: Backend, scope_id: int, items: list[Any]) -> None:
     """A span from seq 1 for each (item_id, hash, text), with its blob and item-index
-    entry, in batches (on a server, one round trip per batch, not per item)."""
+    entry, in batches (on a server, one round trip per batch, not per item), or by
+    the backend's set-based path where it has one."""
+    bulk = getattr(db, "copy_items", None)
+    if bulk is not None:
+        bulk(scope_id, items)
+        return
     conn = db.conn
     conn.executemany(
         "INSERT INTO blobs (scope_id, hash, text) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",

@@ -124,3 +124,60 @@ def test_a_store_without_the_index_gains_it_on_its_first_branch_from_the_past(
         mem.checkout(APP, USER, "past")
         assert mem.snapshot(APP, USER) == {"i0": "t3", "i1": "t4", "i2": "t2"}
         assert mem.check_integrity(APP, USER) == []
+
+
+def _index_rows(mem: Any, scope_id: int) -> dict[str, Any]:
+    """A branch scope's item rows and item-index rows, keyed by item (not by span id)."""
+    conn = mem.conn
+    spans = conn.execute(
+        "SELECT span_id, item_id, hash, from_seq, to_seq FROM spans WHERE scope_id = ?",
+        (scope_id,),
+    ).fetchall()
+    item_of = {sid: item for sid, item, *_ in spans}
+    out: dict[str, Any] = {"spans": sorted(tuple(r[1:]) for r in spans)}
+    out["blobs"] = sorted(
+        conn.execute("SELECT hash, text FROM blobs WHERE scope_id = ?", (scope_id,)).fetchall()
+    )
+    if on_postgres():
+        out["docs"] = sorted(
+            (item_of[d], n, sorted(t), c)
+            for d, n, t, c in conn.execute(
+                "SELECT doc, len, terms, counted FROM item_docs WHERE scope_id = ?", (scope_id,)
+            ).fetchall()
+        )
+        out["terms"] = sorted(
+            (t, item_of[d], list(p))
+            for t, d, p in conn.execute(
+                "SELECT term, doc, pos FROM item_terms WHERE scope_id = ?", (scope_id,)
+            ).fetchall()
+        )
+        out["df"] = sorted(
+            conn.execute("SELECT term, n FROM item_df WHERE scope_id = ?", (scope_id,)).fetchall()
+        )
+        out["totals"] = conn.execute(
+            "SELECT item_n, item_tok FROM scopes WHERE scope_id = ?", (scope_id,)
+        ).fetchone()
+    return out
+
+
+def test_a_backends_set_based_copy_writes_the_generic_copys_rows() -> None:
+    with hash_store() as mem:
+        for n in range(30):
+            text = f"Ann's fact number {n}: foo_bar baz {n % 4}"
+            mem.commit(APP, USER, [{"op": "update", "item_id": f"i{n % 7}", "text": text}],
+                       source="t", reason="t")  # fmt: skip
+        mem.branch(APP, USER, "fast")
+        mem.backend.copy_items = None  # an instance attribute: the generic path
+        try:
+            mem.branch(APP, USER, "generic")
+        finally:
+            del mem.backend.copy_items
+        rows = {}
+        for b in mem.branches(APP, USER)[1:]:
+            key = mem.conn.execute(
+                'SELECT scope_id FROM scopes WHERE "user" LIKE ? AND app = ?',
+                (f"%\x1f{b['number']}", APP),
+            ).fetchone()[0]
+            rows[b["name"]] = _index_rows(mem, key)
+        assert rows["fast"] == rows["generic"] and len(rows["fast"]["spans"]) == 7
+        assert mem.check_integrity(APP, USER) == []

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +120,32 @@ def measure(mem: Any, vids: list[int], repeat: int) -> dict[str, float]:
         assert mem.head(APP, USER) != head
     mem.checkout(APP, USER, "main")
     assert mem.check_integrity(APP, USER) == [], "branching broke the store"
-    return {k: _median_ms(v) for k, v in times.items()}
+    out = {k: _median_ms(v) for k, v in times.items()}
+    if isinstance(mem.conn, sqlite3.Connection):
+        out["branch at HEAD, SQLite VM steps (thousands)"] = _steps(
+            mem, lambda: mem.branch(APP, USER, "steps-head")
+        )
+        out["branch mid-history, SQLite VM steps (thousands)"] = _steps(
+            mem, lambda: mem.branch(APP, USER, "steps-mid", at=vids[len(vids) // 2])
+        )
+    return out
+
+
+def _steps(mem: Any, run: Callable[[], Any]) -> float:
+    """Thousands of SQLite virtual-machine instructions ``run`` executes: the work the
+    database does, which a loaded machine does not change (the times above it does)."""
+    count = [0]
+
+    def tick() -> int:
+        count[0] += 1
+        return 0  # 0: go on
+
+    mem.conn.set_progress_handler(tick, 1000)
+    try:
+        run()
+    finally:
+        mem.conn.set_progress_handler(None, 0)
+    return float(count[0])
 
 
 def table(rows: list[tuple[int, dict[str, float]]], items: int, backend: str) -> str:
