@@ -130,4 +130,5 @@ def test_bench_branches_small_on_both_backends(
     for label in ("first branch from the past (builds the index)", "branch mid-history"):
         assert out.count(f"| {label} |") == 2
     assert out.count("| branch mid-history, SQLite VM steps (thousands) |") == 1
+    assert out.count("| branch at HEAD, rows read (PostgreSQL statistics) |") == 1
     assert out_file.read_text().count("| branch at HEAD |") == 2
