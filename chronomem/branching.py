@@ -11,7 +11,10 @@ branches of each main scope, with where each was forked from.
 
 Costs: creating a branch copies the items of the state it forks from (a few rows per
 item: span, blob, item-index entry), never the history, so it is O(items in that
-state) and O(1) in the number of versions; checking out is one indexed lookup.
+state) and O(1) in the number of versions: at HEAD the items are the open spans, at an
+older version they are read through the interval index of :mod:`.interval_index`
+(built on the first such branch). Checking out is one indexed lookup. Why a copy and
+not a pointer to the parent's state: docs/branches.md.
 
 Version ids stay unique across a scope's branches: branch number n (never reused within
 its scope, counted from 1) numbers its commits from ``n * BLOCK + 1``; the main branch
@@ -281,7 +284,10 @@ def _items_at(db: Backend, source: Scope, at_seq: int) -> list[Any]:
     # scan of the whole history: 100,000 rows, 230 ms of a 1,000-item branch)
     text = "(SELECT b.text FROM blobs b WHERE b.scope_id = ? AND b.hash = a.hash)"
     if at_seq == source.head_seq:
-        spans = f"SELECT s.span_id, s.item_id, s.hash FROM spans s WHERE s.scope_id = ? AND {alive(conn, sid)}"
+        spans = (
+            "SELECT s.span_id, s.item_id, s.hash FROM spans s "
+            f"WHERE s.scope_id = ? AND {alive(conn, sid)}"
+        )
         params: list[Any] = [sid]
     else:
         spans, params = interval_index.alive_at_sql(

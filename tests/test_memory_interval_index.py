@@ -61,9 +61,9 @@ def test_interval_query_equals_the_range_scan_at_every_seq(seed: int) -> None:
             ii.ensure(conn)
         sid, next_seq = _scope(mem)
         conn = mem.conn
+        fork = ii.fork_sql(ii.is_sqlite(conn))
         rows = conn.execute(
-            f"SELECT from_seq, to_seq, {ii.fork_sql(ii.is_sqlite(mem.conn))} FROM spans WHERE scope_id = ? "
-            "AND to_seq IS NOT NULL",
+            f"SELECT from_seq, to_seq, {fork} FROM spans WHERE scope_id = ? AND to_seq IS NOT NULL",
             (sid,),
         ).fetchall()
         assert rows and all(node == ii.fork_node(a, b) for a, b, node in rows)
