@@ -134,3 +134,22 @@ def test_bench_agreement_pairs_runs_and_counts_same_top1(tmp_path, capsys) -> No
     out = capsys.readouterr().out
     assert "3 of 4 identical; 1 with a different top version" in out
     assert "locomo-session__selection__selection bm25 q3: top 3 -> 4" in out
+
+
+def test_bench_branches_small_on_both_backends(
+    pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_file = tmp_path / "branches.md"
+    args = ["branches", "--writes", "8", "16", "--items", "3", "--repeat", "1"]
+    args += ["--backend", "sqlite", "postgres", "--pg-url", pg_url, "--out", str(out_file)]
+    assert bench_main(args) == 0
+    out = capsys.readouterr().out
+    for backend in ("sqlite", "postgres"):
+        assert f"Branch and checkout cost, {backend}, 3 items" in out
+        assert f"{backend}: 16 writes filled" in out
+    assert "| operation | 8 writes | 16 writes | 16 / 8 |" in out
+    for label in ("first branch from the past (builds the index)", "branch mid-history"):
+        assert out.count(f"| {label} |") == 2
+    assert out.count("| branch mid-history, SQLite VM steps (thousands) |") == 1
+    assert out.count("| branch at HEAD, rows read (PostgreSQL statistics) |") == 1
+    assert out_file.read_text().count("| branch at HEAD |") == 2
