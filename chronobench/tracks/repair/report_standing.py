@@ -81,8 +81,8 @@ def planner_sentence(
     "provenance graph)",
 ) -> str:
     """One plain sentence: does DGR beat the graph-free planner anywhere measured?
-    (better recovery with an interval excluding 0, or, recovery not separated, fewer
-    calls with an interval excluding 0; paired per case). ``conditions``: (subset,
+    (better recovery with an interval excluding 0, or, recovery no worse on average,
+    fewer calls with an interval excluding 0; paired per case). ``conditions``: (subset,
     condition, name) triples; the control sets' list when empty."""
     wins, measured = [], []
     conditions = tuple(conditions) or (
@@ -97,14 +97,16 @@ def planner_sentence(
         if rec is None or calls is None:
             continue
         measured.append(label)
-        if rec["ci_low"] > 0 or (rec["ci_high"] >= 0 and calls["ci_high"] < 0):
+        # Fewer calls only count while recovery is not worse on average: an interval
+        # that merely touches 0 from below still means DGR recovers less.
+        if rec["ci_low"] > 0 or (rec["mean"] >= 0 and calls["ci_high"] < 0):
             wins.append(label)
     if not measured:
         return ""
     if not wins:
         return (f"**Dependency-guided repair does not beat {name} in any condition measured ("
                 + ", ".join(measured) + "): its recovery is never higher with an interval "
-                "that excludes 0, nor its backbone calls lower.")  # fmt: skip
+                "that excludes 0, nor its backbone calls lower without a loss of recovery.")  # fmt: skip
     short = name.replace("**", "").split(" (")[0]
     return (
         f"Dependency-guided repair beats {short} only in: {', '.join(wins)} "
