@@ -292,7 +292,20 @@ FILLER = frozenset(
 # class it belongs to (written on the development probes, docs/nl_parse.md):
 NO_CONTENT = FILLER | frozenset(
     # interjections and chat shorthand
-    """oops oopsie lol haha ugh wow omg btw"""
+    """oops oopsie lol haha ugh wow omg btw wait whoa huh eh meh argh"""
+    # words that point at something without naming it ("the other thing too")
+    """ other else another too either same"""
+    # the act of telling (what was told is the content, not the act)
+    """ gave give given giving shared share sharing sent send"""
+    # the memory's own units and verbs ("the newest memories", "the last entry", "two
+    # steps", "clear out the recent update")
+    """ update updates entry entries step steps note notes record records edit edits
+    version versions newest oldest clear out"""
+    # counts ("two steps", "the last three")
+    """ two three four five six seven eight nine ten"""
+    # courtesy that is rarely a topic ("much appreciated", "no worries", "regards")
+    """ appreciate appreciated worries bother excuse possibly mate regards greetings ahh ta
+    cool trouble request requests"""
     # the request correcting itself: a slip, a change of mind, what to disregard
     """ bad mistake mistakes wrong ignore change changes changed"""
     # units of time with no date ("a minute ago")
@@ -304,7 +317,18 @@ NO_CONTENT = FILLER | frozenset(
     # what is left of a contraction once its apostrophe splits it ("don't" -> don, t;
     # "I'd" -> d)
     """ don doesn didn isn wasn won couldn wouldn shouldn aren weren haven hasn hadn
-    t d m ll ve re""".split()
+    t d m ll ve re s""".split()
+)
+# Courtesy formulas made of words that are topics elsewhere ("my best friend", "I love
+# hiking"): only the whole phrase names nothing, so only the phrase is set aside when
+# asking whether a request names content.
+_COURTESY = re.compile(
+    r"\b(?:hope (?:you(?:'re| are)|all is|things are) (?:doing )?(?:great|well|good|ok|okay|"
+    r"fine)|you(?:'re| are) (?:the best|a star|a lifesaver)|(?:i'?d|i would) love it if|"
+    r"(?:thanks|thank you)(?: so much)? for (?:your|the|all your|all the) help|"
+    r"have a (?:nice|good|great|lovely) (?:day|one|evening|weekend)|"
+    r"hello again(?:,? (?:my )?friend)?|dear (?:assistant|friend))\b",
+    re.IGNORECASE,
 )
 
 
@@ -350,7 +374,11 @@ class ParsedRequest:
     def names_content(self) -> bool:
         """Whether a word is left that is neither filler nor :data:`NO_CONTENT`: a
         request without one names nothing and is refused."""
-        return any(t not in NO_CONTENT for t in self.content)
+        if not any(t not in NO_CONTENT for t in self.content):
+            return False
+        if not _COURTESY.search(self.clause):
+            return True
+        return any(t not in NO_CONTENT for t in content_words(_COURTESY.sub(" ", self.clause)))
 
     def operator(self, kind: str) -> Operator | None:
         return next((o for o in self.operators if o.kind == kind), None)

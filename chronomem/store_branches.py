@@ -64,6 +64,8 @@ class Branches:
         elif at is not None:
             val.integer(at, "at", minimum=0)
         br.ensure_tables(self._e.db)
+        if at is not None:  # perhaps an older version: read through the interval index
+            br.ensure_fork_index(self._e.db)
         dense, lexical, vectors = self._fork(name)
         number = self._e.branch_number(app, user)
         with self._e.db.transaction():

@@ -6,6 +6,7 @@ embedder and reranker are the run's) and scores only the ``chronomem`` selector.
 published figures come from the main job; this script publishes nothing.
 
     python scripts/nl_eval.py data_builders/user_queries/locomo_v3_heldout.jsonl [--turn]
+    python scripts/nl_eval.py data_builders/user_queries/locomo_v3_tuning.jsonl --turn --turn-gold evidence
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+", type=Path)
     ap.add_argument("--turn", action="store_true", help="turn granularity (default: session)")
+    ap.add_argument(
+        "--turn-gold",
+        choices=["session", "evidence"],
+        default="session",
+        help="turn granularity: v* at the session's edge (default) or at the evidence turns "
+        "of the file's notes (dataset.turn_gold)",
+    )
     ap.add_argument("--selector", default="chronomem")
     ap.add_argument("--misses", action="store_true", help="print every miss")
     ap.add_argument(
@@ -42,7 +50,10 @@ def main(argv: list[str] | None = None) -> int:
 
     gran = "locomo_turn" if args.turn else "locomo_session"
     for path in args.files:
-        spec = compose_spec([f"dataset={gran}", "task=selection", f"dataset.queries_file={path}"])
+        extra = [f"dataset.turn_gold={args.turn_gold}"] if args.turn else []
+        spec = compose_spec(
+            [f"dataset={gran}", "task=selection", f"dataset.queries_file={path}", *extra]
+        )
         cell = resolve_cell(spec)
         data = cell.load_data()
         stores = cell.build_store_provider()

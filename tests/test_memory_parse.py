@@ -153,8 +153,34 @@ def test_a_request_left_with_only_no_content_words_names_nothing() -> None:
         "good evening! delete what I just wrote",
         "please roll back the most recent couple",
         "revert to where we were before, if you don't mind",
+        "wait, no. delete that",
+        "hmm actually forget the other thing too",
+        "delete the info I gave you last time",
+        "please clear out the newest memories, thank you kindly",
+        "go back two steps",
     ):
         assert not ps.parse(text).names_content, text
+
+
+def test_courtesy_formulas_name_nothing_but_their_words_stay_topics() -> None:
+    for text in (
+        "hey there, hope you're doing great! could you undo what I said earlier?",
+        "appreciate it, you're the best. now forget what I mentioned a moment ago",
+        "thank you so much for your help today, but please remove what I just said",
+        "greetings! please forget what I said just now, have a nice day",
+    ):
+        assert not ps.parse(text).names_content, text
+    # the same words outside the formula are a topic
+    for text in ("undo what I said about my best friend", "forget that I love hiking"):
+        assert ps.parse(text).names_content, text
+    assert ps.parse("hope you are doing well, forget the pottery class").names_content
+
+
+def test_the_new_no_content_classes_leave_a_named_topic_named() -> None:
+    # "update", "shared" and "two" name nothing alone; beside a topic the request acts
+    parsed = ps.parse("undo the update where I shared the two pottery bowls")
+    assert parsed.names_content
+    assert "pottery" in parsed.named and "bowls" in parsed.named
 
 
 def test_no_content_words_beside_a_topic_stay_evidence_words() -> None:
@@ -254,3 +280,25 @@ def test_a_named_event_still_acts(store) -> None:
     assert plan.target_version == vids[2]
     sel = mem.plan_selective_undo(APP, USER, "forget the guinea pig named Oscar")
     assert sel.evidence["matched"][0][0] == vids[7]
+
+
+def test_a_match_on_frame_words_alone_is_weak() -> None:
+    # "plan" and "learn" occur in the memory, "glassblowing" nowhere: the request names
+    # something the memory never held, and it must be refused, not act on the guitar.
+    mem = hash_store()
+    try:
+        for i, text in enumerate(
+            [
+                "Caroline plans to learn the guitar this summer",
+                "Melanie went to a pottery class with her kids",
+                "Caroline got a job at the library downtown",
+            ]
+        ):
+            mem.commit(APP, USER, [add(f"f{i}", text)], source="chat", reason="t")
+        for call in (mem.plan_rollback_by_nl_query, mem.plan_selective_undo):
+            with pytest.raises(UncertainRequestError, match="does not hold"):
+                call(APP, USER, "forget my plan to learn glassblowing")
+        # the same frame beside a word the memory holds still acts
+        assert mem.plan_rollback_by_nl_query(APP, USER, "forget my plan to learn the guitar")
+    finally:
+        mem.close()

@@ -13,6 +13,7 @@ throwaway local cluster). A markdown summary table closes the output.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import tempfile
@@ -31,9 +32,13 @@ def _ms(values: list[float]) -> str:
     return f"median {1000 * statistics.median(vals):7.2f} ms   p95 {1000 * p95:7.2f} ms"
 
 
-def _timed(fn: Callable[[], Any]) -> float:
-    t = time.perf_counter()
+def _timed(fn: Callable[[], Any], cpu: list[float] | None = None) -> float:
+    """Wall seconds of ``fn()``; its process CPU seconds are appended to ``cpu`` when
+    given (on a loaded machine wall time also counts the waits for a core)."""
+    t, c = time.perf_counter(), time.process_time()
     fn()
+    if cpu is not None:
+        cpu.append(time.process_time() - c)
     return time.perf_counter() - t
 
 
@@ -176,9 +181,11 @@ def bench_size(
         f"undo when {rng.choice(NAMES)} {rng.choice(VERBS)} {rng.choice(THINGS)}" for _ in range(30)
     ]
     cold = _timed(lambda: mem.resolve_hybrid("bench", "u", queries[0], 5))
-    resolve_s = [_timed(lambda q=q: mem.resolve("bench", "u", q, 5)) for q in queries]
+    resolve_cpu: list[float] = []
+    resolve_s = [_timed(lambda q=q: mem.resolve("bench", "u", q, 5), resolve_cpu) for q in queries]
     # the same requests again: the lexical index has read every term's postings by now
-    again_s = [_timed(lambda q=q: mem.resolve("bench", "u", q, 5)) for q in queries]
+    again_cpu: list[float] = []
+    again_s = [_timed(lambda q=q: mem.resolve("bench", "u", q, 5), again_cpu) for q in queries]
     out: dict[str, Any] = {
         "n": n,
         "commit": commit_s,
@@ -186,6 +193,8 @@ def bench_size(
         "resolve": resolve_s,
         "resolve_cold": cold,
         "resolve_again": again_s,
+        "resolve_cpu": resolve_cpu,
+        "resolve_again_cpu": again_cpu,
     }
     early, late = max(1, n // 10), max(1, n - n // 10)
     rows_written: dict[str, int] = {}
@@ -240,10 +249,14 @@ def bench_size(
         f"late v{late}: {1000 * snap_late:.2f} ms"
     )
     print(
-        f"resolve (no reranker) {_ms(resolve_s)}   (first call, loads matrix and lexical index: "
-        f"{1000 * cold:.1f} ms)"
+        f"resolve (no reranker) {_ms(resolve_s)}   CPU median "
+        f"{1000 * statistics.median(resolve_cpu):.2f} ms   (first call, loads matrix and "
+        f"lexical index: {1000 * cold:.1f} ms)"
     )
-    print(f"resolve, same requests again {_ms(again_s)}")
+    print(
+        f"resolve, same requests again {_ms(again_s)}   CPU median "
+        f"{1000 * statistics.median(again_cpu):.2f} ms"
+    )
     print(f"bytes on disk         {size / n:,.0f} per write ({size / 1e6:.1f} MB total)")
     where.remove(f"store-{n}")
     out["wall"] = time.perf_counter() - started
@@ -333,14 +346,25 @@ def run(
     writers: tuple[int, ...] = (1, 4, 16),
     commits_per_writer: int = 100,
     trials: int | None = None,
+    save: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Benchmark every (backend, embedder, size), then concurrent-writer throughput."""
-    from chronobench.bench.concurrency import throughput
+    """Benchmark every (backend, embedder, size), then concurrent-writer throughput;
+    ``save``: also write the raw figures there as JSON (:func:`report_saved` prints
+    several such files as one set of tables)."""
+    from chronobench.bench.concurrency import ServerProbe, bound_line, throughput
 
     results: list[dict[str, Any]] = []
     rates: list[dict[str, Any]] = []
     durability: dict[str, str] = {}
     cluster = None
+
+    def keep() -> None:
+        """Save the figures so far (a run stopped midway keeps its finished blocks)."""
+        if save is not None:
+            from chronobench.fileio import atomic_write_json
+
+            atomic_write_json(save, {"durability": durability, "results": results, "rates": rates})
+
     try:
         if "postgres" in backends and not pg_url:
             from chronomem.pg.cluster import Cluster
@@ -358,31 +382,68 @@ def run(
                     for n in sizes:
                         out = bench_size(n, embedder, Path(tmp), trials, where=where)
                         results.append({"backend": backend, "embedder": name, **out})
+                        keep()
+                probe = ServerProbe(pg_url) if backend == "postgres" and pg_url else None
                 for w in writers:
                     loc = where.shared(f"conc{w}")
                     try:
-                        rate = throughput(loc, w, commits_per_writer, where.pragma)
+                        rate = throughput(loc, w, commits_per_writer, where.pragma, probe)
                     finally:
                         where.drop_shared(f"conc{w}")
                     rates.append({"backend": backend, **rate})
+                    keep()
                     print(
                         f"{backend}: {w:2d} concurrent writers (own scopes) "
-                        f"{rate['per_s']:8.0f} commits/s ({rate['commits']} in "
-                        f"{rate['seconds']:.1f} s)"
+                        f"{rate['per_s']:8.0f} commits/s ({rate['commits']:.0f} in "
+                        f"{rate['seconds']:.1f} s)\n    {bound_line(rate)}"
                     )
     finally:
         if cluster is not None:
             cluster.stop()
+    report(durability, results, rates)
+    return results
+
+
+def report(
+    durability: dict[str, str],
+    results: list[dict[str, Any]],
+    rates: list[dict[str, Any]],
+    runs: str = "same run",
+) -> None:
+    """The closing tables: durability, median ms per operation, PostgreSQL over SQLite,
+    commits per second (with what bounded each run)."""
+    from chronobench.bench.concurrency import bound_line
+
     print("\ndurability of a returned commit:\n")
     for backend, what in durability.items():
         print(f"- {backend}: {what}")
-    print("\nmedian ms per operation (commit p50/p95, resolve, rollbacks, compact):\n")
-    print(summary_table(results))
+    if results:
+        print("\nmedian ms per operation (commit p50/p95, resolve, rollbacks, compact):\n")
+        print(summary_table(results))
     ratios = ratio_table(results)
     if ratios:
-        print("\nPostgreSQL over SQLite, median over median (same run):\n")
+        print(f"\nPostgreSQL over SQLite, median over median ({runs}):\n")
         print(ratios)
     if rates:
         print("\nwrite throughput, hash embedder, one scope per writer process:\n")
         print(throughput_table(rates))
-    return results
+        print("\nwhat each commit cost (CPU per commit; on PostgreSQL also the WAL):\n")
+        for r in rates:
+            many = "s" if r["writers"] > 1 else ""
+            print(f"- {r['backend']}, {r['writers']} writer{many}: {bound_line(r)}")
+
+
+def report_saved(paths: list[str]) -> None:
+    """Print the figures of several saved runs (``bench store --save``) as one set of
+    tables (rows in the order given; ratios pair rows of the same size, whichever run
+    they came from)."""
+    durability: dict[str, str] = {}
+    results: list[dict[str, Any]] = []
+    rates: list[dict[str, Any]] = []
+    for path in paths:
+        figures = json.loads(Path(path).read_text())
+        durability.update(figures["durability"])
+        results += figures["results"]
+        rates += figures["rates"]
+    runs = "same run" if len(paths) == 1 else f"{len(paths)} runs, one after the other"
+    report(durability, results, rates, runs)

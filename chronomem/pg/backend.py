@@ -261,6 +261,12 @@ class PostgresBackend(PgLexicon):
         """A revert's item writes and events, set-based (see :mod:`.fastwrite`)."""
         fastwrite.revert_items(self, scope_id, *args)
 
+    def copy_items(self, scope_id: int, items: Sequence[tuple[str, str, str]]) -> None:
+        """A new branch's items, set-based (see :mod:`.branchcopy`)."""
+        from chronomem.pg import branchcopy
+
+        branchcopy.copy_items(self.conn, scope_id, items)
+
     # -- dialect bits ------------------------------------------------------------------------
 
     def shared_vectors(self) -> Any:
