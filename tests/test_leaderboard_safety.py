@@ -22,12 +22,13 @@ from tests.conftest import REPO_ROOT
 def make_run(tiny_run, copy_run):
     """``make_run(results, overrides, published=True)``: a finished run folder under
     ``results/runs``, run by the runner on the tiny fixture (hash embedder: the tables,
-    not the scores, are under test), and marked publishable unless ``published=False``."""
+    not the scores, are under test), and marked publishable (as the main job's and the
+    presets' runs are) unless ``published=False``."""
 
     def make(results: Path, overrides: list[str], *, published: bool = True) -> Path:
         extra = ["embedder.model=hash", *overrides]
         if published:
-            extra.append("dataset.fixture=false")
+            extra += ["dataset.fixture=false", "publish=true"]
         return copy_run(tiny_run(*extra), results)
 
     return make
@@ -42,6 +43,34 @@ def test_fixture_runs_are_never_published(tmp_path, make_run):
     with pytest.raises(LeaderboardShrinkError, match="nothing was written"):
         write_leaderboard(tmp_path)
     assert not (tmp_path / "LEADERBOARD.md").exists()
+
+
+def test_ad_hoc_runs_are_never_published(tmp_path, make_run):
+    # Real data, but made outside the main job and the named presets (publish unset):
+    # running `leaderboard` afterwards must not put it on the board.
+    folder = make_run(tmp_path, ["task=selection", "dataset.fixture=false"], published=False)
+    assert _manifest(folder)["published"] is False
+    with pytest.raises(LeaderboardShrinkError, match="nothing was written"):
+        write_leaderboard(tmp_path)
+
+
+def test_export_runs_are_never_published():
+    from chronobench.runner.cell import publishable
+    from chronobench.spec import RunSpec
+
+    def spec(backbone: str) -> RunSpec:
+        return RunSpec.model_validate(
+            {
+                "dataset": {"name": "locomo", "source": "x.json", "granularity": "session"},
+                "system": {"name": "chronomem"},
+                "backbone": {"name": backbone, "model": "m"},
+                "task": {"kind": "benchmark"},
+                "publish": True,
+            }
+        )
+
+    assert publishable(spec("extractive"))
+    assert not publishable(spec("export"))
 
 
 def test_every_row_names_its_run_and_samples_sha(tmp_path, make_run):

@@ -47,6 +47,7 @@ def test_a_plug_in_track_runs_a_cell_and_shows_on_the_board_and_in_the_viewer(
             "+task.kind=echo",
             "embedder.model=hash",
             "dataset.fixture=false",
+            "publish=true",
         ]  # fmt: skip
     )
     cfg["paths"] = {

@@ -3,7 +3,8 @@
 From the committed published runs (results/published/) plus local runs (results/runs/)
 of the folder ``run`` writes to (``--results``, else ``$CHRONOBENCH_RESULTS``, else
 ``results``); it never names fewer runs than the file it replaces unless --force (then:
-local runs only). Fixture, smoke and debug runs are never published.
+local runs only). Fixture, smoke and debug runs are never published, nor runs made
+outside the main job and the named presets (``publish`` unset) or by ``backbone=export``.
 """
 
 from __future__ import annotations

@@ -243,6 +243,21 @@ def data_info(data: Any) -> dict[str, Any]:
     }
 
 
+def publishable(spec: RunSpec) -> bool:
+    """Whether ``leaderboard`` may put this run on the board: the data allow it
+    (``spec.published``: no fixture, no debugging cut), the run was made by the main job or
+    a named preset (``publish``), and its backbone's answers mean something (an ``export``
+    run only records prompts). An ad-hoc run stays local even if ``leaderboard`` is run
+    afterwards."""
+    from chronobench.backbones.registry import BACKBONES
+
+    name = spec.backbone.name
+    answers = not (
+        name in BACKBONES.names() and BACKBONES.entry(name).meta.get("publishes") is False
+    )
+    return spec.published and spec.publish and answers
+
+
 def write_results(
     run_dir: Path,
     spec: RunSpec,
@@ -281,7 +296,7 @@ def write_results(
         spec=spec.recorded(),
         spec_sha256=spec_sha256(spec),
         cell=cell_summary(spec),
-        published=spec.published,
+        published=publishable(spec),
         seed=spec.seed,
         dataset={**dataset, "folder": data_folder(dataset["folder"], spec.paths.data_dir)},
         samples={
