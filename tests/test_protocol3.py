@@ -28,12 +28,8 @@ from chronobench.systems.chronomem import ChronoMemSession, ChronoMemSystem
 
 
 @pytest.fixture(scope="module")
-def locomo_built(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> Any:
-    from chronobench.data.io import load_built
-    from data_builders import LOCOMO, build_dataset
-
-    out = tmp_path_factory.mktemp("locomo3")
-    return load_built(build_dataset(LOCOMO, granularity="session", source=locomo_path, out_dir=out))
+def locomo_built(locomo_session_built: Any) -> Any:
+    return locomo_session_built  # built once per test run (tests/conftest.py)
 
 
 def test_every_query_is_labelled_from_its_streams_battery(locomo_built: Any) -> None:
