@@ -22,6 +22,25 @@ def test_bench_store_small(capsys: pytest.CaptureFixture[str]) -> None:
     assert "2 concurrent writers" in out and "| sqlite |" in out
 
 
+def test_bench_store_saved_runs_print_as_one_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small = ["--writers", "2", "--commits-per-writer", "3"]
+    for backend in ("sqlite", "sqlite-full"):
+        args = ["store", "--sizes", "30", "--backend", backend, *small]
+        assert bench_main([*args, "--save", str(tmp_path / f"{backend}.json")]) == 0
+    capsys.readouterr()
+    saved = [str(tmp_path / "sqlite.json"), str(tmp_path / "sqlite-full.json")]
+    assert bench_main(["store", "--report", *saved]) == 0
+    out = capsys.readouterr().out
+    assert "| sqlite | hash | 30 |" in out and "| sqlite-full | hash | 30 |" in out
+    assert "- sqlite: WAL, synchronous=NORMAL" in out and "- sqlite-full: WAL" in out
+    assert "| sqlite-full | " in out.split("write throughput")[1]
+    assert "sqlite-full, 2 writers: client CPU" in out
+    with pytest.raises(SystemExit, match="no such file"):
+        bench_main(["store", "--report", str(tmp_path / "none.json")])
+
+
 def test_bench_store_postgres_beside_sqlite(
     pg_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -37,6 +56,8 @@ def test_bench_store_postgres_beside_sqlite(
     assert "- sqlite-full: WAL, synchronous=FULL" in out
     assert "- postgres: synchronous_commit=on, fsync=on" in out
     assert "| sqlite | 40 |" in out and "| sqlite-full | 40 |" in out  # the ratio rows
+    # each throughput run says what a commit cost: the writers' CPU, and the server's WAL
+    assert "client CPU" in out and "flushes per commit" in out
 
 
 def test_bench_items_agrees_with_the_backend(

@@ -39,6 +39,8 @@ AUDITS = Registry(
         "rq3": "chronobench.tracks.summary.audit:audit",
         "rq4": "chronobench.tracks.selective.audit:audit",
         "repair": "chronobench.tracks.repair.audit:audit",
+        # The repair headlines on the retrieval sets (builder repair-6), in their own file.
+        "repair_retrieval": "chronobench.tracks.repair.audit:retrieval_audit",
     },
     hint="register one with AUDITS.register(name, 'module:attr') or declare it in the "
     "'chronobench.audits' entry-point group",

@@ -13,6 +13,7 @@ throwaway local cluster). A markdown summary table closes the output.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import tempfile
@@ -345,14 +346,25 @@ def run(
     writers: tuple[int, ...] = (1, 4, 16),
     commits_per_writer: int = 100,
     trials: int | None = None,
+    save: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Benchmark every (backend, embedder, size), then concurrent-writer throughput."""
-    from chronobench.bench.concurrency import throughput
+    """Benchmark every (backend, embedder, size), then concurrent-writer throughput;
+    ``save``: also write the raw figures there as JSON (:func:`report_saved` prints
+    several such files as one set of tables)."""
+    from chronobench.bench.concurrency import ServerProbe, bound_line, throughput
 
     results: list[dict[str, Any]] = []
     rates: list[dict[str, Any]] = []
     durability: dict[str, str] = {}
     cluster = None
+
+    def keep() -> None:
+        """Save the figures so far (a run stopped midway keeps its finished blocks)."""
+        if save is not None:
+            from chronobench.fileio import atomic_write_json
+
+            atomic_write_json(save, {"durability": durability, "results": results, "rates": rates})
+
     try:
         if "postgres" in backends and not pg_url:
             from chronomem.pg.cluster import Cluster
@@ -370,31 +382,68 @@ def run(
                     for n in sizes:
                         out = bench_size(n, embedder, Path(tmp), trials, where=where)
                         results.append({"backend": backend, "embedder": name, **out})
+                        keep()
+                probe = ServerProbe(pg_url) if backend == "postgres" and pg_url else None
                 for w in writers:
                     loc = where.shared(f"conc{w}")
                     try:
-                        rate = throughput(loc, w, commits_per_writer, where.pragma)
+                        rate = throughput(loc, w, commits_per_writer, where.pragma, probe)
                     finally:
                         where.drop_shared(f"conc{w}")
                     rates.append({"backend": backend, **rate})
+                    keep()
                     print(
                         f"{backend}: {w:2d} concurrent writers (own scopes) "
-                        f"{rate['per_s']:8.0f} commits/s ({rate['commits']} in "
-                        f"{rate['seconds']:.1f} s)"
+                        f"{rate['per_s']:8.0f} commits/s ({rate['commits']:.0f} in "
+                        f"{rate['seconds']:.1f} s)\n    {bound_line(rate)}"
                     )
     finally:
         if cluster is not None:
             cluster.stop()
+    report(durability, results, rates)
+    return results
+
+
+def report(
+    durability: dict[str, str],
+    results: list[dict[str, Any]],
+    rates: list[dict[str, Any]],
+    runs: str = "same run",
+) -> None:
+    """The closing tables: durability, median ms per operation, PostgreSQL over SQLite,
+    commits per second (with what bounded each run)."""
+    from chronobench.bench.concurrency import bound_line
+
     print("\ndurability of a returned commit:\n")
     for backend, what in durability.items():
         print(f"- {backend}: {what}")
-    print("\nmedian ms per operation (commit p50/p95, resolve, rollbacks, compact):\n")
-    print(summary_table(results))
+    if results:
+        print("\nmedian ms per operation (commit p50/p95, resolve, rollbacks, compact):\n")
+        print(summary_table(results))
     ratios = ratio_table(results)
     if ratios:
-        print("\nPostgreSQL over SQLite, median over median (same run):\n")
+        print(f"\nPostgreSQL over SQLite, median over median ({runs}):\n")
         print(ratios)
     if rates:
         print("\nwrite throughput, hash embedder, one scope per writer process:\n")
         print(throughput_table(rates))
-    return results
+        print("\nwhat each commit cost (CPU per commit; on PostgreSQL also the WAL):\n")
+        for r in rates:
+            many = "s" if r["writers"] > 1 else ""
+            print(f"- {r['backend']}, {r['writers']} writer{many}: {bound_line(r)}")
+
+
+def report_saved(paths: list[str]) -> None:
+    """Print the figures of several saved runs (``bench store --save``) as one set of
+    tables (rows in the order given; ratios pair rows of the same size, whichever run
+    they came from)."""
+    durability: dict[str, str] = {}
+    results: list[dict[str, Any]] = []
+    rates: list[dict[str, Any]] = []
+    for path in paths:
+        figures = json.loads(Path(path).read_text())
+        durability.update(figures["durability"])
+        results += figures["results"]
+        rates += figures["rates"]
+    runs = "same run" if len(paths) == 1 else f"{len(paths)} runs, one after the other"
+    report(durability, results, rates, runs)

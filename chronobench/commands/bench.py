@@ -21,15 +21,16 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 
 def _store_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sizes",
         type=int,
-        nargs="+",
+        nargs="*",
         default=[1000, 10000],
-        help="stream lengths in writes (default: 1000 10000)",
+        help="stream lengths in writes (default: 1000 10000; none: throughput only)",
     )
     parser.add_argument(
         "--embedder",
@@ -63,6 +64,19 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
         "--commits-per-writer", type=int, default=100, help="commits each writer makes"
     )
     parser.add_argument(
+        "--save",
+        type=Path,
+        default=None,
+        help="also write the raw figures to this JSON file (for --report)",
+    )
+    parser.add_argument(
+        "--report",
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="run nothing: print the tables of runs saved with --save, as one set",
+    )
+    parser.add_argument(
         "--trials",
         type=int,
         default=None,
@@ -72,8 +86,14 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _store(args: argparse.Namespace) -> int:
-    from chronobench.bench.store import run
+    from chronobench.bench.store import report_saved, run
 
+    if args.report:
+        missing = [p for p in args.report if not os.path.isfile(p)]
+        if missing:
+            raise SystemExit(f"--report: no such file {missing[0]} (write it with --save)")
+        report_saved(args.report)
+        return 0
     if any(n < 20 for n in args.sizes):
         raise SystemExit("--sizes: each stream needs at least 20 writes")
     if any(w < 1 for w in args.writers) or args.commits_per_writer < 2:
@@ -88,6 +108,7 @@ def _store(args: argparse.Namespace) -> int:
         tuple(args.writers),
         args.commits_per_writer,
         args.trials,
+        args.save,
     )
     return 0
 

@@ -204,15 +204,11 @@ def payload(
     prepared: Sequence[Mapping[str, Any]],
     vectors: Sequence[np.ndarray],
     consulted: Sequence[Mapping[str, str | None]],
-    describe: Callable[..., tuple[str, str]],
+    described: Sequence[tuple[str, str]],
 ) -> str:
     """The JSON document :func:`function_sql`'s function takes for these writes:
     ``consulted`` holds, per write, the texts its descriptor quoted (item -> text or
-    None, as read before the lock)."""
-    described = [
-        describe(p["ops"], p["summary"], p["labels"], seen.get)
-        for p, seen in zip(prepared, consulted, strict=True)
-    ]
+    None, as read before the lock), ``described`` its (dense, lexical) descriptor."""
     texts: list[str] = []
     for p, (_, lexical) in zip(prepared, described, strict=True):
         texts.extend(o.text for o in p["ops"] if o.op != "delete")
@@ -281,10 +277,13 @@ def commit_writes(
 
     if not all(eligible(p) for p in prepared):
         return None
-    for p, dense, seen in zip(prepared, dense_pre, consulted, strict=True):
-        if describe(p["ops"], p["summary"], p["labels"], seen.get)[0] != dense:
-            return None  # the texts the caller described with are not all known here
-    doc = payload(app, user, prepared, vectors, consulted, describe)
+    described = [
+        describe(p["ops"], p["summary"], p["labels"], seen.get)
+        for p, seen in zip(prepared, consulted, strict=True)
+    ]
+    if any(d[0] != dense for d, dense in zip(described, dense_pre, strict=True)):
+        return None  # the texts the caller described with are not all known here
+    doc = payload(app, user, prepared, vectors, consulted, described)
     with backend.lock:
         conn = backend.conn
         if conn.in_txn or conn.in_read:  # inside another transaction: not its own

@@ -169,16 +169,20 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
     ids = [int(d) for d in docs]
     if not ids:
         return
-    # the counts below go down by every removed document's postings: count them first
-    pending = conn.execute(
-        f"SELECT DISTINCT scope_id FROM {ix.docs} WHERE doc = ANY(?) AND NOT counted", (ids,)
+    # Per scope: how many of its documents go, and whether any document of it is not
+    # counted yet (the counts below must hold every document before they go down).
+    scopes = conn.execute(
+        f"SELECT d.scope_id, count(*), max(s.{ix.n_col}), bool_or(NOT d.counted) "
+        f"FROM {ix.docs} d JOIN scopes s ON s.scope_id = d.scope_id WHERE d.doc = ANY(?) "
+        "GROUP BY d.scope_id",
+        (ids,),
     ).fetchall()
-    fold(conn, ix, (r[0] for r in pending))
-    # document counts down by the postings about to go; a count at 0 is deleted (its
-    # term may be an erased word: it must not stay behind as a key). The emptied keys
-    # come back from the UPDATE and are deleted by key: a join against a subquery of
-    # the postings was estimated at one row, and the planner's nested loop over the
-    # whole count table made compaction quadratic (4,000 writes: 57 s in that DELETE).
+    # A scope losing most of its documents (compaction after an early truncate) gets its
+    # counts recounted from the postings that stay: that reads what stays, where taking
+    # each removed posting out of the counts updates a count row per removed term (at
+    # 10,000 writes, 90% removed: 1.3 s of the 5-6 s compaction for the descriptors).
+    recount = sorted(int(sid) for sid, gone, total, _ in scopes if 2 * int(gone) >= int(total))
+    fold(conn, ix, [int(r[0]) for r in scopes if r[3] or int(r[0]) in recount])
     # Each removed document's postings by their key (scope, term, document), from the
     # terms its row keeps: no index on the document alone is needed (nor kept). The list
     # is MATERIALIZED: inlined, the planner probed the postings' key by (scope, document)
@@ -186,29 +190,53 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
     # one DELETE); as a CTE it can only probe by the full key or hash it in one pass.
     held = (
         f"WITH h AS MATERIALIZED (SELECT d.scope_id, u.term, d.doc FROM {ix.docs} d "
-        "CROSS JOIN LATERAL unnest(d.terms) AS u(term) WHERE d.doc = ANY(?)) "
+        "CROSS JOIN LATERAL unnest(d.terms) AS u(term) WHERE d.doc = ANY(?) "
+        "AND d.scope_id <> ALL(?::bigint[])) "
     )
-    emptied = conn.execute(
-        f"{held}UPDATE {ix.df} f SET n = f.n - d.c FROM (SELECT h.scope_id, h.term, "
-        "count(*) AS c FROM h GROUP BY h.scope_id, h.term) d "
-        "WHERE f.scope_id = d.scope_id AND f.term = d.term RETURNING f.scope_id, f.term, f.n",
-        (ids,),
-    ).fetchall()
-    zero = [(int(sid), term) for sid, term, n in emptied if n <= 0]
-    if zero:
+    if len(recount) < len(scopes):
+        # document counts down by the postings about to go; a count at 0 is deleted (its
+        # term may be an erased word: it must not stay behind as a key). The emptied
+        # keys come back from the UPDATE and are deleted by key: a join against a
+        # subquery of the postings was estimated at one row, and the planner's nested
+        # loop over the whole count table made compaction quadratic (4,000 writes: 57 s
+        # in that DELETE).
+        emptied = conn.execute(
+            f"{held}UPDATE {ix.df} f SET n = f.n - d.c FROM (SELECT h.scope_id, h.term, "
+            "count(*) AS c FROM h GROUP BY h.scope_id, h.term) d "
+            "WHERE f.scope_id = d.scope_id AND f.term = d.term RETURNING f.scope_id, f.term, f.n",
+            (ids, recount),
+        ).fetchall()
+        zero = [(int(sid), term) for sid, term, n in emptied if n <= 0]
+        if zero:
+            conn.execute(
+                f"DELETE FROM {ix.df} f USING unnest(?::bigint[], ?::text[]) AS "
+                "u(scope_id, term) WHERE f.scope_id = u.scope_id AND f.term = u.term "
+                "AND f.n <= 0",
+                ([sid for sid, _ in zero], [term for _, term in zero]),
+            )
         conn.execute(
-            f"DELETE FROM {ix.df} f USING unnest(?::bigint[], ?::text[]) AS u(scope_id, term) "
-            "WHERE f.scope_id = u.scope_id AND f.term = u.term AND f.n <= 0",
-            ([sid for sid, _ in zero], [term for _, term in zero]),
+            f"{held}DELETE FROM {ix.terms} t USING h "
+            "WHERE t.scope_id = h.scope_id AND t.term = h.term AND t.doc = h.doc",
+            (ids, recount),
         )
-    conn.execute(
-        f"{held}DELETE FROM {ix.terms} t USING h WHERE t.scope_id = h.scope_id "
-        "AND t.term = h.term AND t.doc = h.doc",
-        (ids,),
-    )
     gone = conn.execute(
         f"DELETE FROM {ix.docs} WHERE doc = ANY(?) RETURNING scope_id, len", (ids,)
     ).fetchall()
+    for sid in recount:
+        # Most of the scope's postings go: those of documents that are gone, in one pass
+        # over the scope's postings (an anti-join), cheaper than finding each by its key;
+        # then every count of the scope afresh, from the postings left.
+        conn.execute(
+            f"DELETE FROM {ix.terms} t WHERE t.scope_id = ? AND NOT EXISTS "
+            f"(SELECT 1 FROM {ix.docs} d WHERE d.doc = t.doc)",
+            (sid,),
+        )
+        conn.execute(f"DELETE FROM {ix.df} WHERE scope_id = ?", (sid,))
+        conn.execute(
+            f"INSERT INTO {ix.df} (scope_id, term, n) SELECT scope_id, term, count(*) "
+            f"FROM {ix.terms} WHERE scope_id = ? GROUP BY scope_id, term",
+            (sid,),
+        )
     totals: dict[int, list[int]] = {}
     for sid, n in gone:
         t = totals.setdefault(int(sid), [0, 0])

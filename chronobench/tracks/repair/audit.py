@@ -37,7 +37,7 @@ from typing import Any
 from chronobench.audit.contract import Attack, Curve, HeadlineAudit, Interval
 from chronobench.audit.registry import AuditOptions
 
-__all__ = ["audit", "oracle_method"]
+__all__ = ["audit", "oracle_method", "retrieval_audit"]
 
 SYSTEM = "dgr"
 FIXED_TEXT = (
@@ -144,7 +144,20 @@ class _Scorer:
         return sum(vals) / len(vals) if vals else 0.0
 
 
-def _load(options: AuditOptions) -> dict[str, list[dict[str, Any]]]:
+# The retrieval sets' planners (graph_free.py): the log-only guesses at what retrieval
+# returned, and the planner that re-runs the agent's own retriever on every version (not
+# log-only, but graph-free: listed, so the verdict says whether the graph beats it too).
+_RETRIEVAL_SURFACE = (
+    ("graph_free_planner_lexical", "given",
+     "graph-free planner, retrieved records guessed from the logged query's words"),
+    ("graph_free_planner_slot", "given",
+     "graph-free planner re-running every session that could have read a changed slot"),
+    ("graph_free_planner_retriever", "given",
+     "graph-free planner re-running the agent's retriever on every version (not log-only)"),
+)  # fmt: skip
+
+
+def _load(options: AuditOptions, headlines: tuple = ()) -> dict[str, list[dict[str, Any]]]:
     """Cases per set (the control sets and the earned ones): the published sets, or for
     ``fast`` every tenth single-fault and every fifth stress case, built directly (every
     family and fault type is still present)."""
@@ -153,7 +166,7 @@ def _load(options: AuditOptions) -> dict[str, list[dict[str, Any]]]:
     sets: dict[str, list[dict[str, Any]]] = {}
     data = Path(options.data or os.environ.get("CHRONOBENCH_DATA", "data/built"))
     # Only the builders a headline scores (the two-chain sets have no published cells yet).
-    for builder in dict.fromkeys(SET_BUILDER[h[0]] for h in _HEADLINES):
+    for builder in dict.fromkeys(SET_BUILDER[h[0]] for h in headlines):
         single, multi = BUILDERS[builder]
         if options.fast:
             sets[single] = [make_case(0, single, i) for i in range(0, 150, 10)]
@@ -166,7 +179,7 @@ def _load(options: AuditOptions) -> dict[str, list[dict[str, Any]]]:
 
 
 def _headline(scorer: _Scorer, headline: str, data: str, system_diagnosis: str,
-              fast: bool, extra_surface: tuple = ()) -> HeadlineAudit:  # fmt: skip
+              fast: bool, extra_surface: tuple = (), track: str = "repair") -> HeadlineAudit:  # fmt: skip
     from chronobench.metrics.bootstrap import summarise
 
     vals = scorer.values(SYSTEM, system_diagnosis)
@@ -209,7 +222,7 @@ def _headline(scorer: _Scorer, headline: str, data: str, system_diagnosis: str,
     if system_diagnosis != "given":
         notes.append(f"System: DGR given the {system_diagnosis} detector's diagnosis.")
     return HeadlineAudit(
-        track="repair", headline=headline, system=f"DGR ({system_diagnosis} diagnosis)",
+        track=track, headline=headline, system=f"DGR ({system_diagnosis} diagnosis)",
         interval=interval, oracle_name="oracle repair (true faults deleted; exactly the changed "
         "sessions re-run and the changed task steps replayed)",
         oracle_why="it reaches the gold answer and store with the least re-run work the fault "
@@ -239,7 +252,7 @@ def audit(options: AuditOptions) -> list[HeadlineAudit]:
     """The repair headlines' audits: on the control sets and on the earned sets (whose
     diagnosis the log's surface does not give away), the single-fault and stress sets
     with the given diagnosis, and the single-fault set with the backbone judge's."""
-    sets = _load(options)
+    sets = _load(options, _HEADLINES)
     kind = "fast" if options.fast else "full"
     scorers = {name: _Scorer(cases) for name, cases in sets.items()}
     return [
@@ -248,3 +261,53 @@ def audit(options: AuditOptions) -> list[HeadlineAudit]:
                   _EARNED_SURFACE if name.startswith("earned_") else ())
         for name, headline, label, diag in _HEADLINES
     ]  # fmt: skip
+
+
+# The retrieval sets (builder repair-6): notes and lookups read what retrieval returns
+# for the query they logged, so the graph-free planner has to guess those reads.
+_RETRIEVAL_HEADLINES = (
+    ("retrieval_controlled", "minimal repair, retrieval controlled set, given diagnosis",
+     "repair retrieval_controlled", "given"),
+    ("retrieval_stress", "minimal repair, retrieval stress set, given diagnosis",
+     "repair retrieval_stress", "given"),
+    ("retrieval_controlled",
+     "minimal repair, retrieval controlled set, the backbone judge's diagnosis",
+     "repair retrieval_controlled", "judge"),
+)  # fmt: skip
+
+
+def retrieval_audit(options: AuditOptions) -> list[HeadlineAudit]:
+    """The repair headlines on the retrieval sets (track ``repair_retrieval``, its own
+    audit file), with the planners that guess or replay what retrieval returned among
+    the surface rules."""
+    sets = _load(options, _RETRIEVAL_HEADLINES)
+    kind = "fast" if options.fast else "full"
+    scorers = {name: _Scorer(cases) for name, cases in sets.items()}
+    extra = (*_EARNED_SURFACE, *_RETRIEVAL_SURFACE)
+    out = []
+    for name, headline, label, diag in _RETRIEVAL_HEADLINES:
+        scorer = scorers[name]
+        audit = _headline(scorer, headline,
+                          f"{label}, {len(sets[name])} cases, exact replay, {kind}", diag,
+                          options.fast, extra, track="repair_retrieval")  # fmt: skip
+        audit.notes.append(_paired_margins(scorer, diag))
+        out.append(audit)
+    return out
+
+
+def _paired_margins(scorer: _Scorer, diagnosis: str) -> str:
+    """DGR minus each graph-free planner, paired per case (an interval on the margin,
+    which the unpaired verdict does not use)."""
+    from chronobench.metrics.bootstrap import summarise
+
+    dgr = scorer.values(SYSTEM, diagnosis)
+    parts = []
+    for reads in ("", "_lexical", "_slot", "_retriever"):
+        other = scorer.values(f"graph_free_planner{reads}", diagnosis)
+        st = summarise([a - b for a, b in zip(dgr, other, strict=True)], seed=0)
+        better = sum(a > b + 1e-9 for a, b in zip(dgr, other, strict=True))
+        worse = sum(b > a + 1e-9 for a, b in zip(dgr, other, strict=True))
+        parts.append(f"graph_free_planner{reads} {100 * st['mean']:+.1f} "
+                     f"[{100 * st['ci_low']:+.1f}, {100 * st['ci_high']:+.1f}] "
+                     f"(DGR higher on {better} cases, lower on {worse})")  # fmt: skip
+    return "DGR minus each graph-free planner, paired per case: " + "; ".join(parts) + "."

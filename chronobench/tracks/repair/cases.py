@@ -14,6 +14,7 @@ from typing import Any
 from chronobench.fileio import atomic_write_json, atomic_write_text
 from chronobench.protocols import GenerationParams
 from chronobench.tracks.repair.agent import MEMO_ITEM, TaskRunner
+from chronobench.tracks.repair.domains import DOMAINS
 from chronobench.tracks.repair.generate import (
     DOMAIN_NAMES,
     FAMILIES,
@@ -24,8 +25,10 @@ from chronobench.tracks.repair.generate import (
 )
 from chronobench.tracks.repair.generate_earned import EARNED2_SETS, EARNED_SETS, draft_earned
 from chronobench.tracks.repair.history import materialize
+from chronobench.tracks.repair.lexicon import slot_phrase
 from chronobench.tracks.repair.policy import RepairPolicyBackbone
 from chronobench.tracks.repair.provenance import Recorder
+from chronobench.tracks.repair.retrieval import RETRIEVAL_SETS
 from chronobench.tracks.repair.steps import HistoryAgent
 from chronomem import ChronoMem
 
@@ -36,10 +39,14 @@ EARNED_BUILDER = "repair-4"
 # 5: the earned sets with a second advisory chain per domain (Domain.side_chain). A new
 # builder, not a change to repair-4: published cells rest on the repair-4 cases' sha256.
 EARNED2_BUILDER = "repair-5"
+# 6: the two-chain histories with retrieval-driven reads (retrieval.py): notes and
+# lookups log the search query they issued, and read what retrieval returns for it.
+RETRIEVAL_BUILDER = "repair-6"
 BUILDERS = {
     BUILDER_VERSION: ("controlled", "stress"),
     EARNED_BUILDER: EARNED_SETS,
     EARNED2_BUILDER: EARNED2_SETS,
+    RETRIEVAL_BUILDER: RETRIEVAL_SETS,
 }
 SET_BUILDER = {name: b for b, names in BUILDERS.items() for name in names}
 # What a deployed agent has of a case: the session log, the task. Faults, families,
@@ -49,7 +56,24 @@ MISS_EVERY = 4  # stress case i misses one fault when i % MISS_EVERY == MISS_EVE
 # The two-chain sets draw with their one-chain namesakes' seeds, so case i of each pair
 # starts from the same random stream (and the two-chain histories measured before the
 # split, under the repair-4 names, are these ones).
-DRAW_AS = dict(zip(EARNED2_SETS, EARNED_SETS, strict=True))
+DRAW_AS = {
+    **dict(zip(EARNED2_SETS, EARNED_SETS, strict=True)),
+    # The retrieval sets draw the two-chain histories the same way; the agent's reads
+    # decide which draws change the answer, so a case may redraw where repair-5 did not.
+    **dict(zip(RETRIEVAL_SETS, EARNED_SETS, strict=True)),
+}
+
+
+def add_queries(case: dict[str, Any]) -> None:
+    """Log the search query each note and advisory lookup of ``case`` issues: the user's
+    words, and for a lookup the name of the tool's argument (what the agent searches
+    memory for). The records retrieval returns are not logged."""
+    derivations = {d.name: d for d in DOMAINS[case["domain"]].derivations()}
+    for ev in case["events"]:
+        if ev["kind"] == "note":
+            ev["query"] = ev["input"]
+        elif ev["kind"] == "lookup":
+            ev["query"] = f"{ev['input']} (my {slot_phrase(derivations[ev['derivation']].source)})"
 
 
 def agent_view(case: dict[str, Any]) -> dict[str, Any]:
@@ -90,9 +114,11 @@ def make_case(seed: int, subset: str, index: int) -> dict[str, Any]:
     if subset not in SET_BUILDER:
         raise ValueError(f"repair subset {subset!r}: expected one of {', '.join(SET_BUILDER)}")
     domain = DOMAIN_NAMES[index % len(DOMAIN_NAMES)]
-    two_chains = subset in EARNED2_SETS
+    retrieval = subset in RETRIEVAL_SETS
+    two_chains = subset in EARNED2_SETS or retrieval
     earned = subset in EARNED_SETS or two_chains
-    single = subset in ("controlled", "earned_controlled", "earned2_controlled")
+    single = subset in ("controlled", "earned_controlled", "earned2_controlled",
+                        "retrieval_controlled")  # fmt: skip
     drawn_as = DRAW_AS.get(subset, subset)
     for attempt in range(MAX_ATTEMPTS):
         rng = random.Random(f"{seed}:{drawn_as}:{index}:{attempt}")
@@ -114,6 +140,8 @@ def make_case(seed: int, subset: str, index: int) -> dict[str, Any]:
                 case = draft_case(rng, domain, plan, stress=not single)
         except Redraw:
             continue
+        if retrieval:
+            add_queries(case)
         case.update(case_id=f"{subset}-{index:03d}", set=subset, app="repair", user=f"u{index}")
         diagnosed = [f["record"] for f in case["faults"]]
         missed = not single and index % MISS_EVERY == MISS_EVERY - 1
@@ -164,7 +192,8 @@ def _code_sha() -> str:
     """sha256 of the sources that decide a case's content, so an edit rebuilds the cases."""
     here = Path(__file__)
     names = ("generate.py", "generate_earned.py", "cases.py", "domains.py", "lexicon.py",
-             "policy.py", "agent.py", "steps.py", "history.py", "provenance.py")  # fmt: skip
+             "policy.py", "agent.py", "steps.py", "history.py", "provenance.py",
+             "retrieval.py")  # fmt: skip
     files = [here.with_name(n) for n in names]
     return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
 

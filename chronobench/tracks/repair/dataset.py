@@ -26,7 +26,8 @@ REPAIR = Dataset(
     title="the repair track's seeded cases",
     # The subset a cell scores: the repair-3 control sets, and the sets whose diagnosis
     # must be earned (repair-4, chronobench/tracks/repair/generate_earned.py) and those
-    # with two advisory chains per domain (repair-5).
+    # with two advisory chains per domain (repair-5); the same histories read through
+    # retrieval (repair-6, chronobench/tracks/repair/retrieval.py).
     granularities=(
         "controlled",
         "stress",
@@ -34,6 +35,8 @@ REPAIR = Dataset(
         "earned_stress",
         "earned2_controlled",
         "earned2_stress",
+        "retrieval_controlled",
+        "retrieval_stress",
     ),
     # The keys the shipped config always gave (published run ids hash them).
     recorded=DATASET_RECORDED["repair"],

@@ -18,6 +18,8 @@ MISSING = "unknown"
 # The sets whose domains have both advisory chains (builder repair-5). Every other set
 # has the first chain only, so its cases, and the published cells built on them, stay.
 TWO_CHAIN_SETS = ("earned2_controlled", "earned2_stress")
+# The retrieval sets (builder repair-6) are two-chain histories too.
+_BOTH_CHAINS = (*TWO_CHAIN_SETS, "retrieval_controlled", "retrieval_stress")
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ class Domain:
     def chains(self, subset: str) -> tuple[tuple[Derivation, ...], ...]:
         """The advisory chains the cases of ``subset`` use: both for
         :data:`TWO_CHAIN_SETS`, the first one for every other set."""
-        if subset in TWO_CHAIN_SETS and self.side_chain:
+        if subset in _BOTH_CHAINS and self.side_chain:
             return (self.chain, self.side_chain)
         return (self.chain,)
 

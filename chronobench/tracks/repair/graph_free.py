@@ -22,6 +22,22 @@ repaired state. Three cases where that is more than needed can be told from the 
 
 This is the baseline the dependency graph must beat: everything it knows comes from
 the log, the versions and the agent's newest-record rule.
+
+**Retrieval-driven sessions** (the ``repair-6`` sets, :mod:`~chronobench.tracks.repair.retrieval`):
+a note or a lookup that logged a search query read the newest slot record among what
+retrieval returned, which the log does not state. The planner then has to guess what
+the session read; ``reads`` picks how (each a registered method):
+
+- ``newest`` (``graph_free_planner``): as if the session read the newest record stating
+  its slot, the rule that was exact on the earlier sets;
+- ``lexical``: the records sharing the most words with the logged query stand in for
+  what retrieval returned (the best guess from the log without the retriever);
+- ``slot``: any change to any record stating the slot re-runs the session (every
+  session that could have read the fault is re-run);
+- ``retriever``: the store's own retriever re-run on each version. Not a log-only
+  planner: it needs the exact embedder and index the agent used at the time, which a
+  deployed system does not keep once it re-embeds; measured to show what a replayable
+  retriever gives a planner.
 """
 
 from __future__ import annotations
@@ -31,10 +47,13 @@ from typing import Any
 from chronobench.tracks.repair.agent import View, workflow
 from chronobench.tracks.repair.baselines import CountingAgent, LogWalk, nothing_to_repair
 from chronobench.tracks.repair.context import RepairContext, RepairOutcome
-from chronobench.tracks.repair.history import read_value, session_reads, values_changed
+from chronobench.tracks.repair.history import agent_reads, read_value, session_reads
 from chronobench.tracks.repair.lexicon import find_pairs, read_pairs
+from chronobench.tracks.repair.retrieval import lexical_top, retrieves
 
-__all__ = ["graph_free_planner", "own_pairs", "supported_writes"]
+__all__ = ["READS", "graph_free_planner", "own_pairs", "reading", "supported_writes"]
+
+READS = ("newest", "lexical", "slot", "retriever")
 
 
 def own_pairs(ev: dict[str, Any], domain: str) -> set[tuple[str, str]]:
@@ -44,17 +63,40 @@ def own_pairs(ev: dict[str, Any], domain: str) -> set[tuple[str, str]]:
     return pairs | set(find_pairs(ev.get("input") or "", domain))
 
 
+def reading(
+    ev: dict[str, Any], items: dict[str, str], domain: str, reads: str = "newest"
+) -> dict[str, Any]:
+    """slot -> what the planner takes session ``ev`` to read for it from ``items``: the
+    newest record's value, or for a retrieval-driven session under ``reads`` (module
+    doc) the newest value among the guessed retrieved records (``lexical``,
+    ``retriever``), or every record stating the slot (``slot``)."""
+    if reads not in READS:
+        raise ValueError(f"graph-free planner reads={reads!r}: expected one of {READS}")
+    slots = session_reads(ev, domain)
+    if reads == "newest" or not retrieves(ev):
+        return {s: read_value(items, s, domain) for s in slots}
+    if reads == "slot":
+        return {s: tuple((i, t) for i, t in items.items()
+                         if s in {x for x, _ in read_pairs(t, domain)}) for s in slots}  # fmt: skip
+    if reads == "retriever":
+        return agent_reads(ev, items, domain)
+    shown = {i: items[i] for i in lexical_top(items, ev["query"])}
+    return {s: read_value(shown, s, domain) for s in slots}
+
+
 def supported_writes(
-    ev: dict[str, Any], written: dict[str, str], repaired: dict[str, str], domain: str
+    ev: dict[str, Any],
+    written: dict[str, str],
+    repaired: dict[str, str],
+    domain: str,
+    reads: str = "newest",
 ) -> dict[str, bool]:
     """item -> whether every pair of the record the session wrote is stated by the
     session's own text or equals what ``repaired`` memory gives a slot the session reads."""
-    own, reads = own_pairs(ev, domain), session_reads(ev, domain)
+    own, got = own_pairs(ev, domain), reading(ev, repaired, domain, reads)
 
     def ok(slot: str, value: str) -> bool:
-        return (slot, value) in own or (
-            slot in reads and read_value(repaired, slot, domain) == value
-        )
+        return (slot, value) in own or got.get(slot, None) == value
 
     return {
         item: all(ok(s, v) for s, v in read_pairs(text, domain)) for item, text in written.items()
@@ -75,7 +117,7 @@ def _apply(view: View, before: dict[str, str], after: dict[str, str], keep: set[
             view.items[item] = after[item]
 
 
-def graph_free_planner(ctx: RepairContext) -> RepairOutcome:
+def graph_free_planner(ctx: RepairContext, reads: str = "newest") -> RepairOutcome:
     """Re-walk the log from the first diagnosed session over the state rebuilt from the
     version history; skip the diagnosed sessions; re-run a session only when a slot it
     reads changed value and its recorded writes are not all supported (rule 1); keep the
@@ -92,10 +134,10 @@ def graph_free_planner(ctx: RepairContext) -> RepairOutcome:
     for ev, before, after in walk.sessions:
         written = {i: t for i, t in after.items() if before.get(i) != t}
         everything = set(written)
-        if not values_changed(ev, view.items, before, domain):
+        if reading(ev, view.items, domain, reads) == reading(ev, before, domain, reads):
             _apply(view, before, after, everything)
             continue
-        ok = supported_writes(ev, written, view.items, domain)
+        ok = supported_writes(ev, written, view.items, domain, reads)
         if all(ok.values()):
             _apply(view, before, after, everything)
             kept.append(ev["event"])

@@ -21,6 +21,7 @@ from chronobench.tracks.repair.graph import ProvGraph
 from chronobench.tracks.repair.lexicon import find_pairs
 from chronobench.tracks.repair.policy import latest
 from chronobench.tracks.repair.provenance import commit_with_provenance
+from chronobench.tracks.repair.retrieval import retrieve, retrieves
 from chronobench.tracks.repair.steps import HistoryAgent
 
 
@@ -92,6 +93,23 @@ def session_reads(ev: dict[str, Any], domain: str) -> set[str]:
     return set()
 
 
+def agent_reads(ev: dict[str, Any], items: Mapping[str, str], domain: str) -> dict[str, str]:
+    """slot -> the value session ``ev`` reads from ``items`` when it runs: the newest
+    record stating the slot, among what retrieval returns for its logged query when it
+    issued one (:mod:`~chronobench.tracks.repair.retrieval`)."""
+    if retrieves(ev):
+        items = {i: items[i] for i in retrieve(items, ev["query"])}
+    return {s: read_value(items, s, domain) for s in session_reads(ev, domain)}
+
+
+def reads_changed(
+    ev: dict[str, Any], new: Mapping[str, str], old: Mapping[str, str], domain: str
+) -> bool:
+    """Whether re-running the session on ``new`` would read another value than it read
+    on ``old`` (the replay's value check: the agent's own reading, retrieval included)."""
+    return agent_reads(ev, new, domain) != agent_reads(ev, old, domain)
+
+
 def values_changed(
     ev: dict[str, Any], new: Mapping[str, str], old: Mapping[str, str], domain: str
 ) -> bool:
@@ -114,7 +132,7 @@ def replay_timeline(
     """The state after re-walking every writing step (history sessions and the task memo)
     with the records in ``drop`` removed and the sessions in ``replay`` re-executed.
     ``value_check``: a planned session re-runs only when a slot value it reads differs
-    from what it read in the failed history (:func:`values_changed`); otherwise its
+    from what it read in the failed history (:func:`reads_changed`); otherwise its
     recorded ops are reused."""
     events = {e["event"]: e for e in case["events"]}
     out = Replayed({})
@@ -129,7 +147,7 @@ def replay_timeline(
         if (
             fresh
             and value_check
-            and not values_changed(events[eid], view.items, orig, case["domain"])
+            and not reads_changed(events[eid], view.items, orig, case["domain"])
         ):
             out.kept.append(eid)  # the same values: its recorded ops stand
         if eid in replay and eid not in out.kept:

@@ -5,13 +5,14 @@ the text-heuristic floors (:mod:`~chronobench.tracks.repair.dgr`,
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from chronobench.registry import Registry
 from chronobench.tracks.repair.agent import MEMO_ITEM, workflow
 from chronobench.tracks.repair.baselines import BASELINES
 from chronobench.tracks.repair.context import RepairContext, RepairOutcome
 from chronobench.tracks.repair.dgr import ABLATIONS
-from chronobench.tracks.repair.graph_free import graph_free_planner
+from chronobench.tracks.repair.graph_free import READS, graph_free_planner
 
 #: Repair method name -> its function, with its table label (indented: an ablation of the
 #: row above) and table order; ``floor``: the text heuristics, the track's floors
@@ -38,11 +39,18 @@ _TABLE = (
     ("value_replay", "Graph-free value-change replay"),
     ("memo_replay", "Prompt-memoised full replay"),
     ("graph_free_planner", "Graph-free planner (log and versions, three rules)"),
+    ("graph_free_planner_lexical", "  retrieved records guessed from the query's words"),
+    ("graph_free_planner_slot", "  every session that could have read the slot re-run"),
+    (
+        "graph_free_planner_retriever",
+        "  the agent's retriever re-run on the versions (not log-only)",
+    ),
 )
 _FUNCTIONS: dict[str, Callable[[RepairContext], RepairOutcome]] = {
     **ABLATIONS,
     **BASELINES,
     "graph_free_planner": graph_free_planner,
+    **{f"graph_free_planner_{r}": partial(graph_free_planner, reads=r) for r in READS[1:]},
 }
 _unmatched = set(_FUNCTIONS) ^ {name for name, _ in _TABLE}
 if _unmatched:

@@ -224,6 +224,17 @@ def plan_repair(
             replay_events[event] = min(replay_events.get(event, 1 << 30), graph.nodes[step].order)
         elif graph.nodes[nid].kind == "memory":
             quarantined.add(nid)
+    # What retrieval returns depends on every record it ranked: a retrieval-driven session
+    # shown a record the repair removes or re-derives may be shown another one now, even
+    # when what it cited kept its support. It is planned; the replay's value check re-runs
+    # it only when what it would read changed.
+    for nid in faults | unsupported:
+        for e in graph.out_edges(nid):
+            step = graph.nodes[e.dst]
+            event = step.attrs.get("event")
+            if (e.etype == "cite" and step.attrs.get("retrieval")
+                    and event not in fault_events and event not in unavailable):  # fmt: skip
+                replay_events[event] = min(replay_events.get(event, 1 << 30), step.order)
     answer = f"claim:{run_tag}:answer"
     relevant = graph.ancestors({answer}) if answer in graph.nodes else set()
     prefix = f"step:{run_tag}:"

@@ -27,7 +27,11 @@ from chronobench.tracks.repair.report_cells import (
     margin,
     method_label,
 )
-from chronobench.tracks.repair.report_standing import earned_sections, standing_sections
+from chronobench.tracks.repair.report_standing import (
+    earned_sections,
+    planner_sentence,
+    standing_sections,
+)
 
 REFERENCE = "GPT-4o, reported in the seed, not comparable"
 _COLS = (
@@ -243,6 +247,75 @@ def _earned(runs: dict[tuple[str, str], dict[str, Any]], everything: dict) -> li
     return lines + earned_sections(everything)
 
 
+# The methods of the retrieval sets' tables: DGR, the graph-free planners (log-only
+# guesses at what retrieval returned, and the agent's retriever replayed), the baselines.
+_RETRIEVAL_METHODS = ("dgr", "graph_free_planner", "graph_free_planner_lexical",
+                      "graph_free_planner_slot", "graph_free_planner_retriever", "value_replay",
+                      "memo_replay", "full_reset_replay", "rollback_replay", "delete_only")  # fmt: skip
+
+
+_RETRIEVAL_CONDITIONS = (
+    ("retrieval_controlled", "", "retrieval controlled, exact"),
+    ("retrieval_stress", "", "retrieval stress, exact"),
+    ("retrieval_controlled", "diagnosis=judge", "judge's diagnosis"),
+    ("retrieval_controlled", "noise=0.05", "noise 0.05"),
+    ("retrieval_controlled", "noise=0.2", "noise 0.2"),
+    ("retrieval_controlled", "retention=2", "inputs kept 2 days"),
+)
+_RETRIEVAL_PLANNERS = (
+    ("graph_free_planner", "the graph-free planner** (log and versions; a retrieval-driven "
+     "session taken to read its slot's newest record)"),
+    ("graph_free_planner_lexical", "the graph-free planner guessing what retrieval returned "
+     "from the query's words**"),
+    ("graph_free_planner_slot", "the graph-free planner re-running every session that could "
+     "have read a changed slot**"),
+    ("graph_free_planner_retriever", "the graph-free planner re-running the agent's retriever "
+     "on the versions** (not log-only)"),
+)  # fmt: skip
+
+
+def _retrieval(runs: dict, everything: dict) -> list[str]:
+    """The retrieval sets (builder repair-6): methods per set, DGR's paired margin over
+    each planner, then the other conditions' cells."""
+    if not any(sub.startswith("retrieval_") for sub, _ in runs):
+        return []
+    lines = ["### Sets where retrieval decides what a session reads (experiment=repair_retrieval)", "",
+             "The two-chain histories (builder repair-6, docs/repair.md): notes and advisory lookups log "
+             "the search query they issued and read the newest slot record among the top 3 retrieval "
+             "returns; which records it returned is in the provenance only. The planners below guess "
+             "those reads from the log, or re-run the agent's retriever on the versions (not log-only).",
+             ""]  # fmt: skip
+    for sub, title in (("retrieval_controlled", "Retrieval controlled set (one fault per case)"),
+                       ("retrieval_stress", "Retrieval stress set (2-4 faults per case)")):  # fmt: skip
+        if not any(s == sub for s, _ in runs):
+            continue
+        lines += [f"### {title}", "", *_table(runs, sub, _RETRIEVAL_METHODS), ""]
+        dgr, rows = runs.get((sub, "dgr")), []
+        for m in _RETRIEVAL_METHODS[1:5]:
+            d = margin(dgr, runs[(sub, m)], "recovery") if dgr and (sub, m) in runs else None
+            if d is not None:
+                rows.append(f"| {method_label(m)} | {fmt_cell(d, 100, ci=True)} |")
+        if rows:
+            lines += ["DGR minus each planner, recovery points per case (paired) [95% CI]:", "",
+                      "| Planner | DGR minus planner |", "|---|---|", *rows, ""]  # fmt: skip
+    for planner, name in _RETRIEVAL_PLANNERS:
+        sentence = planner_sentence(everything, _RETRIEVAL_CONDITIONS, planner, name)
+        if sentence:
+            lines += [sentence, ""]
+    cond = sorted((sub, m, c) for sub, m, c in everything if sub.startswith("retrieval_") and c)
+    if cond:
+        lines += ["### Retrieval sets: other diagnoses, replay noise, retention", "",
+                  "| Set | Condition | Method | n | Recovery % | Backbone calls |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        for sub, m, c in cond:
+            stats = everything[(sub, m, c)]["all"]
+            lines.append(f"| {sub} | {c} | {method_label(m)} | {stats['recovery']['n']} | "
+                         f"{fmt_cell(stats.get('recovery'), 100, True)} | "
+                         f"{fmt_cell(stats.get('backbone_calls'), 1)} |")  # fmt: skip
+        lines.append("")
+    return lines
+
+
 def repair_section(source: str | Path | Iterable[Any]) -> tuple[str, set[str]]:
     """(markdown, run ids it names) for the repair runs of ``source`` (a results folder,
     or the leaderboard's run records); ('', set()) when there are none."""
@@ -263,6 +336,7 @@ def repair_section(source: str | Path | Iterable[Any]) -> tuple[str, set[str]]:
         lines += _sections(runs, label)
         lines += standing_sections(everything)
         lines += _earned(runs, everything)
+        lines += _retrieval(runs, everything)
     ids = {v["run_id"] for v in found.values()}
     lines += ["", "Repair runs: " + ", ".join(f"`{i}`" for i in sorted(ids))]
     return "\n".join(lines) + "\n", ids

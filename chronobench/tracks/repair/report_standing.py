@@ -73,10 +73,16 @@ def _standing(everything: dict, base: str = "dgr", conditions: Iterable = _CONDI
     return out if len(out) > 2 else []
 
 
-def planner_sentence(everything: dict, conditions: Iterable[tuple[str, str, str]] = ()) -> str:
+def planner_sentence(
+    everything: dict,
+    conditions: Iterable[tuple[str, str, str]] = (),
+    planner: str = "graph_free_planner",
+    name: str = "the graph-free planner** (the session log and ChronoMem's versions, no "
+    "provenance graph)",
+) -> str:
     """One plain sentence: does DGR beat the graph-free planner anywhere measured?
-    (better recovery with an interval excluding 0, or, recovery not separated, fewer
-    calls with an interval excluding 0; paired per case). ``conditions``: (subset,
+    (better recovery with an interval excluding 0, or, recovery no worse on average,
+    fewer calls with an interval excluding 0; paired per case). ``conditions``: (subset,
     condition, name) triples; the control sets' list when empty."""
     wins, measured = [], []
     conditions = tuple(conditions) or (
@@ -84,27 +90,26 @@ def planner_sentence(everything: dict, conditions: Iterable[tuple[str, str, str]
         ("controlled", "noise=0.2", "noise 0.2"),
         ("controlled", "retention=2", "inputs kept 2 days"),
     )
-    for sub, cond, name in conditions:
-        dgr, other = (
-            everything.get((sub, "dgr", cond)),
-            everything.get((sub, "graph_free_planner", cond)),
-        )
+    for sub, cond, label in conditions:
+        dgr, other = everything.get((sub, "dgr", cond)), everything.get((sub, planner, cond))
         rec = margin(dgr, other, "recovery") if dgr and other else None
         calls = margin(dgr, other, "backbone_calls") if rec else None
         if rec is None or calls is None:
             continue
-        measured.append(name)
-        if rec["ci_low"] > 0 or (rec["ci_high"] >= 0 and calls["ci_high"] < 0):
-            wins.append(name)
+        measured.append(label)
+        # Fewer calls only count while recovery is not worse on average: an interval
+        # that merely touches 0 from below still means DGR recovers less.
+        if rec["ci_low"] > 0 or (rec["mean"] >= 0 and calls["ci_high"] < 0):
+            wins.append(label)
     if not measured:
         return ""
     if not wins:
-        return ("**Dependency-guided repair does not beat the graph-free planner** (the session "
-                "log and ChronoMem's versions, no provenance graph) in any condition measured ("
+        return (f"**Dependency-guided repair does not beat {name} in any condition measured ("
                 + ", ".join(measured) + "): its recovery is never higher with an interval "
-                "that excludes 0, nor its backbone calls lower.")  # fmt: skip
+                "that excludes 0, nor its backbone calls lower without a loss of recovery.")  # fmt: skip
+    short = name.replace("**", "").split(" (")[0]
     return (
-        f"Dependency-guided repair beats the graph-free planner only in: {', '.join(wins)} "
+        f"Dependency-guided repair beats {short} only in: {', '.join(wins)} "
         f"(of {', '.join(measured)})."
     )
 

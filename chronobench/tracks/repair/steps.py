@@ -28,6 +28,7 @@ from typing import Any
 
 from chronobench.protocols import GenerationParams
 from chronobench.tracks.repair.agent import (
+    Shown,
     View,
     make_request,
     parse_reply,
@@ -38,6 +39,7 @@ from chronobench.tracks.repair.agent import (
 from chronobench.tracks.repair.domains import DOMAINS, MISSING, record_text, run_derivation
 from chronobench.tracks.repair.lexicon import find_pairs, slot_phrase
 from chronobench.tracks.repair.provenance import Recorder
+from chronobench.tracks.repair.retrieval import retrieve, retrieves
 
 # kind -> (item prefix, record source, how the message is introduced, trusted)
 _MESSAGES = {
@@ -106,6 +108,19 @@ class HistoryAgent:
             self.rec.edge(s.node, step, "cite")
         return shown
 
+    def _reads(self, ev: dict[str, Any], view: View, step: str, slots: set[str]) -> list:
+        """The records a note or a lookup is shown: those naming ``slots``, or, for a
+        session that issued a search query (the retrieval sets), what retrieval returns."""
+        if not retrieves(ev):
+            return self._show(view, step, slots)
+        self.rec.set_attrs(step, retrieval=True)
+        top = retrieve(view.items, ev["query"])
+        shown = [Shown(f"m{n}", view.node(i, self.rec), i, view.items[i])
+                 for n, i in enumerate(top, start=1)]  # fmt: skip
+        for s in shown:
+            self.rec.edge(s.node, step, "cite")
+        return shown
+
     def _write(self, view: View, step: str, p: str, item: str, text: str, res: StepResult) -> str:
         node = self.rec.node(f"mem:{p}:{item}", "memory", item=item, text=text)
         self.rec.edge(step, node, "produce")
@@ -159,7 +174,7 @@ class HistoryAgent:
 
     def _note(self, ev, view, step, p, inp) -> StepResult:  # noqa: ANN001
         slot = ev["slot"]
-        shown = self._show(view, step, {slot})
+        shown = self._reads(ev, view, step, {slot})
         question = (
             f"Today is day {ev['day']}.\nThe user asked: {ev['input']}\nWrite a reminder note "
             f"about the user's {slot_phrase(slot)} in your own words: one line 'note = <text> [refs]'."
@@ -207,7 +222,7 @@ class HistoryAgent:
 
     def _lookup(self, ev, view, step, p, inp) -> StepResult:  # noqa: ANN001
         d = next(x for x in DOMAINS[self.domain].derivations() if x.name == ev["derivation"])
-        shown = self._show(view, step, {d.source})
+        shown = self._reads(ev, view, step, {d.source})
         question = f"Today is day {ev['day']}.\n" + slots_question(ev["input"], [d.source])
         value, refs = parse_reply(self._ask("repair_args", shown, question), [d.source])[d.source]
         arg = self.rec.node(
