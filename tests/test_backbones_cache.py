@@ -208,6 +208,12 @@ def test_key_and_prompt_hash_keep_their_bytes() -> None:
             assert prompt_sha256(req) == _reference_prompt_sha256(req)
     fresh = make_request(odd, ("c",))  # the prompt hash before any key was computed
     assert prompt_sha256(fresh) == _reference_prompt_sha256(fresh)
+    # A long view hashed first by its prompt hash, then keyed from the kept hash state.
+    view = tuple(f"line {i} {odd}" for i in range(300))
+    for q in ("third?", "fourth?", odd):
+        fresh = make_request(q, view)
+        assert prompt_sha256(fresh) == _reference_prompt_sha256(fresh)
+        assert request_key(backbones[0], fresh) == _reference_key(backbones[0], fresh)
 
 
 def test_summaries_get_their_own_token_limit(tmp_path) -> None:

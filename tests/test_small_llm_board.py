@@ -166,3 +166,47 @@ def test_a_replayed_run_is_grouped_under_the_model_that_wrote_it(tmp_path: Path)
     md, _ = small_llm_section([run])
     assert "### Qwen2.5-Coder-1.5B-Instruct" in md
     assert "`backbone=replay`" in md
+
+
+def test_the_floors_are_compared_too(tmp_path: Path) -> None:
+    runs = [
+        _gen(tmp_path, "chronomem", (0.6, 0.5, 0.7), {"i1": "Paris"}),
+        _gen(tmp_path, "full_history", (0.2, 0.1, 0.3), {"i1": "Lyon"}),
+        _gen(tmp_path, "floor_restore_random", (0.3, 0.2, 0.4), {"i1": "Nice"}),
+        _gen(tmp_path, "floor_restore_v1", (0.5, 0.3, 0.6), {"i1": "Nice"}),
+    ]
+    md, _ = small_llm_section(runs)
+    line = next(x for x in md.splitlines() if x.startswith("Against the request-blind floors"))
+    random_part, v1_part = line.split("; ")
+    assert "random" in random_part and "the intervals do not overlap" in random_part
+    assert "version 1" in v1_part and "the intervals overlap" in v1_part
+
+
+def test_no_floor_run_no_floor_line(tmp_path: Path) -> None:
+    runs = [
+        _gen(tmp_path, "chronomem", (0.6, 0.5, 0.7), {"i1": "Paris"}),
+        _gen(tmp_path, "full_history", (0.2, 0.1, 0.3), {"i1": "Lyon"}),
+    ]
+    md, _ = small_llm_section(runs)
+    assert "request-blind floors" not in md
+
+
+def test_each_model_keeps_its_repair_row(tmp_path: Path) -> None:
+    # A repair run's id and record name no model: a replayed Qwen repair run must neither
+    # replace SmolLM2's nor stand in a part of its own called "replay".
+    qwen = tmp_path / "qwen"
+    qwen.mkdir()
+    spec = {"backbone": {"name": "replay", "model": "qwen2.5-1.5b"}}
+    (qwen / "manifest.json").write_text(json.dumps({"spec": spec}))
+    repair = {"task_kind": "repair", "system": None, "backbone": None, "repair_method": "dgr",
+              "metrics": {"all": {}, "not_applicable": {"n": 2}}}  # fmt: skip
+    runs = [
+        _run(tmp_path, run_id="repair-controlled__dgr__repair__aaaa", **repair),
+        _run(qwen, run_id="repair-controlled__dgr__repair__bbbb", backbone_name="replay", **repair),
+    ]
+    md, ids = small_llm_section(runs)
+    assert set(ids) == {r.run_id for r in runs}
+    assert "### replay" not in md
+    qwen_part, smol_part = md.split("### SmolLM2-135M")
+    assert "Repair with the LLM agent, Qwen2.5-Coder-1.5B-Instruct" in qwen_part
+    assert "Repair with the LLM agent, SmolLM2-135M-Instruct" in smol_part

@@ -12,7 +12,10 @@ answering every prompt from ``G``, and a prompt not there is an error naming its
 This works for prompts that do not depend on earlier replies: RQ2/RQ3 with rule-based
 selection. A backbone's reply that shapes a later prompt (ChronoMem's backbone request
 resolver, the repair agent's steps, paraphrased queries) cannot be exported in one pass,
-so the export backbone refuses such a request by its task.
+so the export backbone refuses such a request by its task. Such cells run live once with
+``backbone=record`` (a live backbone whose every answer is added to the completions
+file), after which ``backbone=replay`` over that file reproduces them without a model:
+the same replies make the same next prompts.
 
 The prompt id hashes the messages and the sampling parameters only (not the backbone):
 the same prompt exported by any run has one id.
@@ -30,11 +33,18 @@ from chronobench.backbones.request_hash import messages_json
 from chronobench.fileio import atomic_write_text, file_lock
 from chronobench.hashing import sha256_text
 from chronobench.metrics.text import ABSTAIN_TEXT
-from chronobench.protocols import ChatMessage, Completion, GenerationParams, GenerationRequest
+from chronobench.protocols import (
+    ChatMessage,
+    Completion,
+    GenerationParams,
+    GenerationRequest,
+    as_completion,
+)
 
 __all__ = [
     "EXPORTABLE_TASKS",
     "ExportBackbone",
+    "RecordBackbone",
     "ReplayBackbone",
     "prompt_id",
     "prompt_record",
@@ -187,3 +197,91 @@ class ReplayBackbone:
                 )
             out.append(self._answers[pid])
         return out
+
+
+class RecordBackbone:
+    """A live backbone whose answers are kept in a completions file, for replay.
+
+    Every request is answered from ``completions`` when its prompt id is there, else by
+    the live backbone ``live`` (a registered backbone name, built with ``live_params``),
+    and the new answer is added to the file (merged under a file lock, rewritten
+    atomically, in ``chronobench generate``'s format). A run through it is a live run; a
+    later ``backbone=replay`` over the file answers the same prompts alike, including
+    those that depend on earlier replies (the resolver's, the repair agent's). Not cached
+    (``cacheable``): the call cache would hide prompts from the file.
+    """
+
+    name = "record"
+    cacheable = False
+    uses_cache_dir = True  # passed on to a live backbone that converts a model
+
+    def __init__(
+        self,
+        completions: str,
+        live: str,
+        live_params: dict[str, Any] | None = None,
+        model: str = "record",
+        cache_dir: str | None = None,
+    ) -> None:
+        self.model = model
+        self.path = Path(completions)
+        self.live_name = live
+        self.live_params = dict(live_params or {})
+        self.cache_dir = cache_dir
+        self._live: Any = None
+        self._answers: dict[str, Completion] = {}
+        if self.path.is_file():
+            self._answers = ReplayBackbone(str(self.path), model)._answers
+
+    def _backbone(self) -> Any:
+        # Built on the first prompt the file lacks: a run the file answers whole loads no model.
+        if self._live is None:
+            from chronobench.backbones.registry import BACKBONES
+
+            if self.live_name not in BACKBONES or self.live_name in ("record", "replay", "export"):
+                raise ValueError(
+                    f"backbone=record: backbone.params.live={self.live_name!r} is not a live "
+                    "backbone; name a registered one that generates (e.g. qwen-1b5)"
+                )
+            entry = BACKBONES.entry(self.live_name)
+            entry.check_available()
+            target = entry.load()
+            extra = {}
+            if getattr(target, "uses_cache_dir", False) and self.cache_dir is not None:
+                extra = {"cache_dir": self.cache_dir}
+            self._live = target(**self.live_params, **extra)
+        return self._live
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """The file's completion of each request, the live backbone's for the others."""
+        ids = [prompt_id(r) for r in requests]
+        todo = {pid: r for pid, r in zip(ids, requests, strict=True) if pid not in self._answers}
+        # One prompt at a time, each reply saved as it comes: a killed run keeps what it
+        # paid for, and the next run through the file resumes there.
+        for pid, request in todo.items():
+            outputs = self._backbone().generate([request])
+            if len(outputs) != 1:
+                raise RuntimeError(
+                    f"backbone=record: {self.live_name} returned {len(outputs)} outputs for 1"
+                )
+            c = as_completion(outputs[0])
+            self._answers[pid] = c
+            self._append(
+                {
+                    "completion_tokens": c.completion_tokens,
+                    "engine": self.live_name,
+                    "id": pid,
+                    "model": self.model,
+                    "prompt_tokens": c.prompt_tokens,
+                    "text": c.text,
+                }
+            )
+        return [self._answers[pid] for pid in ids]
+
+    def _append(self, record: dict[str, Any]) -> None:
+        with file_lock(self.path.with_name(self.path.name + ".lock")):
+            lines = self.path.read_text(encoding="utf-8").splitlines() if self.path.exists() else []
+            seen = {json.loads(x)["id"] for x in lines if x.strip()}
+            if record["id"] not in seen:
+                lines.append(json.dumps(record, ensure_ascii=False, sort_keys=True))
+            atomic_write_text(self.path, "".join(f"{x}\n" for x in lines))

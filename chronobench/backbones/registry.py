@@ -117,7 +117,7 @@ BACKBONES.register(
 )
 # Generation anywhere (chronobench/backbones/offline.py): `export` writes every prompt
 # to a file instead of answering (its runs never publish), `replay` answers from the
-# completions `chronobench generate` wrote for that file.
+# completions `chronobench generate` (or `record`) wrote.
 BACKBONES.register(
     "export",
     "chronobench.backbones.offline:ExportBackbone",
@@ -125,6 +125,9 @@ BACKBONES.register(
     meta={"publishes": False},
 )
 BACKBONES.register("replay", "chronobench.backbones.offline:ReplayBackbone")
+# A live backbone (params.live) whose answers are added to a completions file, so that
+# cells whose prompts depend on earlier replies can be replayed too.
+BACKBONES.register("record", "chronobench.backbones.offline:RecordBackbone")
 
 
 def register_backbone(

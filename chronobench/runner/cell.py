@@ -19,7 +19,7 @@ from chronobench.results.provenance import git_revision, library_versions
 from chronobench.results.records import SampleRecord
 from chronobench.results.schema import VOLATILE_FILE, Manifest, Volatile
 from chronobench.runner.components import TASKS, Components, needs_backbone, resolve_cell
-from chronobench.runner.params import reads_replies
+from chronobench.runner.params import answer_chunk, reads_replies
 from chronobench.runner.task_kind import as_task_kind
 from chronobench.spec import RunSpec, run_id, spec_from_config, spec_sha256
 
@@ -159,7 +159,7 @@ def run_benchmark_cell(cell: Components) -> Path:
                 log,
                 done,
                 kinds=kinds,
-                chunk_size=int(spec.backbone.chunk_size),
+                chunk_size=answer_chunk(spec),
                 progress=spec.progress,
                 oracle=is_oracle(spec.system.name),
                 seed=int(spec.seed),

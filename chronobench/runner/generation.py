@@ -105,12 +105,27 @@ def run_generation(
     through the oracle channel; ``seed`` orders each stream's battery and final questions;
     ``read_replies``: the backbone is a language model, whose replies are read
     (:func:`chronobench.metrics.replies.read_answer`) and kept on the rows.
-    Prompts are prepared for all queries first and sent to the backbone in chunks of
-    ``chunk_size`` (0 = one call for the whole run, what vLLM batches best); each chunk's
-    rows are appended as soon as it is scored so a killed run loses at most one chunk.
+    Prompts go to the backbone in chunks of ``chunk_size`` as soon as a chunk is full
+    (0 = one call for the whole run once every prompt is prepared, what vLLM batches
+    best); each chunk's rows are appended as soon as it is scored, so a killed run loses
+    at most one chunk, and only one chunk of prompts is held at a time (a full history's
+    prompt is ~100 KB and a cell asks ~20,000 questions). The calls and the rows come
+    out the same whatever the chunk size.
     """
     by_stream = data.queries_by_stream()
     pending: list[_Pending] = []
+    written = 0
+
+    def flush(final: bool, bar: Any = None) -> None:
+        # Full chunks only, until the last call (final) sends what is left.
+        nonlocal pending, written
+        size = chunk_size if chunk_size > 0 else max(1, len(pending))
+        while pending and (final or (chunk_size > 0 and len(pending) >= size)):
+            chunk, pending = pending[:size], pending[size:]
+            written += _answer(chunk, backbone, log, read_replies)
+            if bar is not None:
+                bar.update(len(chunk))
+
     label = f"{system.name}: rollback"
     with task(len(data.queries), label, enabled=progress) as bar:
         for stream in data.streams:
@@ -138,6 +153,7 @@ def run_generation(
                 wanted = [p for p in wanted if p.kind != FINAL_KIND]
                 outcome, answered = ask_query(system, q, wanted, questions=questions, oracle=oracle)
                 pending += [_Pending(q, p, outcome, r.request, r.answer) for p, r in answered]
+                flush(final=False)
                 bar.update(1)
             if finals:
                 # Once per stream, after all of its queries: the agent at its last version.
@@ -145,21 +161,19 @@ def run_generation(
                 last = RollbackOutcome(selected_version=None)
                 for p, r in ask_final(system, stream.stream_id, [p for _, p in finals], seed=seed):
                     pending.append(_Pending(owner[p.probe_id], p, last, r.request, r.answer))
+                flush(final=False)
     system.close()
-
-    written = 0
-    size = chunk_size if chunk_size > 0 else max(1, len(pending))
     with task(len(pending), f"{system.name}: answer", enabled=progress) as bar:
-        for start in range(0, len(pending), size):
-            chunk = pending[start : start + size]
-            needs = [p.request for p in chunk if p.direct is None]
-            outputs = iter(backbone.generate(needs) if needs else [])
-            records = [
-                _record(
-                    p, p.direct if p.direct is not None else next(outputs).text, read=read_replies
-                )
-                for p in chunk
-            ]
-            written += log.append(records)
-            bar.update(len(chunk))
+        flush(final=True, bar=bar)
     return written
+
+
+def _answer(chunk: list[_Pending], backbone: Any, log: SampleLog, read_replies: bool) -> int:
+    """Send ``chunk``'s prompts to the backbone in one call, append its scored rows."""
+    needs = [p.request for p in chunk if p.direct is None]
+    outputs = iter(backbone.generate(needs) if needs else [])
+    records = [
+        _record(p, p.direct if p.direct is not None else next(outputs).text, read=read_replies)
+        for p in chunk
+    ]
+    return log.append(records)

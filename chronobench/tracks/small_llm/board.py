@@ -36,7 +36,18 @@ def model_of(r: Any) -> str:
     name = r.backbone_name or ""
     if name in PACKAGED_BACKBONES:
         return PACKAGED_BACKBONES[name]
-    return str(getattr(r, "model", None) or name or "?")
+    # A repair run's record names no model (its task is not a generation table's): its
+    # spec does, and a replayed repair run belongs with the model that wrote its replies.
+    return str(getattr(r, "model", None) or _spec_model(r) or name or "?")
+
+
+def _spec_model(r: Any) -> str | None:
+    path = Path(r.folder) / "manifest.json"
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8")).get("spec") or {}
+    except (OSError, ValueError):
+        return None
+    return (spec.get("backbone") or {}).get("model")
 
 
 def _model_line(model: str, backbones: set[str]) -> list[str]:
@@ -103,7 +114,10 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
         return "", []
     newest: dict[tuple[str, ...], Any] = {}
     for r in runs:  # oldest first: the newest run of a cell stands
-        key = (r.task_kind, r.queries, r.system or "", r.repair_method or "", r.backbone or "")
+        # The model and backbone name too: a repair run's id and record name neither, and
+        # each model's repair row is its own cell.
+        key = (model_of(r), r.task_kind, r.queries, r.system or "", r.repair_method or "",
+               r.backbone_name or r.backbone or "")  # fmt: skip
         newest[key] = r
     by_model: dict[str, list[Any]] = {}
     for r in sorted(newest.values(), key=lambda r: r.run_id):
@@ -294,7 +308,9 @@ def _known_sha(r: Any) -> str | None:
 
 def _separation(gen: list[Any]) -> list[str]:
     """Whether ChronoMem's RC-QA interval separates from full-history's and
-    prompt-only's, said in words (overlapping intervals do not)."""
+    prompt-only's, and from the request-blind floors' (a method that does not beat
+    restoring a version blindly shows nothing about reading the request), said in words
+    (overlapping intervals do not)."""
     by = {r.system: r for r in gen}
     ours = next((by[s] for s in ("chronomem", "chronomem+resolver") if s in by), None)
     if ours is None:
@@ -302,8 +318,22 @@ def _separation(gen: list[Any]) -> list[str]:
     mine = _rc(ours)
     if mine is None or mine.ci_low is None or mine.ci_high is None:
         return []
+    lines = []
+    said = _versus(mine, by, ("full_history", "prompt_only"))
+    if said:
+        lines += [f"RC-QA, {_label(ours.system)} {stat_cell(mine)} against " + "; ".join(said)
+                  + ".", ""]  # fmt: skip
+    floors = _versus(mine, by, ("floor_restore_random", "floor_restore_v1"))
+    if floors:
+        lines += [f"Against the request-blind floors, {_label(ours.system)}'s RC-QA: "
+                  + "; ".join(floors) + ".", ""]  # fmt: skip
+    return lines
+
+
+def _versus(mine: Any, by: dict[str | None, Any], others: tuple[str, ...]) -> list[str]:
+    """``<label> <stat>: whether the intervals overlap`` for each of ``others`` run."""
     said = []
-    for other in ("full_history", "prompt_only"):
+    for other in others:
         st = _rc(by[other]) if other in by else None
         if st is None or st.ci_low is None or st.ci_high is None:
             continue
@@ -316,10 +346,7 @@ def _separation(gen: list[Any]) -> list[str]:
                 else "the intervals overlap, so this subset does not separate them"
             )  # fmt: skip
         )
-    if not said:
-        return []
-    return [f"RC-QA, {_label(ours.system)} {stat_cell(mine)} against " + "; ".join(said) + ".",
-            ""]  # fmt: skip
+    return said
 
 
 def _rc(r: Any) -> Any:
