@@ -187,6 +187,56 @@ def tiny_run(compose_cells, tiny_dirs, tiny_built_dir) -> Callable[..., Path]:
     return run
 
 
+@contextmanager
+def across_workers(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
+    """A folder ``name`` shared by every pytest-xdist worker of this run (the run's own
+    temp root), held under an exclusive lock: the first worker builds into it, the others
+    wait and then find it built. Without xdist it is one process's folder."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # pytest-N/, above each worker's popen-gwK/
+    folder = base / f"shared-{name}"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(base / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield folder
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def locomo_session_data(
+    compose_cells, tmp_path_factory: pytest.TempPathFactory, locomo_path: Path
+) -> Path:
+    """A data folder holding the real LoCoMo built as ``dataset=locomo_session`` builds it
+    for a run (the RQ2/RQ3 audits' data). Building it takes about 15 s of CPU, so it is
+    built once per test run and shared by the workers: pass it as a run's or an audit's
+    data folder (the runner finds it built and only reads it) or read
+    :func:`locomo_session_built`; copy before changing anything."""
+    from chronobench.runner.datasets import load_run_data
+    from chronobench.spec import spec_from_config
+
+    ((cfg, choices),) = compose_cells(["experiment=single", "dataset=locomo_session"])
+    with across_workers(tmp_path_factory, "locomo-session") as data_dir:
+        cfg["paths"] = {"results_dir": str(data_dir / "unused"), "data_dir": str(data_dir)}
+        spec = spec_from_config(cfg, choices=choices)
+        load_run_data(spec.dataset, spec.paths.data_dir)
+    return data_dir
+
+
+@pytest.fixture(scope="session")
+def locomo_session_built(locomo_session_data: Path) -> Any:
+    """The real LoCoMo at session granularity (a loaded
+    :class:`~chronobench.data.io.BuiltDataset`; read only)."""
+    from chronobench.data.io import load_built
+
+    (manifest,) = locomo_session_data.rglob("manifest.json")
+    return load_built(manifest.parent)
+
+
 @pytest.fixture
 def copy_run() -> Callable[[Path, Path], Path]:
     """``copy_run(folder, results_dir)``: a copy of a run folder under ``results_dir/runs``."""

@@ -13,7 +13,7 @@ from chronobench.audit.registry import AuditOptions
 
 
 @pytest.mark.slow  # real LoCoMo, four conversations, two cells (about 60 s of CPU)
-def test_rq2_audit_fast_passes(locomo_path, tmp_path):
+def test_rq2_audit_fast_passes(locomo_session_data, tmp_path):
     from chronobench.tracks.rcqa.audit import audit
 
     # The call cache is content-addressed: sharing the session's (when one is set) only
@@ -22,7 +22,7 @@ def test_rq2_audit_fast_passes(locomo_path, tmp_path):
     options = AuditOptions(
         fast=True,
         results=tmp_path / "results",
-        data=tmp_path / "data",
+        data=locomo_session_data,  # built once per test run; the audit only reads it
         cache=Path(cache) if cache else tmp_path / "cache",
     )
     (result,) = audit(options)

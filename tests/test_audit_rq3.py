@@ -115,11 +115,12 @@ def test_built_summary_probes_hold_the_newest_sessions_words_less_the_requests(
 
 
 @pytest.mark.slow  # ~20 s: builds LoCoMo and replays ~80 summaries per policy
-def test_fast_rq3_audit_passes(locomo_path: Path, tmp_path: Path) -> None:
+def test_fast_rq3_audit_passes(locomo_session_data: Path, tmp_path: Path) -> None:
     from chronobench.audit.registry import AuditOptions
     from chronobench.tracks.summary.audit import audit
 
-    (result,) = audit(AuditOptions(fast=True, data=tmp_path / "built", results=tmp_path))
+    # The LoCoMo build is the session's (built once per test run); the audit only reads it.
+    (result,) = audit(AuditOptions(fast=True, data=locomo_session_data, results=tmp_path))
     assert result.passes, result.failures()
     assert {a.family for a in result.attacks} == {
         "request_blind",

@@ -15,10 +15,18 @@ GRANS = ("session", "turn", "observation")
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> dict[str, Path]:
+def built(
+    tmp_path_factory: pytest.TempPathFactory, locomo_path: Path, locomo_session_built
+) -> dict[str, Path]:
     # locomo_path (tests/conftest.py) skips locally but fails under CI when the file is absent.
+    # The session build is the test run's shared one (other files read it too), built by
+    # the same builder with the same defaults; the rebuild test below compares it with a
+    # build of its own.
     out = tmp_path_factory.mktemp("built")
-    return {g: build_dataset(LOCOMO, granularity=g, source=locomo_path, out_dir=out) for g in GRANS}
+    folders = {
+        g: build_dataset(LOCOMO, granularity=g, source=locomo_path, out_dir=out) for g in GRANS[1:]
+    }
+    return {"session": Path(locomo_session_built.path), **folders}
 
 
 @pytest.mark.slow  # real LoCoMo: builds all three granularities

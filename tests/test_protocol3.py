@@ -28,12 +28,8 @@ from chronobench.systems.chronomem import ChronoMemSession, ChronoMemSystem
 
 
 @pytest.fixture(scope="module")
-def locomo_built(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> Any:
-    from chronobench.data.io import load_built
-    from data_builders import LOCOMO, build_dataset
-
-    out = tmp_path_factory.mktemp("locomo3")
-    return load_built(build_dataset(LOCOMO, granularity="session", source=locomo_path, out_dir=out))
+def locomo_built(locomo_session_built: Any) -> Any:
+    return locomo_session_built  # built once per test run (tests/conftest.py)
 
 
 def test_every_query_is_labelled_from_its_streams_battery(locomo_built: Any) -> None:
@@ -242,23 +238,18 @@ FLOORS = (
 
 @pytest.mark.slow  # real LoCoMo, every conversation, 12 queries each, 11 cells
 def test_request_blind_and_question_reading_floors_sit_below_chronomem(
-    tmp_path: Path, locomo_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, locomo_session_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from chronobench.runner.cell import run_cell
     from chronobench.runner.components import resolve_cell
     from tests.test_sealed_protocol import _spec
 
     def rcqa(system: str) -> dict[str, Any]:
-        spec = _spec(
-            [
-                f"system={system}",
-                "task=qa",
-                f"dataset.source={locomo_path}",
-                "dataset.limit_queries=12",
-            ],
-            tmp_path,
-        )
-        run = run_cell(resolve_cell(spec))
+        spec = _spec([f"system={system}", "task=qa", "dataset.limit_queries=12"], tmp_path)
+        # The test run's shared LoCoMo build (dataset=locomo_session, the default): the
+        # cells find it built and only read it.
+        paths = spec.paths.model_copy(update={"data_dir": str(locomo_session_data)})
+        run = run_cell(resolve_cell(spec.model_copy(update={"paths": paths})))
         return json.loads((run / "metrics.json").read_text())["metrics"]["probes"]["all"]["rc_qa"]
 
     ours = rcqa("chronomem")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -138,13 +137,10 @@ def _stats(rows: list[dict[str, Any]], field: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def locomo_session(tmp_path_factory: pytest.TempPathFactory, locomo_path: Path) -> Any:
-    """The real LoCoMo build at session granularity (the main job's RQ2/RQ3 data)."""
-    from chronobench.data.io import load_built
-    from data_builders import LOCOMO, build_dataset
-
-    out = tmp_path_factory.mktemp("locomo")
-    return load_built(build_dataset(LOCOMO, granularity="session", source=locomo_path, out_dir=out))
+def locomo_session(locomo_session_built: Any) -> Any:
+    """The real LoCoMo build at session granularity (the main job's RQ2/RQ3 data; built
+    once per test run, tests/conftest.py)."""
+    return locomo_session_built
 
 
 @pytest.mark.slow
