@@ -187,6 +187,10 @@ def tiny_run(compose_cells, tiny_dirs, tiny_built_dir) -> Callable[..., Path]:
     return run
 
 
+# The built folder of each shared dataset, per test process (see across_workers).
+SHARED_BUILDS: dict[str, Path] = {}
+
+
 @contextmanager
 def across_workers(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
     """A folder ``name`` shared by every pytest-xdist worker of this run (the run's own
@@ -216,14 +220,16 @@ def locomo_session_data(
     built once per test run and shared by the workers: pass it as a run's or an audit's
     data folder (the runner finds it built and only reads it) or read
     :func:`locomo_session_built`; copy before changing anything."""
-    from chronobench.runner.datasets import load_run_data
+    from chronobench.runner.datasets import ensure_built
     from chronobench.spec import spec_from_config
 
     ((cfg, choices),) = compose_cells(["experiment=single", "dataset=locomo_session"])
     with across_workers(tmp_path_factory, "locomo-session") as data_dir:
         cfg["paths"] = {"results_dir": str(data_dir / "unused"), "data_dir": str(data_dir)}
         spec = spec_from_config(cfg, choices=choices)
-        load_run_data(spec.dataset, spec.paths.data_dir)
+        # Runs given this folder may build other variants beside it: remember which
+        # build is this one.
+        SHARED_BUILDS["locomo-session"] = Path(ensure_built(spec.dataset, spec.paths.data_dir))
     return data_dir
 
 
@@ -233,8 +239,9 @@ def locomo_session_built(locomo_session_data: Path) -> Any:
     :class:`~chronobench.data.io.BuiltDataset`; read only)."""
     from chronobench.data.io import load_built
 
-    (manifest,) = locomo_session_data.rglob("manifest.json")
-    return load_built(manifest.parent)
+    folder = SHARED_BUILDS["locomo-session"]
+    assert folder.is_relative_to(locomo_session_data), folder
+    return load_built(folder)
 
 
 @pytest.fixture
