@@ -244,7 +244,7 @@ def _model_part(model: str, chosen: list[Any]) -> list[str]:
             )  # fmt: skip
         lines += md_table(["method", "cases", "not applicable (no fault reached memory)", "recovery",
                             "replay ratio", "repair calls per case", _FAILED_HEAD], rows)  # fmt: skip
-    lines += _failure_table(chosen, label)
+    lines += _failure_table(chosen, label, rq3_rows)
     return lines
 
 
@@ -439,9 +439,10 @@ def _rq1(runs: list[Any], label: str) -> list[str]:
     return lines
 
 
-def _failure_table(runs: list[Any], label: str) -> list[str]:
+def _failure_table(runs: list[Any], label: str, rq3: list[Any]) -> list[str]:
     """Parse failures by kind: the kinds the reader recovers from first, then those it
-    scores as they stand (a reply can show several kinds)."""
+    scores as they stand (a reply can show several kinds). ``rq3``: the summary-only
+    cells beside a system's QA cell on the same queries, named apart from it."""
     recovered = [k for k in _SHOWN if k in RECOVERED_KINDS]
     unread = [k for k in _SHOWN if k not in RECOVERED_KINDS]
     rows = []
@@ -452,7 +453,7 @@ def _failure_table(runs: list[Any], label: str) -> list[str]:
         name = r.system or r.repair_method or r.task_kind
         split = "recovered_replies" in pf
         rows.append(
-            [f"{_label(name)} ({r.queries}{', summaries' if _summaries_only(r) else ''})"
+            [f"{_label(name)} ({r.queries}{', summaries' if r in rq3 else ''})"
              if r.system else str(name), str(pf.get("replies", 0)),
              str(pf.get("recovered_replies", 0)) if split else "–",
              str(pf.get("unread_replies", 0)) if split else "–"]
