@@ -230,7 +230,28 @@ def test_summary_cells_get_their_own_rq3_table(tmp_path: Path) -> None:
     rq3_part = md.split("#### RQ3 summaries")[1].split("####")[0]
     assert "| ChronoMem | first 1 per conversation, 5 conversations | 5 / 5 / 5 | 20.0" in rq3_part
     assert "| Full-history |" not in rq3_part  # no summary cell, no row
+    assert "RQ3 headline" not in rq3_part  # nothing to compare with
     qa_row = next(x for x in md.splitlines() if x.startswith("| ChronoMem | first"))
     assert "30.0 [15.0, 45.0]" in qa_row  # summary R-1 from the summary cell
     assert "| ChronoMem (built, summaries) | 10 |" in md
     assert set(ids) == {qa.run_id, full.run_id, summaries.run_id}
+
+
+def test_the_rq3_headline_separation_is_said(tmp_path: Path) -> None:
+    def cell(system: str, mean: float, lo: float, hi: float) -> Any:
+        st = {"mean": mean, "ci_low": lo, "ci_high": hi, "n": 10, "n_distinct": 10,
+              "n_clusters": 10}  # fmt: skip
+        return _run(
+            tmp_path / system, run_id=f"locomo-session__{system}__qwen-1b5__summary__0123456789",
+            system=system, backbone="qwen-1b5", backbone_name="qwen-1b5",
+            metrics={"probes": {"all": {"last_session_coverage": st}}},
+        )  # fmt: skip
+
+    runs = [cell("chronomem", 0.3, 0.1, 0.5), cell("chronomem_oracle", 0.3, 0.1, 0.5),
+            cell("full_history", 0.02, 0.0, 0.05), cell("rag_only", 0.2, 0.0, 0.3)]  # fmt: skip
+    md, _ = small_llm_section(runs)
+    line = next(x for x in md.splitlines() if x.startswith("RQ3 headline"))
+    assert "ChronoMem 30.0 [10.0, 50.0] against" in line and "oracle" not in line
+    full, rag = line.split("; ")
+    assert "Full-history" in full and "do not overlap" in full
+    assert "RAG-only" in rag and "the intervals overlap" in rag

@@ -256,6 +256,25 @@ def _probe_stats(r: Any) -> dict[str, Any]:
     return dict(probes.all or {}) if probes is not None else {}
 
 
+def _rq3_separation(runs: list[Any]) -> list[str]:
+    """Whether ChronoMem's RQ3 headline interval separates from the other summary
+    cells' (its oracle's aside), said in words."""
+    by = {r.system: r for r in runs}
+
+    def headline(r: Any) -> Any:
+        return _probe_stats(r).get(_RQ3[0][0])
+
+    mine = headline(by["chronomem"]) if "chronomem" in by else None
+    if mine is None or mine.ci_low is None or mine.ci_high is None:
+        return []
+    others = tuple(s for s in by if s not in ("chronomem", "chronomem_oracle"))
+    said = _versus(mine, by, others, headline)
+    if not said:
+        return []
+    return [f"RQ3 headline ({_RQ3[0][1]}), ChronoMem {stat_cell(mine)} against "
+            + "; ".join(said) + ".", ""]  # fmt: skip
+
+
 def _rq3(runs: list[Any], label: str) -> list[str]:
     """The summary-only cells: each system's summary of the state it restored, with a
     token limit of its own (an answer's 32 new tokens would cut it at ~25 words)."""
@@ -269,7 +288,7 @@ def _rq3(runs: list[Any], label: str) -> list[str]:
              "One summary per query of the state the system restored, asked for in at most 150 "
              "words, with its own limit of new tokens (the preset's "
              "`summary_max_new_tokens`); measures as in the main board's RQ3 tables, the "
-             "headline first.", ""]  # fmt: skip
+             "headline first.", "", *_rq3_separation(runs)]  # fmt: skip
     head = ["method", "subset", "queries n / distinct / clusters"]
     return lines + md_table([*head, *[h for _, h in _RQ3], _FAILED_HEAD], rows)
 
@@ -381,11 +400,15 @@ def _separation(gen: list[Any]) -> list[str]:
     return lines
 
 
-def _versus(mine: Any, by: dict[str | None, Any], others: tuple[str, ...]) -> list[str]:
-    """``<label> <stat>: whether the intervals overlap`` for each of ``others`` run."""
+def _versus(
+    mine: Any, by: dict[str | None, Any], others: tuple[str, ...], stat: Any = None
+) -> list[str]:
+    """``<label> <stat>: whether the intervals overlap`` for each of ``others`` run
+    (``stat``: a run's figure; RC-QA unless given)."""
+    stat = stat or _rc
     said = []
     for other in others:
-        st = _rc(by[other]) if other in by else None
+        st = stat(by[other]) if other in by else None
         if st is None or st.ci_low is None or st.ci_high is None:
             continue
         apart = mine.ci_low > st.ci_high or st.ci_low > mine.ci_high
