@@ -35,15 +35,39 @@ def find_locomo() -> Path | None:
     return shared if shared.is_file() else None
 
 
+# The longest files, longest first (CPU seconds, one idle core, cold caches as in CI).
+# Under ``-n 2`` the run ends when the last file taken ends, so these start first; a
+# file missing here is only scheduled later, never skipped.
+LONGEST_FILES = (
+    "test_audit_rq2.py",
+    "test_smollm2.py",
+    "test_runner_e2e.py",
+    "test_protocol3.py",
+    "test_request_blind_floors.py",
+    "test_audit_rq3.py",
+    "test_builders_locomo.py",
+    "test_published_specs.py",
+    "test_offline_generation.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``-n 2 --dist loadfile``) whole files go to the workers in
-    collection order as each frees up, so a long file taken last leaves the other core
-    idle: files holding a ``slow`` test go first (longest first, roughly), the rest keep
-    their order. One process (no ``-n``) keeps pytest's own order."""
+    collection order as each frees up (pyproject sets ``--no-loadscope-reorder``: xdist
+    would otherwise sort files by their number of tests, which put the one-test RQ2 audit
+    last), so a long file taken last leaves the other core idle: the files of
+    :data:`LONGEST_FILES` go first in that order, then the other files holding a ``slow``
+    test, then the rest in pytest's order. One process (no ``-n``) keeps pytest's own
+    order."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)  # stable: files stay whole
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+
+    def key(item: pytest.Item) -> tuple[int, bool]:
+        return rank.get(item.path.name, len(rank)), item.path not in slow_files
+
+    items.sort(key=key)  # stable: files stay whole
 
 
 @pytest.fixture(scope="session")
