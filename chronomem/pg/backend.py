@@ -37,7 +37,6 @@ from chronomem.pg.conn import (
     PgConn,
     connect_raw,
     describe_url,
-    psycopg_module,
     quote_ident,
 )
 from chronomem.pg.lexicon import PgLexicon
@@ -70,6 +69,11 @@ class PostgresBackend(PgLexicon):
         self.ephemeral = ephemeral  # a clone's schema, dropped on close
         self._pid = os.getpid()
         self._closed = False
+        # Tables an erasing block's transactions changed (see secure_delete); None: not
+        # known (no such transaction committed), so a purge rewrites every table.
+        self._erased: set[str] | None = None
+        self._erasing = False
+        self._unpurged: set[str] = set()  # tables a purge could not lock; the next retries
         self._conn: PgConn | None = None
         self._conn = self._connect()
         self._bootstrap()
@@ -148,9 +152,26 @@ class PostgresBackend(PgLexicon):
                         conn.end("ROLLBACK")
                 raise
             try:
+                if self._erasing:
+                    self._note_changed_tables(conn)
                 conn.end("COMMIT")
             finally:
                 conn.in_txn = False
+
+    def _note_changed_tables(self, conn: PgConn) -> None:
+        """Inside an erasing transaction, before its COMMIT: remember which of the
+        schema's tables it updated or deleted rows of (the server's exact per-transaction
+        counts), so :meth:`purge` rewrites those alone."""
+        if self._erased is None:
+            self._erased = set()
+        if conn.pending_begin():
+            return  # nothing was sent: nothing changed
+        rows = conn.execute(
+            "SELECT relname FROM pg_stat_xact_user_tables WHERE schemaname = ? "
+            "AND n_tup_upd + n_tup_del > 0",
+            (self.schema,),
+        ).fetchall()
+        self._erased.update(r[0] for r in rows)
 
     def lock_scope(self, scope_id: int) -> None:
         """Inside :meth:`transaction`: wait for, then hold, the scope's write lock."""
@@ -291,25 +312,46 @@ class PostgresBackend(PgLexicon):
 
     @contextlib.contextmanager
     def secure_delete(self) -> Iterator[None]:
-        """Nothing to switch on: PostgreSQL never overwrites freed tuples in place;
-        :meth:`purge` rewrites the tables instead."""
-        yield
+        """Nothing to switch on (PostgreSQL never overwrites freed tuples in place;
+        :meth:`purge` rewrites tables instead), but the block's transactions note the
+        tables they change, so the purge after it rewrites only those."""
+        with self.lock:
+            outer = self._erasing
+            if not outer:
+                self._erasing, self._erased = True, None
+            try:
+                yield
+            finally:
+                if not outer:
+                    self._erasing, self._erased = False, None
 
     def purge(self) -> bool:
-        """``VACUUM FULL`` every ChronoMem table of the schema: each table, its TOAST
-        table and its indexes are rewritten into new files without the deleted rows,
-        and the old files are unlinked. Returns False when a lock wait timed out
-        (another session held a table); a later purge completes it."""
-        psycopg = psycopg_module()
+        """``VACUUM FULL`` the ChronoMem tables that the last erasing block changed (all
+        of the schema's tables when no block says which): each table, its TOAST table
+        and its indexes are rewritten into new files without the deleted rows, and the
+        old files are unlinked. Returns False when a lock wait timed out (another
+        session held a table); a later purge completes it.
+
+        Why only the changed tables: the rewrite is linear in a table's size, not in
+        what was erased, and a table the erasing transaction neither updated nor deleted
+        rows of holds no row it removed. (Planner statistics are left to autovacuum's
+        ANALYZE: the content columns keep none, see :mod:`.schema`.)"""
+        from chronomem.pg.rewrite import rewrite
+
         with self.lock:
             conn = self.conn
-            ok = True
-            for t in [*copying.tables(conn, self.schema), "embeddings"]:
-                try:
-                    conn.execute(f"VACUUM (FULL, ANALYZE) {quote_ident(self.schema)}.{t}")
-                except psycopg.errors.LockNotAvailable:
-                    ok = False
-            return ok
+            every = [*copying.tables(conn, self.schema), "embeddings"]
+            erased, self._erased = self._erased, None
+            if erased is not None:
+                erased |= self._unpurged
+            todo = every if erased is None else [t for t in every if t in erased]
+            self._unpurged = rewrite(conn, self.schema, todo, self._helper)
+            return not self._unpurged
+
+    def _helper(self) -> PgConn:
+        """A second connection to the store's schema (a purge's other lane)."""
+        raw = connect_raw(self.url, self.schema, self.busy_timeout_ms, "chronomem-purge")
+        return PgConn(raw, self.where)
 
     def retire_wal(self) -> dict[str, Any]:
         """After a redaction: end the WAL segment holding the erased rows and checkpoint,
