@@ -334,7 +334,8 @@ class PostgresBackend(PgLexicon):
 
         Why only the changed tables: the rewrite is linear in a table's size, not in
         what was erased, and a table the erasing transaction neither updated nor deleted
-        rows of holds no row it removed. (Planner statistics are left to autovacuum's
+        rows of holds no row it removed (nor does one of :data:`~.schema.NO_CONTENT`,
+        whichever changed). (Planner statistics are left to autovacuum's
         ANALYZE: the content columns keep none, see :mod:`.schema`.)"""
         from chronomem.pg.rewrite import rewrite
 
@@ -342,8 +343,8 @@ class PostgresBackend(PgLexicon):
             conn = self.conn
             every = [*copying.tables(conn, self.schema), "embeddings"]
             erased, self._erased = self._erased, None
-            if erased is not None:
-                erased |= self._unpurged
+            if erased is not None:  # what a lock wait left last time, less what holds no content
+                erased = (erased | self._unpurged) - set(ddl.NO_CONTENT)
             todo = every if erased is None else [t for t in every if t in erased]
             self._unpurged = rewrite(conn, self.schema, todo, self._helper)
             return not self._unpurged
