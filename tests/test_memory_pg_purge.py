@@ -12,6 +12,7 @@ import pytest
 
 from chronomem import ChronoMem, HashEmbedder
 from chronomem.pg import rewrite
+from chronomem.types import StoreConnectionError
 
 
 def _files(mem: ChronoMem) -> dict[str, int]:
@@ -70,7 +71,7 @@ def test_a_purge_nobody_scoped_rewrites_every_table(pg_url: str) -> None:
         mem.close()
 
 
-def test_a_large_purge_shares_the_tables_between_two_connections(
+def test_a_purge_shares_the_tables_between_connections_and_closes_them(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mem = _store(pg_url)
@@ -81,13 +82,31 @@ def test_a_large_purge_shares_the_tables_between_two_connections(
         opened.append(real())
         return opened[-1]
 
-    monkeypatch.setattr(rewrite, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(rewrite, "LANES", 3)
     monkeypatch.setattr(mem._db, "_helper", helper)
     try:
         before = _files(mem)
         mem.redact("app", "u", "door", reason="asked", by="id")
-        assert len(opened) == 1 and opened[0].broken()  # used, then closed
+        assert len(opened) == 2 and all(c.broken() for c in opened)  # used, then closed
         assert {"blobs", "item_terms"} <= {t for t in before if _files(mem)[t] != before[t]}
+    finally:
+        mem.close()
+
+
+def test_a_lane_whose_connection_fails_is_run_on_the_stores_own(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = _store(pg_url)
+
+    def refused() -> Any:
+        raise StoreConnectionError("too many clients")
+
+    monkeypatch.setattr(mem._db, "_helper", refused)
+    try:
+        before = _files(mem)
+        mem.redact("app", "u", "door", reason="asked", by="id")
+        moved = {t for t in before if _files(mem)[t] != before[t]}
+        assert {"blobs", "spans", "item_terms", "item_docs", "versions", "desc_terms"} <= moved
     finally:
         mem.close()
 
