@@ -69,10 +69,12 @@ class PostgresBackend(PgLexicon):
         self.ephemeral = ephemeral  # a clone's schema, dropped on close
         self._pid = os.getpid()
         self._closed = False
-        # Tables an erasing block's transactions changed (see secure_delete); None: not
-        # known (no such transaction committed), so a purge rewrites every table.
-        self._erased: set[str] | None = None
+        # Tables an erasing block's transactions changed (see secure_delete): a purge
+        # rewrites those when every one of them noted its own, else every table.
+        self._erased: set[str] = set()
         self._erasing = False
+        self._noted = False  # an erasing transaction of the block noted its tables
+        self._blind = False  # one could not (the server counts nothing)
         self._unpurged: set[str] = set()  # tables a purge could not lock; the next retries
         self._conn: PgConn | None = None
         self._conn = self._connect()
@@ -145,6 +147,8 @@ class PostgresBackend(PgLexicon):
             conn.in_txn = True
             try:
                 yield conn
+                if self._erasing:  # a failure here rolls the erasure back, as any other
+                    self._note_changed_tables(conn)
             except BaseException:
                 conn.in_txn = False
                 if not conn.broken():
@@ -152,8 +156,6 @@ class PostgresBackend(PgLexicon):
                         conn.end("ROLLBACK")
                 raise
             try:
-                if self._erasing:
-                    self._note_changed_tables(conn)
                 conn.end("COMMIT")
             finally:
                 conn.in_txn = False
@@ -161,17 +163,19 @@ class PostgresBackend(PgLexicon):
     def _note_changed_tables(self, conn: PgConn) -> None:
         """Inside an erasing transaction, before its COMMIT: remember which of the
         schema's tables it updated or deleted rows of (the server's exact per-transaction
-        counts), so :meth:`purge` rewrites those alone."""
-        if self._erased is None:
-            self._erased = set()
+        counts), so :meth:`purge` rewrites those alone. With ``track_counts`` off the
+        server counts nothing: the purge then rewrites every table."""
+        self._noted = True
         if conn.pending_begin():
             return  # nothing was sent: nothing changed
-        rows = conn.execute(
-            "SELECT relname FROM pg_stat_xact_user_tables WHERE schemaname = ? "
-            "AND n_tup_upd + n_tup_del > 0",
+        counting, names = conn.execute(
+            "SELECT current_setting('track_counts')::boolean, ARRAY(SELECT relname::text "
+            "FROM pg_stat_xact_user_tables WHERE schemaname = ? AND n_tup_upd + n_tup_del > 0)",
             (self.schema,),
-        ).fetchall()
-        self._erased.update(r[0] for r in rows)
+        ).fetchone()
+        if not counting:
+            self._blind = True
+        self._erased.update(names)
 
     def lock_scope(self, scope_id: int) -> None:
         """Inside :meth:`transaction`: wait for, then hold, the scope's write lock."""
@@ -318,12 +322,14 @@ class PostgresBackend(PgLexicon):
         with self.lock:
             outer = self._erasing
             if not outer:
-                self._erasing, self._erased = True, None
+                self._erasing = True
+                self._erased, self._noted, self._blind = set(), False, False
             try:
                 yield
             finally:
                 if not outer:
-                    self._erasing, self._erased = False, None
+                    self._erasing = False
+                    self._erased, self._noted, self._blind = set(), False, False
 
     def purge(self) -> bool:
         """``VACUUM FULL`` the ChronoMem tables that the last erasing block changed (all
@@ -342,10 +348,12 @@ class PostgresBackend(PgLexicon):
         with self.lock:
             conn = self.conn
             every = [*copying.tables(conn, self.schema), "embeddings"]
-            erased, self._erased = self._erased, None
-            if erased is not None:  # what a lock wait left last time, less what holds no content
-                erased = (erased | self._unpurged) - set(ddl.NO_CONTENT)
-            todo = every if erased is None else [t for t in every if t in erased]
+            todo = every
+            if self._erasing and self._noted and not self._blind:
+                # what a lock wait left last time too, less what holds no content
+                erased = (self._erased | self._unpurged) - set(ddl.NO_CONTENT)
+                todo = [t for t in every if t in erased]
+            self._erased, self._noted, self._blind = set(), False, False
             self._unpurged = rewrite(conn, self.schema, todo, self._helper)
             return not self._unpurged
 
