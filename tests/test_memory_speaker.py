@@ -4,8 +4,14 @@ that repeats its words."""
 
 from __future__ import annotations
 
+import pytest
+
 from chronomem import ChronoMem
 from chronomem.resolve import speaker_of
+from tests._memory_fixtures import hash_store
+
+# the neighbour lookup is SQL: run on both backends
+pytestmark = pytest.mark.usefixtures("each_backend")
 
 # Bob's reply repeats Ann's suggestion with more of the request's words ("team trip"),
 # so retrieval ranks the reply first.
@@ -20,7 +26,7 @@ TURNS = [
 
 
 def _store(**kw) -> tuple[ChronoMem, list[int]]:
-    mem = ChronoMem(":memory:", embedder="hash", **kw)
+    mem = hash_store(**kw)
     vids = [
         mem.commit("a", "u", [{"op": "add", "item_id": f"t{i}", "text": t}], source="chat",
                    reason="t", labels={"session": s})
