@@ -21,7 +21,11 @@ class Fts5Tokenizer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5 (body, tokenize = '{TOKENIZE}')")
+        # contentless: only the index is read back, so the text need not be stored
+        # (a PostgreSQL commit tokenizes here, and this is part of its client CPU)
+        self._conn.execute(
+            f"CREATE VIRTUAL TABLE t USING fts5 (body, tokenize = '{TOKENIZE}', content = '')"
+        )
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab (t, 'instance')")
 
     def _vocab(self, texts: Sequence[str], sql: str) -> list[Any]:
@@ -59,13 +63,18 @@ class Fts5Tokenizer:
 
     def postings(self, texts: Sequence[str]) -> list[tuple[dict[str, list[int]], int]]:
         """Per text: ({term: positions}, number of tokens)."""
-        out = []
-        for toks in self.tokens(texts):
-            terms: dict[str, list[int]] = {}
-            for pos, term in enumerate(toks):
-                terms.setdefault(term, []).append(pos)
-            out.append((terms, len(toks)))
-        return out
+        if not texts:
+            return []
+        rows = self._vocab(texts, "SELECT doc, offset, term FROM v ORDER BY doc, offset")
+        # one pass over the rows, without the token lists of tokens(): the rows come in
+        # token order, so a token's position is its text's count so far, each position
+        # list is sorted and each dict holds its terms in order of first occurrence
+        terms: list[dict[str, list[int]]] = [{} for _ in texts]
+        lengths = [0] * len(texts)
+        for doc, _, term in rows:
+            terms[doc].setdefault(term, []).append(lengths[doc])
+            lengths[doc] += 1
+        return list(zip(terms, lengths, strict=True))
 
     def phrases(self, terms: Sequence[str]) -> list[list[str]]:
         """The token sequence FTS5 makes of each quoted query term (maybe empty)."""
