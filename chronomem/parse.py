@@ -261,7 +261,14 @@ _P_DESCRIBED = re.compile(
     + "|".join(_MONTH_NAMES)
     + r"|(?:a\s+)?(?:"
     + "|".join(_WEEKDAYS)
-    + r"))\b",
+    + r"))\b"
+    # a month used as an adjective after a determiner: "the June health scare", "our May
+    # trip" (a date after it, "the June 3 chat", is a day and stays a bound)
+    + r"|\b(?:the|that|our|my|his|her|their)\s+(?P<word3>"
+    + "|".join(_MONTH_NAMES)
+    + r")(?=\s+(?!(?:of|and|or|to|through|until|till|on|in|"
+    + _CHAT[3:-1]
+    + r")\b)[a-z]{3,}\b)",
     re.IGNORECASE,
 )
 # Cheap tests for the words each operator needs.
@@ -467,7 +474,7 @@ def parse(text: str) -> ParsedRequest:
     time = tr.read(work)
     m = _P_DESCRIBED.search(work) if _CALENDAR_WORDS.search(work) else None
     if m and not _verb_may(work, m):
-        word = (m.group("word") or m.group("word2") or "").lower().split()[-1]
+        word = (m.group("word") or m.group("word2") or m.group("word3") or "").lower().split()[-1]
         if word in _WEEKDAYS:
             operators.append(Operator("weekday", _WEEKDAYS.index(word), m.group(0)))
             time = None if time is not None and time.what == "weekday" else time

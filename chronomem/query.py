@@ -45,7 +45,7 @@ _RESTORE_CUES = [
     r"\b(?:revert|roll(?:ed)? ?back|go(?:ing)? back|get back|return|reset|rewind|restore|"
     r"bring|take)\w*\b(?: \w+){0,3} to (?:when|how|the (?:moment|point|time|state)|(?:right|just) after)\b",
     r"\bgo(?:ing)? back to (?:when|the (?:moment|point|time))\b",
-    r"\bback to when\b",
+    r"\bback to (?:when|where)\b",
     r"\breturn to (?:when|the (?:moment|point|state))\b",
     r"\brestore (?:\w+ ){0,3}to (?:when|the (?:moment|point|state))\b",
     r"\brestore (?:the )?(?:memory|state|memories) to\b",

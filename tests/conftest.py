@@ -35,15 +35,60 @@ def find_locomo() -> Path | None:
     return shared if shared.is_file() else None
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, each worker gets its share of the CPUs for torch and BLAS
+    (unless the variables are set), as the runner gives its own workers
+    (chronobench.runner.parallel): two workers with every CPU's worth of threads each
+    preempt each other's threads mid-operation (the embedding model's matrix products
+    spin-wait for their sibling threads). Set before any test imports torch; results do
+    not depend on it (tests/test_runner_e2e.py compares two-worker and one-process runs
+    byte for byte)."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not workers:
+        return
+    from chronobench.runner.parallel import THREAD_VARIABLES
+
+    share = max(1, (os.cpu_count() or 1) // max(1, int(workers)))
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, str(share))
+
+
+# The longest files, longest first (by their time in CI logs and loaded runs, relative).
+# Under ``-n 2`` the run ends when the last file taken ends, so these start first; a
+# file missing here is only scheduled later, never skipped.
+LONGEST_FILES = (
+    "test_audit_rq2.py",
+    "test_smollm2.py",
+    "test_runner_e2e.py",
+    "test_protocol3.py",
+    "test_request_blind_floors.py",
+    "test_audit_rq3.py",
+    "test_builders_locomo.py",
+    "test_published_specs.py",
+    "test_offline_generation.py",
+    # Long by docs/setup.md, not measured against the ones above.
+    "test_reproducible_numerics.py",
+    "test_viewer_browser.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``-n 2 --dist loadfile``) whole files go to the workers in
-    collection order as each frees up, so a long file taken last leaves the other core
-    idle: files holding a ``slow`` test go first (longest first, roughly), the rest keep
-    their order. One process (no ``-n``) keeps pytest's own order."""
+    collection order as each frees up (pyproject sets ``--no-loadscope-reorder``: xdist
+    would otherwise sort files by their number of tests, which put the one-test RQ2 audit
+    last), so a long file taken last leaves the other core idle: the files of
+    :data:`LONGEST_FILES` go first in that order, then the other files holding a ``slow``
+    test, then the rest in pytest's order. One process (no ``-n``) keeps pytest's own
+    order."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)  # stable: files stay whole
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+
+    def key(item: pytest.Item) -> tuple[int, bool]:
+        return rank.get(item.path.name, len(rank)), item.path not in slow_files
+
+    items.sort(key=key)  # stable: files stay whole
 
 
 @pytest.fixture(scope="session")
@@ -220,13 +265,17 @@ def locomo_session_data(
     built once per test run and shared by the workers: pass it as a run's or an audit's
     data folder (the runner finds it built and only reads it) or read
     :func:`locomo_session_built`; copy before changing anything."""
+    from chronobench.runner.components import normalised_dataset
     from chronobench.runner.datasets import ensure_built
     from chronobench.spec import spec_from_config
 
     ((cfg, choices),) = compose_cells(["experiment=single", "dataset=locomo_session"])
     with across_workers(tmp_path_factory, "locomo-session") as data_dir:
         cfg["paths"] = {"results_dir": str(data_dir / "unused"), "data_dir": str(data_dir)}
-        spec = spec_from_config(cfg, choices=choices)
+        # Normalised as a cell normalises it (the builder's defaults filled in): the
+        # build folder's key hashes the params, so the cells given this folder find
+        # this build instead of building the same files again under another key.
+        spec = normalised_dataset(spec_from_config(cfg, choices=choices), choices)
         # Runs given this folder may build other variants beside it: remember which
         # build is this one.
         SHARED_BUILDS["locomo-session"] = Path(ensure_built(spec.dataset, spec.paths.data_dir))

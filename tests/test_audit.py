@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chronobench.audit import ATTACK_FAMILIES, AUDITS, Attack, AuditOptions, Curve, HeadlineAudit
-from chronobench.audit.contract import Interval
+from chronobench.audit.contract import Baseline, Interval
 from chronobench.audit.report import audit_table, load_audits, write_audits
 from tests.conftest import REPO_ROOT
 
@@ -62,6 +62,52 @@ def test_a_system_above_its_oracle_means_the_oracle_is_no_ceiling() -> None:
     assert any("not a ceiling" in f for f in headline(interval=high).failures())
 
 
+def test_a_baseline_is_compared_beside_the_verdict_not_inside_it() -> None:
+    tie = Baseline(name="planner", score=0.6, margin=Interval(mean=0.0, lo=0.0, hi=0.0))
+    audit = headline(baselines=[tie])
+    # A competitor inside the system's interval leaves the metric's verdict alone ...
+    assert audit.passes
+    # ... and the comparison and the verdict cell say plainly that it is not beaten.
+    assert audit.comparison().startswith("System does not beat planner (60.0 against 60.0)")
+    assert audit.verdict() == "passes; does not beat planner (60.0)"
+    ahead = Baseline(name="planner", score=0.55, margin=Interval(mean=0.05, lo=0.01, hi=0.09))
+    assert headline(baselines=[ahead]).verdict() == "passes; beats every baseline"
+    # Unpaired, beating means lying below the system's interval.
+    assert Baseline(name="b", score=0.49).beaten(Interval(mean=0.6, lo=0.5, hi=0.7))
+    assert not Baseline(name="b", score=0.5).beaten(Interval(mean=0.6, lo=0.5, hi=0.7))
+
+
+def test_a_baseline_above_the_oracle_breaks_the_ceiling() -> None:
+    above = Baseline(name="planner", score=0.95)
+    assert any("not a ceiling" in f for f in headline(baselines=[above]).failures())
+
+
+def test_a_control_row_keeps_its_measured_verdict() -> None:
+    attacks = [Attack(family=f, name="a", score=0.2) for f in ATTACK_FAMILIES]
+    attacks[0] = Attack(family="surface_rule", name="detector", score=0.8)
+    control = headline(attacks=attacks, control="its generator gives the diagnosis away")
+    assert not control.passes  # labelling a control does not excuse the attack
+    assert control.verdict() == "FAILS (control set, not a headline)"
+    table = audit_table([control])
+    assert "Control set, not a headline: its generator" in table and "A *control* row" in table
+
+
+def test_the_audit_command_exits_1_on_a_failing_headline_not_on_a_control(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from chronobench.commands import audit as command
+
+    attacks = [Attack(family="request_blind", name="blind", score=0.55)]
+    rest = {f: "n/a" for f in ATTACK_FAMILIES if f != "request_blind"}
+    bad = headline(attacks=attacks, not_applicable=rest)
+    monkeypatch.setattr(
+        "chronobench.audit.report.run_audits", lambda *_: [bad.model_copy(update={"control": "c"})]
+    )
+    assert command.main(["--fast", "--results", str(tmp_path)]) == 0
+    monkeypatch.setattr("chronobench.audit.report.run_audits", lambda *_: [bad])
+    assert command.main(["--fast", "--results", str(tmp_path)]) == 1
+
+
 def test_curve_slope_is_points_per_action() -> None:
     assert Curve(name="c", action="a", points=[(0, 1.0), (2, 0.8)]).slope() == pytest.approx(-0.1)
 
@@ -91,3 +137,16 @@ def test_rq1_contract_holds_on_small_data(locomo_path: Path) -> None:
     assert audit.passes, audit.failures()
     assert audit.oracle == 1.0
     assert {a.family for a in audit.attacks} == {"request_blind"}
+
+
+def test_the_board_lists_each_baseline_comparison_under_the_audit_table(tmp_path: Path) -> None:
+    from chronobench.leaderboard.audit import audit_section
+
+    tie = Baseline(name="planner", score=0.6, margin=Interval(mean=0.0, lo=0.0, hi=0.0))
+    write_audits([headline(), headline(track="rq9", baselines=[tie])], tmp_path / "audit")
+    board = audit_section(tmp_path / "audit")
+    assert "| passes; does not beat planner (60.0) |" in board
+    assert "- rq9, toy score: System does not beat planner" in board
+    # Tracks without baselines or controls keep the board's text as it was.
+    write_audits([headline()], tmp_path / "plain")
+    assert "baseline" not in audit_section(tmp_path / "plain")

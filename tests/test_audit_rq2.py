@@ -1,5 +1,6 @@
-"""The RQ2 audit on four LoCoMo conversations (``fast``): oracle and ChronoMem through the
-harness, curves that fall, every attack family below ChronoMem's interval."""
+"""The RQ2 audit on four LoCoMo conversations, 12 queries each (``fast``): oracle and
+ChronoMem through the harness, curves that fall, every attack family below ChronoMem's
+interval."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from chronobench.audit.contract import ATTACK_FAMILIES
 from chronobench.audit.registry import AuditOptions
 
 
-@pytest.mark.slow  # real LoCoMo, four conversations, two cells (about 60 s of CPU)
+@pytest.mark.slow  # real LoCoMo, four conversations, two cells (180 CPU-s on a loaded machine)
 def test_rq2_audit_fast_passes(locomo_session_data, tmp_path):
     from chronobench.tracks.rcqa.audit import audit
 

@@ -17,7 +17,8 @@ def test_bench_store_small(capsys: pytest.CaptureFixture[str]) -> None:
     small = ["--writers", "1", "2", "--commits-per-writer", "4"]
     assert bench_main(["store", "--sizes", "60", "--embedder", "hash", *small]) == 0
     out = capsys.readouterr().out
-    for label in ("commit", "rollback truncate", "rollback revert", "resolve", "bytes on disk"):
+    labels = ("commit", "rollback truncate", "rollback revert", "resolve", "bytes on disk")
+    for label in (*labels, "redact one item by id"):
         assert label in out
     assert "2 concurrent writers" in out and "| sqlite |" in out
 

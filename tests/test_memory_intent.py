@@ -31,6 +31,7 @@ def test_undo_phrases(text: str) -> None:
     "text",
     [
         "go back to when I lived in Oslo",
+        "go back to where Ann had just moved to Oslo; anything after that can go",
         "restore to when I started at the hospital",
         "memory as of the job change",
         "the state after I moved to Lisbon",

@@ -135,6 +135,17 @@ def test_a_month_describing_the_event_filters_and_a_day_stays_a_bound() -> None:
     assert ps.parse("you may call it the pottery chat").time is None
 
 
+def test_a_month_used_as_an_adjective_describes_the_event() -> None:
+    # "keep up to the June health scare" names an event in June, not "keep through June"
+    for text in ("keep up to the June health scare", "forget our May trip to the coast"):
+        got = ps.parse(text).time
+        assert got is not None and got.kind == "month", text
+    # a day after the month, or the month as a noun, stays a bound
+    assert ps.parse("keep up to the June 3 chat").time.kind != "month"
+    assert ps.parse("keep up to the end of June").time.kind != "month"
+    assert ps.parse("everything through the May of 2023").time.kind != "month"
+
+
 def test_filler_is_not_named_content() -> None:
     for text in (
         "hi there! could you undo what I said before?",

@@ -205,3 +205,27 @@ def test_the_round_trip_on_smollm2_gives_the_live_run_replies(
         return {r["sample_id"]: r["reply"] for r in rows if "reply" in r}
 
     assert replies(replayed) and replies(replayed) == replies(live)
+
+
+def test_generate_answers_prompts_in_numeric_params_order(tmp_path: Path) -> None:
+    from chronobench.backbones.standalone_generate import params_key, run
+
+    def rec(i: int, n: int) -> dict[str, Any]:
+        return {"id": f"p{i}", "messages": [], "params": {"max_new_tokens": n, "stop": ["\n"]}}
+
+    prompts, out = tmp_path / "prompts.jsonl", tmp_path / "out.jsonl"
+    # As JSON text "200" sorts before "32": the long summaries went first.
+    prompts.write_text("".join(json.dumps(rec(i, n)) + "\n" for i, n in enumerate([200, 32, 48])))
+    seen: list[str] = []
+
+    def answer(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        seen.extend(r["id"] for r in records)
+        return [{"id": r["id"], "text": "t"} for r in records]
+
+    assert run(prompts, out, answer, model="m", engine="e", chunk=1, log=lambda _: None) == 3
+    assert seen == ["p1", "p2", "p0"]  # 32, 48, 200 new tokens
+    # Mixed kinds under one name never meet in a comparison.
+    keys = [params_key({"stop": None}), params_key({"stop": ["x"]}), params_key({"stop": 1})]
+    assert sorted(keys) == [keys[2], keys[1], keys[0]]
+    with pytest.raises(SystemExit, match="--chunk must be at least 1"):
+        run(prompts, out, answer, model="m", engine="e", chunk=0)

@@ -61,6 +61,18 @@ def test_the_readme_command_installs_every_extra_a_default_test_needs() -> None:
     assert "--dist loadfile" in pyproject.split("[tool.pytest.ini_options]", 1)[1]
 
 
+def test_the_longest_files_are_scheduled_first_and_exist() -> None:
+    from tests.conftest import LONGEST_FILES
+
+    # xdist's own reorder (files with most tests first) would undo conftest's order.
+    pytest_ini = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert "--no-loadscope-reorder" in pytest_ini.split("[tool.pytest.ini_options]", 1)[1]
+    # A renamed file would silently lose its place at the front.
+    missing = [name for name in LONGEST_FILES if not (REPO_ROOT / "tests" / name).is_file()]
+    assert not missing, f"tests/conftest.py LONGEST_FILES names missing files: {missing}"
+    assert len(set(LONGEST_FILES)) == len(LONGEST_FILES)
+
+
 def test_every_test_file_the_ci_script_and_the_docs_cite_exists() -> None:
     cited = {}
     for path in [

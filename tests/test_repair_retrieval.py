@@ -101,7 +101,7 @@ def test_the_graph_records_what_retrieval_returned():
 
 
 @pytest.mark.slow
-def test_fast_retrieval_audit_lists_every_planner_and_the_paired_margins():
+def test_fast_retrieval_audit_lists_every_planner_as_a_baseline_with_its_margin():
     from chronobench.audit.registry import AUDITS, AuditOptions
 
     audits = AUDITS.entry("repair_retrieval").load()(AuditOptions(fast=True))
@@ -109,6 +109,13 @@ def test_fast_retrieval_audit_lists_every_planner_and_the_paired_margins():
     for a in audits:
         assert all(c.strictly_decreasing() for c in a.curves)
         assert a.oracle == pytest.approx(1.0) and a.interval.mean <= a.oracle + 1e-9
-        names = {x.name.split(" (")[0] for x in a.attacks if x.family == "surface_rule"}
-        assert {f"graph_free_planner{r}" for r in ("", "_lexical", "_slot", "_retriever")} <= names
-        assert a.notes[-1].startswith("DGR minus each graph-free planner, paired per case")
+        # Every planner is a baseline with DGR's paired margin, none an attack; the
+        # zero-call rules driving the planner stay attacks.
+        planners = {f"graph_free_planner{r}" for r in ("", "_lexical", "_slot", "_retriever")}
+        assert {b.name.split(" (")[0] for b in a.baselines} == planners
+        assert all(b.margin is not None and b.margin.n == a.interval.n for b in a.baselines)
+        attacks = {x.name for x in a.attacks}
+        assert not any(x.startswith(tuple(f"{p} (" for p in planners)) and "surface" not in x
+                       for x in attacks)  # fmt: skip
+        assert "graph_free_planner (surface_lookup diagnosis)" in attacks
+        assert not a.control and a.comparison().startswith("DGR ")

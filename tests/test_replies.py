@@ -91,7 +91,17 @@ def test_counts_over_rows_take_each_query_resolver_note_once() -> None:
     assert got["preamble"] == 1 and got["resolver_not_a_number"] == 1
     assert got["citation_missing"] == 2
     assert got["failed_replies"] == 2  # the preamble's reply and the resolver's
+    # The preamble was read past; the resolver's reply was not read at all.
+    assert (got["recovered_replies"], got["unread_replies"]) == (1, 1)
     assert got["replies"] == 3 + 2 + 5  # three probe replies, two resolver replies, five agent's
+
+
+def test_failed_repair_replies_are_unread() -> None:
+    rows = [{"parse_failures": {"citation_missing": 3, "args_unparsed": 1, "failed_replies": 3},
+             "replies": 20}]  # fmt: skip
+    got = count_failures(rows)
+    assert (got["recovered_replies"], got["unread_replies"], got["failed_replies"]) == (0, 3, 3)
+    assert got["replies"] == 20
 
 
 def _args_request(slots: tuple[str, ...]) -> GenerationRequest:

@@ -210,3 +210,27 @@ def test_each_model_keeps_its_repair_row(tmp_path: Path) -> None:
     qwen_part, smol_part = md.split("### SmolLM2-135M")
     assert "Repair with the LLM agent, Qwen2.5-Coder-1.5B-Instruct" in qwen_part
     assert "Repair with the LLM agent, SmolLM2-135M-Instruct" in smol_part
+
+
+def test_summary_cells_get_their_own_rq3_table(tmp_path: Path) -> None:
+    # A system's summary-only cell (its own token limit) is a row of the RQ3 table and
+    # fills its QA row's summary column; it never replaces that QA row.
+    qa = _gen(tmp_path, "chronomem", (0.6, 0.5, 0.7), {"i1": "Paris"})
+    full = _gen(tmp_path, "full_history", (0.2, 0.1, 0.3), {"i1": "Lyon"})
+    rq3 = {"probes": {"all": {"rouge1": _stat(0.3), "last_session_coverage": _stat(0.2)}},
+           "parse_failures": {"replies": 10, "failed_replies": 0, "recovered_replies": 0,
+                              "unread_replies": 0}}  # fmt: skip
+    summaries = _run(
+        tmp_path / "sum", run_id="locomo-session__chronomem__qwen-1b5__summary__0123456789",
+        system="chronomem", backbone="qwen-1b5", backbone_name="qwen-1b5", metrics=rq3,
+    )  # fmt: skip
+    md, ids = small_llm_section([qa, full, summaries])
+    assert "RC-QA, ChronoMem 60.0 [50.0, 70.0]" in md  # the QA row stands
+    assert "#### RQ3 summaries on the stated subset, Qwen2.5-Coder-1.5B-Instruct" in md
+    rq3_part = md.split("#### RQ3 summaries")[1].split("####")[0]
+    assert "| ChronoMem | first 1 per conversation, 5 conversations | 5 / 5 / 5 | 20.0" in rq3_part
+    assert "| Full-history |" not in rq3_part  # no summary cell, no row
+    qa_row = next(x for x in md.splitlines() if x.startswith("| ChronoMem | first"))
+    assert "30.0 [15.0, 45.0]" in qa_row  # summary R-1 from the summary cell
+    assert "| ChronoMem (built, summaries) | 10 |" in md
+    assert set(ids) == {qa.run_id, full.run_id, summaries.run_id}

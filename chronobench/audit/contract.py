@@ -16,7 +16,13 @@ three on data, through the track's real scorer:
   the oracle and below the lower end of the headline system's interval.
 
 A track's audit function builds one :class:`HeadlineAudit`; :meth:`HeadlineAudit.failures`
-is the verdict, the same for every track.
+is the verdict, the same for every track. The verdict certifies the *metric*. Whether the
+system beats a competitor that does the task by other means (a :class:`Baseline`, such as
+the repair track's graph-free planners) is a separate, plainly stated comparison
+(:meth:`HeadlineAudit.comparison`), shown beside the verdict and never folded into it: a
+competitor that repairs correctly is evidence that the figure rewards repair, not that it
+can be won without it. A headline marked ``control`` is a published control set (its
+verdict is computed and shown, but it is not a headline).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ __all__ = [
     "AUDIT_VERSION",
     "ATTACK_FAMILIES",
     "Attack",
+    "Baseline",
     "Curve",
     "HeadlineAudit",
     "Interval",
@@ -51,7 +58,8 @@ class _Model(BaseModel):
 
 
 class Interval(_Model):
-    """A figure in [0, 1] with its 95% interval (``lo`` = ``hi`` = ``mean`` when none)."""
+    """A figure with its 95% interval (``lo`` = ``hi`` = ``mean`` when none): a score in
+    [0, 1], or a paired margin in [-1, 1]."""
 
     mean: float
     lo: float
@@ -95,6 +103,29 @@ class Attack(_Model):
     note: str = ""
 
 
+class Baseline(_Model):
+    """A competitor that does the task by other means, and the system's margin over it.
+
+    ``margin``: the system minus the baseline, paired per case (None when the two were
+    not scored on the same cases); ``better`` / ``worse``: cases where the system scores
+    higher / lower.
+    """
+
+    name: str
+    score: float
+    note: str = ""
+    margin: Interval | None = None
+    better: int = 0
+    worse: int = 0
+
+    def beaten(self, system: Interval) -> bool:
+        """Does the system beat it? Paired: the margin's interval lies above 0; unpaired
+        (no margin): the baseline lies below the system's interval."""
+        if self.margin is not None:
+            return self.margin.lo > 1e-9
+        return self.score < system.lo - 1e-9
+
+
 class HeadlineAudit(_Model):
     """One headline's contract and what the audit measured of it."""
 
@@ -111,6 +142,10 @@ class HeadlineAudit(_Model):
     not_applicable: dict[str, str] = Field(default_factory=dict)  # family -> reason
     data: str  # what it ran on (dataset, streams, fast or full)
     notes: list[str] = Field(default_factory=list)
+    # Competitors that do the task by other means: compared, not attacks (module doc).
+    baselines: list[Baseline] = Field(default_factory=list)
+    # Non-empty: a published control set, not a headline; the reason, in words.
+    control: str = ""
 
     def best_attacks(self) -> dict[str, Attack]:
         """The best-scoring attack of each family (ties: the first listed)."""
@@ -147,6 +182,51 @@ class HeadlineAudit(_Model):
         if self.interval.mean > self.oracle + 1e-9:
             out.append(f"{self.system} ({self.interval.mean:.3f}) is above the oracle "
                        f"({self.oracle:.3f}): the oracle is not a ceiling")  # fmt: skip
+        # A competitor may tie the oracle (it does the task), never exceed it.
+        for base in self.baselines:
+            if base.score > self.oracle + 1e-9:
+                out.append(f"baseline {base.name!r} ({base.score:.3f}) is above the oracle "
+                           f"({self.oracle:.3f}): the oracle is not a ceiling")  # fmt: skip
+        return out
+
+    def unbeaten(self) -> list[Baseline]:
+        """The baselines the system does not beat, strongest first."""
+        rest = [b for b in self.baselines if not b.beaten(self.interval)]
+        return sorted(rest, key=lambda b: -b.score)
+
+    def comparison(self) -> str:
+        """One plain sentence: does the system beat every baseline? (empty: none)."""
+        if not self.baselines:
+            return ""
+        sys_name = self.system.split(" (")[0]
+        unbeaten = self.unbeaten()
+        if unbeaten:
+            base, verb = unbeaten[0], "does not beat"
+        else:
+            base, verb = (
+                max(self.baselines, key=lambda b: b.score),
+                "beats every baseline; the strongest is",
+            )
+        text = f"{sys_name} {verb} {base.name} ({100 * base.score:.1f} against {100 * self.interval.mean:.1f})"
+        if base.margin is not None:
+            m = base.margin
+            text += (f": {sys_name} minus it, paired per case, {100 * m.mean:+.1f} "
+                     f"[{100 * m.lo:+.1f}, {100 * m.hi:+.1f}], higher on {base.better} cases, "
+                     f"lower on {base.worse}")  # fmt: skip
+        if len(unbeaten) > 1:
+            text += f"; {len(unbeaten) - 1} other baseline(s) not beaten either"
+        return text + "."
+
+    def verdict(self) -> str:
+        """The verdict cell: the metric's verdict, whether it is a control, and the
+        comparison with the strongest baseline the system does not beat."""
+        out = "passes" if self.passes else "FAILS"
+        if self.control:
+            out += " (control set, not a headline)"
+        if self.baselines:
+            unbeaten = self.unbeaten()
+            out += (f"; does not beat {unbeaten[0].name} ({100 * unbeaten[0].score:.1f})"
+                    if unbeaten else "; beats every baseline")  # fmt: skip
         return out
 
     @property

@@ -14,6 +14,7 @@ __all__ = [
     "audit_table",
     "load_audits",
     "run_audits",
+    "split_note",
     "summary_table",
     "write_audits",
 ]
@@ -90,7 +91,7 @@ def summary_table(audits: Sequence[HeadlineAudit], *, named: bool = False) -> li
             f"| {a.track} | {a.headline} | {_pct(a.oracle)} | {a.system} "
             f"{_pct(a.interval.mean)} [{_pct(a.interval.lo)}, {_pct(a.interval.hi)}] | "
             + " | ".join(cells)
-            + f" | {'yes' if falls else 'NO'} | {'passes' if a.passes else 'FAILS'} |"
+            + f" | {'yes' if falls else 'NO'} | {a.verdict()} |"
         )
     return lines
 
@@ -106,6 +107,7 @@ def audit_table(audits: Sequence[HeadlineAudit]) -> str:
         "points per wrong action) and attack families (policies that skip the task); the "
         "best attack of each family must stay below the oracle and below the lower end of "
         "the system's 95% interval. Figures x100.",
+        *split_note(audits),
         "",
         *summary_table(audits, named=True),
     ]
@@ -122,9 +124,39 @@ def audit_table(audits: Sequence[HeadlineAudit]) -> str:
             lines.append(f"| {atk.family} | {atk.name} | {_pct(atk.score)} | {atk.note} |")
         for family, why in sorted(a.not_applicable.items()):
             lines.append(f"| {family} | not applicable | | {why} |")
+        if a.baselines:
+            lines += ["", "Baselines (competitors that do the task by other means; compared, "
+                      "not attacks):", "",
+                      f"| baseline | score | {a.system.split(' (')[0]} minus it, paired "
+                      "[95% CI] | cases higher / lower | note |", "|---|---|---|---|---|"]  # fmt: skip
+            for b in sorted(a.baselines, key=lambda x: (-x.score, x.name)):
+                m = b.margin
+                margin = (f"{100 * m.mean:+.1f} [{100 * m.lo:+.1f}, {100 * m.hi:+.1f}]"
+                          if m is not None else "unpaired")  # fmt: skip
+                lines.append(f"| {b.name} | {_pct(b.score)} | {margin} | "
+                             f"{b.better} / {b.worse} | {b.note} |")  # fmt: skip
         for note in a.notes:
             lines += ["", note]
+        if a.control:
+            lines += ["", f"Control set, not a headline: {a.control}"]
         failures = a.failures()
         lines += ["", "Verdict: " + ("passes." if not failures else "FAILS:")]
         lines += [f"- {f}" for f in failures]
+        if a.baselines:
+            lines += ["", f"Against the baselines (not part of the verdict): {a.comparison()}"]
     return "\n".join(lines) + "\n"
+
+
+def split_note(audits: Sequence[HeadlineAudit]) -> list[str]:
+    """The paragraph on baselines and controls, only when some headline has them (the
+    tracks without either keep their text unchanged)."""
+    if not any(a.baselines or a.control for a in audits):
+        return []
+    return [
+        "",
+        "The verdict certifies the metric. A *baseline* does the task by other means (the "
+        "repair track's graph-free planners): whether the system beats the strongest one is "
+        'stated beside the verdict ("does not beat ..." / "beats every baseline"), not '
+        "folded into it. A *control* row is a published control set, not a headline: its "
+        "verdict is shown as measured and `chronobench audit` does not exit 1 on it.",
+    ]

@@ -195,6 +195,24 @@ def vllm_engine(
     return answer
 
 
+def params_key(params: dict[str, Any]) -> tuple[tuple[str, int, Any], ...]:
+    """A sort key for a prompt's params: by name, numbers by value (32 before 200),
+    strings as text, anything else as its JSON text; values of different kinds never meet
+    in one comparison, so any params sort."""
+    out = []
+    for name in sorted(params):
+        value = params[name]
+        if isinstance(value, bool) or value is None:
+            out.append((name, 2, json.dumps(value)))
+        elif isinstance(value, (int, float)):
+            out.append((name, 0, float(value)))
+        elif isinstance(value, str):
+            out.append((name, 1, value))
+        else:
+            out.append((name, 2, json.dumps(value, sort_keys=True)))
+    return tuple(out)
+
+
 def run(
     prompts: str | os.PathLike[str],
     out: str | os.PathLike[str],
@@ -206,12 +224,16 @@ def run(
     log: Callable[[str], None] = print,
 ) -> int:
     """Answer every prompt of ``prompts`` not already in ``out``; returns how many."""
+    if chunk < 1:
+        raise SystemExit(f"--chunk must be at least 1 (prompts between two saves), got {chunk}")
     todo = read_records(prompts)
     done = read_records(out) if Path(out).is_file() else []
     have = {r["id"] for r in done}
     todo = [r for r in todo if r["id"] not in have]
-    # Same-params prompts together: a transformers batch shares one set of params.
-    todo.sort(key=lambda r: json.dumps(r["params"], sort_keys=True))
+    # Same-params prompts together (a transformers batch shares one set of params), and
+    # in numeric order: as JSON text 200 new tokens sorted before 32, so a long summary
+    # batch ran before every short answer.
+    todo.sort(key=lambda r: params_key(r["params"]))
     for start in range(0, len(todo), chunk):
         for rec in answer(todo[start : start + chunk]):
             done.append({**rec, "model": model, "engine": engine})

@@ -199,6 +199,7 @@ def bench_size(
     early, late = max(1, n // 10), max(1, n - n // 10)
     rows_written: dict[str, int] = {}
     compact_s: list[float] = []
+    redact_s: list[float] = []
     for mode in ("truncate", "revert"):
         for name, target in (("early", early), ("late", late)):
             times = []
@@ -218,10 +219,21 @@ def bench_size(
                     if (mode, name) == ("truncate", "early"):
                         compact_s.append(_timed(lambda c=clone: c.compact("bench", "u")))
                         assert clone.check_integrity("bench", "u") == [], "compact broke it"
+                if (mode, name) == ("revert", "late"):
+                    # the whole history is still there: erasure rewrites (PostgreSQL) or
+                    # zeroes (SQLite) what held one item of the middle of HEAD's state
+                    alive = sorted(clone.snapshot("bench", "u"))
+                    item = alive[len(alive) // 2]
+                    redact_s.append(
+                        _timed(lambda c=clone, i=item: c.redact("bench", "u", i, reason="bench"))
+                    )
+                    if t == 0:
+                        assert clone.check_integrity("bench", "u") == [], "redact broke it"
                 clone.close()
                 where.remove(f"clone-{n}-{mode}-{name}-{t}")
             out[f"{mode}_{name}"] = times
     out["compact"] = compact_s
+    out["redact"] = redact_s
     snap_early = _timed(lambda: mem.snapshot("bench", "u", early))
     snap_late = _timed(lambda: mem.snapshot("bench", "u", late))
     items = len(mem.snapshot("bench", "u"))
@@ -244,6 +256,7 @@ def bench_size(
     ratio = statistics.median(out["truncate_early"]) / statistics.median(out["truncate_late"])
     print(f"truncate early / late  {ratio:.2f}x")
     print(f"compact after truncate to v{early}: {1000 * compact_s[0]:.0f} ms")
+    print(f"redact one item by id (after revert late) {_ms(redact_s)}")
     print(
         f"read S(v) manifest    early v{early}: {1000 * snap_early:.2f} ms   "
         f"late v{late}: {1000 * snap_late:.2f} ms"
@@ -270,14 +283,17 @@ def summary_table(results: list[dict[str, Any]]) -> str:
     def med(xs: list[float]) -> str:
         return f"{1000 * statistics.median(xs):.2f}"
 
+    def opt(xs: list[float] | None) -> str:  # absent from runs saved before it was timed
+        return med(xs) if xs else "-"
+
     def p95(xs: list[float]) -> str:
         vals = sorted(xs)
         return f"{1000 * vals[min(len(vals) - 1, int(round(0.95 * (len(vals) - 1))))]:.2f}"
 
     lines = [
         "| backend | embedder | writes | commit p50 | commit p95 | resolve | truncate early "
-        "| truncate late | early/late | revert early | revert late | compact | bytes/write |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| truncate late | early/late | revert early | revert late | compact | redact | bytes/write |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         ratio = statistics.median(r["truncate_early"]) / statistics.median(r["truncate_late"])
@@ -285,7 +301,8 @@ def summary_table(results: list[dict[str, Any]]) -> str:
             f"| {r.get('backend', 'sqlite')} | {r['embedder']} | {r['n']:,} | {med(r['commit'])} "
             f"| {p95(r['commit'])} | {med(r['resolve'])} | {med(r['truncate_early'])} "
             f"| {med(r['truncate_late'])} | {ratio:.2f}x | {med(r['revert_early'])} "
-            f"| {med(r['revert_late'])} | {med(r['compact'])} | {r['bytes_per_write']:,.0f} |"
+            f"| {med(r['revert_late'])} | {med(r['compact'])} | {opt(r.get('redact'))} "
+            f"| {r['bytes_per_write']:,.0f} |"
         )
     return "\n".join(lines)
 
@@ -293,6 +310,7 @@ def summary_table(results: list[dict[str, Any]]) -> str:
 RATIO_COLUMNS = (
     ("commit p50", "commit"), ("resolve", "resolve"), ("truncate late", "truncate_late"),
     ("revert early", "revert_early"), ("revert late", "revert_late"), ("compact", "compact"),
+    ("redact", "redact"),
 )  # fmt: skip
 
 
@@ -315,6 +333,8 @@ def ratio_table(results: list[dict[str, Any]]) -> str:
     for base, other in rows:
         cells = " | ".join(
             f"{statistics.median(other[key]) / statistics.median(base[key]):.2f}x"
+            if other.get(key) and base.get(key)
+            else "-"
             for _, key in RATIO_COLUMNS
         )
         lines.append(f"| {base['backend']} | {base['n']:,} | {cells} |")

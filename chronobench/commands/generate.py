@@ -57,6 +57,9 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--batch-size", type=int, default=1, help="transformers: prompts a batch")
     p.add_argument("--base-url", default="http://127.0.0.1:8000/v1", help="openai: the server")
     p.add_argument("--cache-dir", default=None, help="packaged: where install-model put it")
+    p.add_argument(
+        "--chunk", type=int, default=16, help="prompts between two saves (1 for long replies)"
+    )
     args = p.parse_args(list(argv))
     # Every record is checked (and its id re-hashed) before a model is loaded.
     for rec in read_records(args.prompts):
@@ -75,6 +78,8 @@ def main(argv: Sequence[str]) -> int:
             for r, c in zip(records, backbone.generate(requests), strict=True)
         ]
 
-    n = run(args.prompts, args.out, answer, model=backbone.model, engine=args.engine, chunk=16)
+    n = run(
+        args.prompts, args.out, answer, model=backbone.model, engine=args.engine, chunk=args.chunk
+    )
     print(f"{n} prompts answered by {args.engine} {backbone.model}; completions in {args.out}")
     return 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chronobench.audit.report import load_audits, summary_table
+from chronobench.audit.report import load_audits, split_note, summary_table
 
 __all__ = ["audit_section"]
 
@@ -30,4 +30,9 @@ def audit_section(folder: Path) -> str:
     if not audits:
         return "\n".join([*lines, "No audit has been run for this board.", ""])
     lines += summary_table(audits)
+    lines += split_note(audits)
+    compared = [a for a in audits if a.baselines]
+    if compared:
+        lines += ["", "Each headline against its strongest baseline, in one sentence:", ""]
+        lines += [f"- {a.track}, {a.headline}: {a.comparison()}" for a in compared]
     return "\n".join(lines) + "\n"

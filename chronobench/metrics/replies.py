@@ -137,9 +137,10 @@ def count_failures(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """Failure counts over sample rows: probe rows with a ``reply`` (language-model
     backbones), each query's resolver note (``resolver``) once, and a repair row's own
     ``parse_failures``. ``replies`` is how many replies were read, ``failed_replies`` how
-    many of them showed at least one kind; of the probe replies among those,
-    ``recovered_replies`` showed only :data:`RECOVERED_KINDS` and ``unread_replies``
-    some other kind; absent kinds are 0."""
+    many of them showed at least one kind; of those, ``recovered_replies`` showed only
+    :data:`RECOVERED_KINDS` and ``unread_replies`` some other kind (a resolver reply
+    that named no version, a repair agent's reply with a kind), so the two add up to
+    ``failed_replies``; absent kinds are 0."""
     out: Counter[str] = Counter()
     replies = 0
     resolved: set[str] = set()
@@ -161,8 +162,13 @@ def count_failures(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
             if note.get("status") == "fallback" and not reason.startswith("version "):
                 out["resolver_not_a_number"] += 1
                 out["failed_replies"] += 1
-        for k, n in (r.get("parse_failures") or {}).items():
+                out["unread_replies"] += 1  # nothing was read from it: the top-1 stood
+        pf = r.get("parse_failures") or {}
+        for k, n in pf.items():
             out[str(k)] += int(n)
+        # The repair agent's kinds (a slot without its line, a citation missing or
+        # wrong) are all unread: the agent went on without what the reply lacked.
+        out["unread_replies"] += int(pf.get("failed_replies", 0))
         if "parse_failures" in r:
             replies += int(r.get("replies") or 0)
     totals = ("failed_replies", "recovered_replies", "unread_replies")

@@ -37,7 +37,6 @@ from chronomem.pg.conn import (
     PgConn,
     connect_raw,
     describe_url,
-    psycopg_module,
     quote_ident,
 )
 from chronomem.pg.lexicon import PgLexicon
@@ -70,6 +69,13 @@ class PostgresBackend(PgLexicon):
         self.ephemeral = ephemeral  # a clone's schema, dropped on close
         self._pid = os.getpid()
         self._closed = False
+        # Tables an erasing block's transactions changed (see secure_delete): a purge
+        # rewrites those when every one of them noted its own, else every table.
+        self._erased: set[str] = set()
+        self._erasing = False
+        self._noted = False  # an erasing transaction of the block noted its tables
+        self._blind = False  # one could not (the server counts nothing)
+        self._unpurged: set[str] = set()  # tables a purge could not lock; the next retries
         self._conn: PgConn | None = None
         self._conn = self._connect()
         self._bootstrap()
@@ -141,6 +147,8 @@ class PostgresBackend(PgLexicon):
             conn.in_txn = True
             try:
                 yield conn
+                if self._erasing:  # a failure here rolls the erasure back, as any other
+                    self._note_changed_tables(conn)
             except BaseException:
                 conn.in_txn = False
                 if not conn.broken():
@@ -151,6 +159,23 @@ class PostgresBackend(PgLexicon):
                 conn.end("COMMIT")
             finally:
                 conn.in_txn = False
+
+    def _note_changed_tables(self, conn: PgConn) -> None:
+        """Inside an erasing transaction, before its COMMIT: remember which of the
+        schema's tables it updated or deleted rows of (the server's exact per-transaction
+        counts), so :meth:`purge` rewrites those alone. With ``track_counts`` off the
+        server counts nothing: the purge then rewrites every table."""
+        self._noted = True
+        if conn.pending_begin():
+            return  # nothing was sent: nothing changed
+        counting, names = conn.execute(
+            "SELECT current_setting('track_counts')::boolean, ARRAY(SELECT relname::text "
+            "FROM pg_stat_xact_user_tables WHERE schemaname = ? AND n_tup_upd + n_tup_del > 0)",
+            (self.schema,),
+        ).fetchone()
+        if not counting:
+            self._blind = True
+        self._erased.update(names)
 
     def lock_scope(self, scope_id: int) -> None:
         """Inside :meth:`transaction`: wait for, then hold, the scope's write lock."""
@@ -291,25 +316,51 @@ class PostgresBackend(PgLexicon):
 
     @contextlib.contextmanager
     def secure_delete(self) -> Iterator[None]:
-        """Nothing to switch on: PostgreSQL never overwrites freed tuples in place;
-        :meth:`purge` rewrites the tables instead."""
-        yield
+        """Nothing to switch on (PostgreSQL never overwrites freed tuples in place;
+        :meth:`purge` rewrites tables instead), but the block's transactions note the
+        tables they change, so the purge after it rewrites only those."""
+        with self.lock:
+            outer = self._erasing
+            if not outer:
+                self._erasing = True
+                self._erased, self._noted, self._blind = set(), False, False
+            try:
+                yield
+            finally:
+                if not outer:
+                    self._erasing = False
+                    self._erased, self._noted, self._blind = set(), False, False
 
     def purge(self) -> bool:
-        """``VACUUM FULL`` every ChronoMem table of the schema: each table, its TOAST
-        table and its indexes are rewritten into new files without the deleted rows,
-        and the old files are unlinked. Returns False when a lock wait timed out
-        (another session held a table); a later purge completes it."""
-        psycopg = psycopg_module()
+        """``VACUUM FULL`` the ChronoMem tables that the last erasing block changed (all
+        of the schema's tables when no block says which): each table, its TOAST table
+        and its indexes are rewritten into new files without the deleted rows, and the
+        old files are unlinked. Returns False when a lock wait timed out (another
+        session held a table); a later purge completes it.
+
+        Why only the changed tables: the rewrite is linear in a table's size, not in
+        what was erased, and a table the erasing transaction neither updated nor deleted
+        rows of holds no row it removed (nor does one of :data:`~.schema.NO_CONTENT`,
+        whichever changed). (Planner statistics are left to autovacuum's
+        ANALYZE: the content columns keep none, see :mod:`.schema`.)"""
+        from chronomem.pg.rewrite import rewrite
+
         with self.lock:
             conn = self.conn
-            ok = True
-            for t in [*copying.tables(conn, self.schema), "embeddings"]:
-                try:
-                    conn.execute(f"VACUUM (FULL, ANALYZE) {quote_ident(self.schema)}.{t}")
-                except psycopg.errors.LockNotAvailable:
-                    ok = False
-            return ok
+            every = [*copying.tables(conn, self.schema), "embeddings"]
+            todo = every
+            if self._erasing and self._noted and not self._blind:
+                # what a lock wait left last time too, less what holds no content
+                erased = (self._erased | self._unpurged) - set(ddl.NO_CONTENT)
+                todo = [t for t in every if t in erased]
+            self._erased, self._noted, self._blind = set(), False, False
+            self._unpurged = rewrite(conn, self.schema, todo, self._helper)
+            return not self._unpurged
+
+    def _helper(self) -> PgConn:
+        """A second connection to the store's schema (a purge's other lane)."""
+        raw = connect_raw(self.url, self.schema, self.busy_timeout_ms, "chronomem-purge")
+        return PgConn(raw, self.where)
 
     def retire_wal(self) -> dict[str, Any]:
         """After a redaction: end the WAL segment holding the erased rows and checkpoint,

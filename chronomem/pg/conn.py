@@ -162,6 +162,10 @@ class PgConn:
         with self.driver_errors(committing=statement.strip().upper() == "COMMIT"):
             self._raw.execute(statement)
 
+    def pending_begin(self) -> bool:
+        """Whether the transaction's deferred BEGIN has not gone out yet (nothing sent)."""
+        return self._begin is not None
+
     def broken(self) -> bool:
         """Whether the connection can no longer be used."""
         return bool(self._raw.closed or self._raw.broken)

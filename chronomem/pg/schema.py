@@ -159,6 +159,11 @@ BACKFILL_TERMS = [
     "DROP INDEX IF EXISTS desc_terms_doc",
 ]
 
+# Tables none of whose rows can hold memory content (schema version, per-scope keys and
+# counters, discarded seq ranges): an erasure that changed them (a scope's counters)
+# need not rewrite them.
+NO_CONTENT = ("meta", "scopes", "hidden")
+
 # (table, column) pairs whose values are memory content: no planner statistics.
 CONTENT_COLUMNS = (
     ("versions", ("summary", "labels", "source", "reason", "valid_time", "descriptor")),

@@ -18,13 +18,19 @@ are scorer-side repair functions handed to that harness.
   (over-action), and the oracle plus ``k`` benign sessions' records dropped.
 - **Attacks**: request-blind (no repair; delete-only), over-action (full reset, version
   rollback, prompt-memoised full replay, every session after the fault), surface rules
-  (the zero-call surface detector driving DGR; the graph-free planner, which reads the
-  log and versions and never the provenance graph, with the given and the surface
-  diagnosis; the text heuristic with transitive replay).
+  (the zero-call detectors, the detector floor, driving DGR and the graph-free planner;
+  the text heuristic with transitive replay).
+- **Baselines** (compared, not attacks): the graph-free planners with the system's own
+  diagnosis. They read the log and versions (one also re-runs the agent's retriever),
+  never the provenance graph, and they do the task: they remove the fault and re-run what
+  it changed. One reaching DGR says the graph earns nothing on that headline, not that the
+  figure can be had without repairing, so the verdict states it beside the metric's
+  verdict (:meth:`~chronobench.audit.contract.HeadlineAudit.comparison`), with DGR's
+  paired margin over each.
 
 Each headline is audited on the control sets (builder ``repair-3``, where a follow-up
-after every fault gives the diagnosis away) and on the earned sets (``repair-4``,
-:mod:`chronobench.tracks.repair.generate_earned`).
+after every fault gives the diagnosis away; marked ``control``, not headlines) and on the
+earned sets (``repair-4``, :mod:`chronobench.tracks.repair.generate_earned`).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from chronobench.audit.contract import Attack, Curve, HeadlineAudit, Interval
+from chronobench.audit.contract import Attack, Baseline, Curve, HeadlineAudit, Interval
 from chronobench.audit.registry import AuditOptions
 
 __all__ = ["audit", "oracle_method", "retrieval_audit"]
@@ -49,11 +55,6 @@ _REQUEST_BLIND = ("no_repair", "delete_only")
 _OVER_ACTION = ("full_reset_replay", "rollback_replay", "memo_replay", "dgr_no_selective_replay")
 _SURFACE = (
     ("dgr", "surface", "zero-call surface detector driving DGR"),
-    (
-        "graph_free_planner",
-        "given",
-        "graph-free planner (log and versions, no graph), the system's diagnosis",
-    ),
     ("graph_free_planner", "surface", "zero-call surface detector driving the graph-free planner"),
     (
         "text_taint_replay",
@@ -144,17 +145,27 @@ class _Scorer:
         return sum(vals) / len(vals) if vals else 0.0
 
 
-# The retrieval sets' planners (graph_free.py): the log-only guesses at what retrieval
-# returned, and the planner that re-runs the agent's own retriever on every version (not
-# log-only, but graph-free: listed, so the verdict says whether the graph beats it too).
-_RETRIEVAL_SURFACE = (
-    ("graph_free_planner_lexical", "given",
+# The baselines (module doc), with the system's diagnosis: the graph-free planner of
+# every set; on the retrieval sets also the log-only guesses at what retrieval returned
+# and the planner that re-runs the agent's own retriever on every version (not log-only,
+# but graph-free).
+_BASELINES = (("graph_free_planner", "graph-free planner (log and versions, no graph)"),)
+_RETRIEVAL_BASELINES = (
+    ("graph_free_planner_lexical",
      "graph-free planner, retrieved records guessed from the logged query's words"),
-    ("graph_free_planner_slot", "given",
+    ("graph_free_planner_slot",
      "graph-free planner re-running every session that could have read a changed slot"),
-    ("graph_free_planner_retriever", "given",
+    ("graph_free_planner_retriever",
      "graph-free planner re-running the agent's retriever on every version (not log-only)"),
 )  # fmt: skip
+
+# Why the repair-3 sets are published controls and not headlines (docs/repair.md).
+CONTROL = (
+    "builder repair-3, the control of the earned sets: its generator puts a follow-up "
+    "after every fault and none after a benign session, so the zero-call surface detector "
+    "reads every fault off the log; what a diagnosis is worth is measured on the earned "
+    "and retrieval sets"
+)
 
 
 def _load(options: AuditOptions, headlines: tuple = ()) -> dict[str, list[dict[str, Any]]]:
@@ -178,8 +189,23 @@ def _load(options: AuditOptions, headlines: tuple = ()) -> dict[str, list[dict[s
     return sets
 
 
+def _baseline(scorer: _Scorer, method: str, diagnosis: str, note: str) -> Baseline:
+    """``method`` with ``diagnosis`` as a baseline: its mean and DGR's paired margin."""
+    from chronobench.metrics.bootstrap import summarise
+
+    dgr, other = scorer.values(SYSTEM, diagnosis), scorer.values(method, diagnosis)
+    diffs = [a - b for a, b in zip(dgr, other, strict=True)]
+    st = summarise(diffs, seed=0)
+    return Baseline(
+        name=f"{method} ({diagnosis} diagnosis)", score=scorer.mean(method, diagnosis), note=note,
+        margin=Interval(mean=st["mean"], lo=st["ci_low"], hi=st["ci_high"], n=len(diffs)),
+        better=sum(d > 1e-9 for d in diffs), worse=sum(d < -1e-9 for d in diffs),
+    )  # fmt: skip
+
+
 def _headline(scorer: _Scorer, headline: str, data: str, system_diagnosis: str,
-              fast: bool, extra_surface: tuple = (), track: str = "repair") -> HeadlineAudit:  # fmt: skip
+              fast: bool, extra_surface: tuple = (), track: str = "repair",
+              baselines: tuple = _BASELINES, control: str = "") -> HeadlineAudit:  # fmt: skip
     from chronobench.metrics.bootstrap import summarise
 
     vals = scorer.values(SYSTEM, system_diagnosis)
@@ -203,22 +229,15 @@ def _headline(scorer: _Scorer, headline: str, data: str, system_diagnosis: str,
     attacks += [Attack(family="surface_rule", name=f"{m} ({d} diagnosis)", score=scorer.mean(m, d),
                        note=why) for m, d, why in surface]  # fmt: skip
     oracle = curves[0].points[0][1]
-    planner = scorer.mean("graph_free_planner", diag)
-    reaches = planner >= interval.lo - 1e-9
     notes = [
         "Headline figure: per case recovery x (1 - recurrence) x benign preservation x "
         "min(1, needed / executed steps); needed = the sessions whose writes the fault changed "
         "(with their steps) and the task steps whose outputs differ (offline agent's fault-free run).",
-        "The graph-free planner is listed as a surface rule: it reads only the session log and "
-        "ChronoMem's versions, never the provenance graph DGR is built on. When it reaches DGR's "
-        "interval, the graph earns nothing on this headline.",
+        "The graph-free planners are baselines, not attacks: they read the session log and "
+        "ChronoMem's versions (one also re-runs the agent's retriever), never the provenance "
+        "graph DGR is built on, and they repair. When one is not beaten, the graph earns "
+        "nothing on this headline; the line under the verdict says so.",
     ]
-    notes.append(
-        f"Graph-free planner ({diag} diagnosis): {100 * planner:.1f} against DGR's "
-        f"{100 * interval.mean:.1f} [{100 * interval.lo:.1f}, {100 * interval.hi:.1f}]: "
-        + ("it reaches DGR's interval, so this headline FAILS on the planner alone."
-           if reaches else "below DGR's interval.")
-    )  # fmt: skip
     if system_diagnosis != "given":
         notes.append(f"System: DGR given the {system_diagnosis} detector's diagnosis.")
     return HeadlineAudit(
@@ -228,7 +247,8 @@ def _headline(scorer: _Scorer, headline: str, data: str, system_diagnosis: str,
         oracle_why="it reaches the gold answer and store with the least re-run work the fault "
         "requires, so each factor of the figure is at its maximum",
         oracle=oracle, curves=curves, attacks=attacks, not_applicable={"fixed_text": FIXED_TEXT},
-        data=data, notes=notes,
+        data=data, notes=notes, control=control,
+        baselines=[_baseline(scorer, m, diag, why) for m, why in baselines],
     )  # fmt: skip
 
 
@@ -258,7 +278,8 @@ def audit(options: AuditOptions) -> list[HeadlineAudit]:
     return [
         _headline(scorers[name], headline,
                   f"{label}, {len(sets[name])} cases, exact replay, {kind}", diag, options.fast,
-                  _EARNED_SURFACE if name.startswith("earned_") else ())
+                  _EARNED_SURFACE if name.startswith("earned_") else (),
+                  control="" if name.startswith("earned_") else CONTROL)
         for name, headline, label, diag in _HEADLINES
     ]  # fmt: skip
 
@@ -279,35 +300,14 @@ _RETRIEVAL_HEADLINES = (
 def retrieval_audit(options: AuditOptions) -> list[HeadlineAudit]:
     """The repair headlines on the retrieval sets (track ``repair_retrieval``, its own
     audit file), with the planners that guess or replay what retrieval returned among
-    the surface rules."""
+    the baselines."""
     sets = _load(options, _RETRIEVAL_HEADLINES)
     kind = "fast" if options.fast else "full"
     scorers = {name: _Scorer(cases) for name, cases in sets.items()}
-    extra = (*_EARNED_SURFACE, *_RETRIEVAL_SURFACE)
-    out = []
-    for name, headline, label, diag in _RETRIEVAL_HEADLINES:
-        scorer = scorers[name]
-        audit = _headline(scorer, headline,
-                          f"{label}, {len(sets[name])} cases, exact replay, {kind}", diag,
-                          options.fast, extra, track="repair_retrieval")  # fmt: skip
-        audit.notes.append(_paired_margins(scorer, diag))
-        out.append(audit)
-    return out
-
-
-def _paired_margins(scorer: _Scorer, diagnosis: str) -> str:
-    """DGR minus each graph-free planner, paired per case (an interval on the margin,
-    which the unpaired verdict does not use)."""
-    from chronobench.metrics.bootstrap import summarise
-
-    dgr = scorer.values(SYSTEM, diagnosis)
-    parts = []
-    for reads in ("", "_lexical", "_slot", "_retriever"):
-        other = scorer.values(f"graph_free_planner{reads}", diagnosis)
-        st = summarise([a - b for a, b in zip(dgr, other, strict=True)], seed=0)
-        better = sum(a > b + 1e-9 for a, b in zip(dgr, other, strict=True))
-        worse = sum(b > a + 1e-9 for a, b in zip(dgr, other, strict=True))
-        parts.append(f"graph_free_planner{reads} {100 * st['mean']:+.1f} "
-                     f"[{100 * st['ci_low']:+.1f}, {100 * st['ci_high']:+.1f}] "
-                     f"(DGR higher on {better} cases, lower on {worse})")  # fmt: skip
-    return "DGR minus each graph-free planner, paired per case: " + "; ".join(parts) + "."
+    return [
+        _headline(scorers[name], headline,
+                  f"{label}, {len(sets[name])} cases, exact replay, {kind}", diag,
+                  options.fast, _EARNED_SURFACE, track="repair_retrieval",
+                  baselines=(*_BASELINES, *_RETRIEVAL_BASELINES))
+        for name, headline, label, diag in _RETRIEVAL_HEADLINES
+    ]  # fmt: skip

@@ -25,6 +25,11 @@ _SHOWN = ("multi_line", "preamble", "echoed_memory", "not_a_span", "abstain_othe
 _RQ2 = (("rc_qa", "RC-QA"), ("rc_qa_a", "A*"), ("rc_qa_b", "B*"), ("qa_f1", "A: F1"),
         ("future_abstain", "B: abstains"), ("future_leak", "leakage"),
         ("recall_acc", "recall yes/no"), ("rouge1", "summary R-1"))  # fmt: skip
+# RQ3 cells of their own (a summary token limit apart from the answers'): the main
+# board's RQ3 measures, its headline first.
+_RQ3 = (("last_session_coverage", "last-session coverage"), ("session_coverage",
+        "session coverage"), ("rouge1", "R-1"), ("content_rouge1", "content R-1"),
+        ("specific_rouge1", "specific R-1"), ("summary_leakage", "summary leakage"))  # fmt: skip
 
 
 def model_of(r: Any) -> str:
@@ -107,6 +112,18 @@ def _subset(r: Any) -> str:
     return f"first {s.get('queries_per_stream')} per conversation, {streams} conversations"
 
 
+def _task_part(r: Any) -> str:
+    """What a run answered, as its id says (``qa``, ``summary``, ``qa+summary``; ``repair``
+    ...): a system's summary-only cell is a row apart from its QA cell, never its newer
+    version."""
+    parts = str(r.run_id).split("__")
+    return parts[-2] if len(parts) >= 3 else ""
+
+
+def _summaries_only(r: Any) -> bool:
+    return _task_part(r) == "summary"
+
+
 def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
     """The section's Markdown and the run ids it names, from the current small-LLM runs:
     one part per model (the smoke model last), each with its known set."""
@@ -117,7 +134,7 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
         # The model and backbone name too: a repair run's id and record name neither, and
         # each model's repair row is its own cell.
         key = (model_of(r), r.task_kind, r.queries, r.system or "", r.repair_method or "",
-               r.backbone_name or r.backbone or "")  # fmt: skip
+               r.backbone_name or r.backbone or "", _task_part(r))  # fmt: skip
         newest[key] = r
     by_model: dict[str, list[Any]] = {}
     for r in sorted(newest.values(), key=lambda r: r.run_id):
@@ -129,9 +146,12 @@ def small_llm_section(runs: list[Any]) -> tuple[str, list[str]]:
         "answers read from generated text, abstention, ChronoMem's backbone request resolver",
         "and the repair agent's citations. They are **not** the paper's 7-8B results, which",
         "need `scripts/gpu_check.sh` / vLLM on a GPU. Greedy decoding (float32 for SmolLM2,",
-        "bfloat16 for Qwen) may flip tokens on another CPU, so these figures are volatile",
-        "across machines: their presets set `reproducible: false` and are kept out of the",
-        "byte-identity check. Tokens per second and wall time:",
+        "bfloat16 for Qwen) may flip tokens on another CPU. SmolLM2's preset runs the model",
+        "live, so its figures are volatile across machines: it sets `reproducible: false`",
+        "and is kept out of the byte-identity check. Qwen's preset replays the replies",
+        "committed in `results/completions/` (written once by `chronobench generate`), so a",
+        "fresh clone reproduces its figures byte for byte on any CPU and `verify` checks",
+        "them. Tokens per second and wall time:",
         f"[{SPEED_FILE}]({SPEED_FILE}) (volatile, rewritten by every rebuild that finds new",
         "runs). Replies not read as asked: recovered (the reader dropped a second line, a",
         "preamble or an echoed memory tag, or read an abstention in other words: what it",
@@ -155,11 +175,15 @@ def _model_part(model: str, chosen: list[Any]) -> list[str]:
     label = MODELS[model].label.replace(" (CPU)", "") if model in MODELS else model
     backbones = {r.backbone_name for r in chosen if r.backbone_name}
     lines = [f"### {label}", "", *_model_line(model, backbones), ""]
-    gen = [r for r in chosen if r.task_kind == "benchmark" and r.system and r.queries == "built"]
+    built = [r for r in chosen if r.task_kind == "benchmark" and r.system and r.queries == "built"]
+    gen = [r for r in built if not _summaries_only(r)]
+    rq3 = {r.system: r for r in built if _summaries_only(r)}
     shown, prompt_only_note = _without_same_prompts(gen)
     # A prompt-only row left out leaves the failure table too.
     chosen = [r for r in chosen if r in shown or r not in gen]
     gen = shown
+    rq3_rows = [rq3[r.system] for r in gen if r.system in rq3]
+    rq3_rows += [r for r in rq3.values() if r not in rq3_rows]
     if gen:
         lines += _known_lines(gen)
         lines += _separation(gen)
@@ -170,8 +194,10 @@ def _model_part(model: str, chosen: list[Any]) -> list[str]:
         rows = []
         for r in gen:
             probes = r.metrics.probes
-            a = probes.all if probes is not None else {}
+            a = dict(probes.all) if probes is not None else {}
             restored = (probes.restored or {}).get("selected_exact") if probes else None
+            if a.get("rouge1") is None and r.system in rq3:  # its summaries' own cell
+                a["rouge1"] = _probe_stats(rq3[r.system]).get("rouge1")
             rows.append(
                 [
                     _label(r.system),
@@ -192,6 +218,8 @@ def _model_part(model: str, chosen: list[Any]) -> list[str]:
             [*head, *[h for _, h in _RQ2], "restored = v*", _FAILED_HEAD],
             rows,
         )
+    if rq3_rows:
+        lines += _rq3(rq3_rows, label)
     rq1 = [r for r in chosen if r.task_kind == "benchmark" and r.queries != "built"]
     if rq1:
         lines += _rq1(rq1, label)
@@ -216,11 +244,34 @@ def _model_part(model: str, chosen: list[Any]) -> list[str]:
             )  # fmt: skip
         lines += md_table(["method", "cases", "not applicable (no fault reached memory)", "recovery",
                             "replay ratio", "repair calls per case", _FAILED_HEAD], rows)  # fmt: skip
-    lines += _failure_table(chosen, label)
+    lines += _failure_table(chosen, label, rq3_rows)
     return lines
 
 
 _FAILED_HEAD = "replies not read as asked: recovered + unread / replies"
+
+
+def _probe_stats(r: Any) -> dict[str, Any]:
+    probes = r.metrics.probes
+    return dict(probes.all or {}) if probes is not None else {}
+
+
+def _rq3(runs: list[Any], label: str) -> list[str]:
+    """The summary-only cells: each system's summary of the state it restored, with a
+    token limit of its own (an answer's 32 new tokens would cut it at ~25 words)."""
+    rows = []
+    for r in runs:
+        a = _probe_stats(r)
+        rows.append([_label(r.system), _subset(r), count_cell(a.get("rouge1"))]
+                    + [stat_cell(a.get(f)) for f, _ in _RQ3] + [_failures(r.metrics)])  # fmt: skip
+    lines = [f"#### RQ3 summaries on the stated subset, {label} (x100, [95% CI over "
+             "conversations])", "",
+             "One summary per query of the state the system restored, asked for in at most 150 "
+             "words, with its own limit of new tokens (the preset's "
+             "`summary_max_new_tokens`); measures as in the main board's RQ3 tables, the "
+             "headline first.", ""]  # fmt: skip
+    head = ["method", "subset", "queries n / distinct / clusters"]
+    return lines + md_table([*head, *[h for _, h in _RQ3], _FAILED_HEAD], rows)
 
 
 def _same_replies(a: Any, b: Any) -> bool:
@@ -388,9 +439,10 @@ def _rq1(runs: list[Any], label: str) -> list[str]:
     return lines
 
 
-def _failure_table(runs: list[Any], label: str) -> list[str]:
+def _failure_table(runs: list[Any], label: str, rq3: list[Any]) -> list[str]:
     """Parse failures by kind: the kinds the reader recovers from first, then those it
-    scores as they stand (a reply can show several kinds)."""
+    scores as they stand (a reply can show several kinds). ``rq3``: the summary-only
+    cells beside a system's QA cell on the same queries, named apart from it."""
     recovered = [k for k in _SHOWN if k in RECOVERED_KINDS]
     unread = [k for k in _SHOWN if k not in RECOVERED_KINDS]
     rows = []
@@ -401,7 +453,8 @@ def _failure_table(runs: list[Any], label: str) -> list[str]:
         name = r.system or r.repair_method or r.task_kind
         split = "recovered_replies" in pf
         rows.append(
-            [f"{_label(name)} ({r.queries})" if r.system else str(name), str(pf.get("replies", 0)),
+            [f"{_label(name)} ({r.queries}{', summaries' if r in rq3 else ''})"
+             if r.system else str(name), str(pf.get("replies", 0)),
              str(pf.get("recovered_replies", 0)) if split else "–",
              str(pf.get("unread_replies", 0)) if split else "–"]
             + [str(pf.get(k, 0)) for k in recovered] + [str(pf.get(k, 0)) for k in unread]
