@@ -11,7 +11,7 @@ store's stage, then its reranker); :func:`restore_targets` turns that into resto
 targets (an ``undo`` targets the described commit's parent, an episode request its
 episode's boundary). A request is read once (:mod:`chronomem.parse`);
 its operators ("three days after X", "the second time X", "not the X one") move from
-the event retrieval found to the episode meant (:func:`apply_operators`).
+the event retrieval found to the episode meant (:mod:`chronomem.operators`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from chronomem import lexindex as lx
+from chronomem import operators as op
 from chronomem import parse as ps
 from chronomem import timeref as tr
 from chronomem.backend import Backend
@@ -362,7 +363,33 @@ def resolve_request(
         elif ref is not None:
             bound = tr.bound_target(ref, hist, intent)
         if bound is None and (ops or p.excluded):
-            ranked, steps = apply_operators(db, sc, p, ranked, found, hist, intent, rt, rerank)
+
+            def describe(clause: str) -> list[tuple[int, float]]:
+                return describe_request(db, sc, clause, 1, rt, rerank=rerank).ranked
+
+            def holders(term: str, vids: list[int]) -> set[int]:
+                with db.lock:
+                    index = lexical_index(db, sc, rt)
+                    got = (
+                        None
+                        if index is None
+                        else lx.scores_of(db, index, sc.scope_id, [term], vids)
+                    )
+                    if got is None:
+                        got = db.descriptor_scores(sc.scope_id, [term], vids)
+                return {v for v, score in got.items() if score is not None}
+
+            ranked, steps = op.apply_operators(
+                db,
+                sc,
+                p,
+                ranked,
+                op.Mentions(found.lexical or [], found.lexical_terms, holders),
+                hist,
+                intent,
+                rt.episode_label,
+                describe,
+            )
     if rt.episode_label and ranked and not (steps and "landed" in steps):
         ranked, said = speaker_turn(db, sc, p.clause, ranked, rt.episode_label)
         if said is not None:
@@ -442,185 +469,3 @@ def speaker_turn(
         "speaker": next(iter(named)),
         "from": int(top),
     }
-
-
-# -- operators over the dated history -------------------------------------------------------
-
-#: A further commit counts as a mention of the content clause when its lexical score for
-#: the clause is at least this share of the best commit's (written on the development
-#: set's ordinals and knowledge-state requests, data_builders/user_queries/locomo_nl_dev).
-MENTION_RATIO = 0.5
-
-
-class Episode(NamedTuple):
-    """One episode of the history: its commits (history order) and its day."""
-
-    first: int
-    last: int
-    day: Any  # datetime.date or None
-    members: tuple[int, ...]
-
-
-def dated_episodes(
-    db: Backend, sc: Scope, label: str | None, hist: list[tuple[int, int | None, Any]]
-) -> list[Episode]:
-    """The visible history grouped into episodes (by ``label``; one commit each without
-    one), oldest first; an episode's day is its first dated commit's."""
-    labels: dict[int, Any] = {}
-    if label:
-        expr, arg = db.json_text("labels", label)
-        with db.lock:
-            rows = db.conn.execute(
-                f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND "
-                f"{visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
-                (arg, sc.scope_id),
-            ).fetchall()
-        labels = {int(v): lab for v, lab in rows}
-    out: list[list[Any]] = []
-    prev: Any = object()
-    for vid, _, day in hist:
-        lab = labels.get(vid)
-        if lab is None or lab != prev or not out:
-            out.append([vid, vid, day, [vid]])
-        else:
-            out[-1][1] = vid
-            out[-1][3].append(vid)
-            out[-1][2] = out[-1][2] or day
-        prev = lab if lab is not None else object()
-    return [Episode(a, b, d, tuple(m)) for a, b, d, m in out]
-
-
-def apply_operators(
-    db: Backend,
-    sc: Scope,
-    p: ps.ParsedRequest,
-    ranked: list[tuple[int, float]],
-    found: Described,
-    hist: list[tuple[int, int | None, Any]],
-    intent: str,
-    rt: Retrieval,
-    rerank: bool,
-) -> tuple[list[tuple[int, float]], dict[str, Any]]:
-    """``ranked`` with the commit the operators land on first: ruled-out episodes removed,
-    month / weekday filters, then an ordinal over the mentions, then an offset or step
-    from the event. Returns the new ranking and what each step did."""
-    steps: dict[str, Any] = {}
-    if not ranked:
-        return ranked, steps
-    eps = dated_episodes(db, sc, rt.episode_label, hist)
-    where = {v: i for i, e in enumerate(eps) for v in e.members}
-    top = ranked[0][1]
-    for clause in p.excluded:
-        other = describe_request(db, sc, clause, 1, rt, rerank=rerank).ranked
-        if other and other[0][0] in where:
-            gone = where[other[0][0]]
-            kept = [(v, s) for v, s in ranked if where.get(v) != gone]
-            steps.setdefault("excluded", []).append(
-                {"clause": clause, "episode_of": int(other[0][0])}
-            )
-            ranked = kept or ranked
-    wd = p.operator("weekday")
-    if wd is not None:
-        kept = [(v, s) for v, s in ranked if v in where and _weekday(eps[where[v]].day) == wd.n]
-        ranked = kept or ranked
-        steps["weekday"] = wd.n
-    event = ranked[0][0]
-    ordinal = p.operator("ordinal")
-    if ordinal is not None:
-
-        def holders(term: str, vids: list[int]) -> set[int]:
-            with db.lock:
-                index = lexical_index(db, sc, rt)
-                got = None if index is None else lx.scores_of(db, index, sc.scope_id, [term], vids)
-                if got is None:
-                    got = db.descriptor_scores(sc.scope_id, [term], vids)
-            return {v for v, score in got.items() if score is not None}
-
-        event = _nth_mention(ranked, found, ordinal.n, where, holders) or event
-        steps["mention"] = {"n": ordinal.n, "commit": int(event)}
-    steps["event"] = int(event)
-    landed: int | None = event if event in where else None
-    move = p.operator("offset") or p.operator("step")
-    if move is not None and landed is not None:
-        i = where[event]
-        j = _offset_episode(eps, i, move.n) if move.kind == "offset" else i + move.n
-        if j is not None and 0 <= j < len(eps):
-            steps[move.kind] = {"n": move.n, "from_episode_of": int(event)}
-            landed = eps[j].first if intent == "undo" else eps[j].last
-        else:
-            steps[move.kind] = {"n": move.n, "from_episode_of": int(event), "none": True}
-    if landed is None or (landed == ranked[0][0] and move is None and ordinal is None):
-        return ranked, steps
-    if move is None and ordinal is not None:
-        e = eps[where[landed]]
-        landed = e.first if intent == "undo" else e.last
-    steps["landed"] = int(landed)
-    rest = [(v, s) for v, s in ranked if v != landed]
-    return [(landed, float(top) + 1.0), *rest], steps
-
-
-def _weekday(day: Any) -> int | None:
-    return None if day is None else int(day.weekday())
-
-
-def _offset_episode(eps: list[Episode], i: int, days: int) -> int | None:
-    """The episode nearest ``days`` from episode ``i``'s day, on that side of it (ties:
-    the one nearer the event); None when the days are unknown or no episode is there."""
-    base = eps[i].day
-    if base is None:
-        return None
-    from datetime import timedelta
-
-    want = base + timedelta(days=days)
-    side = range(i + 1, len(eps)) if days > 0 else range(i - 1, -1, -1)
-    best: tuple[int, int] | None = None
-    for j in side:
-        d = eps[j].day
-        if d is None or (d <= base if days > 0 else d >= base):
-            continue
-        gap = abs((d - want).days)
-        if best is None or gap < best[0]:
-            best = (gap, j)
-    return None if best is None else best[1]
-
-
-def _nth_mention(
-    ranked: list[tuple[int, float]],
-    found: Described,
-    n: int,
-    where: dict[int, int],
-    holders: Callable[[str, list[int]], set[int]] | None = None,
-) -> int | None:
-    """The commit of the ``n``-th episode (-1: the last) that mentions the clause, in
-    history order. A mention: a commit whose lexical score is at least ``MENTION_RATIO``
-    of the best and that holds the clause's most specific word (of the words the best
-    commit holds, the one the fewest candidates hold: "pottery" rather than the speaker's
-    name in "the second time Melanie talked about pottery"); without lexical scores, the
-    ranked commits themselves."""
-    lex = found.lexical or []
-    pool = [(v, s) for v, s in lex if v in where]
-    if pool:
-        best = max(s for _, s in pool)
-        mentions = [v for v, s in pool if best > 0 and s >= MENTION_RATIO * best]
-        if holders is not None and found.lexical_terms:
-            top = max(pool, key=lambda vs: vs[1])[0]
-            held = {t: holders(t, [v for v, _ in pool]) for t in found.lexical_terms}
-            named = [t for t in found.lexical_terms if top in held[t]]
-            if named:
-                key = min(named, key=lambda t: len(held[t]))
-                mentions = [v for v in mentions if v in held[key]]
-    else:
-        mentions = [v for v, _ in ranked if v in where]
-    allowed = {v for v, _ in ranked}
-    mentions = [v for v in mentions if v in allowed] or mentions
-    by_episode: dict[int, int] = {}
-    for v in mentions:
-        e = where[v]
-        if e not in by_episode or v < by_episode[e]:
-            by_episode[e] = v
-    order = [by_episode[e] for e in sorted(by_episode)]
-    if not order:
-        return None
-    if n < 0:
-        return order[-1]
-    return order[min(n, len(order)) - 1]
