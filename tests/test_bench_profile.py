@@ -91,6 +91,10 @@ def test_bench_main_on_the_tiny_fixture(
     assert len(cols) == len(STAGES) + 3 and cols[-2] > 0 and cols[-1] > 0
     assert cols[STAGES.index("embed")] > 0  # MiniLM really ran (cold caches)
     assert not (tmp_path / "results-untouched").exists()  # results went to a temp folder
+    from chronomem.embedders import shared_caches
+
+    # no process cache outlives the temp folder it wrote to (a later test would write there)
+    assert not shared_caches()
     with pytest.raises(SystemExit, match="not empty"):
         profile.main(args)  # the kept runs would resume
 

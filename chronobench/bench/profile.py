@@ -346,6 +346,11 @@ def _time_here(args: argparse.Namespace) -> int:
                 run_overrides(overrides)
         finally:
             cell_module.run_cell = original  # type: ignore[assignment]
+            if not args.warm and not args.cache_dir:
+                from chronomem.embedders import forget_process_embedders
+
+                # the caches made during the run point into the temp folder removed below
+                forget_process_embedders()
             for k, v in saved_env.items():
                 if v is None:
                     os.environ.pop(k, None)
