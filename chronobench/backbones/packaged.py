@@ -243,8 +243,12 @@ class PackagedTransformersBackbone(TransformersBackbone):
 
     ``model``: a name in :data:`MODELS` (or a backbone name of :data:`PACKAGED_BACKBONES`).
     ``threads``: torch's intra-op threads (on a loaded 2-core machine one thread was
-    2-5x faster than two: ``bench llm``). ``batch_size``: one prompt at a time, so no
-    padding and an answer never depends on its batch. ``dtype``: ``float32`` (the
+    2-5x faster than two: ``bench llm``). ``batch_size``: 1 (the default) is one prompt
+    at a time, no padding, so an answer never depends on its batch; more is that many
+    prompts per forward pass, left-padded: decoding on a CPU reads every weight once per
+    step whatever the batch, so a batch shares those reads (``chronobench generate
+    --batch-size``; a padded greedy reply can differ from the unpadded one by a token,
+    so the batch size is part of the cache key). ``dtype``: ``float32`` (the
     dequantised weights as they are), ``bfloat16`` (3.6x faster prefill on a CPU with
     AMX; answers may differ by a token) or ``auto`` (bfloat16 where the CPU has it).
     ``cache_dir``: where the converted folder goes (default ``$CHRONOBENCH_CACHE`` or
@@ -285,9 +289,12 @@ class PackagedTransformersBackbone(TransformersBackbone):
 
     @property
     def cache_config(self) -> dict[str, object]:
-        """As the transformers backbone's, with the dtype when it is not float32 (the
-        only dtype there was, so the calls already cached keep their keys)."""
+        """As the transformers backbone's, with the dtype when it is not float32 and the
+        batch size when it is not 1 (the only values there were, so the calls already
+        cached keep their keys)."""
         config = dict(super().cache_config)
         if self.dtype != "float32":
             config["dtype"] = self.dtype
+        if self.batch_size != 1:
+            config["batch_size"] = self.batch_size
         return config

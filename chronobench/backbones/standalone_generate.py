@@ -213,6 +213,11 @@ def params_key(params: dict[str, Any]) -> tuple[tuple[str, int, Any], ...]:
     return tuple(out)
 
 
+def message_chars(messages: Sequence[dict[str, str]]) -> int:
+    """A prompt's length in characters: a tokenizer-free stand-in for its token count."""
+    return sum(len(m.get("content") or "") for m in messages)
+
+
 def run(
     prompts: str | os.PathLike[str],
     out: str | os.PathLike[str],
@@ -222,8 +227,15 @@ def run(
     engine: str,
     chunk: int = 64,
     log: Callable[[str], None] = print,
+    by_length: bool = False,
+    runtime: dict[str, Any] | None = None,
 ) -> int:
-    """Answer every prompt of ``prompts`` not already in ``out``; returns how many."""
+    """Answer every prompt of ``prompts`` not already in ``out``; returns how many.
+
+    ``by_length``: within same-params prompts, shortest first, so a padded batch holds
+    prompts of about one length (less padding to compute). ``runtime``: how the replies
+    are made (dtype, batch size, padding ...), recorded with each completion.
+    """
     if chunk < 1:
         raise SystemExit(f"--chunk must be at least 1 (prompts between two saves), got {chunk}")
     todo = read_records(prompts)
@@ -233,10 +245,16 @@ def run(
     # Same-params prompts together (a transformers batch shares one set of params), and
     # in numeric order: as JSON text 200 new tokens sorted before 32, so a long summary
     # batch ran before every short answer.
-    todo.sort(key=lambda r: params_key(r["params"]))
+    if by_length:
+        todo.sort(key=lambda r: (params_key(r["params"]), message_chars(r["messages"])))
+    else:
+        todo.sort(key=lambda r: params_key(r["params"]))
+    extra: dict[str, Any] = {"model": model, "engine": engine}
+    if runtime:
+        extra["runtime"] = dict(runtime)
     for start in range(0, len(todo), chunk):
         for rec in answer(todo[start : start + chunk]):
-            done.append({**rec, "model": model, "engine": engine})
+            done.append({**rec, **extra})
         write_records(out, done)
         log(f"{min(start + chunk, len(todo))}/{len(todo)} prompts answered -> {out}")
     if not todo:
@@ -264,8 +282,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.engine == "vllm":
         answer = vllm_engine(args.model, args.dtype, args.tensor_parallel_size, args.max_model_len)
+        runtime: dict[str, Any] = {"dtype": args.dtype, "batching": "vllm"}
     else:
         answer = transformers_engine(args.model, args.device, args.dtype, args.batch_size)
+        runtime = {
+            "device": args.device,
+            "dtype": args.dtype,
+            "batch_size": args.batch_size,
+            "padding": "left" if args.batch_size > 1 else "none",
+        }
     n = run(
         args.prompts,
         args.out,
@@ -273,6 +298,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         model=args.name or args.model,
         engine=args.engine,
         chunk=args.chunk,
+        by_length=args.engine == "transformers" and args.batch_size > 1,
+        runtime=runtime,
     )
     print(f"{n} prompts answered; completions in {args.out}")
     return 0

@@ -101,12 +101,16 @@ class TransformersBackbone:
         for i, r in enumerate(requests):
             groups.setdefault(r.params, []).append(i)
         for params, idx in groups.items():
+            rendered = {
+                i: render_chat(self._tokenizer, requests[i].messages, self.chat_template)
+                for i in idx
+            }
+            if self.batch_size > 1:
+                # Prompts of about one length share a batch: less padding to compute.
+                idx = sorted(idx, key=lambda i: len(rendered[i]))
             for start in range(0, len(idx), self.batch_size):
                 chunk = idx[start : start + self.batch_size]
-                prompts = [
-                    render_chat(self._tokenizer, requests[i].messages, self.chat_template)
-                    for i in chunk
-                ]
+                prompts = [rendered[i] for i in chunk]
                 for i, completion in zip(chunk, self._batch(prompts, params), strict=True):
                     results[i] = completion
         return results

@@ -7,7 +7,12 @@ Prints, per thread count, the seconds and tokens per second of a forward pass ov
 a short prompt. With ``--prompts FILE`` (what ``backbone=export`` wrote) it answers the
 first ``--limit`` prompts one at a time instead, as a run would, and prints each one's
 CPU seconds (this process's, so other work on the machine does not inflate them), wall
-seconds and token counts. Figures only: nothing is asserted.
+seconds and token counts. With ``--batch-sizes 1 8 16`` it answers the same prompts
+once per batch size instead (left-padded batches of prompts of about one length, as
+``chronobench generate --batch-size`` makes them) and prints each size's CPU seconds per
+prompt; ``--against COMPLETIONS`` keeps only prompts that file answers (spread evenly
+over them, ``--limit`` of them) and counts the replies identical to its recorded ones,
+printing the ones that are not. Figures only: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -31,6 +36,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ct2", action="store_true", help="--prompts: on CTranslate2 int8 (the llm-ct2 extra)"
     )
+    parser.add_argument(
+        "--batch-sizes",
+        type=int,
+        nargs="+",
+        help="--prompts: answer them once per batch size (left padding), e.g. 1 8 16",
+    )
+    parser.add_argument(
+        "--against", help="--prompts: a completions file; compare the replies with its own"
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -44,6 +58,8 @@ def main(args: argparse.Namespace) -> int:
 
         return _real_prompts(CT2Backbone(args.model, threads=args.threads[0]), args)
     bb = PackagedTransformersBackbone(args.model, dtype=args.dtype)
+    if args.prompts and args.batch_sizes:
+        return _batched(bb, args)
     if args.prompts:
         return _real_prompts(bb, args)
     tok, model = bb._tokenizer, bb._model
@@ -102,4 +118,55 @@ def _real_prompts(backbone: object, args: argparse.Namespace) -> int:
         )
     n = max(1, len(records))
     print(f"  mean {cpu_total / n:.2f} CPU-s, {wall_total / n:.2f} s wall per prompt")
+    return 0
+
+
+def _batched(backbone: object, args: argparse.Namespace) -> int:
+    """The same prompts once per batch size: CPU seconds per prompt, and the replies
+    against each other and against ``--against``'s."""
+    import torch
+
+    from chronobench.backbones.offline import request_of
+    from chronobench.backbones.standalone_generate import read_records
+
+    if any(b < 1 for b in args.batch_sizes):
+        raise SystemExit(f"--batch-sizes must be at least 1, got {args.batch_sizes}")
+    torch.set_num_threads(args.threads[0])
+    records = read_records(args.prompts)
+    recorded: dict[str, str] = {}
+    if args.against:
+        recorded = {r["id"]: str(r.get("text", "")) for r in read_records(args.against)}
+        records = [r for r in records if r["id"] in recorded]
+        if not records:
+            raise SystemExit(f"--against {args.against}: it answers none of {args.prompts}")
+    if len(records) > args.limit:  # spread over the file, not its first cell only
+        step = len(records) / args.limit
+        records = [records[int(i * step)] for i in range(args.limit)]
+    requests = [request_of(r, where=args.prompts) for r in records]
+    print(
+        f"{args.model} ({args.dtype}, {args.threads[0]} thread(s)): {len(records)} prompts of "
+        f"{args.prompts}" + (f", replies compared with {args.against}" if args.against else "")
+    )
+    first: list[str] | None = None
+    for size in args.batch_sizes:
+        backbone.batch_size = size  # type: ignore[attr-defined]
+        cpu, wall = time.process_time(), time.perf_counter()
+        outs = backbone.generate(requests)  # type: ignore[attr-defined]
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        texts = [o.text for o in outs]
+        line = (
+            f"  batch {size:3d}: {cpu / len(records):6.2f} CPU-s, {wall / len(records):6.2f} s "
+            f"wall per prompt ({cpu:.0f} CPU-s, {wall:.0f} s in all)"
+        )
+        if first is not None:
+            same = sum(a == b for a, b in zip(first, texts, strict=True))
+            line += f"; {same}/{len(texts)} replies as batch {args.batch_sizes[0]}'s"
+        if recorded:
+            same = sum(recorded[r["id"]] == t for r, t in zip(records, texts, strict=True))
+            line += f"; {same}/{len(texts)} as recorded"
+        print(line, flush=True)
+        for rec, text in zip(records, texts, strict=True):
+            if recorded and recorded[rec["id"]] != text:
+                print(f"    {rec['id'][:12]} recorded {recorded[rec['id']]!r} now {text!r}")
+        first = texts if first is None else first
     return 0

@@ -27,6 +27,7 @@ def _backbone(args: argparse.Namespace) -> Any:
         return PackagedTransformersBackbone(
             args.model,
             threads=args.threads,
+            batch_size=args.batch_size,
             dtype=args.dtype,
             cache_dir=args.cache_dir,
         )
@@ -43,6 +44,27 @@ def _backbone(args: argparse.Namespace) -> Any:
     return OpenAIBackbone(args.model, base_url=args.base_url)
 
 
+def _runtime(args: argparse.Namespace, backbone: Any) -> dict[str, Any]:
+    """How the replies are made, recorded with each one: a padded batch can change a
+    greedy reply by a token, so the batch size and padding say which path wrote it."""
+    if args.engine not in ("packaged", "transformers"):
+        return {"dtype": args.dtype}
+    import torch
+    import transformers
+
+    batch = int(getattr(backbone, "batch_size", args.batch_size))
+    runtime: dict[str, Any] = {
+        "dtype": str(getattr(backbone, "dtype", args.dtype)),
+        "batch_size": batch,
+        "padding": "left" if batch > 1 else "none",
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+    }
+    if args.engine == "packaged":
+        runtime["threads"] = args.threads
+    return runtime
+
+
 def main(argv: Sequence[str]) -> int:
     from chronobench.backbones.offline import request_of
     from chronobench.backbones.standalone_generate import read_records, run
@@ -54,13 +76,25 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--model", required=True, help="qwen-1b5 / smollm2 (packaged), a folder, an id")
     p.add_argument("--dtype", default="auto", help="float32, bfloat16, auto")
     p.add_argument("--threads", type=int, default=1, help="packaged: torch threads")
-    p.add_argument("--batch-size", type=int, default=1, help="transformers: prompts a batch")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=1,
+        help="packaged, transformers: prompts per forward pass, left-padded (1: no padding)",
+    )
     p.add_argument("--base-url", default="http://127.0.0.1:8000/v1", help="openai: the server")
     p.add_argument("--cache-dir", default=None, help="packaged: where install-model put it")
     p.add_argument(
-        "--chunk", type=int, default=16, help="prompts between two saves (1 for long replies)"
+        "--chunk",
+        type=int,
+        default=None,
+        help="prompts between two saves (default: the batch size, or 16 at batch size 1)",
     )
     args = p.parse_args(list(argv))
+    if args.batch_size < 1:
+        p.error(f"--batch-size must be at least 1, got {args.batch_size}")
+    if args.chunk is None:
+        args.chunk = args.batch_size if args.batch_size > 1 else 16
     # Every record is checked (and its id re-hashed) before a model is loaded.
     for rec in read_records(args.prompts):
         request_of(rec, where=f"{args.prompts}, prompt {rec['id']}")
@@ -78,8 +112,16 @@ def main(argv: Sequence[str]) -> int:
             for r, c in zip(records, backbone.generate(requests), strict=True)
         ]
 
+    batched = args.engine in ("packaged", "transformers") and args.batch_size > 1
     n = run(
-        args.prompts, args.out, answer, model=backbone.model, engine=args.engine, chunk=args.chunk
+        args.prompts,
+        args.out,
+        answer,
+        model=backbone.model,
+        engine=args.engine,
+        chunk=args.chunk,
+        by_length=batched,
+        runtime=_runtime(args, backbone),
     )
     print(f"{n} prompts answered by {args.engine} {backbone.model}; completions in {args.out}")
     return 0
