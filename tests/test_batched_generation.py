@@ -1,8 +1,8 @@
 """Batched greedy generation for exported prompts (`chronobench generate --batch-size`).
 
 Fast: the generation loop orders same-params prompts by length and records how each
-reply was made; the generate command records the batch size and padding and saves once
-per batch; the packaged backbone's cache key names a batch size other than 1.
+reply was made; the generate command records the batch size and padding, saves once
+per batch and reuses another completions file's replies; the packaged backbone's cache key names a batch size other than 1.
 Slow (needs `install-model smollm2`): export -> generate at batch sizes 1 and 4 -> replay
 on SmolLM2; batch size 1 gives exactly the one-prompt-at-a-time replies of the backbone
 a live run uses, and batch size 4 (left padding, float32) the same replies here.
@@ -82,6 +82,27 @@ def test_generate_records_the_batch_and_saves_once_per_batch(
     assert [x.split()[0] for x in saves] == ["2/4", "4/4"]
     with pytest.raises(SystemExit):
         main([*args[:-1], "0"])
+
+
+def test_generate_reuses_replies_another_file_has(
+    tiny_lm_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chronobench.commands import main
+
+    prompts, out, old = tmp_path / "p.jsonl", tmp_path / "c.jsonl", tmp_path / "old.jsonl"
+    requests = [_request("a b"), _request("c")]
+    ExportBackbone(str(prompts)).generate(requests)
+    kept = {"id": prompt_id(requests[0]), "text": "from before", "model": "m", "engine": "e"}
+    old.write_text(json.dumps(kept) + "\n" + json.dumps({**kept, "id": "other"}) + "\n")
+    args = ["generate", str(prompts), str(out), "--engine", "transformers", "--reuse", str(old)]
+    assert main([*args, "--model", str(tiny_lm_dir), "--dtype", "float32"]) == 0
+    records = {r["id"]: r for r in _records(out)}
+    assert set(records) == {prompt_id(r) for r in requests}  # "other" is no prompt here
+    assert records[kept["id"]] == {**kept, "reused_from": str(old)}
+    assert "1 replies reused" in capsys.readouterr().out
+    assert "reused_from" not in records[prompt_id(requests[1])]
+    with pytest.raises(SystemExit, match="no such completions file"):
+        main([*args[:-1], str(tmp_path / "nope.jsonl"), "--model", str(tiny_lm_dir)])
 
 
 def test_the_packaged_cache_key_names_a_batch_other_than_one() -> None:

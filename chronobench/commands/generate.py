@@ -44,6 +44,28 @@ def _backbone(args: argparse.Namespace) -> Any:
     return OpenAIBackbone(args.model, base_url=args.base_url)
 
 
+def _reuse(sources: list[str], wanted: set[str], out: str) -> None:
+    """Add to ``out`` the replies of ``sources`` to prompts in ``wanted`` that ``out``
+    lacks, each marked with the file it came from (its own runtime, if any, kept)."""
+    from pathlib import Path
+
+    from chronobench.backbones.standalone_generate import read_records, write_records
+
+    done = read_records(out) if Path(out).is_file() else []
+    have = {r["id"] for r in done}
+    added = 0
+    for source in sources:
+        if not Path(source).is_file():
+            raise SystemExit(f"--reuse {source}: no such completions file")
+        for rec in read_records(source):
+            if rec["id"] in wanted and rec["id"] not in have:
+                have.add(rec["id"])
+                done.append({**rec, "reused_from": source})
+                added += 1
+    write_records(out, done)
+    print(f"{added} replies reused from {', '.join(sources)} -> {out}")
+
+
 def _runtime(args: argparse.Namespace, backbone: Any) -> dict[str, Any]:
     """How the replies are made, recorded with each one: a padded batch can change a
     greedy reply by a token, so the batch size and padding say which path wrote it."""
@@ -90,14 +112,24 @@ def main(argv: Sequence[str]) -> int:
         default=None,
         help="prompts between two saves (default: the batch size, or 16 at batch size 1)",
     )
+    p.add_argument(
+        "--reuse",
+        action="append",
+        default=[],
+        metavar="COMPLETIONS",
+        help="copy this file's replies to prompts of PROMPTS into OUT first (repeatable)",
+    )
     args = p.parse_args(list(argv))
     if args.batch_size < 1:
         p.error(f"--batch-size must be at least 1, got {args.batch_size}")
     if args.chunk is None:
         args.chunk = args.batch_size if args.batch_size > 1 else 16
     # Every record is checked (and its id re-hashed) before a model is loaded.
-    for rec in read_records(args.prompts):
+    prompts = read_records(args.prompts)
+    for rec in prompts:
         request_of(rec, where=f"{args.prompts}, prompt {rec['id']}")
+    if args.reuse:
+        _reuse(args.reuse, {r["id"] for r in prompts}, args.out)
     backbone = _backbone(args)
 
     def answer(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
