@@ -59,6 +59,12 @@ def test_by_length_orders_within_params_and_runtime_is_recorded(tmp_path: Path) 
     run(prompts, tmp_path / "plain.jsonl", answer, model="m", engine="e", log=lambda _: None)
     assert seen == ["p0", "p2", "p3", "p1"]
     assert all("runtime" not in r for r in _records(tmp_path / "plain.jsonl"))
+    # Windows of 2 prompts of the file: p0 (the first window) before the shorter p3, p2.
+    seen.clear()
+    run(prompts, tmp_path / "w.jsonl", answer, model="m", engine="e", by_length=True, window=2)
+    assert seen == ["p0", "p3", "p2", "p1"]
+    with pytest.raises(SystemExit, match="window must be 0"):
+        run(prompts, tmp_path / "w2.jsonl", answer, model="m", engine="e", window=-1)
 
 
 def test_generate_records_the_batch_and_saves_once_per_batch(

@@ -228,25 +228,38 @@ def run(
     chunk: int = 64,
     log: Callable[[str], None] = print,
     by_length: bool = False,
+    window: int = 0,
     runtime: dict[str, Any] | None = None,
 ) -> int:
     """Answer every prompt of ``prompts`` not already in ``out``; returns how many.
 
     ``by_length``: within same-params prompts, shortest first, so a padded batch holds
-    prompts of about one length (less padding to compute). ``runtime``: how the replies
-    are made (dtype, batch size, padding ...), recorded with each completion.
+    prompts of about one length (less padding to compute); with ``window`` > 0 only
+    within each run of ``window`` prompts of the file, so the file's order (an export's
+    cells, one after another) still says what is answered first. ``runtime``: how the
+    replies are made (dtype, batch size, padding ...), recorded with each completion.
     """
     if chunk < 1:
         raise SystemExit(f"--chunk must be at least 1 (prompts between two saves), got {chunk}")
+    if window < 0:
+        raise SystemExit(f"the length-sort window must be 0 (the whole file) or more: {window}")
     todo = read_records(prompts)
     done = read_records(out) if Path(out).is_file() else []
     have = {r["id"] for r in done}
+    # A prompt's place in the file, not in what is left: windows stay put on a resume.
+    place = {r["id"]: n for n, r in enumerate(todo)}
     todo = [r for r in todo if r["id"] not in have]
     # Same-params prompts together (a transformers batch shares one set of params), and
     # in numeric order: as JSON text 200 new tokens sorted before 32, so a long summary
     # batch ran before every short answer.
     if by_length:
-        todo.sort(key=lambda r: (params_key(r["params"]), message_chars(r["messages"])))
+        todo.sort(
+            key=lambda r: (
+                params_key(r["params"]),
+                place[r["id"]] // window if window else 0,
+                message_chars(r["messages"]),
+            )
+        )
     else:
         todo.sort(key=lambda r: params_key(r["params"]))
     extra: dict[str, Any] = {"model": model, "engine": engine}

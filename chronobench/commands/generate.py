@@ -113,6 +113,12 @@ def main(argv: Sequence[str]) -> int:
         help="prompts between two saves (default: the batch size, or 16 at batch size 1)",
     )
     p.add_argument(
+        "--length-window",
+        type=int,
+        default=512,
+        help="batched: sort by length within each N prompts of the file (0: the whole file)",
+    )
+    p.add_argument(
         "--reuse",
         action="append",
         default=[],
@@ -153,6 +159,7 @@ def main(argv: Sequence[str]) -> int:
         engine=args.engine,
         chunk=args.chunk,
         by_length=batched,
+        window=args.length_window,
         runtime=_runtime(args, backbone),
     )
     print(f"{n} prompts answered by {args.engine} {backbone.model}; completions in {args.out}")
