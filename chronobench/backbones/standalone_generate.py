@@ -24,6 +24,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -265,11 +266,19 @@ def run(
     extra: dict[str, Any] = {"model": model, "engine": engine}
     if runtime:
         extra["runtime"] = dict(runtime)
+    # This process's CPU seconds (other work on a shared machine does not inflate them)
+    # and the wall clock, per prompt so far: what a progress check needs.
+    cpu0, wall0 = time.process_time(), time.perf_counter()
     for start in range(0, len(todo), chunk):
         for rec in answer(todo[start : start + chunk]):
             done.append({**rec, **extra})
         write_records(out, done)
-        log(f"{min(start + chunk, len(todo))}/{len(todo)} prompts answered -> {out}")
+        n = min(start + chunk, len(todo))
+        cpu, wall = (time.process_time() - cpu0) / n, (time.perf_counter() - wall0) / n
+        log(
+            f"{n}/{len(todo)} prompts answered -> {out} ({len(done)} in all; "
+            f"{cpu:.2f} CPU-s, {wall:.2f} s wall per prompt; {time.strftime('%H:%M:%S')})"
+        )
     if not todo:
         write_records(out, done)
     return len(todo)
