@@ -147,16 +147,28 @@ def _batched(backbone: object, args: argparse.Namespace) -> int:
         f"{args.model} ({args.dtype}, {args.threads[0]} thread(s)): {len(records)} prompts of "
         f"{args.prompts}" + (f", replies compared with {args.against}" if args.against else "")
     )
+    # Timed per reply limit (answers, summaries): their costs differ ten-fold.
+    groups: dict[int, list[int]] = {}
+    for i, r in enumerate(requests):
+        groups.setdefault(r.params.max_new_tokens, []).append(i)
     first: list[str] | None = None
     for size in args.batch_sizes:
         backbone.batch_size = size  # type: ignore[attr-defined]
-        cpu, wall = time.process_time(), time.perf_counter()
-        outs = backbone.generate(requests)  # type: ignore[attr-defined]
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        texts = [o.text for o in outs]
+        texts = [""] * len(requests)
+        cpu = wall = 0.0
+        parts = []
+        for limit, idx in sorted(groups.items()):
+            c, w = time.process_time(), time.perf_counter()
+            outs = backbone.generate([requests[i] for i in idx])  # type: ignore[attr-defined]
+            c, w = time.process_time() - c, time.perf_counter() - w
+            cpu, wall = cpu + c, wall + w
+            parts.append(f"{len(idx)} of <= {limit} new tokens {c / len(idx):.2f}")
+            for i, o in zip(idx, outs, strict=True):
+                texts[i] = o.text
         line = (
             f"  batch {size:3d}: {cpu / len(records):6.2f} CPU-s, {wall / len(records):6.2f} s "
-            f"wall per prompt ({cpu:.0f} CPU-s, {wall:.0f} s in all)"
+            f"wall per prompt ({cpu:.0f} CPU-s, {wall:.0f} s in all; CPU-s per prompt: "
+            f"{', '.join(parts)})"
         )
         if first is not None:
             same = sum(a == b for a, b in zip(first, texts, strict=True))
