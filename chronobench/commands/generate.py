@@ -6,7 +6,10 @@ backbone.params.completions=OUT backbone.model=M`` reads back. Engines are the h
 own backbones: ``packaged`` (a model from ``install-model``: ``--model qwen-1b5``, on
 CPU), ``transformers`` (a model folder or hub id), ``vllm`` (offline batches on a GPU),
 ``openai`` (any OpenAI-compatible server, ``--base-url``). Completions already in
-``OUT`` are kept (a killed run resumes). On a machine without chronobench, run
+``OUT`` are kept (a killed run resumes); ``--reuse FILE`` adds another file's replies to
+these prompts first. ``--batch-size N`` (packaged, transformers) answers N prompts of
+about one length per forward pass, left-padded, and saves after each batch; every reply
+records its ``runtime`` (dtype, batch size, padding, threads). On a machine without chronobench, run
 ``chronobench/backbones/standalone_generate.py`` instead: same files, only transformers
 or vLLM needed.
 """
