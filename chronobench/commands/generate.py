@@ -9,9 +9,9 @@ CPU), ``transformers`` (a model folder or hub id), ``vllm`` (offline batches on 
 ``OUT`` are kept (a killed run resumes); ``--reuse FILE`` adds another file's replies to
 these prompts first. ``--batch-size N`` (packaged, transformers) answers N prompts of
 about one length per forward pass, left-padded, and saves after each batch; every reply
-records its ``runtime`` (dtype, batch size, padding, threads). On a machine without chronobench, run
-``chronobench/backbones/standalone_generate.py`` instead: same files, only transformers
-or vLLM needed.
+records its ``runtime`` (dtype, batch size, padding, threads). On a machine without
+chronobench, run ``chronobench/backbones/standalone_generate.py`` instead: same files,
+only transformers or vLLM needed.
 """
 
 from __future__ import annotations
