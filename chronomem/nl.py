@@ -119,9 +119,11 @@ def weak_match(
     db: Backend, sc: Scope, toks: list[str], vid: int, ev: dict[str, Any], rt: rs.Retrieval
 ) -> str | None:
     """Why the lexical evidence for ``vid`` is too weak to act on (None: it is not): of
-    two or more named words at most ``WEAK_MATCHED`` occurs in it (words of
-    :data:`FRAME_WORDS` not counted), and its cosine is below ``DENSE_FLOOR`` (a request
-    about something the memory never held that shares a word with it)."""
+    the request's evidence words ``toks`` (:attr:`chronomem.parse.ParsedRequest.evidence`:
+    filler, courtesy and asides about the listener never count) at most
+    ``WEAK_MATCHED`` occurs in it (words of :data:`FRAME_WORDS` not counted), and its
+    cosine is below ``DENSE_FLOOR``: a request about something the memory never held that
+    shares a word with it, or one whose only match is a word said in passing."""
     terms = q.fts_terms(" ".join(toks))
     if not ev["lexical"] or len(terms) < 2 or ev["cosine"] >= DENSE_FLOOR:
         return None
@@ -228,7 +230,7 @@ def plan_rollback(
         **({"steps": steps} if steps else {}),
         **picked,
     }
-    weak = None if br.picked(picked) else weak_match(db, sc, toks, event, ev, rt)
+    weak = None if br.picked(picked) else weak_match(db, sc, list(parsed.evidence), event, ev, rt)
     if weak is not None:
         raise UncertainRequestError(
             f"request {query[:80]!r}: {weak}; rephrase with words from the memory, or "
