@@ -78,8 +78,7 @@ def match(
             f"{best}) and its dense similarity {ev['cosine']:.2f} is below {nl.DENSE_FLOOR}; "
             "rephrase with words from the memory; nothing was changed"
         )
-    said = [t for t in parsed.evidence if t not in _SAID_WORDS]
-    weak = nl.weak_match(db, sc, said, best, ev, rt)
+    weak = nl.weak_match(db, sc, toks, best, ev, rt, list(parsed.evidence))
     if weak is not None:
         raise UncertainRequestError(
             f"request {request[:80]!r}: {weak}; rephrase with words from the memory; "
