@@ -39,7 +39,9 @@ The weak-match part, written on the development probes (docs/nl_parse.md), refus
 the filler classes of :data:`chronomem.parse.NO_CONTENT`, all 63 of
 ``locomo_nl_dev_refusals2`` (50 of them before the classes); with the classes and
 courtesy formulas added on ``locomo_nl_dev_refusals3`` and ``4``, all their no-content
-requests (60/60 and 45/45), and, with :data:`FRAME_WORDS`, 29 of their 30 absent topics.
+requests (60/60 and 45/45), and, with :data:`FRAME_WORDS`, 29 of their 30 absent topics;
+with the evidence words (no filler, courtesy formula or aside about the listener counts
+as a match), all 60 of ``locomo_nl_dev_refusals5`` (31 before).
 
 With a store ``resolver`` (:mod:`chronomem.backbone_resolver`, for users with an
 LLM), a backbone reads the top candidates after the reranker and picks one, refuses, or
