@@ -13,6 +13,7 @@ import pytest
 
 from chronomem import ChronoMem, HashEmbedder
 from chronomem.pg import rewrite
+from chronomem.pg.schema import PARTITIONS
 from chronomem.types import StoreConnectionError
 
 
@@ -95,10 +96,10 @@ def test_a_redaction_rewrites_only_the_partitions_holding_the_items_rows(pg_url:
         after = _files(mem)
         moved = {t for t in before if after[t] != before[t]}
         assert {t for t in moved if t.startswith("item_terms_")} == postings
-        assert len(postings) == 1  # one text, one document, one partition of 16
+        assert len(postings) == 1  # one text, one document, one partition
         assert {t for t in moved if t.startswith("item_df_")} == alone
         # "code" (the gate's too) is only counted down: alone, it moves no partition
-        assert len(alone) < 16
+        assert len(alone) < PARTITIONS
         assert len([t for t in moved if t.startswith("desc_terms_")]) <= 2
     finally:
         mem.close()
