@@ -176,7 +176,8 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
     # counted yet (the counts below must hold every document before they go down).
     scopes = conn.execute(
         f"SELECT d.scope_id, count(*), max(s.{ix.n_col}), bool_or(NOT d.counted) "
-        f"FROM {ix.docs} d JOIN scopes s ON s.scope_id = d.scope_id WHERE d.doc IN (SELECT unnest(?::bigint[])) "
+        f"FROM {ix.docs} d JOIN scopes s ON s.scope_id = d.scope_id "
+        "WHERE d.doc IN (SELECT unnest(?::bigint[])) "
         "GROUP BY d.scope_id",
         (ids,),
     ).fetchall()
@@ -193,7 +194,8 @@ def unindex(conn: Any, ix: Index, docs: Iterable[int]) -> None:
     # one DELETE); as a CTE it can only probe by the full key or hash it in one pass.
     held = (
         f"WITH h AS MATERIALIZED (SELECT d.scope_id, u.term, d.doc FROM {ix.docs} d "
-        "CROSS JOIN LATERAL unnest(d.terms) AS u(term) WHERE d.doc IN (SELECT unnest(?::bigint[])) "
+        "CROSS JOIN LATERAL unnest(d.terms) AS u(term) "
+        "WHERE d.doc IN (SELECT unnest(?::bigint[])) "
         "AND d.scope_id <> ALL(?::bigint[])) "
     )
     if len(recount) < len(scopes):

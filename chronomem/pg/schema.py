@@ -32,7 +32,7 @@ UPGRADES = ("pg1", "pg2", "pg3", "pg4")  # older versions migrated on open (see 
 
 # Why partitions: an erasure must rewrite every file that held an erased row
 # (chronomem.pg.rewrite), and a rewrite costs the whole table's size, not what was
-# erased. The lexical index is most of a store (at 10,000 writes about 65 of its
+# erased. The lexical index is most of a store (at 10,000 writes about 67 of its
 # 93 MB), and one item's rows there sit in a handful of documents; split by
 # document, a redaction rewrites the partitions holding those (1/PARTITIONS of the
 # tables each) instead of the tables whole. The per-term counts are split by term:
