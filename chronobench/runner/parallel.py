@@ -15,6 +15,10 @@ for torch's and BLAS's threads (:func:`_worker_init`). Cells are ordered by *war
 groups* (:func:`warm_group`, cells that embed the same descriptors: one dataset at one
 granularity): the first cell of a group runs before any other cell of that group
 starts, so the others read its vectors instead of queueing behind it for the lock.
+The generation cells of ChronoMem's family (ChronoMem, the oracle, the restore floors:
+:func:`chain_group`) run as one chain in one worker, started before single cells once
+ready: they read one process-wide prompt memo, and most of their restored states are
+the same, so each later cell reuses the searches of the ones before it.
 Every dataset is built before the first cell starts, each folder by one worker (so two
 workers never build one folder at once, and two builds run side by side); the user
 query files are then checked in the workers, all of them before the first cell starts
@@ -292,8 +296,9 @@ def run_parallel(cells: Sequence[Any], jobs: int, shown: Any = None) -> list[Pat
 
 def _units(cells: Sequence[Any], leaders: set[int]) -> list[list[int]]:
     """The cells' indexes as the runner submits them, in suite order: one cell alone, or
-    a :func:`chain_group`'s cells together at its first cell's place. A warm group's
-    first cell always runs alone, so the cells waiting for it never wait for a chain."""
+    a :func:`chain_group`'s cells together at its first cell's place (the runner starts
+    a ready chain before single cells). A warm group's first cell always runs alone, so
+    the cells waiting for it never wait for a chain."""
     units: list[list[int]] = []
     chains: dict[tuple[Any, ...], list[int]] = {}
     for i, cell in enumerate(cells):
@@ -330,7 +335,10 @@ def _run_cells(
     try:
         while todo or running:
             while failure is None and len(running) < jobs:
-                nxt = next((u for u in todo if ready(u)), None)
+                # A chain first: it is the longest unit, and once it starts last the
+                # other workers finish their cells and wait for it.
+                nxt = next((u for u in todo if len(u) > 1 and ready(u)), None)
+                nxt = nxt or next((u for u in todo if ready(u)), None)
                 if nxt is None:
                     break
                 todo.remove(nxt)
