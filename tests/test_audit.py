@@ -150,3 +150,54 @@ def test_the_board_lists_each_baseline_comparison_under_the_audit_table(tmp_path
     # Tracks without baselines or controls keep the board's text as it was.
     write_audits([headline()], tmp_path / "plain")
     assert "baseline" not in audit_section(tmp_path / "plain")
+
+
+def test_each_headline_section_carries_its_audit_line(tmp_path: Path) -> None:
+    from chronobench.leaderboard.audit import HEADLINE_SECTIONS, with_audit_lines
+
+    control = headline(track="rq2", headline="control score", control="a control set")
+    write_audits([headline(track="rq2"), control, headline(track="rq9")], tmp_path / "audit")
+    board = f"# board\n\n{HEADLINE_SECTIONS['rq2']} (x100)\n\n| a |\n\n## next\n"
+    out = with_audit_lines(board, tmp_path / "audit")
+    line = (
+        "Audit of toy score ([AUDIT.md](AUDIT.md#rq2-toy-score)): oracle 90.0; curves fall "
+        "(slope per wrong action: extra -10.00); best attack per family: request-blind 20.0 "
+        "(request_blind attack), over-action 20.0 (over_action attack), fixed-text 20.0 "
+        "(fixed_text attack), surface-rule 20.0 (surface_rule attack), against System 60.0 "
+        "[50.0, 70.0]; verdict passes."
+    )
+    assert out == board.replace("(x100)\n\n", f"(x100)\n\n{line}\n\n")
+    # A control is no headline, a track without a section keeps the table only, and a
+    # board without the heading is left as it was.
+    assert "control score" not in out and "rq9" not in out
+    assert with_audit_lines("# board\n", tmp_path / "audit") == "# board\n"
+
+
+def test_audit_anchors_follow_the_audit_file_headings() -> None:
+    from chronobench.leaderboard.audit import audit_anchor
+
+    same = [headline(track="rq1", headline="R@1, held-out (v3, session)")] * 2
+    assert audit_anchor(same, 0) == "rq1-r1-held-out-v3-session"
+    assert audit_anchor(same, 1) == "rq1-r1-held-out-v3-session-1"
+    falls = headline(curves=[Curve(name="up", action="x", points=[(0, 0.5), (1, 0.6)])])
+    from chronobench.leaderboard.audit import audit_line
+
+    assert "curves do NOT all fall (up;" in audit_line(falls, "a")
+
+
+def test_the_committed_board_shows_each_headline_audit_in_its_section() -> None:
+    """A renamed heading would drop its audit line silently; this names it."""
+    from chronobench.leaderboard.audit import HEADLINE_SECTIONS, audit_anchor, audit_line
+
+    results = REPO_ROOT / "results"
+    audits = load_audits(results / "audit")
+    lines = (results / "LEADERBOARD.md").read_text(encoding="utf-8").split("\n")
+    for i, audit in enumerate(audits):
+        if audit.control or audit.track not in HEADLINE_SECTIONS:
+            continue
+        at = next(
+            (j for j, x in enumerate(lines) if x.startswith(HEADLINE_SECTIONS[audit.track])), None
+        )
+        assert at is not None, f"no board heading {HEADLINE_SECTIONS[audit.track]!r}"
+        section = lines[at + 1 : at + 8]
+        assert audit_line(audit, audit_anchor(audits, i)) in section, audit.headline

@@ -160,3 +160,40 @@ def test_board_shows_a_peer_at_its_best_k_with_the_sweep_in_order() -> None:
     assert "2 of 6 anchors grew; extra turns by route: echo 1, observation 2" in md.replace(
         "\n", " "
     )
+
+
+def test_the_audit_compares_with_the_published_cell_of_its_own_held_out_set(tmp_path) -> None:
+    """A newer cell on other held-out requests (other anchors) is not the one audited."""
+    import json
+
+    from chronobench.audit.contract import Interval
+    from chronobench.tracks.selective.audit import published_note
+
+    def cell(name: str, heldout: str, when: str, mean: float) -> None:
+        folder = tmp_path / "published" / name
+        folder.mkdir(parents=True)
+        headline = {"mean": mean, "ci_low": mean - 0.1}
+        metrics = {
+            "metrics": {"rq4": {"row": "chronomem_selective", "user": {"headline": headline}}}
+        }
+        spec = {
+            "dataset": {"name": "locomo", "granularity": "turn"},
+            "task": {"params": {"heldout": heldout}},
+        }
+        (folder / "metrics.json").write_text(json.dumps(metrics))
+        (folder / "manifest.json").write_text(json.dumps({"spec": spec}))
+        (folder / "volatile.json").write_text(json.dumps({"finished_at": when}))
+
+    audited = {
+        "dataset": {"name": "locomo", "granularity": "turn"},
+        "task": {"params": {"heldout": "a.jsonl"}},
+    }
+    interval = Interval(mean=0.72, lo=0.62, hi=0.8)
+    assert "no published cell of a.jsonl" in published_note(tmp_path, interval, False, audited)
+    cell("ours", "a.jsonl", "2026-01-01", 0.72)
+    cell("newer_other_set", "b.jsonl", "2026-02-01", 0.84)
+    assert published_note(tmp_path, interval, False, audited) == " (the same as the published ours)"
+    cell("newer_ours", "a.jsonl", "2026-03-01", 0.70)
+    note = published_note(tmp_path, interval, False, audited)
+    assert note == " (DIFFERENT from the published newer_ours)"
+    assert published_note(tmp_path, interval, True, audited) == ""

@@ -192,9 +192,11 @@ def registered_tracks() -> dict[str, Any]:
 
 def with_audit(md: str, folder: Path) -> str:
     """``md`` with the audit section (:mod:`chronobench.leaderboard.audit`) before its
-    first section, so every headline's audit is read before the headline."""
-    from chronobench.leaderboard.audit import audit_section
+    first section, so every headline's audit is read before the headline, and each
+    headline's audit line under its own section's heading."""
+    from chronobench.leaderboard.audit import audit_section, with_audit_lines
 
+    md = with_audit_lines(md, folder)
     head, sep, rest = md.partition("\n## ")
     if not sep:
         return md.rstrip("\n") + "\n\n" + audit_section(folder)

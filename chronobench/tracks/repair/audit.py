@@ -28,9 +28,12 @@ are scorer-side repair functions handed to that harness.
   verdict (:meth:`~chronobench.audit.contract.HeadlineAudit.comparison`), with DGR's
   paired margin over each.
 
-Each headline is audited on the control sets (builder ``repair-3``, where a follow-up
-after every fault gives the diagnosis away; marked ``control``, not headlines) and on the
-earned sets (``repair-4``, :mod:`chronobench.tracks.repair.generate_earned`).
+Every row of this track is a published control (marked ``control``, not a headline):
+the ``repair-3`` sets, where a follow-up after every fault gives the diagnosis away, and
+the one-chain earned sets (``repair-4``, :mod:`chronobench.tracks.repair.generate_earned`),
+whose single advisory chain lets a zero-call rule ("the last session a lookup reads")
+diagnose the controlled set better than the backbone judge does. The repair headlines are
+the retrieval sets' (:func:`retrieval_audit`, track ``repair_retrieval``).
 """
 
 from __future__ import annotations
@@ -163,9 +166,29 @@ _RETRIEVAL_BASELINES = (
 CONTROL = (
     "builder repair-3, the control of the earned sets: its generator puts a follow-up "
     "after every fault and none after a benign session, so the zero-call surface detector "
-    "reads every fault off the log; what a diagnosis is worth is measured on the earned "
-    "and retrieval sets"
+    "reads every fault off the log; what a diagnosis is worth is measured on the retrieval "
+    "sets"
 )
+
+
+def _earned_control(scorers: dict[str, _Scorer], name: str) -> str:
+    """Why the one-chain earned set ``name`` is a published control, with the measured
+    scores of the zero-call lookup rule its generator allows (docs/repair.md)."""
+    ctl = scorers["earned_controlled"]
+    rule = 100 * ctl.mean(SYSTEM, "surface_lookup")
+    judge = 100 * ctl.mean(SYSTEM, "judge")
+    why = (
+        "builder repair-4, one advisory chain per history: its generator lets a zero-call "
+        "rule, the last untrusted session on the chain's first slot that a lookup reads, "
+        f"name the fault; driving DGR it scores {rule:.1f} on the earned controlled set, "
+        f"{'above' if rule > judge else 'against'} DGR with the backbone judge's diagnosis "
+        f"({judge:.1f}), so a diagnosis on this generator's sets is not earned"
+    )
+    if name != "earned_controlled":
+        here = 100 * scorers[name].mean(SYSTEM, "surface_lookup")
+        why += (f"; on this set the rule scores {here:.1f} (it names one session and "
+                "every case has 2-4 faults), but it comes from the same generator")  # fmt: skip
+    return why + "; the repair headlines are the retrieval sets' (track repair_retrieval)"
 
 
 def _load(options: AuditOptions, headlines: tuple = ()) -> dict[str, list[dict[str, Any]]]:
@@ -269,18 +292,24 @@ _HEADLINES = (
 
 
 def audit(options: AuditOptions) -> list[HeadlineAudit]:
-    """The repair headlines' audits: on the control sets and on the earned sets (whose
-    diagnosis the log's surface does not give away), the single-fault and stress sets
-    with the given diagnosis, and the single-fault set with the backbone judge's."""
+    """The audits of the repair track's published controls (module doc): on the repair-3
+    sets and on the one-chain earned sets, the single-fault and stress sets with the given
+    diagnosis, and the single-fault set with the backbone judge's."""
     sets = _load(options, _HEADLINES)
     kind = "fast" if options.fast else "full"
     scorers = {name: _Scorer(cases) for name, cases in sets.items()}
-    return [
+    out = [
         _headline(scorers[name], headline,
                   f"{label}, {len(sets[name])} cases, exact replay, {kind}", diag, options.fast,
-                  _EARNED_SURFACE if name.startswith("earned_") else (),
-                  control="" if name.startswith("earned_") else CONTROL)
+                  _EARNED_SURFACE if name.startswith("earned_") else (), control=CONTROL)
         for name, headline, label, diag in _HEADLINES
+    ]  # fmt: skip
+    # The earned sets' reasons quote scores measured above (memoised, so nothing re-runs
+    # and the rows' figures are computed in the same order as before).
+    return [
+        a.model_copy(update={"control": _earned_control(scorers, name)})
+        if name.startswith("earned_") else a
+        for a, (name, *_) in zip(out, _HEADLINES, strict=True)
     ]  # fmt: skip
 
 

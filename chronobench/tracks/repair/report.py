@@ -238,7 +238,11 @@ def _earned(runs: dict[tuple[str, str], dict[str, Any]], everything: dict) -> li
              "Built by `chronobench/repair/generate_earned.py` (docs/repair.md): every benign untrusted "
              "session is followed up as a fault is, benign summaries change values, merge and summary "
              "slots are shuffled, faults sit at random positions among the untrusted sessions. The sets "
-             "above are the published control.", ""]  # fmt: skip
+             "above are their published control, and these are a published control in turn: with one "
+             "advisory chain, DGR driven by a zero-call rule (the last session a lookup reads) scores more "
+             "on the controlled set than DGR given the backbone judge's diagnosis (validity audit, top "
+             "of the board). The "
+             "repair headlines are the retrieval sets' below.", ""]  # fmt: skip
     main = ("dgr", *BASELINES, *ABLATIONS)
     for sub, title in (("earned_controlled", "Earned controlled set (one fault per case)"),
                        ("earned_stress", "Earned stress set (2-4 faults per case)")):  # fmt: skip
@@ -283,7 +287,8 @@ def _retrieval(runs: dict, everything: dict) -> list[str]:
              "The two-chain histories (builder repair-6, docs/repair.md): notes and advisory lookups log "
              "the search query they issued and read the newest slot record among the top 3 retrieval "
              "returns; which records it returned is in the provenance only. The planners below guess "
-             "those reads from the log, or re-run the agent's retriever on the versions (not log-only).",
+             "those reads from the log, or re-run the agent's retriever on the versions (not log-only). "
+             "These sets carry the repair headlines.",
              ""]  # fmt: skip
     for sub, title in (("retrieval_controlled", "Retrieval controlled set (one fault per case)"),
                        ("retrieval_stress", "Retrieval stress set (2-4 faults per case)")):  # fmt: skip

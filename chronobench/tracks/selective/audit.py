@@ -19,7 +19,7 @@ from typing import Any
 from chronobench.audit.contract import Attack, Curve, HeadlineAudit, Interval
 from chronobench.audit.registry import AuditOptions
 
-__all__ = ["audit"]
+__all__ = ["audit", "published_note"]
 
 _ORACLE_WHY = (
     "it removes exactly the anchor's required set (its own turns plus every turn LoCoMo's "
@@ -139,24 +139,40 @@ class _Harness:
         )
 
 
-def _published_note(options: AuditOptions, interval: Interval, fast: bool) -> str:
-    """Whether the published ChronoMem cell's held-out headline is the one computed here."""
+def _cell_data(spec: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """What a selective cell's held-out headline is measured on: the dataset, its
+    granularity and the held-out request file (a spec as dumped to JSON)."""
+    dataset = spec.get("dataset") or {}
+    params = (spec.get("task") or {}).get("params") or {}
+    return dataset.get("name"), dataset.get("granularity"), params.get("heldout")
+
+
+def published_note(results: Path, interval: Interval, fast: bool, spec: dict[str, Any]) -> str:
+    """Whether the published ChronoMem cell of the audited data (``spec``: the audited
+    cell's spec, dumped to JSON) has the held-out headline computed here. Other
+    selective cells (another held-out request file) are not compared: their headline
+    is of other anchors."""
     import json
 
     if fast:
         return ""
+    want = _cell_data(spec)
     found = []
-    for path in sorted(Path(options.results, "published").glob("*/metrics.json")):
+    for path in sorted(Path(results, "published").glob("*/metrics.json")):
         try:
             block = json.loads(path.read_text(encoding="utf-8"))["metrics"]["rq4"]
+            manifest = json.loads((path.parent / "manifest.json").read_text(encoding="utf-8"))
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if block.get("row") == "chronomem_selective":
-            vol = path.parent / "volatile.json"
-            when = json.loads(vol.read_text(encoding="utf-8")).get("finished_at", "")
-            found.append((str(when), path.parent.name, block["user"]["headline"]))
+        if block.get("row") != "chronomem_selective" or not isinstance(manifest, dict):
+            continue
+        if _cell_data(manifest.get("spec") or {}) != want:
+            continue
+        vol = path.parent / "volatile.json"
+        when = json.loads(vol.read_text(encoding="utf-8")).get("finished_at", "")
+        found.append((str(when), path.parent.name, block["user"]["headline"]))
     if not found:
-        return " (no published cell found to compare with)"
+        return f" (no published cell of {want[2]} found to compare with)"
     _, name, stat = max(found)
     same = (
         abs((stat.get("mean") or 0.0) - interval.mean) < 1e-9
@@ -253,7 +269,7 @@ def audit(options: AuditOptions) -> list[HeadlineAudit]:
         f"cluster bootstrap over conversations of "
         f"{'the oracle (fast: a property test)' if fast else 'ChronoMem selective undo'}, "
         f"computed as the published cell computes it"
-        f"{_published_note(options, interval, fast)}. "
+        f"{published_note(options.results, interval, fast, h.spec.model_dump(mode='json'))}. "
         f"{h.runs} policy runs in {time.perf_counter() - t0:.0f} s."
     ]
     return [
