@@ -39,7 +39,9 @@ The weak-match part, written on the development probes (docs/nl_parse.md), refus
 the filler classes of :data:`chronomem.parse.NO_CONTENT`, all 63 of
 ``locomo_nl_dev_refusals2`` (50 of them before the classes); with the classes and
 courtesy formulas added on ``locomo_nl_dev_refusals3`` and ``4``, all their no-content
-requests (60/60 and 45/45), and, with :data:`FRAME_WORDS`, 29 of their 30 absent topics.
+requests (60/60 and 45/45), and, with :data:`FRAME_WORDS`, 29 of their 30 absent topics;
+with the evidence words (no filler, courtesy formula or aside about the listener counts
+as a match), all 60 of ``locomo_nl_dev_refusals5`` (31 before).
 
 With a store ``resolver`` (:mod:`chronomem.backbone_resolver`, for users with an
 LLM), a backbone reads the top candidates after the reranker and picks one, refuses, or
@@ -116,24 +118,45 @@ def matched_words(
 
 
 def weak_match(
-    db: Backend, sc: Scope, toks: list[str], vid: int, ev: dict[str, Any], rt: rs.Retrieval
+    db: Backend,
+    sc: Scope,
+    toks: list[str],
+    vid: int,
+    ev: dict[str, Any],
+    rt: rs.Retrieval,
+    evidence: list[str] | None = None,
 ) -> str | None:
-    """Why the lexical evidence for ``vid`` is too weak to act on (None: it is not): of
-    two or more named words at most ``WEAK_MATCHED`` occurs in it (words of
-    :data:`FRAME_WORDS` not counted), and its cosine is below ``DENSE_FLOOR`` (a request
-    about something the memory never held that shares a word with it)."""
+    """Why the lexical evidence for ``vid`` is too weak to act on (None: it is not):
+    its cosine is below ``DENSE_FLOOR`` and, of two or more words, at most
+    ``WEAK_MATCHED`` occurs in it (words of :data:`FRAME_WORDS` never count): a request
+    about something the memory never held that shares a word with it. The words are the
+    named words ``toks``, or the ``evidence`` words alone
+    (:attr:`chronomem.parse.ParsedRequest.evidence`: no filler, courtesy formula or aside
+    about the listener), so a match made only of words said in passing is weak too. Two
+    or more evidence words are needed for the second reading: a request that names its
+    topic in one word ("the second time McGee's came up") often has a low cosine against
+    a whole chat, and one matched word is then all the evidence there is."""
     terms = q.fts_terms(" ".join(toks))
     if not ev["lexical"] or len(terms) < 2 or ev["cosine"] >= DENSE_FLOOR:
         return None
     hit = matched_words(db, sc, terms, vid, rt)
-    if len([t for t in hit if t not in FRAME_WORDS]) > WEAK_MATCHED:
-        return None
+    strong = [t for t in hit if t not in FRAME_WORDS]
+    if len(strong) <= WEAK_MATCHED:
+        return _weak_reason(hit, terms, vid, ev)
+    said = q.fts_terms(" ".join(evidence)) if evidence else []
+    if len(said) >= 2 and len([t for t in strong if t in said]) <= WEAK_MATCHED:
+        return _weak_reason(hit, terms, vid, ev)
+    return None
+
+
+def _weak_reason(hit: list[str], terms: list[str], vid: int, ev: dict[str, Any]) -> str:
     missing = [t for t in terms if t not in hit]
     return (
         f"only {', '.join(hit) or 'none'} of its words "
         f"({len(hit)}/{len(terms)}) occur in the best match (version {vid}), none of "
         f"{', '.join(missing[:6])}, and its dense similarity {ev['cosine']:.2f} is below "
-        f"{DENSE_FLOOR}: it looks like something the memory does not hold"
+        f"{DENSE_FLOOR}: it looks like something the memory does not hold, or it matched "
+        "only words said in passing"
     )
 
 
@@ -228,7 +251,11 @@ def plan_rollback(
         **({"steps": steps} if steps else {}),
         **picked,
     }
-    weak = None if br.picked(picked) else weak_match(db, sc, toks, event, ev, rt)
+    weak = (
+        None
+        if br.picked(picked)
+        else weak_match(db, sc, toks, event, ev, rt, list(parsed.evidence))
+    )
     if weak is not None:
         raise UncertainRequestError(
             f"request {query[:80]!r}: {weak}; rephrase with words from the memory, or "

@@ -299,7 +299,7 @@ FILLER = frozenset(
 # class it belongs to (written on the development probes, docs/nl_parse.md):
 NO_CONTENT = FILLER | frozenset(
     # interjections and chat shorthand
-    """oops oopsie lol haha ugh wow omg btw wait whoa huh eh meh argh"""
+    """oops oopsie lol haha ugh wow omg btw wait whoa huh eh meh argh oh aw aww"""
     # words that point at something without naming it ("the other thing too")
     """ other else another too either same"""
     # the act of telling (what was told is the content, not the act)
@@ -310,6 +310,8 @@ NO_CONTENT = FILLER | frozenset(
     version versions newest oldest clear out"""
     # counts ("two steps", "the last three")
     """ two three four five six seven eight nine ten"""
+    # ways to address the listener ("hey buddy")
+    """ buddy pal dude bro"""
     # courtesy that is rarely a topic ("much appreciated", "no worries", "regards")
     """ appreciate appreciated worries bother excuse possibly mate regards greetings ahh ta
     cool trouble request requests"""
@@ -334,9 +336,47 @@ _COURTESY = re.compile(
     r"fine)|you(?:'re| are) (?:the best|a star|a lifesaver)|(?:i'?d|i would) love it if|"
     r"(?:thanks|thank you)(?: so much)? for (?:your|the|all your|all the) help|"
     r"have a (?:nice|good|great|lovely) (?:day|one|evening|weekend)|"
-    r"hello again(?:,? (?:my )?friend)?|dear (?:assistant|friend))\b",
+    r"hello again(?:,? (?:my )?friend)?|dear (?:assistant|friend)|oh dear|"
+    r"(?:take|takes) care|best wishes|(?:thanks|thank you) in advance|no (?:rush|hurry)|"
+    r"much obliged|my fault|many thanks|thanks (?:heaps|a ton|a million|a lot)|"
+    r"(?:silly|dumb|careless) of me|(?:it'?s been|what) a long (?:day|week)|"
+    r"(?:not|no) (?:a |much of a |too much of a )?(?:hassle|bother|problem))\b",
     re.IGNORECASE,
 )
+# Asides about the listener ("you've been so helpful", "love you lots", "thanks for your
+# patience", "whenever you get a chance"): a stretch of the request between punctuation
+# that speaks of "you" with no request verb and no verb of telling, knowing or showing.
+# Requests name memory content in the first or third person ("I told you about X",
+# "when Tim suggested X"), so such a stretch is talk about the exchange: its words never
+# count as evidence that the request names something. Retrieval still reads them.
+_SEGMENT = re.compile(r"[.!?;:,()]+|\s[-\u2013\u2014]+\s|\bbut\b", re.IGNORECASE)
+_LISTENER = re.compile(r"(?<![-\w])(?:you|your|yours|yourself|u|ya)\b", re.IGNORECASE)
+# An aside is short ("you're the best", "hope your week is going well"); a longer stretch
+# that speaks of "you" usually carries the request too ("X shouldn't be in your memory").
+ASIDE_WORDS = 6
+_SEGMENT_KEEPS = re.compile(
+    r"\b(?:"
+    + "|".join(CUE_VERBS)
+    + r"|roll|go back|keep|drop|wipe|scrap|ditch|toss|purge|take back|unlearn|pretend|act|"
+    r"lose|clear|cancel|reset|get rid|told|tell|said|say|mention\w*|knew|know\w*|heard|"
+    r"hear|learn\w*|found out|find out|talk\w*|discuss\w*|shar\w*|remember\w*|"
+    r"recommend\w*|suggest\w*|show\w*|ask\w*|about|when|where|memor\w*|bring)\b",
+    re.IGNORECASE,
+)
+
+
+def _without_asides(clause: str) -> str:
+    """``clause`` with its courtesy formulas and its asides about the listener taken out."""
+    kept = [
+        part
+        for part in _SEGMENT.split(_COURTESY.sub(" , ", clause))
+        if not (
+            _LISTENER.search(part)
+            and not _SEGMENT_KEEPS.search(part)
+            and len(part.split()) <= ASIDE_WORDS
+        )
+    ]
+    return " , ".join(kept)
 
 
 @dataclass(frozen=True)
@@ -377,15 +417,20 @@ class ParsedRequest:
         """Content words that are not filler: what must match for the request to act."""
         return tuple(t for t in self.content if t not in FILLER)
 
+    @functools.cached_property
+    def evidence(self) -> tuple[str, ...]:
+        """The content words that count as evidence that the request names something:
+        none of :data:`NO_CONTENT`, none from a courtesy formula or an aside about the
+        listener. The confidence gates match these; retrieval reads :attr:`content`."""
+        if not any(t not in NO_CONTENT for t in self.content):
+            return ()
+        return tuple(t for t in content_words(_without_asides(self.clause)) if t not in NO_CONTENT)
+
     @property
     def names_content(self) -> bool:
-        """Whether a word is left that is neither filler nor :data:`NO_CONTENT`: a
-        request without one names nothing and is refused."""
-        if not any(t not in NO_CONTENT for t in self.content):
-            return False
-        if not _COURTESY.search(self.clause):
-            return True
-        return any(t not in NO_CONTENT for t in content_words(_COURTESY.sub(" ", self.clause)))
+        """Whether an :attr:`evidence` word is left: a request without one names nothing
+        and is refused."""
+        return bool(self.evidence)
 
     def operator(self, kind: str) -> Operator | None:
         return next((o for o in self.operators if o.kind == kind), None)

@@ -53,7 +53,7 @@ _RESTORE_CUES = [
     r"\bthe state (?:right |just )?after\b",
     r"\b(?:right|just|immediately) after\b",
     r"\bat the (?:point|moment|time) (?:when|where|after)\b",
-    r"\b(?:only )?up to\b",
+    r"\b(?:only )?up (?:to|until|till|til)\b",  # "up until X" keeps X, as "up to X" does
     r"\bby the time\b",
     r"\bas (?:it|things|they|you) (?:stood|were)\b",
     r"\bstop at\b",
@@ -93,6 +93,9 @@ _UNDO_CUES = [
     r"\b(?:never|didn'?t|did not) (?:took|take|taken) place\b",
     r"\b(?:act|pretend|behave)\b.{0,20}\b(?:never|didn'?t|did not|wasn'?t|weren'?t)\b",
     r"\bunlearn\b",
+    # "un-remember it", "unknow that": "un-" before a verb of knowing or perceiving asks
+    # for the knowledge to go, as "unlearn" does.
+    r"\bun-?(?:remember|know|see|hear)s?\b",  # not "unknown", "unseen"
     r"\b(?:should|must|can|has to|have to) (?:go|vanish|disappear|be gone)\b",
     r"\b(?:the ones|those|all the ones|anything|everything) (?:after|afterwards?|later)\b",
     r"\bafterwards?\b",

@@ -54,6 +54,13 @@ def test_restore_phrases(text: str) -> None:
         ("act as if the Lisbon move never came up", "undo"),
         ("the chat about my new job and the ones after never took place", "undo"),
         ("please unlearn the bank password thing", "undo"),
+        # "un-" before a verb of knowing or perceiving is an erasure verb too.
+        ("the Lisbon move - un-remember it and everything after", "undo"),
+        ("please unremember the bank password thing", "undo"),
+        ("could you unknow the puppy conversation", "undo"),
+        # "up until" and "up till" say what "up to" says: X is kept.
+        ("remember up until Ann moved to Lisbon, drop what came after", "restore_to"),
+        ("keep things up till the puppy arrived", "restore_to"),
         ("the puppy conversation and what followed should go", "undo"),
         ("the hospital job, and anything you heard afterwards", "undo"),
         # An erasure verb inside a hyphenated name is content, not a cue.

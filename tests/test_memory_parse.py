@@ -187,6 +187,30 @@ def test_courtesy_formulas_name_nothing_but_their_words_stay_topics() -> None:
     assert ps.parse("hope you are doing well, forget the pottery class").names_content
 
 
+def test_asides_about_the_listener_name_nothing() -> None:
+    for text in (
+        "you're a star, thanks. now forget that",
+        "thanks for your patience - undo it please",
+        "love you lots! roll that back",
+        "whenever you have a minute, take back what I just said",
+        "hey pal, hope your weekend was fun. scrap what I said",
+        "it's been a long week, sorry, drop that. take care",
+    ):
+        assert not ps.parse(text).names_content, text
+        assert ps.parse(text).evidence == (), text
+
+
+def test_a_stretch_about_you_that_carries_the_request_stays_content() -> None:
+    # a request verb, a verb of telling, or a longer stretch keeps its words
+    for text, word in (
+        ("could you forget the pottery class", "pottery"),
+        ("you told me about the pottery class, forget it", "pottery"),
+        ("the outdoor concert for her birthday shouldn't be in your memory", "concert"),
+        ("Deborah got a thank-you letter for her yoga teaching. Go back to after that", "yoga"),
+    ):
+        assert word in ps.parse(text).evidence, text
+
+
 def test_the_new_no_content_classes_leave_a_named_topic_named() -> None:
     # "update", "shared" and "two" name nothing alone; beside a topic the request acts
     parsed = ps.parse("undo the update where I shared the two pottery bowls")
@@ -291,6 +315,27 @@ def test_a_named_event_still_acts(store) -> None:
     assert plan.target_version == vids[2]
     sel = mem.plan_selective_undo(APP, USER, "forget the guinea pig named Oscar")
     assert sel.evidence["matched"][0][0] == vids[7]
+
+
+def test_no_content_words_never_count_as_a_match() -> None:
+    # "update" and "two" occur in the memory, "glassblowing" and "kilns" nowhere: the
+    # request shares only words that name nothing, so it is refused, not acted on.
+    mem = hash_store()
+    try:
+        for i, text in enumerate(
+            [
+                "Caroline posted an update: her two cats are doing fine",
+                "Melanie went to a pottery class with her kids",
+                "Caroline got a job at the library downtown",
+            ]
+        ):
+            mem.commit(APP, USER, [add(f"f{i}", text)], source="chat", reason="t")
+        for call in (mem.plan_rollback_by_nl_query, mem.plan_selective_undo):
+            with pytest.raises(UncertainRequestError, match="does not hold|no content word"):
+                call(APP, USER, "forget the update about the two glassblowing kilns")
+        assert mem.plan_rollback_by_nl_query(APP, USER, "forget the update about the two cats")
+    finally:
+        mem.close()
 
 
 def test_a_match_on_frame_words_alone_is_weak() -> None:

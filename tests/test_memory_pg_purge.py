@@ -6,12 +6,14 @@ or TOAST file) are ``test_memory_redaction.py``'s, on both backends."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from chronomem import ChronoMem, HashEmbedder
 from chronomem.pg import rewrite
+from chronomem.pg.schema import PARTITIONS
 from chronomem.types import StoreConnectionError
 
 
@@ -21,6 +23,11 @@ def _files(mem: ChronoMem) -> dict[str, int]:
         "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'"
     ).fetchall()
     return {r[0]: int(r[1]) for r in rows}
+
+
+def _moved(before: dict[str, int], after: dict[str, int]) -> set[str]:
+    """The tables with new files, a partition named by its table."""
+    return {re.sub(r"_p\d\d$", "", t) for t in before if after[t] != before[t]}
 
 
 def _store(pg_url: str) -> ChronoMem:
@@ -48,13 +55,52 @@ def test_a_redaction_rewrites_only_the_tables_it_changed(pg_url: str) -> None:
         before = _files(mem)
         mem.redact("app", "u", "door", reason="asked", by="id")
         after = _files(mem)
-        moved = {t for t in before if after[t] != before[t]}
+        moved = _moved(before, after)
         # where the item's rows were: its text, span, postings, descriptor
         assert {"blobs", "spans", "item_terms", "item_docs", "versions", "desc_terms"} <= moved
         # nothing of the item was ever there (or, as the scope's counters, could be):
         # not rewritten
         assert not moved & {"meta", "hidden", "scopes", "answers", "answer_items"}
         assert mem.snapshot("app", "u") == {"pet": "the cat is Momo"}
+    finally:
+        mem.close()
+
+
+def test_a_redaction_rewrites_only_the_partitions_holding_the_items_rows(pg_url: str) -> None:
+    mem = _store(pg_url)
+    try:
+        mem.commit(  # words the door's text shares: their counts only go down
+            "app",
+            "u",
+            [{"op": "add", "item_id": "gate", "text": "gate code 1234"}],
+            source="s",
+            reason="r",
+        )
+        where = (
+            "SELECT DISTINCT t.tableoid::regclass::text FROM item_terms t JOIN spans s "
+            "ON s.span_id = t.doc WHERE s.item_id = 'door'"
+        )
+        postings = {r[0] for r in mem.conn.execute(where).fetchall()}
+        # the partitions of the door's words no other text has: their counts go
+        # (deleted); the others' go down (an update of a count leaves no content behind)
+        alone = {
+            r[0]
+            for r in mem.conn.execute(
+                "SELECT DISTINCT f.tableoid::regclass::text FROM item_df f JOIN item_terms t "
+                "ON t.term = f.term JOIN spans s ON s.span_id = t.doc "
+                "WHERE s.item_id = 'door' AND f.n = 1"
+            ).fetchall()
+        }
+        before = _files(mem)
+        mem.redact("app", "u", "door", reason="asked", by="id")
+        after = _files(mem)
+        moved = {t for t in before if after[t] != before[t]}
+        assert {t for t in moved if t.startswith("item_terms_")} == postings
+        assert len(postings) == 1  # one text, one document, one partition
+        assert {t for t in moved if t.startswith("item_df_")} == alone
+        # "code" (the gate's too) is only counted down: alone, it moves no partition
+        assert len(alone) < PARTITIONS
+        assert len([t for t in moved if t.startswith("desc_terms_")]) <= 2
     finally:
         mem.close()
 
@@ -103,7 +149,7 @@ def test_a_purge_shares_the_tables_between_connections_and_closes_them(
         before = _files(mem)
         mem.redact("app", "u", "door", reason="asked", by="id")
         assert len(opened) == 2 and all(c.broken() for c in opened)  # used, then closed
-        assert {"blobs", "item_terms"} <= {t for t in before if _files(mem)[t] != before[t]}
+        assert {"blobs", "item_terms"} <= _moved(before, _files(mem))
     finally:
         mem.close()
 
@@ -120,7 +166,7 @@ def test_a_lane_whose_connection_fails_is_run_on_the_stores_own(
     try:
         before = _files(mem)
         mem.redact("app", "u", "door", reason="asked", by="id")
-        moved = {t for t in before if _files(mem)[t] != before[t]}
+        moved = _moved(before, _files(mem))
         assert {"blobs", "spans", "item_terms", "item_docs", "versions", "desc_terms"} <= moved
     finally:
         mem.close()

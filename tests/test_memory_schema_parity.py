@@ -61,9 +61,11 @@ def _pg_tables(url: str) -> dict[str, Columns]:
         schema = mem.backend.schema
         rows = mem.conn.execute(
             "SELECT table_name, column_name, data_type, is_nullable FROM "
-            "information_schema.columns WHERE table_schema = ? "
-            "ORDER BY table_name, ordinal_position",
-            (schema,),
+            "information_schema.columns WHERE table_schema = ? AND table_name NOT IN "
+            # a partition is its table's (same columns by construction)
+            "(SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = ? AND c.relispartition) ORDER BY table_name, ordinal_position",
+            (schema, schema),
         ).fetchall()
     finally:
         mem.close()

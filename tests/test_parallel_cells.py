@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from chronobench.errors import ConfigError
-from chronobench.runner.parallel import local_models, resolve_jobs, run_parallel, warm_group
+from chronobench.runner.parallel import (
+    chain_group,
+    local_models,
+    resolve_jobs,
+    run_parallel,
+    warm_group,
+)
 
 
 def _cells(compose_cells, overrides):
@@ -72,6 +78,27 @@ def test_the_main_job_runs_on_every_cpu_and_warms_each_granularity_first(compose
     assert groups[0] != groups[1] and {grans[0], grans[1]} == {"session", "turn"}
     for g, gran in zip(groups, grans, strict=True):
         assert g == groups[grans.index(gran)]  # one group per granularity
+
+
+def test_the_main_jobs_restoring_readers_run_as_one_chain(compose_cells):
+    """ChronoMem, the oracle and every system that restores and reads as ChronoMem does
+    run one after another in one worker (they share one prompt memo), at ChronoMem's
+    place in the suite; every other cell, and each warm group's first cell, alone."""
+    from chronobench.runner.parallel import _units
+
+    cells = _cells(compose_cells, ["experiment=default"])
+    groups = [warm_group(c) for c in cells]
+    leaders = {groups.index(g) for g in groups}
+    units = _units(cells, leaders)
+    assert sorted(i for u in units for i in u) == list(range(len(cells)))
+    chains = [u for u in units if len(u) > 1]
+    assert len(chains) == 1
+    names = [cells[i].spec.system.name for i in chains[0]]
+    assert names[:2] == ["chronomem", "chronomem_oracle"]
+    assert {"floor_restore_random", "floor_restore_v1", "floor_session_parity"} <= set(names)
+    assert {"rag_only", "full_history", "floor_always_no"}.isdisjoint(names)
+    assert all(chain_group(c) is None for c in cells if not c.spec.task.generates)
+    assert [u[0] for u in units] == sorted(u[0] for u in units)  # suite order
 
 
 def test_a_failing_cell_stops_new_cells_and_raises_in_the_parent(compose_cells, tmp_path):

@@ -123,7 +123,9 @@ def test_a_version_restored_again_gets_the_prompts_a_fresh_system_builds(
     (ChronoMemSystem.prompts): each equals what a system that never saw the earlier
     sessions builds, at that version, after a refused rollback and without rollback."""
     from chronobench.protocols import OracleTarget
+    from chronobench.systems.chronomem import forget_shared_prompts
 
+    forget_shared_prompts()  # earlier tests read these writes from these stores
     questions = [
         Question("q1", "What happened at event number 3?"),
         Question("q2", "Summarise what has happened so far."),
@@ -147,6 +149,7 @@ def test_a_version_restored_again_gets_the_prompts_a_fresh_system_builds(
     seen = [(t, prompts(shared, t)) for t in (5, 15, None, 5, 15, None, 15)]
     assert len(shared.prompts) == 3 * len(questions)
     for target, got in seen:
+        forget_shared_prompts()  # a fresh system: one that shares no memo
         fresh = make_system("chronomem_oracle", stores, rollback_mode=mode)
         fresh.ingest(writes)
         assert got == prompts(fresh, target)
@@ -155,14 +158,74 @@ def test_a_version_restored_again_gets_the_prompts_a_fresh_system_builds(
     # A refused rollback leaves a state the memo does not know: nothing is shared.
     chrono = make_system("chronomem", stores, rollback_mode=mode)
     chrono.ingest(writes)
+    before = dict(chrono.prompts)
     session = chrono.open_session()
     outcome = session.rollback("zzz qqq")
     session.ask(questions)
     assert outcome.selected_version is None and "refused" in outcome.meta
-    assert chrono.prompts == {}
+    assert chrono.prompts == before
     session.close()
     shared.close()
     chrono.close()
+
+
+def test_the_family_shares_prompts_across_systems_only_where_the_reading_is_the_same(
+    stores: Any,
+) -> None:
+    """ChronoMem, the oracle and the restore floors read one process-wide memo per
+    (stream, store settings, reader options): each system's prompts equal those it
+    builds with the memo emptied before it; a system whose stores have other settings
+    or whose reader has other options gets a memo of its own."""
+    from chronobench.protocols import OracleTarget
+    from chronobench.systems.chronomem import forget_shared_prompts
+
+    questions = [
+        Question("q1", "What happened at event number 3?"),
+        Question("q2", "Summarise what has happened so far."),
+        Question("q3", "What happened at event number 12?"),
+    ]
+    writes = public_writes(_stream())
+
+    def asked(name: str, provider: Any, **options: Any) -> tuple[Any, list[list[Any]]]:
+        system = make_system(name, provider, **options)
+        system.ingest(writes)
+        out = []
+        for request in REQUESTS:
+            if name == "chronomem_oracle":
+                session = system.open_oracle_session(OracleTarget(target_version=12))
+            else:
+                session = system.open_session()
+            session.rollback(request)
+            out.append([r.request for r in session.ask(questions)])
+            session.close()
+        return system, out
+
+    names = ["chronomem_oracle", "floor_restore_60", "floor_restore_random", "chronomem"]
+    forget_shared_prompts()
+    together = []
+    for name in names:
+        system, got = asked(name, stores)
+        together.append(got)
+        memo = system.prompts
+        system.close()
+    assert len(memo) < 3 * len(questions) * len(names)  # the systems' states overlapped
+    for name, got in zip(names, together, strict=True):
+        forget_shared_prompts()
+        alone = asked(name, stores)[1]
+        assert got == alone
+    forget_shared_prompts()
+    first, _ = asked("floor_restore_60", stores)
+    other_reader, _ = asked("floor_restore_60", stores, top_k_items=2)
+    assert other_reader.prompts is not first.prompts
+    other = StoreProvider(embedder="hash")
+    try:
+        assert asked("floor_restore_60", other)[0].prompts is not first.prompts
+        same = StoreProvider(embedder="hash", settings=stores.settings)
+        assert asked("floor_restore_60", same)[0].prompts is first.prompts
+        same.close()
+    finally:
+        other.close()
+    forget_shared_prompts()
 
 
 @pytest.mark.parametrize("n_words", [5, 150])

@@ -195,3 +195,26 @@ def test_missing_locomo_advice_names_the_run_key_not_the_build_flag(tmp_path, mo
     msg = str(err.value)
     assert "dataset.source=PATH" in msg and "--source" not in msg
     assert "CHRONOBENCH_LOCOMO" in msg
+
+
+def test_a_probes_scores_are_kept_per_prediction_and_equal_a_fresh_scoring():
+    """The generation loop keeps a probe's scores per (probe, prediction) for the cells
+    of one process: each row gets what score_probe gives, as its own dict."""
+    from chronobench.data.schema import Probe
+    from chronobench.metrics import score_probe
+    from chronobench.runner import generation
+
+    probes = [
+        Probe(probe_id="a", kind="qa", question="Where?", answers=["Paris"], category=1),
+        Probe(probe_id="b", kind="future_qa", question="Who?", future_answers=["Ann"]),
+        Probe(probe_id="c", kind="summary", question="Summarise", reference="Ann went to Paris"),
+    ]
+    for probe in probes:
+        for prediction in ("Paris", "Ann went to Paris", "I don't know", "Paris"):
+            first = generation._scores(probe, prediction)
+            assert first == score_probe(probe, prediction)
+            first["qa_f1"] = -1.0  # a row's dict is its own
+            assert generation._scores(probe, prediction) == score_probe(probe, prediction)
+    twin = probes[0].model_copy(update={"answers": ["Lyon"]})  # another object, same id
+    assert generation._scores(twin, "Paris") == score_probe(twin, "Paris")
+    assert generation._scores(twin, "Paris") != generation._scores(probes[0], "Paris")

@@ -115,6 +115,7 @@ def build_tables(
             rid for _, rids in slot["systems"].values() for rid in rids.split(", ")
         }
         slot["provenance"] = {r.run_id: r.samples_sha256 for r in group if r.run_id in used}
+        slot["turn_gold"] = group[0].turn_gold if g == "turn" and q != "built" else None
         out[(d, g, label)] = slot
     return out
 

@@ -47,6 +47,9 @@ class RunRecord:
     backbone_name: str | None = None
     subset: dict[str, Any] | None = None
     repair_method: str | None = None
+    # Which v* a turn-granularity run of a hand-written file scores against (the
+    # dataset's turn_gold): the board names it, since the two golds differ by design.
+    turn_gold: str = "session"
 
     @property
     def small_llm(self) -> bool:
@@ -126,6 +129,7 @@ def _record(folder: Path) -> RunRecord:
         backbone_name=spec.backbone.name,
         subset=d.subset.model_dump() if d.subset is not None else None,
         embedder=f"{spec.embedder.model}@{spec.embedder.runtime}",
+        turn_gold=d.turn_gold,
         **_track_fields(spec),
     )
 

@@ -226,6 +226,7 @@ def _rq1_headline(tables: dict[tuple[str, str, str], Any]) -> list[str]:
     (empty when no such run is published)."""
     dataset, queries, grans = RQ1_HEADLINE
     slots = {g: tables.get((dataset, g, queries), {}).get("selection") or {} for g in grans}
+    slots_meta = {g: tables.get((dataset, g, queries), {}).get("turn_gold") for g in grans}
     reg = _selectors()
     names = reg.ordered({n for sel in slots.values() for n in sel})
     if not names:
@@ -238,6 +239,7 @@ def _rq1_headline(tables: dict[tuple[str, str, str], Any]) -> list[str]:
             st = sel[0].all.get("recall_at_1") if sel else None
             cells.append(f"{stat_cell(st)} (n={st.n})" if st else "–")
         rows.append([reg.label(name), *cells])
+    heads = [f"{g} granularity{_gold_note(slots_meta.get(g))}" for g in grans]
     return [
         f"## RQ1 headline: hand-written held-out requests (`{queries}`)",
         "",
@@ -245,9 +247,24 @@ def _rq1_headline(tables: dict[tuple[str, str, str], Any]) -> list[str]:
         "conversations (paraphrased, indirect, first-person, some naming a date), committed",
         "before any rule change they evaluate; see data_builders/user_queries/README.md.",
         "Template requests, below, are a test of request reading.",
+        *(_GOLD_LINES if "evidence" in slots_meta.values() else []),
         "",
-        *md_table(["selector", *(f"{g} granularity" for g in grans)], rows),
+        *md_table(["selector", *heads], rows),
     ]
+
+
+# What the evidence gold asks, said once under the headline (docs/metrics.md).
+_GOLD_LINES = [
+    "At turn granularity a request that names an event cuts at the message that states it",
+    "(evidence gold); one that names a whole conversation or only a date cuts at the",
+    "session's edge. The session gold (every request at the session's edge) is in",
+    "docs/nl_parse.md.",
+]
+
+
+def _gold_note(gold: str | None) -> str:
+    """`` (evidence gold)`` after a turn-granularity title scored under that gold."""
+    return " (evidence gold)" if gold == "evidence" else ""
 
 
 def render_markdown(tables: dict[tuple[str, str, str], Any]) -> str:
@@ -271,6 +288,7 @@ def render_markdown(tables: dict[tuple[str, str, str], Any]) -> str:
             if queries == "built"
             else f", hand-written requests `{queries}`"
         )
+        which += ", evidence gold" if slot.get("turn_gold") == "evidence" else ""
         lines += [f"## {dataset} ({gran} granularity{which})", ""]
         if slot["selection"]:
             lines += _selection_md(slot["selection"])

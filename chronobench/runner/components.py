@@ -215,15 +215,27 @@ class Components:
 
     def build_store_provider(self) -> Any:
         """Post-exposure ChronoMem stores with the spec's embedder, retriever and reranker."""
+        from chronobench.hashing import canonical_json
         from chronobench.systems.stores import StoreProvider
 
         spec = self.spec
+        location = spec.store.url if spec.store.backend == "postgres" else None
+        # What makes two cells' stores equal (the cache folder only holds vectors).
+        settings = canonical_json(
+            {
+                "embedder": spec.embedder.model_dump(mode="json"),
+                "reranker": spec.reranker.model_dump(mode="json"),
+                "retriever": self.retriever,
+                "location": location,
+            }
+        )
         return StoreProvider(
             embedder=spec.embedder.model_dump(),
             cache_dir=spec.paths.cache_dir,  # persistent embedding cache beside the call cache
             reranker=self.reranker.build() if self.reranker is not None else None,
             rerank_depth=int(spec.reranker.top_k),
-            location=spec.store.url if spec.store.backend == "postgres" else None,
+            location=location,
+            settings=settings,
             **self.retriever,
         )
 

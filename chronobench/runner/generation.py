@@ -57,6 +57,25 @@ def _probe_row(probe: Probe) -> dict[str, Any]:
     return row
 
 
+# A probe's scores by (probe object, prediction): scoring is a function of the two, and
+# the cells of one worker score the same loaded probes (the datasets are loaded once per
+# process) with the same predictions again and again: ChronoMem, the oracle and the
+# restore floors read mostly the same states, and the floors abstain on the same probes.
+# The probe is kept with its scores, so an id is never reused.
+_SCORES: dict[tuple[int, str], tuple[Probe, dict[str, float]]] = {}
+_SCORES_MAX = 100_000
+
+
+def _scores(probe: Probe, prediction: str) -> dict[str, float]:
+    key = (id(probe), prediction)
+    hit = _SCORES.get(key)
+    if hit is None or hit[0] is not probe:
+        if len(_SCORES) >= _SCORES_MAX:
+            _SCORES.clear()
+        hit = _SCORES[key] = (probe, score_probe(probe, prediction))
+    return dict(hit[1])  # the row's own copy
+
+
 def _record(p: _Pending, prediction: str, *, read: bool = False) -> ProbeRecord:
     q, probe, req = p.query, p.probe, p.request
     context = list(req.context) if req is not None else []
@@ -79,7 +98,7 @@ def _record(p: _Pending, prediction: str, *, read: bool = False) -> ProbeRecord:
         prompt_sha256=prompt_sha256(req) if req is not None else None,
         prediction=prediction,
         probe=_probe_row(probe),
-        scores=score_probe(probe, prediction),
+        scores=_scores(probe, prediction),
         reply=reply,
         resolver=dict(note) if note else None,
     )

@@ -15,6 +15,10 @@ for torch's and BLAS's threads (:func:`_worker_init`). Cells are ordered by *war
 groups* (:func:`warm_group`, cells that embed the same descriptors: one dataset at one
 granularity): the first cell of a group runs before any other cell of that group
 starts, so the others read its vectors instead of queueing behind it for the lock.
+The generation cells of ChronoMem's family (ChronoMem, the oracle, the restore floors:
+:func:`chain_group`) run as one chain in one worker, started before single cells once
+ready: they read one process-wide prompt memo, and most of their restored states are
+the same, so each later cell reuses the searches of the ones before it.
 Every dataset is built before the first cell starts, each folder by one worker (so two
 workers never build one folder at once, and two builds run side by side); the user
 query files are then checked in the workers, all of them before the first cell starts
@@ -107,6 +111,24 @@ def warm_group(cell: Any) -> tuple[Any, ...]:
     return (*where, d.granularity, d.limit_streams) if _built_here(cell) else where
 
 
+def chain_group(cell: Any) -> tuple[Any, ...] | None:
+    """Generation cells whose systems restore a version and read it as ChronoMem does
+    (:class:`~chronobench.systems.chronomem.ChronoMemSystem` and its subclasses: the
+    oracle, the restore floors), on one dataset at one granularity: their prompts come
+    from one process-wide memo (``shared_prompts``), so they run one after another in
+    one worker and each reads the states the others already searched. None: the cell
+    runs on its own."""
+    system = getattr(cell, "system", None)
+    if system is None or not cell.spec.task.generates:
+        return None
+    target = system.entry.load()
+    from chronobench.systems.chronomem import ChronoMemSystem
+
+    if not (isinstance(target, type) and issubclass(target, ChronoMemSystem)):
+        return None
+    return ("restoring reader", *warm_group(cell))
+
+
 def prebuild(cells: Sequence[Any], pool: ProcessPoolExecutor | None = None) -> None:
     """Build every dataset of ``cells`` that :func:`_built_here`, once each, before any
     cell starts: here, or on ``pool``'s workers side by side (each folder by one worker;
@@ -164,6 +186,12 @@ def _embedded() -> int:
     from chronomem import embedders
 
     return sum(c.stats["embedded"] for c in embedders.shared_caches())
+
+
+def _run_chain_in_worker(cells: Sequence[Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """Run ``cells`` one after another in one worker (a :func:`chain_group`): each
+    one's (run folder, console output, counters), in order."""
+    return [_run_in_worker(c) for c in cells]
 
 
 def _run_in_worker(cell: Any) -> tuple[str, str, dict[str, Any]]:
@@ -266,6 +294,25 @@ def run_parallel(cells: Sequence[Any], jobs: int, shown: Any = None) -> list[Pat
         return _run_cells(pool, cells, jobs, shown)
 
 
+def _units(cells: Sequence[Any], leaders: set[int]) -> list[list[int]]:
+    """The cells' indexes as the runner submits them, in suite order: one cell alone, or
+    a :func:`chain_group`'s cells together at its first cell's place (the runner starts
+    a ready chain before single cells). A warm group's first cell always runs alone, so
+    the cells waiting for it never wait for a chain."""
+    units: list[list[int]] = []
+    chains: dict[tuple[Any, ...], list[int]] = {}
+    for i, cell in enumerate(cells):
+        key = None if i in leaders else chain_group(cell)
+        if key is None:
+            units.append([i])
+        elif key in chains:
+            chains[key].append(i)
+        else:
+            chains[key] = [i]
+            units.append(chains[key])
+    return units
+
+
 def _run_cells(
     pool: ProcessPoolExecutor, cells: Sequence[Any], jobs: int, shown: Any
 ) -> list[Path]:
@@ -278,43 +325,52 @@ def _run_cells(
     folders: list[Path | None] = [None] * n
     stats: list[dict[str, Any]] = [{} for _ in cells]
     done: set[int] = set()
-    todo = list(range(n))
-    running: dict[Future[Any], int] = {}
+    todo = _units(cells, set(leader.values()))
+    running: dict[Future[Any], list[int]] = {}
     failure: BaseException | None = None
-    started: dict[int, float] = {}
 
-    def ready(i: int) -> bool:
-        return leader[groups[i]] == i or leader[groups[i]] in done
+    def ready(unit: list[int]) -> bool:
+        return all(leader[groups[i]] == i or leader[groups[i]] in done for i in unit)
 
     try:
         while todo or running:
             while failure is None and len(running) < jobs:
-                nxt = next((i for i in todo if ready(i)), None)
+                # A chain first: it is the longest unit, and once it starts last the
+                # other workers finish their cells and wait for it.
+                nxt = next((u for u in todo if len(u) > 1 and ready(u)), None)
+                nxt = nxt or next((u for u in todo if ready(u)), None)
                 if nxt is None:
                     break
                 todo.remove(nxt)
-                print(f"[{nxt + 1}/{n}] {cells[nxt].describe()}", flush=True)
-                started[nxt] = time.perf_counter()
-                running[pool.submit(_run_in_worker, cells[nxt])] = nxt
+                for i in nxt:
+                    print(f"[{i + 1}/{n}] {cells[i].describe()}", flush=True)
+                if len(nxt) == 1:
+                    running[pool.submit(_run_in_worker, cells[nxt[0]])] = nxt
+                else:
+                    running[pool.submit(_run_chain_in_worker, [cells[i] for i in nxt])] = nxt
             if not running:
                 break  # a failure left cells unstarted
             finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
             for fut in finished:
-                i = running.pop(fut)
+                unit = running.pop(fut)
                 try:
-                    folder, output, stats[i] = fut.result()
+                    got = fut.result()
                 except BaseException as exc:  # noqa: BLE001 - re-raised below, first one wins
                     if failure is None:
                         failure = exc
                     continue
-                sys.stdout.write(output)
-                stats[i]["cell"] = cells[i].describe()
-                usage.current().worker(stats[i])
-                usage.cell(stats[i]["cell"], stats[i], note=f"{stats[i]['embedded']} embedded")
-                folders[i] = Path(folder)
-                done.add(i)
-                shown.finish()
-                print(f"[{i + 1}/{n}] wrote {folder} ({took(started[i], shown)})", flush=True)
+                for i, (folder, output, stats[i]) in zip(
+                    unit, [got] if len(unit) == 1 else got, strict=True
+                ):
+                    sys.stdout.write(output)
+                    stats[i]["cell"] = cells[i].describe()
+                    usage.current().worker(stats[i])
+                    usage.cell(stats[i]["cell"], stats[i], note=f"{stats[i]['embedded']} embedded")
+                    folders[i] = Path(folder)
+                    done.add(i)
+                    shown.finish()
+                    t0 = time.perf_counter() - float(stats[i]["seconds"])  # the cell's own wall
+                    print(f"[{i + 1}/{n}] wrote {folder} ({took(t0, shown)})", flush=True)
     except KeyboardInterrupt:
         pool.shutdown(wait=False, cancel_futures=True)
         raise

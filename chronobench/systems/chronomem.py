@@ -8,6 +8,7 @@ restored state exactly as ChronoMem does, so their rows differ only in the versi
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +32,32 @@ from chronobench.systems.prompts import is_summary_request, qa_request, summary_
 from chronobench.systems.registry import ChronoMemOptions, ChronoMemResolverOptions
 from chronobench.systems.stores import IngestedStream
 from chronomem.types import UncertainRequestError
+
+# Stream memos kept process-wide, oldest dropped first. A main-job worker runs ChronoMem,
+# the oracle and the restore floors one after another on the same ten streams
+# (chronobench.runner.parallel chains them), and their restored states mostly coincide:
+# the 7 cells ask ~247,000 (state, question) pairs, ~95,000 of them distinct. A prompt
+# holds references to its state's item texts, so a stream's memo is a few MB.
+SHARED_STREAMS_MAX = 24
+_SHARED: OrderedDict[tuple[Any, ...], dict[tuple[Any, str], GenerationRequest]] = OrderedDict()
+
+
+def shared_prompts(key: tuple[Any, ...]) -> dict[tuple[Any, str], GenerationRequest]:
+    """The process-wide prompt memo of one stream read one way (``key``: see
+    ``ChronoMemSystem._reading_key``), created empty on first use."""
+    memo = _SHARED.get(key)
+    if memo is None:
+        while len(_SHARED) >= SHARED_STREAMS_MAX:
+            _SHARED.popitem(last=False)
+        memo = _SHARED[key] = {}
+    else:
+        _SHARED.move_to_end(key)
+    return memo
+
+
+def forget_shared_prompts() -> None:
+    """Empty the process-wide prompt memo (tests; a redaction elsewhere in the process)."""
+    _SHARED.clear()
 
 
 class ChronoMemSession:
@@ -107,11 +134,13 @@ class ChronoMemSystem(RestoringReaderOptions):
         self._ingested: IngestedStream | None = None
         self.order: dict[str, tuple[int, int]] = {}
         # Prompts by (session state, question) for the current stream. Rollback is
-        # deterministic: every session of this system that restores write j of this
-        # stream (same mode) holds the same state, so a question asked there again (the
-        # request-blind floors restore one version per stream; ChronoMem and the oracle
-        # often share v*) gets the prompt already built: the same search, the same
-        # items. Sessions whose state is unknown (a refused rollback) never share.
+        # deterministic: every session that restores write j of this stream (same mode)
+        # holds the same state, so a question asked there again (the request-blind
+        # floors restore one version per stream; ChronoMem and the oracle often share
+        # v*) gets the prompt already built: the same search, the same items. Sessions
+        # whose state is unknown (a refused rollback) never share. The memo is
+        # process-wide (:func:`shared_prompts`): a later cell of this family on the
+        # same stream, store settings and reader options reuses it.
         self.prompts: dict[tuple[Any, str], GenerationRequest] = {}
         # Only ChronoMem's own options name a resolver (the oracle and floors have none).
         own = isinstance(options, ChronoMemResolverOptions)
@@ -155,7 +184,21 @@ class ChronoMemSystem(RestoringReaderOptions):
         """Exposure: every write is committed (once per run, then cloned per session)."""
         self._ingested = self.ctx.stores.get(writes)
         self.order = item_order(writes)
-        self.prompts = {}
+        self.prompts = shared_prompts(self._reading_key())
+
+    def _reading_key(self) -> tuple[Any, ...]:
+        """What a prompt of this stream depends on besides its state and question: the
+        writes, the stores' settings and the reader's options (see ``_prompt``)."""
+        params = self.ctx.params
+        return (
+            self.ingested.digest,
+            getattr(self.ctx.stores, "settings", None) or f"stores-{id(self.ctx.stores)}",
+            self.mode,
+            self.top_k,
+            self.budget,
+            self.summary_budget,
+            params,
+        )
 
     def open_session(self) -> ChronoMemSession:
         """A session whose rollback resolves the request text."""

@@ -9,6 +9,7 @@ selectors that see the same writes share one store.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,9 @@ from typing import Any
 from chronobench.hashing import canonical_json, sha256_text
 from chronobench.protocols import StreamWrite
 from chronobench.systems.base import APP
+
+# Numbers the providers built without settings (never reused, unlike id()).
+_PROVIDERS = itertools.count()
 
 # Beside the backbone call cache (llm_cache.sqlite) in paths.cache_dir.
 EMBEDDING_CACHE_FILE = "embeddings.sqlite"
@@ -75,13 +79,20 @@ class StoreProvider:
         max_cached: int = 4,
         cache_dir: str | Path | None = None,
         location: str | None = None,
+        settings: str | None = None,
         **store_options: Any,
     ):
         # store_options go to ChronoMem unchanged (reranker, rrf_k0, depth, rerank_depth...).
         # cache_dir: where the persistent embedding cache lives (None: memory only).
         # location: None for in-memory SQLite stores, or a PostgreSQL URL: each store
         # then lives in a temporary schema of that database, dropped when it closes.
+        # settings: a text naming everything above that shapes what a store holds and
+        # how it searches (the runner writes it from the cell's spec). Providers with
+        # equal settings build equal stores from equal writes, so what is read from
+        # them may be shared across providers (ChronoMemSystem's prompt memo); without
+        # it, this provider shares with no other.
         self.location = location
+        self.settings = settings if settings is not None else f"provider-{next(_PROVIDERS)}"
         self.embedder_spec = embedder
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.store_options = store_options

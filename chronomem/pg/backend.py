@@ -163,15 +163,18 @@ class PostgresBackend(PgLexicon):
     def _note_changed_tables(self, conn: PgConn) -> None:
         """Inside an erasing transaction, before its COMMIT: remember which of the
         schema's tables it updated or deleted rows of (the server's exact per-transaction
-        counts), so :meth:`purge` rewrites those alone. With ``track_counts`` off the
-        server counts nothing: the purge then rewrites every table."""
+        counts), so :meth:`purge` rewrites those alone (of :data:`~.schema.COUNTS_ONLY`,
+        those it deleted rows of). With ``track_counts`` off the server counts nothing:
+        the purge then rewrites every table."""
         self._noted = True
         if conn.pending_begin():
             return  # nothing was sent: nothing changed
         counting, names = conn.execute(
-            "SELECT current_setting('track_counts')::boolean, ARRAY(SELECT relname::text "
-            "FROM pg_stat_xact_user_tables WHERE schemaname = ? AND n_tup_upd + n_tup_del > 0)",
-            (self.schema,),
+            "SELECT current_setting('track_counts')::boolean, ARRAY(SELECT s.relname::text "
+            "FROM pg_stat_xact_user_tables s JOIN pg_class c ON c.oid = "
+            "coalesce(pg_partition_root(s.relid), s.relid) WHERE s.schemaname = ? AND "
+            "(s.n_tup_del > 0 OR (s.n_tup_upd > 0 AND c.relname <> ALL(?))))",
+            (self.schema, list(ddl.COUNTS_ONLY)),
         ).fetchone()
         if not counting:
             self._blind = True
@@ -347,7 +350,8 @@ class PostgresBackend(PgLexicon):
 
         with self.lock:
             conn = self.conn
-            every = [*copying.tables(conn, self.schema), "embeddings"]
+            # the embedding cache's too; never meta (the schema's version)
+            every = [t for t in copying.files(conn, self.schema) if t != "meta"]
             todo = every
             if self._erasing and self._noted and not self._blind:
                 # what a lock wait left last time too, less what holds no content
@@ -387,7 +391,12 @@ class PostgresBackend(PgLexicon):
         """Delete versions' vectors."""
         ids = [int(v) for v in vrows]
         if ids:
-            self.conn.execute("DELETE FROM desc_vecs WHERE vrow = ANY(?)", (ids,))
+            # a join, not "= ANY": the planner prunes the partitions for every element
+            # of a constant array, which at thousands of ids (compaction) took longer
+            # than the delete
+            self.conn.execute(
+                "DELETE FROM desc_vecs WHERE vrow IN (SELECT unnest(?::bigint[]))", (ids,)
+            )
 
     def scope_vectors(self, scope_id: int) -> tuple[np.ndarray, np.ndarray]:
         """Visible versions' window vectors, in seq then window order."""

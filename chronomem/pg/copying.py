@@ -18,18 +18,30 @@ _NOT_COPIED = ("meta", "embeddings")
 
 
 def tables(conn: PgConn, schema: str) -> list[str]:
-    """The tables of ``schema`` a copy carries."""
+    """The tables of ``schema`` a copy carries (a partitioned table's partitions with it)."""
     rows = conn.execute(
-        "SELECT tablename FROM pg_tables WHERE schemaname = ? ORDER BY tablename", (schema,)
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = ? AND c.relkind IN ('r', 'p') AND NOT c.relispartition "
+        "ORDER BY c.relname",
+        (schema,),
     ).fetchall()
     return [r[0] for r in rows if r[0] not in _NOT_COPIED]
 
 
+def files(conn: PgConn, schema: str) -> list[str]:
+    """The tables of ``schema`` that have files (a partitioned table's partitions, not
+    the table itself): what a rewrite names."""
+    rows = conn.execute(
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = ? AND c.relkind = 'r' ORDER BY c.relname",
+        (schema,),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
 def create_tables(conn: PgConn) -> None:
     """ChronoMem's tables in the current schema, content columns without statistics."""
-    conn.execute(ddl.DDL)
-    conn.execute(ddl.LEANER_LEXICON)
-    for stmt in ddl.no_statistics_sql():
+    for stmt in ddl.create_sql():
         conn.execute(stmt)
     commitfn.install(conn)
     conn.execute("INSERT INTO meta (key, value) VALUES ('schema', ?)", (ddl.SCHEMA_VERSION,))
@@ -80,7 +92,9 @@ def _drop_indexes(conn: PgConn, schema: str) -> list[str]:
             )
         else:
             conn.execute(f"DROP INDEX {q}.{quote_ident(index)}")
-            again.append(indexdef)
+            # a partitioned table's index reads "ON ONLY": built so, its partitions
+            # would have none
+            again.append(indexdef.replace(" ON ONLY ", " ON ", 1))
     return again
 
 
@@ -100,7 +114,8 @@ def to_database(src: PgConn, src_schema: str, dst: PgConn, dst_schema: str) -> N
         with (
             src.driver_errors(),
             dst.driver_errors(),
-            src.raw.cursor().copy(f"COPY {t} TO STDOUT (FORMAT binary)") as out,
+            # a partitioned table copies out only as a query
+            src.raw.cursor().copy(f"COPY (SELECT * FROM {t}) TO STDOUT (FORMAT binary)") as out,
             dst.raw.cursor().copy(f"COPY {t} FROM STDIN (FORMAT binary)") as into,
         ):
             for block in out:
