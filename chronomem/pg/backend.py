@@ -76,6 +76,8 @@ class PostgresBackend(PgLexicon):
         self._noted = False  # an erasing transaction of the block noted its tables
         self._blind = False  # one could not (the server counts nothing)
         self._unpurged: set[str] = set()  # tables a purge could not lock; the next retries
+        self._spare_lock = threading.Lock()
+        self._spares: list[PgConn] | None = None  # helpers opened during an erasing block
         self._conn: PgConn | None = None
         self._conn = self._connect()
         self._bootstrap()
@@ -324,15 +326,58 @@ class PostgresBackend(PgLexicon):
         tables they change, so the purge after it rewrites only those."""
         with self.lock:
             outer = self._erasing
+            spares = None
             if not outer:
                 self._erasing = True
                 self._erased, self._noted, self._blind = set(), False, False
+                spares = self._open_spares()
             try:
                 yield
             finally:
                 if not outer:
                     self._erasing = False
                     self._erased, self._noted, self._blind = set(), False, False
+                    self._close_spares(spares)
+
+    def _open_spares(self) -> tuple[threading.Thread, list[PgConn]]:
+        """Start opening the purge's other lanes' connections in the background, so
+        they are ready when the erasing transaction commits: at 10,000 writes a
+        redaction's transaction takes ~50 ms and each new connection (a server process)
+        several, which delayed the lanes' first rewrite by 10-30 ms."""
+        from chronomem.pg.rewrite import LANES
+
+        spares: list[PgConn] = []
+
+        def opener() -> None:
+            for _ in range(LANES - 1):
+                try:
+                    conn = self._connect_helper()
+                except Exception:  # noqa: BLE001 - e.g. max_connections: the purge opens its own
+                    return
+                with self._spare_lock:
+                    if self._spares is not spares:  # the block ended meanwhile
+                        conn.close()
+                        return
+                    spares.append(conn)
+
+        with self._spare_lock:
+            self._spares = spares
+        thread = threading.Thread(target=opener, name="chronomem-purge-open", daemon=True)
+        thread.start()
+        return thread, spares
+
+    def _close_spares(self, started: tuple[threading.Thread, list[PgConn]] | None) -> None:
+        """End of the erasing block: close the connections the purge did not take."""
+        if started is None:
+            return
+        thread, spares = started
+        with self._spare_lock:
+            self._spares = None
+            left, spares[:] = list(spares), []
+        thread.join()
+        for conn in left:
+            with contextlib.suppress(Exception):
+                conn.close()
 
     def purge(self) -> bool:
         """``VACUUM FULL`` the ChronoMem tables that the last erasing block changed (all
@@ -362,7 +407,14 @@ class PostgresBackend(PgLexicon):
             return not self._unpurged
 
     def _helper(self) -> PgConn:
-        """A second connection to the store's schema (a purge's other lane)."""
+        """A second connection to the store's schema (a purge's other lane): one opened
+        while the erasing block ran when there is one, else a new one."""
+        with self._spare_lock:
+            if self._spares:
+                return self._spares.pop()
+        return self._connect_helper()
+
+    def _connect_helper(self) -> PgConn:
         raw = connect_raw(self.url, self.schema, self.busy_timeout_ms, "chronomem-purge")
         return PgConn(raw, self.where)
 
