@@ -43,6 +43,17 @@ class Episode(NamedTuple):
     members: tuple[int, ...]
 
 
+def labelled_history(db: Backend, sc: Scope, label: str) -> list[tuple[int, Any]]:
+    """Each visible commit's (version id, value of its ``label``), oldest first."""
+    expr, arg = db.json_text("labels", label)
+    with db.lock:
+        return db.conn.execute(
+            f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND "
+            f"{visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
+            (arg, sc.scope_id),
+        ).fetchall()
+
+
 def dated_episodes(
     db: Backend, sc: Scope, label: str | None, hist: list[tuple[int, int | None, Any]]
 ) -> list[Episode]:
@@ -50,14 +61,7 @@ def dated_episodes(
     one), oldest first; an episode's day is its first dated commit's."""
     labels: dict[int, Any] = {}
     if label:
-        expr, arg = db.json_text("labels", label)
-        with db.lock:
-            rows = db.conn.execute(
-                f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND "
-                f"{visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
-                (arg, sc.scope_id),
-            ).fetchall()
-        labels = {int(v): lab for v, lab in rows}
+        labels = {int(v): lab for v, lab in labelled_history(db, sc, label)}
     out: list[list[Any]] = []
     prev: Any = object()
     for vid, _, day in hist:

@@ -124,13 +124,7 @@ class EpisodeCache(ScopeCache[tuple[int, dict[str, dict[int, int]]]]):
         key = (sc.scope_id, label)
         hit = self.cached(key)
         if hit is None or hit[0] != sc.gen:
-            expr, arg = db.json_text("labels", label)
-            with db.lock:
-                rows = db.conn.execute(
-                    f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND "
-                    f"{visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
-                    (arg, sc.scope_id),
-                ).fetchall()
+            rows = op.labelled_history(db, sc, label)
             maps = {i: episode_bounds(rows, i) for i in ("undo", "restore_to")}
             hit = self.store(key, (sc.gen, maps))
         return hit[1]["undo" if intent == "undo" else "restore_to"]

@@ -317,19 +317,25 @@ def test_a_named_event_still_acts(store) -> None:
     assert sel.evidence["matched"][0][0] == vids[7]
 
 
+def three_fact_store(first: str):
+    """A hash-embedder store of ``first`` and two unrelated facts, one commit each."""
+    mem = hash_store()
+    for i, text in enumerate(
+        [
+            first,
+            "Melanie went to a pottery class with her kids",
+            "Caroline got a job at the library downtown",
+        ]
+    ):
+        mem.commit(APP, USER, [add(f"f{i}", text)], source="chat", reason="t")
+    return mem
+
+
 def test_no_content_words_never_count_as_a_match() -> None:
     # "update" and "two" occur in the memory, "glassblowing" and "kilns" nowhere: the
     # request shares only words that name nothing, so it is refused, not acted on.
-    mem = hash_store()
+    mem = three_fact_store("Caroline posted an update: her two cats are doing fine")
     try:
-        for i, text in enumerate(
-            [
-                "Caroline posted an update: her two cats are doing fine",
-                "Melanie went to a pottery class with her kids",
-                "Caroline got a job at the library downtown",
-            ]
-        ):
-            mem.commit(APP, USER, [add(f"f{i}", text)], source="chat", reason="t")
         for call in (mem.plan_rollback_by_nl_query, mem.plan_selective_undo):
             with pytest.raises(UncertainRequestError, match="does not hold|no content word"):
                 call(APP, USER, "forget the update about the two glassblowing kilns")
@@ -341,16 +347,8 @@ def test_no_content_words_never_count_as_a_match() -> None:
 def test_a_match_on_frame_words_alone_is_weak() -> None:
     # "plan" and "learn" occur in the memory, "glassblowing" nowhere: the request names
     # something the memory never held, and it must be refused, not act on the guitar.
-    mem = hash_store()
+    mem = three_fact_store("Caroline plans to learn the guitar this summer")
     try:
-        for i, text in enumerate(
-            [
-                "Caroline plans to learn the guitar this summer",
-                "Melanie went to a pottery class with her kids",
-                "Caroline got a job at the library downtown",
-            ]
-        ):
-            mem.commit(APP, USER, [add(f"f{i}", text)], source="chat", reason="t")
         for call in (mem.plan_rollback_by_nl_query, mem.plan_selective_undo):
             with pytest.raises(UncertainRequestError, match="does not hold"):
                 call(APP, USER, "forget my plan to learn glassblowing")
