@@ -83,11 +83,16 @@ def test_synthetic_writes_are_deterministic() -> None:
 
 
 def test_demo_selective_undo_keeps_the_later_hobby(capsys: pytest.CaptureFixture[str]) -> None:
-    assert demo_main(["--embedder", "hash"]) == 0  # the default request, selective
+    # The default request and embedder, as a user runs it: "crypto coins" names the note's
+    # "CryptoMax coins" only by meaning (MiniLM); the hash embedder, which has none, refuses
+    # it as a weak match, as it should.
+    assert demo_main([]) == 0
     out = capsys.readouterr().out
     after = out.split("Memory at HEAD after")[1]
     assert "CryptoMax" not in after and "half marathon" in after
     assert "later commits v6 kept" in out and "Integrity check: OK" in out
+    assert demo_main(["--embedder", "hash"]) == 2
+    assert "refused" in capsys.readouterr().out
 
 
 def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
