@@ -21,9 +21,11 @@ table. What each check does (one round):
   truncate, redact, compact); the only error allowed is StoreConnectionError, and the
   store must be intact afterwards.
 - ``redaction``: a secret written as an item, quoted by an update, by a selective
-  forget's reason (``redact=True``) and in truncated history, then erased; no form of it
-  (as written, lower-cased, stemmed) may remain in the SQLite files (db, -wal, -shm) or
-  in the PostgreSQL database's files and WAL (after :func:`chronomem.pg.wal.retire_wal`,
+  forget's reason (``revert_commits(redact=True)``), by a plain-words forget that
+  quotes it (``selective_undo_by_nl_query(redact=True)``) and in truncated history,
+  then erased by text; the same grep must find it before, and no form of it (as
+  written, lower-cased, stemmed) after, in the SQLite files (db, -wal, -shm) or in the
+  PostgreSQL database's files and WAL (after :func:`chronomem.pg.wal.retire_wal`,
   ``wal_recycle=off`` set before the first write).
 
 Usage::
@@ -308,7 +310,8 @@ def check_sigkill_revert(place: Place, rng: random.Random, kills: int = 14) -> s
                 last = kid.stdout.readline().strip()
                 assert last, f"the child ended early (exit {kid.wait()})"
                 starts -= last.startswith("start")
-            time.sleep(rng.uniform(0.0, 0.008))
+            # mostly inside the revert, sometimes just after its commit
+            time.sleep(rng.uniform(0.0, 0.008) if rng.random() < 0.7 else rng.uniform(0.01, 0.05))
             kid.send_signal(signal.SIGKILL)
             out, _ = kid.communicate()
             tail = out.strip().splitlines()
@@ -458,6 +461,12 @@ def check_redaction(place: Place, rng: random.Random) -> str:
         c([_add("pet", "Ann has a dog")])
         # a selective forget whose request quotes the secret
         mem.revert_commits(APP, USER, [quoted], redact=True, reason=f"forget {SECRET} please")
+        # the plain-words path: a request that quotes the secret, with redact
+        c([_add("gate", f"the gate code is {SECRET}")])
+        plan = mem.selective_undo_by_nl_query(
+            APP, USER, f"forget the gate code {SECRET}", redact=True
+        )
+        assert plan.removed == ["gate"], f"the NL forget removed {plan.removed}"
         # the secret in history a truncate hides
         base = mem.head(APP, USER)
         c([_add("tmp", f"temporary {SECRET} copy")])
