@@ -8,14 +8,12 @@ the descriptor, the tokenized postings, the vectors as ``float4[]`` literals; on
 ``json.dumps``) and sends ``SELECT ... FROM chronomem_commit($1)``: one statement, in
 autocommit mode, so the call is its own transaction and its reply is the commit's.
 
-What the function does is the pipelined path's work, with the same rows
-(``tests/test_memory_pg_fastwrite.py`` compares every table): lock the scope row
+What the function does is the pipelined path's work, in the same order and with the
+same rows (``tests/test_memory_pg_commitfn.py`` compares every table): lock the scope row
 ``FOR UPDATE`` (each later statement reads a snapshot taken after the lock, READ
 COMMITTED), draw the version's and the new spans' keys from their sequences in commit
 order, close the open spans of the items that change, open the new ones, index the new
-texts and the descriptor, write events, version, vectors and the scope's counters (all
-of a write's rows in one statement of data-modifying CTEs: a statement in PL/pgSQL
-costs its own executor start-up and snapshot). One
+texts and the descriptor, write events, version, vectors and the scope's counters. One
 difference: the function leaves its documents out of the per-term document counts and
 folds a scope's uncounted documents into them every ``lexical.FOLD_EVERY`` writes, in one
 grouped upsert (readers add the uncounted ones, so reads stay exact; see
@@ -71,7 +69,7 @@ DECLARE
     w jsonb;
     v_sid bigint; v_head bigint; v_seq bigint; v_vid bigint; v_vrow bigint;
     open_n int[]; open_ids bigint[]; close_ids bigint[];
-    stale boolean; v_fold boolean; n_ops int; n_open int; n_close int; i_tok bigint;
+    stale boolean; n_ops int; n_open int; n_close int; i_tok bigint;
     i_rows bigint; d_rows bigint; v_rows bigint; v_uncounted int;
     -- the key sequences, looked up once per call
     vrow_seq regclass := pg_get_serial_sequence('versions', 'vrow')::regclass;
@@ -113,18 +111,10 @@ BEGIN
         n_close := cardinality(close_ids);
         open_ids := ARRAY(SELECT nextval(span_seq)
                           FROM generate_series(1, n_open));
-        -- this write's documents join the uncounted ones; every FOLD_EVERY writes they
-        -- are folded into the document counts together
-        v_uncounted := v_uncounted + 1;
-        v_fold := v_uncounted >= {lex.FOLD_EVERY};
-        IF v_fold THEN
-            v_uncounted := 0;
-        END IF;
         -- every row of the write in one statement: each statement a PL/pgSQL function
-        -- runs pays its own executor start-up, snapshot and plan-cache check (eleven
-        -- statements merged here: server CPU per commit 1.36 -> 1.15 ms, one writer);
-        -- the parts write different tables and none reads another's rows, so one
-        -- snapshot serves them all
+        -- runs pays its own executor start-up, snapshot and plan-cache check (about a
+        -- tenth of a commit's server CPU over ten statements); the parts write different
+        -- tables and none reads another's rows, so one snapshot serves them all
         WITH o AS MATERIALIZED (SELECT * FROM {ops}),
         m AS MATERIALIZED (SELECT * FROM unnest(open_n, open_ids) AS m(n, id)),
         c AS (UPDATE spans SET to_seq = v_seq WHERE span_id = ANY(close_ids)),
@@ -167,20 +157,24 @@ BEGIN
         dv AS (INSERT INTO desc_vecs (vrow, chunk, vec)
                SELECT v_vrow, u.k - 1, u.v::float4[]
                FROM jsonb_array_elements_text(w->'vecs') WITH ORDINALITY AS u(v, k)
-               RETURNING 1),
-        sc AS (UPDATE scopes SET head_vid = v_vid, head_seq = v_seq, next_vid = v_vid + 1,
-                      next_seq = v_seq + 1, gen = gen + 1, uncounted = v_uncounted,
-                      {items.n_col} = {items.n_col} + n_open,
-                      {items.tok_col} = {items.tok_col} + i_tok,
-                      {descs.n_col} = {descs.n_col} + 1,
-                      {descs.tok_col} = {descs.tok_col} + (w->>'dlen')::int
-                WHERE scope_id = v_sid)
+               RETURNING 1)
         SELECT (SELECT count(*) FROM it), (SELECT count(*) FROM dt), (SELECT count(*) FROM dv)
           INTO i_rows, d_rows, v_rows;
-        IF v_fold THEN  -- now that this write's documents are in
+        -- this write's documents join the uncounted ones; every FOLD_EVERY writes they
+        -- are folded into the document counts together
+        v_uncounted := v_uncounted + 1;
+        IF v_uncounted >= {lex.FOLD_EVERY} THEN
             {_fold(items)}
             {_fold(descs)}
+            v_uncounted := 0;
         END IF;
+        UPDATE scopes SET head_vid = v_vid, head_seq = v_seq, next_vid = v_vid + 1,
+               next_seq = v_seq + 1, gen = gen + 1, uncounted = v_uncounted,
+               {items.n_col} = {items.n_col} + n_open,
+               {items.tok_col} = {items.tok_col} + i_tok,
+               {descs.n_col} = {descs.n_col} + 1,
+               {descs.tok_col} = {descs.tok_col} + (w->>'dlen')::int
+         WHERE scope_id = v_sid;
         vids := vids || v_vid;
         -- rows written, counted as the pipelined path counts them
         changed := changed + n_close + 2 * n_open + i_rows + n_ops + 1 + d_rows + 2 + v_rows;
