@@ -111,55 +111,55 @@ BEGIN
         n_close := cardinality(close_ids);
         open_ids := ARRAY(SELECT nextval(span_seq)
                           FROM generate_series(1, n_open));
-        -- every row of the write in one statement: each statement a PL/pgSQL function
-        -- runs pays its own executor start-up, snapshot and plan-cache check (about a
-        -- tenth of a commit's server CPU over ten statements); the parts write different
-        -- tables and none reads another's rows, so one snapshot serves them all
-        WITH o AS MATERIALIZED (SELECT * FROM {ops}),
-        m AS MATERIALIZED (SELECT * FROM unnest(open_n, open_ids) AS m(n, id)),
-        c AS (UPDATE spans SET to_seq = v_seq WHERE span_id = ANY(close_ids)),
-        b AS (INSERT INTO blobs (scope_id, hash, text)
-              SELECT v_sid, o.nh, o.t FROM o WHERE o.n = ANY(open_n)
-              ORDER BY o.n ON CONFLICT DO NOTHING),
-        s AS (INSERT INTO spans (span_id, scope_id, item_id, hash, from_seq)
-              SELECT m.id, v_sid, o.item, o.nh, v_seq FROM m JOIN o ON o.n = m.n
-              ORDER BY m.n),
-        id AS (INSERT INTO {items.docs} (doc, scope_id, len, counted, terms)
-               SELECT m.id, v_sid, o.len, FALSE, o.tm FROM m JOIN o ON o.n = m.n
-               ORDER BY m.n),
-        it AS (INSERT INTO {items.terms} (scope_id, term, doc, pos)
-               SELECT v_sid, x.t, m.id, x.p::int[]
-               FROM ROWS FROM (jsonb_array_elements_text(w->'itn'),
-                               jsonb_array_elements_text(w->'itt'),
-                               jsonb_array_elements_text(w->'itp')) WITH ORDINALITY
-                    AS x(n, t, p, k)
-               JOIN m ON m.n = x.n::int
-               ORDER BY x.k RETURNING 1),
-        e AS (INSERT INTO events (scope_id, version_id, op, item_id, hash, meta, source,
-                                  reason, recorded, valid_time)
-              SELECT v_sid, v_vid, o.op, o.item, o.nh, o.meta, w->>'source', w->>'reason',
-                     (w->>'now')::float8, w->>'valid_time'
-              FROM o ORDER BY o.n),
-        v AS (INSERT INTO versions (vrow, scope_id, version_id, seq, parent, op, summary,
-                                    labels, source, reason, created, valid_time, descriptor)
-              VALUES (v_vrow, v_sid, v_vid, v_seq, v_head, w->>'op', w->>'summary',
-                      w->>'labels', w->>'source', w->>'reason', (w->>'now')::float8,
-                      w->>'valid_time', w->>'dense')),
-        dd AS (INSERT INTO {descs.docs} (doc, scope_id, len, body, counted, terms)
-               VALUES (v_vrow, v_sid, (w->>'dlen')::int, w->>'lexical', FALSE,
-                       ARRAY(SELECT jsonb_array_elements_text(w->'dt')))),
-        dt AS (INSERT INTO {descs.terms} (scope_id, term, doc, pos)
-               SELECT v_sid, x.t, v_vrow, x.p::int[]
-               FROM ROWS FROM (jsonb_array_elements_text(w->'dt'),
-                               jsonb_array_elements_text(w->'dp')) WITH ORDINALITY
-                    AS x(t, p, k)
-               ORDER BY x.k RETURNING 1),
-        dv AS (INSERT INTO desc_vecs (vrow, chunk, vec)
-               SELECT v_vrow, u.k - 1, u.v::float4[]
-               FROM jsonb_array_elements_text(w->'vecs') WITH ORDINALITY AS u(v, k)
-               RETURNING 1)
-        SELECT (SELECT count(*) FROM it), (SELECT count(*) FROM dt), (SELECT count(*) FROM dv)
-          INTO i_rows, d_rows, v_rows;
+        IF n_close > 0 THEN
+            UPDATE spans SET to_seq = v_seq WHERE span_id = ANY(close_ids);
+        END IF;
+        i_rows := 0;
+        IF n_open > 0 THEN
+            INSERT INTO blobs (scope_id, hash, text)
+                SELECT v_sid, o.nh, o.t FROM {ops} WHERE o.n = ANY(open_n)
+                ORDER BY o.n ON CONFLICT DO NOTHING;
+            INSERT INTO spans (span_id, scope_id, item_id, hash, from_seq)
+                SELECT m.id, v_sid, o.item, o.nh, v_seq
+                FROM unnest(open_n, open_ids) AS m(n, id) JOIN {ops} ON o.n = m.n
+                ORDER BY m.n;
+            INSERT INTO {items.docs} (doc, scope_id, len, counted, terms)
+                SELECT m.id, v_sid, o.len, FALSE, o.tm
+                FROM unnest(open_n, open_ids) AS m(n, id) JOIN {ops} ON o.n = m.n
+                ORDER BY m.n;
+            INSERT INTO {items.terms} (scope_id, term, doc, pos)
+                SELECT v_sid, x.t, m.id, x.p::int[]
+                FROM ROWS FROM (jsonb_array_elements_text(w->'itn'),
+                                jsonb_array_elements_text(w->'itt'),
+                                jsonb_array_elements_text(w->'itp')) WITH ORDINALITY
+                     AS x(n, t, p, k)
+                JOIN unnest(open_n, open_ids) AS m(n, id) ON m.n = x.n::int
+                ORDER BY x.k;
+            GET DIAGNOSTICS i_rows = ROW_COUNT;
+        END IF;
+        INSERT INTO events (scope_id, version_id, op, item_id, hash, meta, source, reason,
+                            recorded, valid_time)
+            SELECT v_sid, v_vid, o.op, o.item, o.nh, o.meta, w->>'source', w->>'reason',
+                   (w->>'now')::float8, w->>'valid_time'
+            FROM {ops} ORDER BY o.n;
+        INSERT INTO versions (vrow, scope_id, version_id, seq, parent, op, summary, labels,
+                              source, reason, created, valid_time, descriptor)
+            VALUES (v_vrow, v_sid, v_vid, v_seq, v_head, w->>'op', w->>'summary',
+                    w->>'labels', w->>'source', w->>'reason', (w->>'now')::float8,
+                    w->>'valid_time', w->>'dense');
+        INSERT INTO {descs.docs} (doc, scope_id, len, body, counted, terms)
+            VALUES (v_vrow, v_sid, (w->>'dlen')::int, w->>'lexical', FALSE,
+                    ARRAY(SELECT jsonb_array_elements_text(w->'dt')));
+        INSERT INTO {descs.terms} (scope_id, term, doc, pos)
+            SELECT v_sid, x.t, v_vrow, x.p::int[]
+            FROM ROWS FROM (jsonb_array_elements_text(w->'dt'),
+                            jsonb_array_elements_text(w->'dp')) WITH ORDINALITY AS x(t, p, k)
+            ORDER BY x.k;
+        GET DIAGNOSTICS d_rows = ROW_COUNT;
+        INSERT INTO desc_vecs (vrow, chunk, vec)
+            SELECT v_vrow, u.k - 1, u.v::float4[]
+            FROM jsonb_array_elements_text(w->'vecs') WITH ORDINALITY AS u(v, k);
+        GET DIAGNOSTICS v_rows = ROW_COUNT;
         -- this write's documents join the uncounted ones; every FOLD_EVERY writes they
         -- are folded into the document counts together
         v_uncounted := v_uncounted + 1;
