@@ -56,6 +56,12 @@ def store():
         ("go back to when you didn't know yet that Caroline wanted to adopt", "ordinal", 1),
         ("take me back to before you found out about the library job", "ordinal", 1),
         ("the Monday chat about pottery, undo it", "weekday", 0),
+        ("undo everything from when Melanie first told me about pottery", "ordinal", 1),
+        ("keep things up to the point where camping first came up", "ordinal", 1),
+        ("go back to when Caroline originally mentioned the pride parade", "ordinal", 1),
+        ("wipe it back to before Caroline ever brought up adoption", "ordinal", 1),
+        ("undo from the very first mention of pottery", "ordinal", 1),
+        ("forget the earliest conversation about pottery", "ordinal", 1),
     ],
 )
 def test_each_operator_is_read(text: str, kind: str, n: int) -> None:
@@ -70,6 +76,9 @@ def test_each_operator_is_read(text: str, kind: str, n: int) -> None:
         "go back to right after the camping trip",
         "James picking up drumsticks for the first time - go back to that chat",
         "undo the conversation where Caroline got the library job",
+        "keep only our first chat, the one where Caroline marched in the parade",
+        "her first pottery bowl - forget it and what came after",
+        "the best thing Melanie ever told me about pottery, undo it",
     ],
 )
 def test_plain_requests_carry_no_operator(text: str) -> None:
@@ -80,6 +89,15 @@ def test_knowledge_state_is_an_undo_of_the_first_mention() -> None:
     p = ps.parse("go back to when you didn't know yet that Melanie did pottery")
     assert p.intent == "undo" and p.knowledge
     assert "pottery" in p.content and "know" not in p.clause
+
+
+def test_a_first_mention_keeps_its_verb_of_telling() -> None:
+    """Only the adverb leaves the clause: the verb of telling stays for the intent rule
+    ("before ... ever mentioned" is an undo) and retrieval keeps the topic."""
+    p = ps.parse("go back to before Melanie ever mentioned pottery")
+    assert p.intent == "undo" and "mentioned pottery" in p.clause and "ever" not in p.clause
+    p = ps.parse("keep things up to when Melanie first told me about pottery")
+    assert p.intent == "restore_to" and "told me about pottery" in p.clause
 
 
 def test_step_words_are_not_intent_cues() -> None:
@@ -243,6 +261,7 @@ def test_no_content_words_beside_a_topic_stay_evidence_words() -> None:
         ("go back to the second time Melanie talked about pottery", 3),
         ("go back to the last time Melanie talked about pottery", 6),
         ("go back to the first time Melanie talked about pottery", 1),
+        ("go back to when Melanie first told me about pottery", 1),
         # knowledge state: undo the first pottery session -> the empty root
         ("restore you to when you didn't know yet that Melanie did pottery", 0),
         # a month that describes the event
