@@ -228,7 +228,7 @@ _TELLING = (
 )
 _P_FIRST_TOLD = re.compile(
     r"\b(?:(?P<adv>first|originally|initially)|(?<=\bbefore\s)(?:[\w']+\s+){0,3}?"
-    r"(?P<ever>ever))\s+(?=" + _TELLING + r"\b)"
+    r"(?P<ever>ever))\s+(?P<tell>" + _TELLING + r")\b"
     r"|\bthe\s+(?:very\s+)?(?:first|earliest)\s+mention(?:\s+of)?\b"
     r"|\bthe\s+earliest\s+(?:time|chat|conversation|convo|session|talk)"
     r"(?:\s+(?:that|when|where|in which|about))?\b",
@@ -537,15 +537,13 @@ def parse(text: str) -> ParsedRequest:
         else:
             m = _P_FIRST_TOLD.search(work) if _FIRST_WORDS.search(work) else None
             if m:
-                # Only the adverb goes: the verb of telling stays for the intent rule
-                # and retrieval ("before Jon ever mentioned X" is still an undo).
-                span = m.group("adv") or m.group("ever")
-                if span:
-                    start = m.start("adv") if m.group("adv") else m.start("ever")
-                    work = " ".join((work[:start] + work[start + len(span) :]).split())
-                else:
-                    work = _cut(work, m)
-                operators.append(Operator("ordinal", 1, span or m.group(0)))
+                # The verb of telling goes with its adverb: it names no content, and
+                # as the rarest word of the clause it would decide which commits
+                # count as mentions. "before" stays, so "before Jon ever mentioned X"
+                # is still an undo.
+                start = m.start("ever") if m.group("ever") else m.start()
+                operators.append(Operator("ordinal", 1, work[start : m.end()]))
+                work = " ".join((work[:start] + " " + work[m.end() :]).split())
 
     time = tr.read(work)
     m = _P_DESCRIBED.search(work) if _CALENDAR_WORDS.search(work) else None

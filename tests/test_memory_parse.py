@@ -91,13 +91,14 @@ def test_knowledge_state_is_an_undo_of_the_first_mention() -> None:
     assert "pottery" in p.content and "know" not in p.clause
 
 
-def test_a_first_mention_keeps_its_verb_of_telling() -> None:
-    """Only the adverb leaves the clause: the verb of telling stays for the intent rule
-    ("before ... ever mentioned" is an undo) and retrieval keeps the topic."""
+def test_a_first_mention_leaves_the_topic_and_the_intent() -> None:
+    """The adverb and its verb of telling leave the clause (the verb names no content and
+    must not decide which commits count as mentions); "before" stays, so "before ...
+    ever mentioned" is still an undo."""
     p = ps.parse("go back to before Melanie ever mentioned pottery")
-    assert p.intent == "undo" and "mentioned pottery" in p.clause and "ever" not in p.clause
-    p = ps.parse("keep things up to when Melanie first told me about pottery")
-    assert p.intent == "restore_to" and "told me about pottery" in p.clause
+    assert p.intent == "undo" and p.content == ("melanie", "pottery")
+    p = ps.parse("go back to when Melanie first brought up pottery")
+    assert p.intent == "restore_to" and p.content == ("melanie", "pottery")
 
 
 def test_step_words_are_not_intent_cues() -> None:
