@@ -384,10 +384,6 @@ def resolve_request(
                 rt.episode_label,
                 describe,
             )
-    if found.lexical and not (ops or p.excluded or ref is not None):
-        ranked, told = earlier_telling(db, sc, ranked, found.lexical)
-        if told is not None:
-            steps = {**(steps or {}), "telling": told}
     if rt.episode_label and ranked and not (steps and "landed" in steps):
         ranked, said = speaker_turn(db, sc, p.clause, ranked, rt.episode_label)
         if said is not None:
@@ -401,60 +397,6 @@ def resolve_request(
         rest = [(v, s) for v, s in targets.ranked if v != bound]
         targets = targets._replace(ranked=[(bound, float(top) + 1.0), *rest])
     return Resolved(targets, found, ref, bound, p, steps)
-
-
-# -- the telling, not a later recall ----------------------------------------------------------
-
-#: How close (a share of the best score) an earlier commit must come to be read as the
-#: event's telling, and how many of the best commits are looked at (written on the
-#: tuning and development sets: locomo_handwritten, locomo_v3_tuning, locomo_nl_dev,
-#: locomo_nl_first_dev; docs/nl_parse.md).
-TELLING_RATIO = 0.8
-TELLING_DEPTH = 3
-
-
-def earlier_telling(
-    db: Backend, sc: Scope, ranked: list[tuple[int, float]], lexical: list[tuple[int, float]]
-) -> tuple[list[tuple[int, float]], dict[str, int] | None]:
-    """``ranked`` with an earlier commit put first when it, and not the best match, is
-    where the event was told. People tell an event in the chat where it happens and
-    recall it in later chats ("remember the pottery class?"); a recall is often one
-    vivid message, which the reranker's best-message score favours, while the telling
-    spends several messages on it. So among the best ``TELLING_DEPTH`` commits, the
-    earliest one that scores at least ``TELLING_RATIO`` of the best and that the
-    lexical stage scores at least as high as the best (the request's words as often, for
-    its length) is taken. Only commits that hold several messages (a whole chat) are
-    compared: a single message has no recall in it to tell apart. The two swap scores,
-    so the plan's margin still says how close the call was."""
-    if len(ranked) < 2 or ranked[0][1] <= 0:
-        return ranked, None
-    lex = dict(lexical)
-    best, score = ranked[0]
-    floor = lex.get(best)
-    if floor is None:
-        return ranked, None
-    near = [
-        (i, v)
-        for i, (v, s) in enumerate(ranked[1:TELLING_DEPTH], start=1)
-        if v < best and s >= TELLING_RATIO * score and lex.get(v, 0.0) >= floor > 0
-    ]
-    if not near:
-        return ranked, None
-    ids = [best, *(v for _, v in near)]
-    with db.lock:
-        rows = db.conn.execute(
-            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? AND version_id "
-            f"IN ({','.join('?' * len(ids))})",
-            (sc.scope_id, *ids),
-        ).fetchall()
-    chats = {int(v) for v, d in rows if "\n" in (d or "").strip()}
-    near = [(i, v) for i, v in near if v in chats]
-    if best not in chats or not near:
-        return ranked, None
-    i, told = min(near, key=lambda iv: iv[1])
-    out = list(ranked)
-    out[0], out[i] = (told, score), (best, ranked[i][1])
-    return out, {"from": int(best), "to": int(told)}
 
 
 # -- who said it ----------------------------------------------------------------------------
