@@ -280,6 +280,23 @@ def test_operators_move_from_the_event_to_the_episode_meant(store, query, sessio
     assert got[0][0] == want, (query, got)
 
 
+@pytest.mark.parametrize(
+    ("query", "session"),
+    [
+        ("go back to the first time Melanie talked about pottery", 1),
+        ("go back to the second time Melanie talked about pottery", 3),
+        ("go back to when Melanie first told me about pottery", 1),
+    ],
+)
+def test_ordinals_count_mentions_without_a_lexical_stage(store, query, session) -> None:
+    """A dense-only stage has no lexical scores: the commits holding the clause's
+    specific word are the mentions, not every candidate (the earliest of which would be
+    the empty-topic first chat)."""
+    mem, vids = store
+    got = mem.resolve(APP, USER, query, k=3, stage="dense")
+    assert got[0][0] == vids[session - 1], (query, got)
+
+
 def test_the_plan_shows_the_parse_and_the_step(store) -> None:
     mem, vids = store
     plan = mem.rollback_to_version_by_nl_query(
