@@ -24,7 +24,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from chronomem import exchange as ex
 from chronomem import lexindex as lx
 from chronomem import operators as op
 from chronomem import parse as ps
@@ -390,13 +389,6 @@ def resolve_request(
         if said is not None:
             # The evidence gates read the message retrieval matched, not its neighbour.
             steps = {**(steps or {}), "speaker": said, "event": said["from"]}
-        # A request that names who told it ("when Tim suggested X") names that message:
-        # the cut stays on it. Otherwise the cut falls at the edge of the exchange.
-        if said is None and bound is None and not refers_to_episode(query):
-            ranked, moved = ex.exchange_edge(db, sc, p.clause, ranked, rt.episode_label, intent)
-            if moved is not None:
-                # As above: the gates read the message retrieval matched.
-                steps = {"event": moved["from"], **(steps or {}), "exchange": moved}
     ranked = ranked[:k]
     found = found._replace(ranked=ranked)
     targets = restore_targets(db, sc, ranked, intent, query, rt.episode_label, rt.episodes)
