@@ -129,6 +129,60 @@ def test_a_failing_cell_stops_new_cells_and_raises_in_the_parent(compose_cells, 
     assert [p.name for p in written] and all(Path(p, "metrics.json").is_file() for p in written)
 
 
+def test_a_chain_that_fails_prints_the_cells_it_finished(compose_cells, tmp_path, capsys):
+    """ChronoMem and the oracle run as one chain in one worker; when the oracle fails,
+    ChronoMem's folder is written and its tables and its "wrote" line are printed before
+    the error reaches the caller."""
+    overrides = ["experiment=smoke", "progress=false", "leaderboard=false"]
+    paths = {
+        "results_dir": str(tmp_path / "results"),
+        "data_dir": str(tmp_path / "data"),
+        "cache_dir": str(tmp_path / "cache"),
+    }
+    cells = _cells(compose_cells, overrides)[:3]
+    cells = [
+        dataclasses.replace(
+            c, spec=c.spec.model_copy(update={"paths": type(c.spec.paths)(**paths)})
+        )
+        for c in cells
+    ]
+    assert [c.spec.system.name for c in cells[1:]] == ["chronomem", "chronomem_oracle"]
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the runs folder should be")
+    bad_paths = type(cells[2].spec.paths)(**{**paths, "results_dir": str(blocked)})
+    cells[2] = dataclasses.replace(
+        cells[2], spec=cells[2].spec.model_copy(update={"paths": bad_paths})
+    )
+    with pytest.raises((FileExistsError, NotADirectoryError)):
+        run_parallel(cells, 2)
+    printed = capsys.readouterr().out
+    assert "[2/3] wrote " in printed  # ChronoMem, finished before the oracle failed
+    assert "[3/3] wrote " not in printed
+    chronomem = [p for p in (tmp_path / "results" / "runs").iterdir() if "chronomem" in p.name]
+    assert len(chronomem) == 1 and Path(chronomem[0], "metrics.json").is_file()
+
+
+def test_a_worker_error_that_cannot_carry_the_output_prints_it_there(capsys):
+    """An error whose attributes do not pickle reaches the parent without them: the
+    worker prints the output itself rather than lose it."""
+    from chronobench.runner import parallel
+
+    class Unpicklable(Exception):
+        def __reduce__(self):
+            raise TypeError("not picklable")
+
+    err = Unpicklable("boom")
+    parallel._hand_over(err, parallel.FINISHED, [("f", "ChronoMem's table\n", {})])
+    assert not hasattr(err, parallel.FINISHED)
+    assert capsys.readouterr().out == "ChronoMem's table\n"
+    fine = ValueError("boom")
+    parallel._hand_over(fine, parallel.PRINTED, "partial table\n")
+    assert capsys.readouterr().out == ""
+    import pickle
+
+    assert getattr(pickle.loads(pickle.dumps(fine)), parallel.PRINTED) == "partial table\n"
+
+
 def test_auto_runs_local_model_cells_one_at_a_time(compose_cells):
     """Two workers would each load a vLLM or transformers model on one GPU: the runner
     falls back to one cell at a time for jobs=auto (an explicit jobs=N still runs N)."""

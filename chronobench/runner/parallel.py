@@ -29,7 +29,8 @@ A cell's console output (its tables) is held by its worker and printed whole whe
 cell ends; a worker draws no progress line of its own, it reports its counts to the
 parent's display (:mod:`chronobench.runner.progress`). A failing cell stops new cells from
 starting; the cells already running finish (runs resume, so nothing is lost), then the
-first error is raised.
+first error is raised. What a failed cell printed, and the output of the cells its chain
+finished before it, is printed too, in the cells' order.
 """
 
 from __future__ import annotations
@@ -190,8 +191,17 @@ def _embedded() -> int:
 
 def _run_chain_in_worker(cells: Sequence[Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """Run ``cells`` one after another in one worker (a :func:`chain_group`): each
-    one's (run folder, console output, counters), in order."""
-    return [_run_in_worker(c) for c in cells]
+    one's (run folder, console output, counters), in order. When one fails, the cells
+    before it have written their folders: their results travel on the error
+    (:func:`_hand_over`), so the parent prints and counts them as it does any cell."""
+    finished: list[tuple[str, str, dict[str, Any]]] = []
+    for cell in cells:
+        try:
+            finished.append(_run_in_worker(cell))
+        except BaseException as exc:
+            _hand_over(exc, FINISHED, finished)
+            raise
+    return finished
 
 
 def _run_in_worker(cell: Any) -> tuple[str, str, dict[str, Any]]:
@@ -205,12 +215,34 @@ def _run_in_worker(cell: Any) -> tuple[str, str, dict[str, Any]]:
     try:
         with contextlib.redirect_stdout(out):
             folder, used = measured(cell_module.run_cell, quiet)
-    except BaseException:
-        sys.stdout.write(out.getvalue())  # what the cell printed before it failed
-        sys.stdout.flush()
+    except BaseException as exc:
+        _hand_over(exc, PRINTED, out.getvalue())  # what the cell printed before it failed
         raise
     stats = {"embedded": _embedded() - before, "seconds": round(used["wall"], 3), **used}
     return str(folder), out.getvalue(), stats
+
+
+#: Attributes a worker's error carries to the parent: the console output of the failed
+#: cell up to its error, and the results of the cells its chain finished before it.
+PRINTED = "chronobench_printed"
+FINISHED = "chronobench_finished"
+
+
+def _hand_over(exc: BaseException, name: str, value: Any) -> None:
+    """Attach ``value`` to ``exc`` as ``name`` for the parent, which prints it in the
+    cells' order. An exception pickles its attributes with it; one that cannot be
+    pickled with them reaches the parent without, so the output is printed here."""
+    import pickle
+
+    try:
+        setattr(exc, name, value)
+        pickle.loads(pickle.dumps(exc))
+    except Exception:  # noqa: BLE001 - any failure means: print it here instead
+        with contextlib.suppress(AttributeError):
+            delattr(exc, name)
+        outputs = [value] if name == PRINTED else [output for _, output, _ in value]
+        sys.stdout.write("".join(outputs))
+        sys.stdout.flush()
 
 
 #: Variables that set a numeric library's thread count when it loads.
@@ -332,6 +364,18 @@ def _run_cells(
     def ready(unit: list[int]) -> bool:
         return all(leader[groups[i]] == i or leader[groups[i]] in done for i in unit)
 
+    def finish(i: int, result: tuple[str, str, dict[str, Any]]) -> None:
+        folder, output, stats[i] = result
+        sys.stdout.write(output)
+        stats[i]["cell"] = cells[i].describe()
+        usage.current().worker(stats[i])
+        usage.cell(stats[i]["cell"], stats[i], note=f"{stats[i]['embedded']} embedded")
+        folders[i] = Path(folder)
+        done.add(i)
+        shown.finish()
+        t0 = time.perf_counter() - float(stats[i]["seconds"])  # the cell's own wall
+        print(f"[{i + 1}/{n}] wrote {folder} ({took(t0, shown)})", flush=True)
+
     try:
         while todo or running:
             while failure is None and len(running) < jobs:
@@ -356,21 +400,17 @@ def _run_cells(
                 try:
                     got = fut.result()
                 except BaseException as exc:  # noqa: BLE001 - re-raised below, first one wins
+                    # A chain's cells before the failed one finished: print and count them.
+                    earlier = getattr(exc, FINISHED, [])
+                    for i, result in zip(unit, earlier, strict=False):
+                        finish(i, result)
+                    sys.stdout.write(getattr(exc, PRINTED, ""))
+                    sys.stdout.flush()
                     if failure is None:
                         failure = exc
                     continue
-                for i, (folder, output, stats[i]) in zip(
-                    unit, [got] if len(unit) == 1 else got, strict=True
-                ):
-                    sys.stdout.write(output)
-                    stats[i]["cell"] = cells[i].describe()
-                    usage.current().worker(stats[i])
-                    usage.cell(stats[i]["cell"], stats[i], note=f"{stats[i]['embedded']} embedded")
-                    folders[i] = Path(folder)
-                    done.add(i)
-                    shown.finish()
-                    t0 = time.perf_counter() - float(stats[i]["seconds"])  # the cell's own wall
-                    print(f"[{i + 1}/{n}] wrote {folder} ({took(t0, shown)})", flush=True)
+                for i, result in zip(unit, [got] if len(unit) == 1 else got, strict=True):
+                    finish(i, result)
     except KeyboardInterrupt:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
