@@ -318,7 +318,8 @@ FILLER = frozenset(
 # class it belongs to (written on the development probes, docs/nl_parse.md):
 NO_CONTENT = FILLER | frozenset(
     # interjections and chat shorthand
-    """oops oopsie lol haha ugh wow omg btw wait whoa huh eh meh argh oh aw aww"""
+    """oops oopsie lol haha ugh wow omg btw wait whoa huh eh meh argh oh aw aww erm umm
+    uhh ahem gah gosh tbh ngl fwiw nvm xoxo ty"""
     # words that point at something without naming it ("the other thing too")
     """ other else another too either same"""
     # the act of telling (what was told is the content, not the act)
@@ -339,7 +340,7 @@ NO_CONTENT = FILLER | frozenset(
     # units of time with no date ("a minute ago")
     """ minute minutes hour hours moment while"""
     # the act of writing something (what was written is the content, not the act)
-    """ wrote typed typing message messages"""
+    """ wrote typed typing message messages put input reply replies"""
     # vague amounts
     """ couple few several most"""
     # what is left of a contraction once its apostrophe splits it ("don't" -> don, t;
@@ -358,7 +359,8 @@ _COURTESY = re.compile(
     r"hello again(?:,? (?:my )?friend)?|dear (?:assistant|friend)|oh dear|"
     r"(?:take|takes) care|best wishes|(?:thanks|thank you) in advance|no (?:rush|hurry)|"
     r"much obliged|my fault|many thanks|thanks (?:heaps|a ton|a million|a lot)|"
-    r"(?:silly|dumb|careless) of me|(?:it'?s been|what) a long (?:day|week)|"
+    r"(?:silly|dumb|careless) of me|(?:cheers|much|lots of) love|"
+    r"(?:it'?s been|what) a long (?:day|week)|"
     r"(?:not|no) (?:a |much of a |too much of a )?(?:hassle|bother|problem))\b",
     re.IGNORECASE,
 )
