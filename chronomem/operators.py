@@ -168,20 +168,25 @@ def _nth_mention(
     of the best and that holds the clause's most specific word (of the words the best
     commit holds, the one the fewest candidates hold: "pottery" rather than the speaker's
     name in "the second time Melanie talked about pottery"); without lexical scores, the
-    ranked commits themselves."""
+    ranked commits that hold that word (the best ranked one's)."""
     pool = [(v, s) for v, s in mentions.lexical if v in where]
     if pool:
         best = max(s for _, s in pool)
         said = [v for v, s in pool if best > 0 and s >= MENTION_RATIO * best]
-        if mentions.terms:
-            top = max(pool, key=lambda vs: vs[1])[0]
-            held = {t: mentions.holders(t, [v for v, _ in pool]) for t in mentions.terms}
-            named = [t for t in mentions.terms if top in held[t]]
-            if named:
-                key = min(named, key=lambda t: len(held[t]))
-                said = [v for v in said if v in held[key]]
+        top = max(pool, key=lambda vs: vs[1])[0]
     else:
-        said = [v for v, _ in ranked if v in where]
+        # No lexical scores (a dense-only stage): every ranked commit is a candidate,
+        # and the specific word below decides which of them mention the clause;
+        # without it the earliest candidate of all would be "the first time".
+        pool = [(v, s) for v, s in ranked if v in where]
+        said = [v for v, _ in pool]
+        top = pool[0][0] if pool else None
+    if mentions.terms and top is not None:
+        held = {t: mentions.holders(t, [v for v, _ in pool]) for t in mentions.terms}
+        named = [t for t in mentions.terms if top in held[t]]
+        if named:
+            key = min(named, key=lambda t: len(held[t]))
+            said = [v for v in said if v in held[key]]
     allowed = {v for v, _ in ranked}
     said = [v for v in said if v in allowed] or said
     by_episode: dict[int, int] = {}

