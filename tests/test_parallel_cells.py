@@ -32,6 +32,28 @@ def _cells(compose_cells, overrides):
     ]
 
 
+def _smoke_cells_failing_at(compose_cells, tmp_path, bad):
+    """The smoke preset's first three cells writing under ``tmp_path``, cell ``bad``
+    with its results folder where a file already is (it fails when it writes)."""
+    overrides = ["experiment=smoke", "progress=false", "leaderboard=false"]
+    paths = {
+        "results_dir": str(tmp_path / "results"),
+        "data_dir": str(tmp_path / "data"),
+        "cache_dir": str(tmp_path / "cache"),
+    }
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the runs folder should be")
+    cells = []
+    for n, c in enumerate(_cells(compose_cells, overrides)[:3]):
+        own = {**paths, "results_dir": str(blocked)} if n == bad else paths
+        cells.append(
+            dataclasses.replace(
+                c, spec=c.spec.model_copy(update={"paths": type(c.spec.paths)(**own)})
+            )
+        )
+    return cells
+
+
 def test_jobs_is_a_number_of_processes_or_auto():
     assert resolve_jobs(1, 10) == 1
     assert resolve_jobs(3, 10) == 3
@@ -104,25 +126,7 @@ def test_the_main_jobs_restoring_readers_run_as_one_chain(compose_cells):
 def test_a_failing_cell_stops_new_cells_and_raises_in_the_parent(compose_cells, tmp_path):
     """A worker's error reaches the caller with its type; the cell already running
     finishes and writes its folder."""
-    overrides = ["experiment=smoke", "progress=false", "leaderboard=false"]
-    paths = {
-        "results_dir": str(tmp_path / "results"),
-        "data_dir": str(tmp_path / "data"),
-        "cache_dir": str(tmp_path / "cache"),
-    }
-    cells = _cells(compose_cells, overrides)[:3]
-    cells = [
-        dataclasses.replace(
-            c, spec=c.spec.model_copy(update={"paths": type(c.spec.paths)(**paths)})
-        )
-        for c in cells
-    ]
-    blocked = tmp_path / "blocked"
-    blocked.write_text("a file where the runs folder should be")
-    bad_paths = type(cells[1].spec.paths)(**{**paths, "results_dir": str(blocked)})
-    cells[1] = dataclasses.replace(
-        cells[1], spec=cells[1].spec.model_copy(update={"paths": bad_paths})
-    )
+    cells = _smoke_cells_failing_at(compose_cells, tmp_path, 1)
     with pytest.raises((FileExistsError, NotADirectoryError)):
         run_parallel(cells, 2)
     written = list((tmp_path / "results" / "runs").iterdir())
@@ -133,26 +137,8 @@ def test_a_chain_that_fails_prints_the_cells_it_finished(compose_cells, tmp_path
     """ChronoMem and the oracle run as one chain in one worker; when the oracle fails,
     ChronoMem's folder is written and its tables and its "wrote" line are printed before
     the error reaches the caller."""
-    overrides = ["experiment=smoke", "progress=false", "leaderboard=false"]
-    paths = {
-        "results_dir": str(tmp_path / "results"),
-        "data_dir": str(tmp_path / "data"),
-        "cache_dir": str(tmp_path / "cache"),
-    }
-    cells = _cells(compose_cells, overrides)[:3]
-    cells = [
-        dataclasses.replace(
-            c, spec=c.spec.model_copy(update={"paths": type(c.spec.paths)(**paths)})
-        )
-        for c in cells
-    ]
+    cells = _smoke_cells_failing_at(compose_cells, tmp_path, 2)
     assert [c.spec.system.name for c in cells[1:]] == ["chronomem", "chronomem_oracle"]
-    blocked = tmp_path / "blocked"
-    blocked.write_text("a file where the runs folder should be")
-    bad_paths = type(cells[2].spec.paths)(**{**paths, "results_dir": str(blocked)})
-    cells[2] = dataclasses.replace(
-        cells[2], spec=cells[2].spec.model_copy(update={"paths": bad_paths})
-    )
     with pytest.raises((FileExistsError, NotADirectoryError)):
         run_parallel(cells, 2)
     printed = capsys.readouterr().out
