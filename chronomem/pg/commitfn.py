@@ -46,7 +46,8 @@ from chronomem.pg.fastwrite import ALIVE, eligible
 from chronomem.sql import content_hash
 
 RETRY = "CM001"  # SQLSTATE the function raises when a write needs another path
-CALL = "SELECT vids, changed FROM chronomem_commit(%s::jsonb)"
+CALL = "SELECT vids, changed FROM chronomem_commit($1::jsonb)"
+CALL_NAME = "chronomem_commit"  # the call's prepared-statement name on each connection
 
 
 def _fold(ix: lex.Index) -> str:
@@ -301,7 +302,7 @@ def commit_writes(
             return None
         try:
             with conn.driver_errors(committing=True):
-                vids, changed = conn.raw.execute(CALL, (doc,)).fetchone()
+                vids, changed = conn.call_prepared(CALL_NAME, CALL, (doc,))
         except psycopg.Error as exc:
             if exc.sqlstate == RETRY:
                 return None
@@ -310,4 +311,5 @@ def commit_writes(
                 raise
             raise err from exc
         conn.total_changes += int(changed)
-    return [int(v) for v in vids]
+    # the reply in the server's text form: '{12,13}' and '57'
+    return [int(v) for v in vids.decode()[1:-1].split(",") if v]
