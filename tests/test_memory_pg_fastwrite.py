@@ -165,10 +165,42 @@ def test_a_pg2_store_gains_the_commit_function_on_open(
         mem.commit(
             APP, USER, [{"op": "add", "item_id": "a", "text": "Ann"}], source="s", reason="r"
         )
-        mem.conn.execute("DROP FUNCTION chronomem_commit(jsonb)")  # as a pg2 store has it
+        mem.conn.execute("DROP FUNCTION chronomem_commit(jsonb, float4[])")  # as pg2 has it
         mem.conn.execute("UPDATE meta SET value = 'pg2' WHERE key = 'schema'")
     monkeypatch.setattr(fastwrite, "commit_writes", _never)
     with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        mem.commit(APP, USER, [{"op": "add", "item_id": "b", "text": "Bo"}], source="s", reason="r")
+        assert mem.snapshot(APP, USER) == {"a": "Ann", "b": "Bo"}
+        assert mem.check_integrity(APP, USER) == []
+
+
+def test_a_pg5_store_trades_its_one_argument_commit_function_on_open(
+    on_postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chronomem import ChronoMem, HashEmbedder
+
+    url = on_postgres
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        mem.commit(
+            APP, USER, [{"op": "add", "item_id": "a", "text": "Ann"}], source="s", reason="r"
+        )
+        # pg5's function took the whole commit, vectors included, as one JSON argument
+        mem.conn.execute("DROP FUNCTION chronomem_commit(jsonb, float4[])")
+        mem.conn.execute(
+            "CREATE FUNCTION chronomem_commit(p jsonb, OUT vids bigint[], OUT changed bigint) "
+            "LANGUAGE sql AS $$ SELECT NULL::bigint[], 0::bigint $$"
+        )
+        mem.conn.execute("UPDATE meta SET value = 'pg5' WHERE key = 'schema'")
+    monkeypatch.setattr(fastwrite, "commit_writes", _never)
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        schema = mem.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        assert schema == ("pg6",)
+        signatures = mem.conn.execute(
+            "SELECT pg_get_function_identity_arguments(p.oid) FROM pg_proc p JOIN pg_namespace n "
+            "ON n.oid = p.pronamespace WHERE p.proname = 'chronomem_commit' "
+            "AND n.nspname = current_schema()"
+        ).fetchall()
+        assert signatures == [("p jsonb, vecs real[], OUT vids bigint[], OUT changed bigint",)]
         mem.commit(APP, USER, [{"op": "add", "item_id": "b", "text": "Bo"}], source="s", reason="r")
         assert mem.snapshot(APP, USER) == {"a": "Ann", "b": "Bo"}
         assert mem.check_integrity(APP, USER) == []

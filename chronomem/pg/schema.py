@@ -26,9 +26,14 @@ from collections.abc import Sequence
 # pg2: per-term document counts (item_df, desc_df); pg3: the commit function
 # (chronomem.pg.commitfn, installed by whoever creates or migrates the tables); pg4:
 # a leaner lexical index (LEANER_LEXICON); pg5: the lexical index (postings, documents,
-# per-term counts) split into hash partitions (PARTITIONED)
-SCHEMA_VERSION = "pg5"
-UPGRADES = ("pg1", "pg2", "pg3", "pg4")  # older versions migrated on open (see migrate_sql)
+# per-term counts) split into hash partitions (PARTITIONED); pg6: the commit function
+# takes the descriptor vectors as a second, binary float4[] argument (tables unchanged)
+SCHEMA_VERSION = "pg6"
+UPGRADES = ("pg1", "pg2", "pg3", "pg4", "pg5")  # older versions migrated on open (migrate_sql)
+
+# the commit function's earlier signature (pg3-pg5), dropped by the migration: the new
+# one is another overload, and a store keeps one
+OLD_FUNCTIONS = ("chronomem_commit(jsonb)",)
 
 # Why partitions: an erasure must rewrite every file that held an erased row
 # (chronomem.pg.rewrite), and a rewrite costs the whole table's size, not what was
@@ -265,8 +270,12 @@ def migrate_sql(version: str) -> list[str]:
     commit function, which the caller installs: pg1 gains the document-count tables,
     filled from the postings; pg1-pg3 gain :data:`LEANER_LEXICON` (their documents are
     all counted already) and their documents' terms; every older version's
-    :data:`PARTITIONED` tables are rebuilt partitioned, rows and columns as they were."""
-    steps: list[str] = []
+    :data:`PARTITIONED` tables are rebuilt partitioned, rows and columns as they were;
+    every older version's commit function of :data:`OLD_FUNCTIONS` is dropped (pg5
+    needs nothing else)."""
+    steps: list[str] = [f"DROP FUNCTION IF EXISTS {f}" for f in OLD_FUNCTIONS]
+    if version == "pg5":
+        return [*steps, f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema'"]
     if version == "pg1":
         steps += [
             DDL,  # creates the tables missing (the counts); the others exist, unpartitioned
