@@ -62,9 +62,7 @@ def _regclass(name: str) -> str:
     return "'" + quoted.replace("'", "''") + "'::regclass"
 
 
-def function_sql(
-    span_seq: str = "spans_span_id_seq", vrow_seq: str = "versions_vrow_seq"
-) -> str:
+def function_sql(span_seq: str = "spans_span_id_seq", vrow_seq: str = "versions_vrow_seq") -> str:
     """``CREATE OR REPLACE FUNCTION chronomem_commit(jsonb)`` in the current schema
     (tables resolve through the caller's ``search_path``: the store's schema).
     ``span_seq``/``vrow_seq``: the key sequences of ``spans.span_id`` and
@@ -208,8 +206,6 @@ def install(conn: Any) -> None:
         "pg_get_serial_sequence('versions', 'vrow')::regclass)"
     ).fetchone()
     conn.execute(function_sql(spans, versions))
-
-
 
 
 def _pos(positions: Sequence[int]) -> str:
