@@ -4,8 +4,9 @@ Why: the pipelined path (:mod:`.fastwrite`) needs two round trips and about twen
 statements per commit, and encoding their arrays cost the client 1.9 ms of CPU per
 commit; with 16 writers on a 2-core machine the clients' CPU, not the server, bounded
 throughput (398 commits/s). Here the client builds one JSON document per call (the ops,
-the descriptor, the tokenized postings, the vectors as ``float4[]`` literals; one
-``json.dumps``) and sends ``SELECT ... FROM chronomem_commit($1)``: one statement, in
+the descriptor, the tokenized postings; one ``json.dumps``) and one binary ``float4[]``
+of the descriptors' vectors, and sends ``SELECT ... FROM chronomem_commit($1, $2)``
+(prepared once per connection, :meth:`~.conn.PgConn.call_prepared`): one statement, in
 autocommit mode, so the call is its own transaction and its reply is the commit's.
 
 What the function does is the pipelined path's work, in the same order and with the
@@ -16,8 +17,8 @@ order, close the open spans of the items that change, open the new ones, index t
 texts and the descriptor, write events, version, vectors and the scope's counters. One
 difference: the function leaves its documents out of the per-term document counts and
 folds a scope's uncounted documents into them every ``lexical.FOLD_EVERY`` writes, in one
-grouped upsert (readers add the uncounted ones, so reads stay exact; see
-:func:`~chronomem.pg.lexical.stats`).
+grouped upsert that moves the scope's mark past them (readers add the uncounted ones,
+so reads stay exact; see :func:`~chronomem.pg.lexical.stats`).
 Tokenizing stays in the client (FTS5's tokenizer, which the server does not have).
 
 What the client cannot know before the lock, the function checks: a delete's

@@ -18,8 +18,9 @@ formula in SQL:
   positions, as an FTS5 phrase does);
 - per-scope totals (documents, tokens) on the scope's row;
 - per-term document counts (``item_df``/``desc_df``), which the commit function adds to
-  in batches (:data:`FOLD_EVERY`): a document row says whether it is ``counted`` yet
-  and keeps its distinct ``terms``, so a reader adds the uncounted documents to the
+  in batches (:data:`FOLD_EVERY`): a document is uncounted while its row says not
+  ``counted`` and its key is past the scope's fold mark (:func:`uncounted_sql`); it
+  keeps its distinct ``terms``, so a reader adds the uncounted documents to the
   stored counts (:func:`stats`) and a removal finds a document's postings by key.
 
 Score of a document D for the phrases q_i of a query (FTS5's constants k1 = 1.2,
