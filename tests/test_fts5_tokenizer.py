@@ -51,6 +51,16 @@ def test_random_ascii_gives_fts5s_tokens() -> None:
     assert tok.tokens(texts) == slow  # again, now from the stem cache
 
 
+def test_words_ending_in_a_digit_are_their_own_stems() -> None:
+    rng = random.Random(7)
+    tok = Fts5Tokenizer()
+    words = [w + str(rng.randrange(1000)) for w in WORDS]
+    words += [w + "s" + str(rng.randrange(10)) for w in WORDS]  # a suffix, then a digit
+    words += ["item201", "mp3", "covid19", "a1", "ab2", "sses9", "ies1", "y2k2", "x" * 70 + "1"]
+    fast, slow = _fast_and_fts5(tok, [" ".join(words)])
+    assert fast == slow == [words]
+
+
 def test_non_ascii_and_mixed_batches() -> None:
     tok = Fts5Tokenizer()
     texts = [

@@ -165,12 +165,64 @@ def test_a_pg2_store_gains_the_commit_function_on_open(
         mem.commit(
             APP, USER, [{"op": "add", "item_id": "a", "text": "Ann"}], source="s", reason="r"
         )
-        mem.conn.execute("DROP FUNCTION chronomem_commit(jsonb)")  # as a pg2 store has it
+        mem.conn.execute("DROP FUNCTION chronomem_commit(jsonb, float4[])")  # as pg2 has it
         mem.conn.execute("UPDATE meta SET value = 'pg2' WHERE key = 'schema'")
     monkeypatch.setattr(fastwrite, "commit_writes", _never)
     with ChronoMem(url, embedder=HashEmbedder()) as mem:
         mem.commit(APP, USER, [{"op": "add", "item_id": "b", "text": "Bo"}], source="s", reason="r")
         assert mem.snapshot(APP, USER) == {"a": "Ann", "b": "Bo"}
+        assert mem.check_integrity(APP, USER) == []
+
+
+def test_a_pg5_store_gains_fold_marks_and_the_two_argument_function_on_open(
+    on_postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chronomem import ChronoMem, HashEmbedder
+    from chronomem.reads import find_scope
+
+    url = on_postgres
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        # a fold on the way, and documents written since it: uncounted
+        for w in synthetic_writes(lexical.FOLD_EVERY + 20, seed=4):
+            mem.commit(APP, USER, **w)
+        # as pg5 kept the same store: folded documents flagged counted, no marks, and
+        # a commit function taking everything, vectors included, as one JSON argument
+        for docs, mark in (("item_docs", "item_mark"), ("desc_docs", "desc_mark")):
+            mem.conn.execute(
+                f"UPDATE {docs} d SET counted = true FROM scopes s WHERE "
+                f"s.scope_id = d.scope_id AND NOT d.counted AND d.doc <= s.{mark}"
+            )
+        mem.conn.execute("ALTER TABLE scopes DROP COLUMN item_mark, DROP COLUMN desc_mark")
+        mem.conn.execute("DROP FUNCTION chronomem_commit(jsonb, float4[])")
+        mem.conn.execute(
+            "CREATE FUNCTION chronomem_commit(p jsonb, OUT vids bigint[], OUT changed bigint) "
+            "LANGUAGE sql AS $$ SELECT NULL::bigint[], 0::bigint $$"
+        )
+        mem.conn.execute("UPDATE meta SET value = 'pg5' WHERE key = 'schema'")
+    monkeypatch.setattr(fastwrite, "commit_writes", _never)
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        schema = mem.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        assert schema == ("pg6",)
+        signatures = mem.conn.execute(
+            "SELECT pg_get_function_identity_arguments(p.oid) FROM pg_proc p JOIN pg_namespace n "
+            "ON n.oid = p.pronamespace WHERE p.proname = 'chronomem_commit' "
+            "AND n.nspname = current_schema()"
+        ).fetchall()
+        assert [s for (s,) in signatures] == [
+            "p jsonb, vecs real[], OUT vids bigint[], OUT changed bigint"
+        ]
+        db = mem._db
+        sid = find_scope(db, APP, USER).scope_id
+        for j, w in enumerate([None, *synthetic_writes(lexical.FOLD_EVERY, seed=6)]):
+            if w is not None:  # the function's path, folding once on the way
+                mem.commit(APP, USER, **w)
+            if j % 16:
+                continue
+            for table, read in (("item_terms", db.item_stats), ("desc_terms", db.descriptor_stats)):
+                rows = mem.conn.execute(f"SELECT term, count(*) FROM {table} GROUP BY term")
+                want = {t: int(n) for t, n in rows.fetchall()}
+                terms = sorted(want)[:40] + ["nosuchterm"]
+                assert read(sid, terms)[2] == [want.get(t, 0) for t in terms], table
         assert mem.check_integrity(APP, USER) == []
 
 

@@ -23,8 +23,11 @@ TYPES = {
 SQLITE_ONLY = {"item_fts", "desc_fts"}
 PG_ONLY = {"item_docs", "item_terms", "item_df", "desc_docs", "desc_terms", "desc_df"}
 # ``uncounted``: the commit function's writes since it last folded the lexical
-# document counts (chronomem/pg/schema.py's LEANER_LEXICON)
-PG_ONLY_COLUMNS = {"scopes": ["item_n", "item_tok", "desc_n", "desc_tok", "uncounted"]}
+# document counts (chronomem/pg/schema.py's LEANER_LEXICON); ``item_mark``/``desc_mark``:
+# how far the folds have counted (FOLD_MARKS, pg6)
+PG_ONLY_COLUMNS = {
+    "scopes": ["item_n", "item_tok", "desc_n", "desc_tok", "uncounted", "item_mark", "desc_mark"]
+}
 # The embedding cache every process of every host shares lives in the server; a SQLite
 # store's cache is a file in the run's cache folder (memory/vector_cache.py).
 PG_ONLY |= {"embeddings"}

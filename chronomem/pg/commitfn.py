@@ -4,8 +4,9 @@ Why: the pipelined path (:mod:`.fastwrite`) needs two round trips and about twen
 statements per commit, and encoding their arrays cost the client 1.9 ms of CPU per
 commit; with 16 writers on a 2-core machine the clients' CPU, not the server, bounded
 throughput (398 commits/s). Here the client builds one JSON document per call (the ops,
-the descriptor, the tokenized postings, the vectors as ``float4[]`` literals; one
-``json.dumps``) and sends ``SELECT ... FROM chronomem_commit($1)``: one statement, in
+the descriptor, the tokenized postings; one ``json.dumps``) and one binary ``float4[]``
+of the descriptors' vectors, and sends ``SELECT ... FROM chronomem_commit($1, $2)``
+(prepared once per connection, :meth:`~.conn.PgConn.call_prepared`): one statement, in
 autocommit mode, so the call is its own transaction and its reply is the commit's.
 
 What the function does is the pipelined path's work, in the same order and with the
@@ -16,8 +17,8 @@ order, close the open spans of the items that change, open the new ones, index t
 texts and the descriptor, write events, version, vectors and the scope's counters. One
 difference: the function leaves its documents out of the per-term document counts and
 folds a scope's uncounted documents into them every ``lexical.FOLD_EVERY`` writes, in one
-grouped upsert (readers add the uncounted ones, so reads stay exact; see
-:func:`~chronomem.pg.lexical.stats`).
+grouped upsert that moves the scope's mark past them (readers add the uncounted ones,
+so reads stay exact; see :func:`~chronomem.pg.lexical.stats`).
 Tokenizing stays in the client (FTS5's tokenizer, which the server does not have).
 
 What the client cannot know before the lock, the function checks: a delete's
@@ -42,11 +43,13 @@ from typing import Any
 import numpy as np
 
 from chronomem.pg import lexical as lex
+from chronomem.pg.conn import float4_array_binary
 from chronomem.pg.fastwrite import ALIVE, eligible
 from chronomem.sql import content_hash
 
 RETRY = "CM001"  # SQLSTATE the function raises when a write needs another path
-CALL = "SELECT vids, changed FROM chronomem_commit(%s::jsonb)"
+CALL = "SELECT vids, changed FROM chronomem_commit($1::jsonb, $2::float4[])"
+CALL_NAME = "chronomem_commit"  # the call's prepared-statement name on each connection
 
 
 def _fold(ix: lex.Index) -> str:
@@ -54,16 +57,27 @@ def _fold(ix: lex.Index) -> str:
     return lex.fold_sql(ix, "v_sid") + ";"
 
 
-def function_sql() -> str:
+def _regclass(name: str) -> str:
+    """An SQL literal naming relation ``name`` (unqualified) as a ``regclass``."""
+    quoted = '"' + name.replace('"', '""') + '"'
+    return "'" + quoted.replace("'", "''") + "'::regclass"
+
+
+def function_sql(span_seq: str = "spans_span_id_seq", vrow_seq: str = "versions_vrow_seq") -> str:
     """``CREATE OR REPLACE FUNCTION chronomem_commit(jsonb)`` in the current schema
-    (tables resolve through the caller's ``search_path``: the store's schema)."""
+    (tables resolve through the caller's ``search_path``: the store's schema).
+    ``span_seq``/``vrow_seq``: the key sequences of ``spans.span_id`` and
+    ``versions.vrow`` (unqualified names, found by :func:`install`). They are written
+    into the function as constants: looking them up in every call
+    (``pg_get_serial_sequence``) was about 2% of the server's CPU per commit."""
     items, descs = lex.ITEMS, lex.DESCRIPTORS
     ops = (
         "jsonb_to_recordset(w->'ops') AS o(n int, op text, item text, nh text, t text, "
         "meta text, len int, x boolean, xh text, tm text[])"
     )
     return f"""
-CREATE OR REPLACE FUNCTION chronomem_commit(p jsonb, OUT vids bigint[], OUT changed bigint)
+CREATE OR REPLACE FUNCTION chronomem_commit(p jsonb, vecs float4[],
+                                            OUT vids bigint[], OUT changed bigint)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
     w jsonb;
@@ -71,9 +85,6 @@ DECLARE
     open_n int[]; open_ids bigint[]; close_ids bigint[];
     stale boolean; n_ops int; n_open int; n_close int; i_tok bigint;
     i_rows bigint; d_rows bigint; v_rows bigint; v_uncounted int;
-    -- the key sequences, looked up once per call
-    vrow_seq regclass := pg_get_serial_sequence('versions', 'vrow')::regclass;
-    span_seq regclass := pg_get_serial_sequence('spans', 'span_id')::regclass;
 BEGIN
     vids := '{{}}';
     changed := 0;
@@ -85,7 +96,7 @@ BEGIN
         IF NOT FOUND THEN
             RAISE EXCEPTION 'chronomem: the scope has no row yet' USING ERRCODE = '{RETRY}';
         END IF;
-        v_vrow := nextval(vrow_seq);
+        v_vrow := nextval({_regclass(vrow_seq)});
         -- each op against its item's span at HEAD (one at most)
         SELECT array_agg(o.n ORDER BY o.n) FILTER (
                    WHERE o.nh IS NOT NULL AND c.hash IS DISTINCT FROM o.nh),
@@ -109,7 +120,7 @@ BEGIN
         close_ids := coalesce(close_ids, '{{}}');
         n_open := cardinality(open_n);
         n_close := cardinality(close_ids);
-        open_ids := ARRAY(SELECT nextval(span_seq)
+        open_ids := ARRAY(SELECT nextval({_regclass(span_seq)})
                           FROM generate_series(1, n_open));
         IF n_close > 0 THEN
             UPDATE spans SET to_seq = v_seq WHERE span_id = ANY(close_ids);
@@ -156,9 +167,11 @@ BEGIN
                             jsonb_array_elements_text(w->'dp')) WITH ORDINALITY AS x(t, p, k)
             ORDER BY x.k;
         GET DIAGNOSTICS d_rows = ROW_COUNT;
+        -- the descriptor's vectors: slices of the one binary float4[] argument
         INSERT INTO desc_vecs (vrow, chunk, vec)
-            SELECT v_vrow, u.k - 1, u.v::float4[]
-            FROM jsonb_array_elements_text(w->'vecs') WITH ORDINALITY AS u(v, k);
+            SELECT v_vrow, u.k - 1, vecs[(u.s::int + 1):(u.s::int + u.n::int)]
+            FROM ROWS FROM (jsonb_array_elements_text(w->'vs'),
+                            jsonb_array_elements_text(w->'vn')) WITH ORDINALITY AS u(s, n, k);
         GET DIAGNOSTICS v_rows = ROW_COUNT;
         -- this write's documents join the uncounted ones; every FOLD_EVERY writes they
         -- are folded into the document counts together
@@ -185,13 +198,15 @@ $fn$
 
 
 def install(conn: Any) -> None:
-    """Create (or replace) the commit function in the connection's current schema."""
-    conn.execute(function_sql())
-
-
-def _literal(vec: np.ndarray) -> str:
-    """A ``float4[]`` literal whose values parse back to the same float32s."""
-    return "{" + ",".join(map(repr, np.asarray(vec, np.float32).astype(np.float64).tolist())) + "}"
+    """Create (or replace) the commit function in the connection's current schema (its
+    tables exist)."""
+    spans, versions = conn.execute(
+        "SELECT (SELECT relname FROM pg_class WHERE oid = "
+        "pg_get_serial_sequence('spans', 'span_id')::regclass), "
+        "(SELECT relname FROM pg_class WHERE oid = "
+        "pg_get_serial_sequence('versions', 'vrow')::regclass)"
+    ).fetchone()
+    conn.execute(function_sql(spans, versions))
 
 
 def _pos(positions: Sequence[int]) -> str:
@@ -217,10 +232,17 @@ def payload(
     vectors: Sequence[np.ndarray],
     consulted: Sequence[Mapping[str, str | None]],
     described: Sequence[tuple[str, str]],
-) -> str:
-    """The JSON document :func:`function_sql`'s function takes for these writes:
-    ``consulted`` holds, per write, the texts its descriptor quoted (item -> text or
-    None, as read before the lock), ``described`` its (dense, lexical) descriptor."""
+) -> tuple[str, bytes]:
+    """The two arguments :func:`function_sql`'s function takes for these writes: a JSON
+    document and every descriptor vector in one ``float4[]`` (binary; each write's JSON
+    says where its vectors start and how long they are). ``consulted`` holds, per
+    write, the texts its descriptor quoted (item -> text or None, as read before the
+    lock), ``described`` its (dense, lexical) descriptor.
+
+    Why the vectors travel apart: as ``float4[]`` text literals in the JSON (a
+    ``repr`` per value, parsed again by the server) they were about a sixth of the
+    client's own code per commit with the 64-value hash vectors, and grow with the
+    embedder's dimension; binary, they are copied as they are."""
     texts: list[str] = []
     for p, (_, lexical) in zip(prepared, described, strict=True):
         texts.extend(o.text for o in p["ops"] if o.op != "delete")
@@ -228,6 +250,8 @@ def payload(
     posted = iter(lex.tokenizer().postings(texts))
     now = time.time()
     writes = []
+    flat: list[np.ndarray] = []
+    at = 0
     for p, (dense, lexical), vecs, seen in zip(
         prepared, described, vectors, consulted, strict=True
     ):
@@ -256,6 +280,13 @@ def payload(
                 }
             )  # fmt: skip
         dterms, dlen = next(posted)
+        chunks = [np.asarray(v, np.float32).ravel() for v in vecs]
+        starts, lengths = [], []
+        for c in chunks:
+            starts.append(at)
+            lengths.append(len(c))
+            at += len(c)
+        flat.extend(chunks)
         writes.append(
             {
                 "ops": rows, "itn": itn, "itt": itt, "itp": itp,
@@ -264,10 +295,11 @@ def payload(
                 "op": ops[0].op if len({o.op for o in ops}) == 1 else "mixed",
                 "summary": p["summary"], "labels": json.dumps(dict(p["labels"]), default=str),
                 "source": p["source"], "reason": p["reason"], "valid_time": p["valid_time"],
-                "now": now, "vecs": [_literal(v) for v in vecs],
+                "now": now, "vs": starts, "vn": lengths,
             }
         )  # fmt: skip
-    return json.dumps({"app": app, "user": user, "writes": writes})
+    values = np.concatenate(flat) if flat else np.zeros(0, np.float32)
+    return json.dumps({"app": app, "user": user, "writes": writes}), float4_array_binary(values)
 
 
 def commit_writes(
@@ -294,14 +326,14 @@ def commit_writes(
     ]
     if any(d[0] != dense for d, dense in zip(described, dense_pre, strict=True)):
         return None  # the texts the caller described with are not all known here
-    doc = payload(app, user, prepared, vectors, consulted, described)
+    doc, vecs = payload(app, user, prepared, vectors, consulted, described)
     with backend.lock:
         conn = backend.conn
         if conn.in_txn or conn.in_read:  # inside another transaction: not its own
             return None
         try:
             with conn.driver_errors(committing=True):
-                vids, changed = conn.raw.execute(CALL, (doc,)).fetchone()
+                vids, changed = conn.call_prepared(CALL_NAME, CALL, (doc, vecs))
         except psycopg.Error as exc:
             if exc.sqlstate == RETRY:
                 return None
@@ -310,4 +342,5 @@ def commit_writes(
                 raise
             raise err from exc
         conn.total_changes += int(changed)
-    return [int(v) for v in vids]
+    # the reply in the server's text form: '{12,13}' and '57'
+    return [int(v) for v in vids.decode()[1:-1].split(",") if v]

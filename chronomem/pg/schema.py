@@ -26,9 +26,15 @@ from collections.abc import Sequence
 # pg2: per-term document counts (item_df, desc_df); pg3: the commit function
 # (chronomem.pg.commitfn, installed by whoever creates or migrates the tables); pg4:
 # a leaner lexical index (LEANER_LEXICON); pg5: the lexical index (postings, documents,
-# per-term counts) split into hash partitions (PARTITIONED)
-SCHEMA_VERSION = "pg5"
-UPGRADES = ("pg1", "pg2", "pg3", "pg4")  # older versions migrated on open (see migrate_sql)
+# per-term counts) split into hash partitions (PARTITIONED); pg6: the commit function
+# takes the descriptor vectors as a second, binary float4[] argument, and a fold moves a
+# mark on the scope's row instead of rewriting each folded document (FOLD_MARKS)
+SCHEMA_VERSION = "pg6"
+UPGRADES = ("pg1", "pg2", "pg3", "pg4", "pg5")  # older versions migrated on open (migrate_sql)
+
+# the commit function's earlier signature (pg3-pg5), dropped by the migration: the new
+# one is another overload, and a store keeps one
+OLD_FUNCTIONS = ("chronomem_commit(jsonb)",)
 
 # Why partitions: an erasure must rewrite every file that held an erased row
 # (chronomem.pg.rewrite), and a rewrite costs the whole table's size, not what was
@@ -178,6 +184,21 @@ ALTER TABLE item_docs ALTER COLUMN terms SET STATISTICS 0;
 ALTER TABLE desc_docs ALTER COLUMN terms SET STATISTICS 0;
 """
 
+# Migration step pg6, "fold marks": a fold of the deferred document counts (see
+# LEANER_LEXICON) no longer flips each folded document's ``counted``; it moves the
+# scope's mark past them (chronomem.pg.lexical.uncounted_sql), so the partial index on
+# the uncounted documents keeps every document the commit function wrote and is keyed
+# by document too, for the range past the mark. A store migrated from pg5 starts with
+# marks at 0: its folded documents say counted, the others are past the mark.
+FOLD_MARKS = """
+ALTER TABLE scopes ADD COLUMN IF NOT EXISTS item_mark bigint NOT NULL DEFAULT 0;
+ALTER TABLE scopes ADD COLUMN IF NOT EXISTS desc_mark bigint NOT NULL DEFAULT 0;
+DROP INDEX IF EXISTS item_docs_uncounted;
+DROP INDEX IF EXISTS desc_docs_uncounted;
+CREATE INDEX IF NOT EXISTS item_docs_uncounted ON item_docs (scope_id, doc) WHERE NOT counted;
+CREATE INDEX IF NOT EXISTS desc_docs_uncounted ON desc_docs (scope_id, doc) WHERE NOT counted;
+"""
+
 # an older store's documents learn their terms from the postings (by the index on the
 # document, dropped after)
 BACKFILL_TERMS = [
@@ -234,7 +255,7 @@ def partitions_sql(tables: Sequence[str] = tuple(PARTITIONED)) -> str:
 
 def create_sql() -> list[str]:
     """A new store's tables, in the current schema (the commit function apart)."""
-    return [DDL, partitions_sql(), LEANER_LEXICON, *no_statistics_sql()]
+    return [DDL, partitions_sql(), LEANER_LEXICON, FOLD_MARKS, *no_statistics_sql()]
 
 
 # Migration step pg5: a table of PARTITIONED, and its indexes, step aside (renamed
@@ -265,8 +286,13 @@ def migrate_sql(version: str) -> list[str]:
     commit function, which the caller installs: pg1 gains the document-count tables,
     filled from the postings; pg1-pg3 gain :data:`LEANER_LEXICON` (their documents are
     all counted already) and their documents' terms; every older version's
-    :data:`PARTITIONED` tables are rebuilt partitioned, rows and columns as they were."""
-    steps: list[str] = []
+    :data:`PARTITIONED` tables are rebuilt partitioned, rows and columns as they were;
+    every older version's commit function of :data:`OLD_FUNCTIONS` is dropped and
+    :data:`FOLD_MARKS` applied (all pg5 needs)."""
+    steps: list[str] = [f"DROP FUNCTION IF EXISTS {f}" for f in OLD_FUNCTIONS]
+    if version == "pg5":
+        steps.append(FOLD_MARKS)
+        return [*steps, f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema'"]
     if version == "pg1":
         steps += [
             DDL,  # creates the tables missing (the counts); the others exist, unpartitioned
