@@ -371,7 +371,8 @@ def resolve_request(
                     )
                     if got is None:
                         got = db.descriptor_scores(sc.scope_id, [term], vids)
-                return {v for v, score in got.items() if score is not None}
+                held = {v for v, score in got.items() if score is not None}
+                return activity_holders(db, sc, term, held)
 
             ranked, steps = op.apply_operators(
                 db,
@@ -389,6 +390,10 @@ def resolve_request(
         if said is not None:
             # The evidence gates read the message retrieval matched, not its neighbour.
             steps = {**(steps or {}), "speaker": said, "event": said["from"]}
+        elif intent == "undo" and bound is None and not refers_to_episode(query):
+            ranked, asked = answer_to_telling(db, sc, p.clause, ranked, rt.episode_label)
+            if asked is not None:
+                steps = {"event": asked["from"], **(steps or {}), "telling": asked}
     ranked = ranked[:k]
     found = found._replace(ranked=ranked)
     targets = restore_targets(db, sc, ranked, intent, query, rt.episode_label, rt.episodes)
@@ -411,6 +416,94 @@ def speaker_of(descriptor: str) -> str | None:
     """The speaker a transcript-style message names first ("[date] Tim: ..."), or None."""
     m = _SPEAKER.match(descriptor or "")
     return m.group(1) if m else None
+
+
+_WORD = re.compile(r"[a-z]+")
+
+
+def answer_to_telling(
+    db: Backend, sc: Scope, clause: str, ranked: list[tuple[int, float]], label: str
+) -> tuple[list[tuple[int, float]], dict[str, Any] | None]:
+    """``ranked`` with its best message moved back to the telling it answers about: when
+    the message before it is the other speaker's question, and the one before that is
+    the same speaker's and holds half or more of the request words the best message
+    holds. "Forget from X" forgets the event from its first telling; a question and its
+    answer that follow it ("What games will you play on it?" "... this video card ...")
+    continue the telling rather than start it. Only for ``undo``: where a writer ends
+    an exchange differs, where it begins does not (the first telling)."""
+    top = ranked[0][0]
+    expr, arg = db.json_text("labels", label)
+    with db.lock:
+        seq = db.conn.execute(
+            "SELECT seq FROM versions WHERE scope_id = ? AND version_id = ?",
+            (sc.scope_id, top),
+        ).fetchone()
+        if seq is None:
+            return ranked, None
+        rows = db.conn.execute(
+            f"SELECT version_id, seq, descriptor, {expr} FROM versions v WHERE scope_id = ? "
+            f"AND seq BETWEEN ? AND ? AND {visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
+            (arg, sc.scope_id, int(seq[0]) - 2, int(seq[0])),
+        ).fetchall()
+    if len(rows) != 3 or int(rows[2][0]) != top or len({r[3] for r in rows}) != 1:
+        return ranked, None
+    if rows[2][3] is None:
+        return ranked, None
+    told, asked, answer = (str(r[2] or "") for r in rows)
+    who = [speaker_of(t) for t in (told, asked, answer)]
+    if None in who or who[0] != who[2] or who[1] == who[2] or "?" not in asked:
+        return ranked, None
+    names = {w.lower() for w in who if w}
+    words = {t for t in fts_terms(content_query(clause)) if t not in names and len(t) > 1}
+    if not words:
+        return ranked, None
+    stems = lx.tokenizer()
+    wanted = {x for toks in stems.tokens(sorted(words)) for x in toks}
+    held_answer, held_told = (set(toks) for toks in stems.tokens([answer, told]))
+    echo = wanted & held_answer
+    if not echo or len(echo & held_told) < 0.5 * len(echo):
+        return ranked, None
+    first = int(rows[0][0])
+    rest = [(v, sc_) for v, sc_ in ranked if v != first]
+    return [(first, float(ranked[0][1]) + 1.0), *rest], {"telling": first, "from": int(top)}
+
+
+def activity_holders(db: Backend, sc: Scope, term: str, held: set[int]) -> set[int]:
+    """The commits of ``held`` that hold ``term`` as an activity when ``term`` is an -ing
+    word: a word of its stem that is itself an -ing or -ed form. The index's Porter stem
+    joins an activity and a thing named by its root ("camping" and "boot camps", "the
+    training" and "a train", "a painting" and "paint"), so a commit that holds only the
+    thing is not a mention of the activity. Any other ``term`` keeps ``held``."""
+    stem = _activity_stem(term)
+    if stem is None or not held:
+        return held
+    marks = ",".join("?" * len(held))
+    with db.lock:
+        rows = db.conn.execute(
+            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? "
+            f"AND version_id IN ({marks})",
+            (sc.scope_id, *sorted(held)),
+        ).fetchall()
+    forms: dict[str, bool] = {}
+    keep: set[int] = set()
+    for vid, text in rows:
+        words = {w for w in _WORD.findall((text or "").lower()) if w.startswith(stem)}
+        todo = sorted(w for w in words if w not in forms)
+        for w, toks in zip(todo, lx.tokenizer().tokens(todo), strict=True):
+            forms[w] = toks == [stem] and (w.endswith("ing") or w.endswith("ed"))
+        if any(forms[w] for w in words):
+            keep.add(int(vid))
+    return keep
+
+
+def _activity_stem(term: str) -> str | None:
+    """The index's stem of ``term`` when ``term`` is an -ing word the stemmer shortens
+    ("camping" -> "camp"); None otherwise ("thing", "sing", "ring" keep their -ing)."""
+    if not term.isalpha() or not term.endswith("ing") or len(term) < 6:
+        return None
+    got = lx.tokenizer().tokens([term])
+    stem = got[0][0] if got and len(got[0]) == 1 else None
+    return stem if stem and stem != term and len(stem) >= 3 else None
 
 
 def speaker_turn(
