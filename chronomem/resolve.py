@@ -390,10 +390,6 @@ def resolve_request(
         if said is not None:
             # The evidence gates read the message retrieval matched, not its neighbour.
             steps = {**(steps or {}), "speaker": said, "event": said["from"]}
-        elif intent == "undo" and bound is None and not refers_to_episode(query):
-            ranked, asked = answer_to_telling(db, sc, p.clause, ranked, rt.episode_label)
-            if asked is not None:
-                steps = {"event": asked["from"], **(steps or {}), "telling": asked}
     ranked = ranked[:k]
     found = found._replace(ranked=ranked)
     targets = restore_targets(db, sc, ranked, intent, query, rt.episode_label, rt.episodes)
@@ -419,53 +415,6 @@ def speaker_of(descriptor: str) -> str | None:
 
 
 _WORD = re.compile(r"[a-z]+")
-
-
-def answer_to_telling(
-    db: Backend, sc: Scope, clause: str, ranked: list[tuple[int, float]], label: str
-) -> tuple[list[tuple[int, float]], dict[str, Any] | None]:
-    """``ranked`` with its best message moved back to the telling it answers about: when
-    the message before it is the other speaker's question, and the one before that is
-    the same speaker's and holds half or more of the request words the best message
-    holds. "Forget from X" forgets the event from its first telling; a question and its
-    answer that follow it ("What games will you play on it?" "... this video card ...")
-    continue the telling rather than start it. Only for ``undo``: where a writer ends
-    an exchange differs, where it begins does not (the first telling)."""
-    top = ranked[0][0]
-    expr, arg = db.json_text("labels", label)
-    with db.lock:
-        seq = db.conn.execute(
-            "SELECT seq FROM versions WHERE scope_id = ? AND version_id = ?",
-            (sc.scope_id, top),
-        ).fetchone()
-        if seq is None:
-            return ranked, None
-        rows = db.conn.execute(
-            f"SELECT version_id, seq, descriptor, {expr} FROM versions v WHERE scope_id = ? "
-            f"AND seq BETWEEN ? AND ? AND {visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
-            (arg, sc.scope_id, int(seq[0]) - 2, int(seq[0])),
-        ).fetchall()
-    if len(rows) != 3 or int(rows[2][0]) != top or len({r[3] for r in rows}) != 1:
-        return ranked, None
-    if rows[2][3] is None:
-        return ranked, None
-    told, asked, answer = (str(r[2] or "") for r in rows)
-    who = [speaker_of(t) for t in (told, asked, answer)]
-    if None in who or who[0] != who[2] or who[1] == who[2] or "?" not in asked:
-        return ranked, None
-    names = {w.lower() for w in who if w}
-    words = {t for t in fts_terms(content_query(clause)) if t not in names and len(t) > 1}
-    if not words:
-        return ranked, None
-    stems = lx.tokenizer()
-    wanted = {x for toks in stems.tokens(sorted(words)) for x in toks}
-    held_answer, held_told = (set(toks) for toks in stems.tokens([answer, told]))
-    echo = wanted & held_answer
-    if not echo or len(echo & held_told) < 0.5 * len(echo):
-        return ranked, None
-    first = int(rows[0][0])
-    rest = [(v, sc_) for v, sc_ in ranked if v != first]
-    return [(first, float(ranked[0][1]) + 1.0), *rest], {"telling": first, "from": int(top)}
 
 
 def activity_holders(db: Backend, sc: Scope, term: str, held: set[int]) -> set[int]:
