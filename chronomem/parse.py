@@ -321,7 +321,7 @@ FILLER = frozenset(
 NO_CONTENT = FILLER | frozenset(
     # interjections and chat shorthand
     """oops oopsie lol haha ugh wow omg btw wait whoa huh eh meh argh oh aw aww erm umm
-    uhh ahem gah gosh tbh ngl fwiw nvm xoxo ty"""
+    uhh ahem gah gosh tbh ngl fwiw nvm xoxo ty listen"""
     # words that point at something without naming it ("the other thing too")
     """ other else another too either same"""
     # the act of telling (what was told is the content, not the act)
@@ -371,7 +371,8 @@ _COURTESY = re.compile(
     r"(?:silly|dumb|careless) of me|(?:cheers|much|lots of) love|"
     r"(?:it'?s been|what) a long (?:day|week)|what a (?:day|week|month|year)(?: it'?s been)?|"
     r"do me a (?:solid|favou?r)|(?:funny|long) story|sweet dreams|good night|"
-    r"happy (?:new year|holidays|weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    r"(?:happy|merry) (?:new year|holidays|christmas|xmas|easter|thanksgiving|weekend|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
     r"long time no (?:see|talk|chat)|good to (?:see|hear from) you|how are you(?: doing)?|"
     r"(?:thanks|thank you)(?: again)? for (?:listening|chatting|understanding|your patience)|"
     r"(?:just )?between (?:us|you and me)|(?:to be|being) a pain|(?:this|that) (?:isn'?t|is not) weird|"
@@ -411,6 +412,7 @@ _ELONGATED = re.compile(r"([a-z])\1{2,}", re.IGNORECASE)
 # says what happened (a past tense: "Caroline's parade was amazing!", "I finished it!")
 # or names someone (a capital on a word that is not filler) is telling the event.
 _CLOSED = re.compile(r"(!+)")
+_GREETED = re.compile(r"\b(?:happy|merry)\s+$", re.IGNORECASE)
 _HAPPENED = re.compile(r"\b(?:was|were|went|had|got|made|came|took|saw|did|[a-z]{2,}ed)\b", re.I)
 _CAPITAL = re.compile(r"\b[A-Z][\w'-]*")
 
@@ -615,6 +617,9 @@ def parse(text: str) -> ParsedRequest:
                 work = " ".join((work[:start] + " " + work[m.end() :]).split())
 
     time = tr.read(work)
+    if time is not None and time.span and _GREETED.search(work[: work.find(time.span)]):
+        # "happy new year!", "merry Christmas": a greeting, not a date the request names
+        time = None
     m = _P_DESCRIBED.search(work) if _CALENDAR_WORDS.search(work) else None
     if m and not _verb_may(work, m):
         word = (m.group("word") or m.group("word2") or m.group("word3") or "").lower().split()[-1]

@@ -432,3 +432,16 @@ def test_hedges_and_small_talk_formulas_name_nothing() -> None:
     # the same words naming something stay content
     assert "apologize" in ps.parse("undo the chat where Caroline wrote to apologize").evidence
     assert "story" in ps.parse("forget Joanna's story about the brave turtle").evidence
+
+
+def test_a_holiday_greeting_is_no_date_bound() -> None:
+    parsed = ps.parse("happy new year! please undo whatever I told you before")
+    assert parsed.time is None and not parsed.names_content
+    assert not ps.parse("merry christmas, forget what I said").names_content
+    # the holiday named as a time is still read as one
+    assert ps.parse("undo everything since new year").time is not None
+
+
+def test_an_attention_word_and_a_disavowal_name_nothing() -> None:
+    assert not ps.parse("listen, I didn't mean it, please take it back").names_content
+    assert "jazz" in ps.parse("forget that I listen to jazz").evidence
