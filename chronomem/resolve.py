@@ -371,8 +371,7 @@ def resolve_request(
                     )
                     if got is None:
                         got = db.descriptor_scores(sc.scope_id, [term], vids)
-                held = {v for v, score in got.items() if score is not None}
-                return activity_holders(db, sc, term, held)
+                return {v for v, score in got.items() if score is not None}
 
             ranked, steps = op.apply_operators(
                 db,
@@ -412,47 +411,6 @@ def speaker_of(descriptor: str) -> str | None:
     """The speaker a transcript-style message names first ("[date] Tim: ..."), or None."""
     m = _SPEAKER.match(descriptor or "")
     return m.group(1) if m else None
-
-
-_WORD = re.compile(r"[a-z]+")
-
-
-def activity_holders(db: Backend, sc: Scope, term: str, held: set[int]) -> set[int]:
-    """The commits of ``held`` that hold ``term`` as an activity when ``term`` is an -ing
-    word: a word of its stem that is itself an -ing or -ed form. The index's Porter stem
-    joins an activity and a thing named by its root ("camping" and "boot camps", "the
-    training" and "a train", "a painting" and "paint"), so a commit that holds only the
-    thing is not a mention of the activity. Any other ``term`` keeps ``held``."""
-    stem = _activity_stem(term)
-    if stem is None or not held:
-        return held
-    marks = ",".join("?" * len(held))
-    with db.lock:
-        rows = db.conn.execute(
-            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? "
-            f"AND version_id IN ({marks})",
-            (sc.scope_id, *sorted(held)),
-        ).fetchall()
-    forms: dict[str, bool] = {}
-    keep: set[int] = set()
-    for vid, text in rows:
-        words = {w for w in _WORD.findall((text or "").lower()) if w.startswith(stem)}
-        todo = sorted(w for w in words if w not in forms)
-        for w, toks in zip(todo, lx.tokenizer().tokens(todo), strict=True):
-            forms[w] = toks == [stem] and (w.endswith("ing") or w.endswith("ed"))
-        if any(forms[w] for w in words):
-            keep.add(int(vid))
-    return keep
-
-
-def _activity_stem(term: str) -> str | None:
-    """The index's stem of ``term`` when ``term`` is an -ing word the stemmer shortens
-    ("camping" -> "camp"); None otherwise ("thing", "sing", "ring" keep their -ing)."""
-    if not term.isalpha() or not term.endswith("ing") or len(term) < 6:
-        return None
-    got = lx.tokenizer().tokens([term])
-    stem = got[0][0] if got and len(got[0]) == 1 else None
-    return stem if stem and stem != term and len(stem) >= 3 else None
 
 
 def speaker_turn(
