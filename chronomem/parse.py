@@ -375,9 +375,12 @@ _COURTESY = re.compile(
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
     r"long time no (?:see|talk|chat)|good to (?:see|hear from) you|how are you(?: doing)?|"
     r"(?:thanks|thank you)(?: again)? for (?:listening|chatting|understanding|your patience)|"
-    r"(?:just )?between (?:us|you and me)|(?:to be|being) a pain|(?:this|that) (?:isn'?t|is not) weird|"
-    r"(?:i )?feel bad|(?:didn'?t|did not|don'?t|do not) keep|(?:such a )?(?:lovely|nice|beautiful) day(?: today)?|(?:it|that) always helps|"
-    r"the weather(?: here| today)? (?:is|has been|was) (?:awful|terrible|lovely|nice|great|crazy|bad)|"
+    r"(?:just )?between (?:us|you and me)|(?:to be|being) a pain|"
+    r"(?:this|that) (?:isn'?t|is not) weird|(?:i )?feel bad|"
+    r"(?:didn'?t|did not|don'?t|do not) keep|(?:such a )?(?:lovely|nice|beautiful) day(?: today)?|"
+    r"(?:it|that) always helps|"
+    r"the weather(?: here| today)? (?:is|has been|was) "
+    r"(?:awful|terrible|lovely|nice|great|crazy|bad)|"
     r"(?:not|no) (?:a |much of a |too much of a )?(?:hassle|bother|problem))\b",
     re.IGNORECASE,
 )
@@ -617,7 +620,8 @@ def parse(text: str) -> ParsedRequest:
                 work = " ".join((work[:start] + " " + work[m.end() :]).split())
 
     time = tr.read(work)
-    if time is not None and time.span and _GREETED.search(work[: work.find(time.span)]):
+    at = work.find(time.span) if time is not None and time.span else -1
+    if at > 0 and _GREETED.search(work[:at]):
         # "happy new year!", "merry Christmas": a greeting, not a date the request names
         time = None
     m = _P_DESCRIBED.search(work) if _CALENDAR_WORDS.search(work) else None
