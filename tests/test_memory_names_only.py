@@ -59,8 +59,9 @@ TRANSCRIPT = [
 ]
 
 
-@pytest.fixture(scope="module")
-def chat():
+@pytest.fixture()
+def chat(each_backend):
+    # the descriptor is read back with SQL: run on both backends
     store = hash_store()
     vids = [
         store.commit(APP, USER, [add(f"t{i}", text)], source="chat", reason="t")
