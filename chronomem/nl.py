@@ -114,6 +114,33 @@ def proper_names(text: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _NAME.findall(text or ""))
 
 
+_SENTENCE_END = re.compile(r"(?:^|[.!?:\n\"]\s*)$")
+_LOWER_WORD = re.compile(r"\b[a-z][\w-]*")
+
+
+def written_as_names(text: str) -> frozenset[str]:
+    """Lower-cased words that ``text`` writes only as names: with a capital at least once
+    inside a sentence, and never in lower case. A casual request writes names in lower
+    case ("my wedding in boston"); the memory it is matched against writes them as names."""
+    text = text or ""
+    inside = {
+        m.group(0).lower()
+        for m in _NAME.finditer(text)
+        if not _SENTENCE_END.search(text[max(0, m.start() - 4) : m.start()])
+    }
+    return frozenset(inside - set(_LOWER_WORD.findall(text)))
+
+
+def names_in_memory(db: Backend, sc: Scope, vid: int) -> frozenset[str]:
+    """The words version ``vid``'s descriptor writes only as names (:func:`written_as_names`)."""
+    with db.lock:
+        row = db.conn.execute(
+            "SELECT descriptor FROM versions WHERE scope_id = ? AND version_id = ?",
+            (sc.scope_id, int(vid)),
+        ).fetchone()
+    return written_as_names(row[0] if row else "")
+
+
 def content_tokens(query: str) -> list[str]:
     """The request's content words (stopwords and request vocabulary removed)."""
     return [t for t in q.tokens(q.content_query(query)) if t not in q.REQUEST_WORDS]
@@ -182,7 +209,7 @@ def names_only(
     ``NAMES_ONLY_FLOOR``): see :data:`NAMES_ONLY_FLOOR`."""
     if not ev["lexical"] or ev["cosine"] >= NAMES_ONLY_FLOOR:
         return None
-    names = proper_names(text)
+    names = proper_names(text) | names_in_memory(db, sc, vid)
     topic = [
         t
         for t in q.fts_terms(" ".join(evidence or toks))

@@ -40,6 +40,7 @@ from typing import Any
 
 from chronomem import query as q
 from chronomem import timeref as tr
+from chronomem.words import RETRIEVAL_STOPWORDS
 
 # -- respelling ------------------------------------------------------------------------------
 
@@ -77,6 +78,7 @@ SHORTHAND = {
     "msg": "message",
     "rollbak": "rollback",
     "wat": "what",
+    "sed": "said",
 }
 # Words after which a request verb stands ("plz fogret", "can you delte").
 _VERB_BEFORE = frozenset(
@@ -319,7 +321,7 @@ FILLER = frozenset(
 NO_CONTENT = FILLER | frozenset(
     # interjections and chat shorthand
     """oops oopsie lol haha ugh wow omg btw wait whoa huh eh meh argh oh aw aww erm umm
-    uhh ahem gah gosh tbh ngl fwiw nvm xoxo ty"""
+    uhh ahem gah gosh tbh ngl fwiw nvm xoxo ty listen"""
     # words that point at something without naming it ("the other thing too")
     """ other else another too either same"""
     # the act of telling (what was told is the content, not the act)
@@ -335,8 +337,15 @@ NO_CONTENT = FILLER | frozenset(
     # courtesy that is rarely a topic ("much appreciated", "no worries", "regards")
     """ appreciate appreciated worries bother excuse possibly mate regards greetings ahh ta
     cool trouble request requests"""
+    # courtesy in other languages, and terms of endearment ("gracias amigo", "thanks hon")
+    """ gracias amigo amiga danke merci beaucoup grazie ciao hon honey sweetie luv"""
+    # apologies and hedges around the request itself ("apologies", "is it possible to",
+    # "I was wondering whether")
+    """ apologies possible wondering whether rather though"""
+    # chat affirmations and negations ("okie dokie", "yeah, nah")
+    """ okie dokie nah nope yep yup alright righto"""
     # the request correcting itself: a slip, a change of mind, what to disregard
-    """ bad mistake mistakes wrong ignore change changes changed"""
+    """ bad mistake mistakes wrong ignore change changes changed mean meant"""
     # units of time with no date ("a minute ago")
     """ minute minutes hour hours moment while"""
     # the act of writing something (what was written is the content, not the act)
@@ -360,7 +369,18 @@ _COURTESY = re.compile(
     r"(?:take|takes) care|best wishes|(?:thanks|thank you) in advance|no (?:rush|hurry)|"
     r"much obliged|my fault|many thanks|thanks (?:heaps|a ton|a million|a lot)|"
     r"(?:silly|dumb|careless) of me|(?:cheers|much|lots of) love|"
-    r"(?:it'?s been|what) a long (?:day|week)|"
+    r"(?:it'?s been|what) a long (?:day|week)|what a (?:day|week|month|year)(?: it'?s been)?|"
+    r"do me a (?:solid|favou?r)|(?:funny|long) story|sweet dreams|good night|"
+    r"(?:happy|merry) (?:new year|holidays|christmas|xmas|easter|thanksgiving|weekend|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    r"long time no (?:see|talk|chat)|good to (?:see|hear from) you|how are you(?: doing)?|"
+    r"(?:thanks|thank you)(?: again)? for (?:listening|chatting|understanding|your patience)|"
+    r"(?:just )?between (?:us|you and me)|(?:to be|being) a pain|"
+    r"(?:this|that) (?:isn'?t|is not) weird|(?:i )?feel bad|"
+    r"(?:didn'?t|did not|don'?t|do not) keep|(?:such a )?(?:lovely|nice|beautiful) day(?: today)?|"
+    r"(?:it|that) always helps|"
+    r"the weather(?: here| today)? (?:is|has been|was) "
+    r"(?:awful|terrible|lovely|nice|great|crazy|bad)|"
     r"(?:not|no) (?:a |much of a |too much of a )?(?:hassle|bother|problem))\b",
     re.IGNORECASE,
 )
@@ -386,11 +406,55 @@ _SEGMENT_KEEPS = re.compile(
 )
 
 
+# A letter written three or more times over ("hiii", "sooo"): the word is read with one.
+_ELONGATED = re.compile(r"([a-z])\1{2,}", re.IGNORECASE)
+# An exclamation ("hey stranger!", "hope the family's doing well!", "danke schön!") that
+# holds no request verb and no verb of telling is a greeting or a remark on the moment:
+# the request names its content where it asks for something, or where it says what was
+# told. Split on the mark so a part knows whether an exclamation mark closed it. One that
+# says what happened (a past tense: "Caroline's parade was amazing!", "I finished it!")
+# or names someone (a capital on a word that is not filler) is telling the event.
+_CLOSED = re.compile(r"(!+)")
+_GREETED = re.compile(r"\b(?:happy|merry)\s+$", re.IGNORECASE)
+_HAPPENED = re.compile(r"\b(?:was|were|went|had|got|made|came|took|saw|did|[a-z]{2,}ed)\b", re.I)
+_CAPITAL = re.compile(r"\b[A-Z][\w'-]*")
+
+
+def _tells(part: str) -> bool:
+    """Whether an exclamation says what happened or names someone."""
+    if _HAPPENED.search(part):
+        return True
+    return any(
+        (w := m.group(0).lower().split("'")[0]) not in NO_CONTENT and w not in RETRIEVAL_STOPWORDS
+        for m in _CAPITAL.finditer(part)
+    )
+
+
+def _exclamations_out(text: str) -> str:
+    """``text`` without its short exclamations that ask and tell nothing."""
+    parts = _CLOSED.split(text)
+    kept: list[str] = []
+    for n in range(0, len(parts), 2):
+        part = parts[n]
+        closed = n + 1 < len(parts)
+        last = _SEGMENT.split(part)[-1]
+        if (
+            closed
+            and not _SEGMENT_KEEPS.search(last)
+            and len(last.split()) <= ASIDE_WORDS
+            and not _tells(last)
+        ):
+            part = part[: len(part) - len(last)]
+        kept.append(part)
+    return " , ".join(kept)
+
+
 def _without_asides(clause: str) -> str:
-    """``clause`` with its courtesy formulas and its asides about the listener taken out."""
+    """``clause`` with its courtesy formulas, its exclamations that ask and tell nothing
+    and its asides about the listener taken out."""
     kept = [
         part
-        for part in _SEGMENT.split(_COURTESY.sub(" , ", clause))
+        for part in _SEGMENT.split(_exclamations_out(_COURTESY.sub(" , ", clause)))
         if not (
             _LISTENER.search(part)
             and not _SEGMENT_KEEPS.search(part)
@@ -398,6 +462,12 @@ def _without_asides(clause: str) -> str:
         )
     ]
     return " , ".join(kept)
+
+
+def _said_in_passing(word: str) -> bool:
+    """Whether ``word`` names nothing (:data:`NO_CONTENT`), read with its drawn-out
+    letters once ("hiii" as "hi")."""
+    return word in NO_CONTENT or _ELONGATED.sub(r"\1", word) in NO_CONTENT
 
 
 @dataclass(frozen=True)
@@ -443,9 +513,11 @@ class ParsedRequest:
         """The content words that count as evidence that the request names something:
         none of :data:`NO_CONTENT`, none from a courtesy formula or an aside about the
         listener. The confidence gates match these; retrieval reads :attr:`content`."""
-        if not any(t not in NO_CONTENT for t in self.content):
+        if not any(not _said_in_passing(t) for t in self.content):
             return ()
-        return tuple(t for t in content_words(_without_asides(self.clause)) if t not in NO_CONTENT)
+        return tuple(
+            t for t in content_words(_without_asides(self.clause)) if not _said_in_passing(t)
+        )
 
     @property
     def names_content(self) -> bool:
@@ -548,6 +620,10 @@ def parse(text: str) -> ParsedRequest:
                 work = " ".join((work[:start] + " " + work[m.end() :]).split())
 
     time = tr.read(work)
+    at = work.find(time.span) if time is not None and time.span else -1
+    if at > 0 and _GREETED.search(work[:at]):
+        # "happy new year!", "merry Christmas": a greeting, not a date the request names
+        time = None
     m = _P_DESCRIBED.search(work) if _CALENDAR_WORDS.search(work) else None
     if m and not _verb_may(work, m):
         word = (m.group("word") or m.group("word2") or m.group("word3") or "").lower().split()[-1]

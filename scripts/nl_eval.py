@@ -7,6 +7,9 @@ published figures come from the main job; this script publishes nothing.
 
     python scripts/nl_eval.py data_builders/user_queries/locomo_v3_heldout.jsonl [--turn]
     python scripts/nl_eval.py data_builders/user_queries/locomo_v3_tuning.jsonl --turn --turn-gold evidence
+
+A file of requests written to be refused (`"expect": "refuse"`) is scored as the main job
+scores it (refusing is right) and printed as the count refused, per style.
 """
 
 from __future__ import annotations
@@ -44,7 +47,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from chronobench.audit.data import compose_spec
-    from chronobench.metrics import score_selection
     from chronobench.protocols import public_writes
     from chronobench.runner.components import resolve_cell
 
@@ -63,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             if line.strip()
         }
         by_style: dict[str, list[float]] = defaultdict(list)
+        refused_style: dict[str, list[float]] = defaultdict(list)
         refused_plans: list[int | str] = []
         started = time.perf_counter()
         for stream in data.streams:
@@ -73,10 +76,11 @@ def main(argv: list[str] | None = None) -> int:
             ranked = sel.search(public_writes(stream), {q.query_id: q.text for q in queries}, 10)
             for q in queries:
                 got = [v for v, _ in ranked.get(q.query_id, [])]
-                hit = score_selection(got, q.target_version)["recall_at_1"]
+                refuse, hit = score_request(got, q)
                 style = styles.get(q.text, "-")
-                by_style["all"].append(hit)
-                by_style[style].append(hit)
+                tally = refused_style if refuse else by_style
+                tally["all"].append(hit)
+                tally[style].append(hit)
                 if args.plans:
                     refused_plans.append(_refused(stores, stream, q.text))
                 if args.misses and not hit:
@@ -85,11 +89,9 @@ def main(argv: list[str] | None = None) -> int:
                         f"got={got[:3]} :: {q.text}"
                     )
         took = time.perf_counter() - started
-        for style, hits in sorted(by_style.items(), key=lambda kv: kv[0] != "all"):
-            print(
-                f"{path.stem} {'turn' if args.turn else 'session'} {style:28s} "
-                f"n={len(hits):3d} R@1={sum(hits) / len(hits):.4f}"
-            )
+        gran_name = "turn" if args.turn else "session"
+        for line in report(path.stem, gran_name, by_style, refused_style):
+            print(line)
         if args.plans:
             got = [r for r in refused_plans if r]
             why = ", ".join(f"{r}: {got.count(r)}" for r in sorted(set(got)))
@@ -99,6 +101,32 @@ def main(argv: list[str] | None = None) -> int:
             refusals(args.refusals, data, stores)
         stores.close()
     return 0
+
+
+def score_request(got: list[int], q: object) -> tuple[bool, float]:
+    """(whether ``q`` is written to be refused, its R@1 as the main job scores it): a
+    request marked ``expect: refuse`` scores 1 when the selector ranks nothing."""
+    from chronobench.metrics import score_refusal, score_selection
+
+    if q.meta.get("expect") == "refuse":  # type: ignore[attr-defined]
+        return True, score_refusal(got)["recall_at_1"]
+    return False, score_selection(got, q.target_version)["recall_at_1"]  # type: ignore[attr-defined]
+
+
+def report(
+    stem: str, gran: str, acted: dict[str, list[float]], refused: dict[str, list[float]]
+) -> list[str]:
+    """One line per style: R@1 over the requests to act on, and the count refused of the
+    requests written to be refused (a refusal set has no R@1 of its own to print)."""
+    out = []
+    for style, hits in sorted(acted.items(), key=lambda kv: kv[0] != "all"):
+        out.append(f"{stem} {gran} {style:28s} n={len(hits):3d} R@1={sum(hits) / len(hits):.4f}")
+    for style, hits in sorted(refused.items(), key=lambda kv: kv[0] != "all"):
+        label = "refuse:all" if style == "all" else style
+        out.append(
+            f"{stem} {gran} {label:28s} n={len(hits):3d} refused={int(sum(hits))}/{len(hits)}"
+        )
+    return out
 
 
 def _refused(stores: object, stream: object, text: str) -> int | str:

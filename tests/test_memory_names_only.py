@@ -48,3 +48,46 @@ def test_a_topic_word_that_matches_acts(mem) -> None:
     assert plan.matched_version == vids[0]
     sel = mem.plan_selective_undo(APP, USER, "forget Samantha's hockey game in Toronto")
     assert sel.evidence["matched"][0][0] == vids[0]
+
+
+# The memory writes names with a capital inside its sentences (a transcript line), while a
+# casual request writes them in lower case.
+TRANSCRIPT = [
+    "[2 May 2023] Samantha: we watched a hockey game in Toronto last week",
+    "[9 May 2023] Melanie: I went to a pottery class with my kids",
+    "[16 May 2023] Caroline: I got a job at the library downtown",
+]
+
+
+@pytest.fixture()
+def chat(each_backend):
+    # the descriptor is read back with SQL: run on both backends
+    store = hash_store()
+    vids = [
+        store.commit(APP, USER, [add(f"t{i}", text)], source="chat", reason="t")
+        for i, text in enumerate(TRANSCRIPT)
+    ]
+    yield store, vids
+    store.close()
+
+
+def test_written_as_names_reads_capitals_inside_a_sentence() -> None:
+    from chronomem.nl import written_as_names
+
+    assert written_as_names(TRANSCRIPT[0]) == {"may", "samantha", "toronto"}
+    # a capital at a sentence's start is no name; a word also written in lower case neither
+    assert written_as_names("Pottery is fun. I love pottery in Paris") == {"paris"}
+
+
+def test_a_lower_case_name_counts_as_a_name(chat) -> None:
+    mem, _ = chat
+    request = "undo the chat about samantha's bar mitzvah in toronto"
+    for call in (mem.plan_rollback_by_nl_query, mem.plan_selective_undo):
+        with pytest.raises(UncertainRequestError, match="only by name"):
+            call(APP, USER, request)
+
+
+def test_a_lower_case_name_with_a_matching_topic_word_acts(chat) -> None:
+    mem, vids = chat
+    plan = mem.plan_rollback_by_nl_query(APP, USER, "undo samantha's hockey game in toronto")
+    assert plan.matched_version == vids[0]

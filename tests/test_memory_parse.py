@@ -393,3 +393,55 @@ def test_a_match_on_frame_words_alone_is_weak() -> None:
         assert mem.plan_rollback_by_nl_query(APP, USER, "forget my plan to learn the guitar")
     finally:
         mem.close()
+
+
+def test_short_exclamations_that_ask_and_tell_nothing_name_nothing() -> None:
+    for text in (
+        "hey stranger! undo what I said earlier please",
+        "hope the family's doing well! forget what I said before",
+        "danke schön! erase the earlier stuff please",
+        "such a lovely day today! could you erase that thing from before?",
+    ):
+        assert not ps.parse(text).names_content, text
+    # an exclamation that tells something, or names it with a verb of telling, stays
+    for text, word in (
+        ("Caroline's pride parade was amazing! forget it and what came after", "parade"),
+        ("Melanie told me about her pottery class! undo that", "pottery"),
+        ("forget the pottery class!", "pottery"),
+    ):
+        assert word in ps.parse(text).evidence, text
+
+
+def test_drawn_out_words_are_read_with_one_letter() -> None:
+    assert not ps.parse("hiii 👋 forget what I said b4 pls").names_content
+    assert not ps.parse("plz fogret wat i sed b4 thx").names_content
+    assert "pottery" in ps.parse("sooo, forget the pottery class").evidence
+
+
+def test_hedges_and_small_talk_formulas_name_nothing() -> None:
+    for text in (
+        "is it possible to undo what I said before?",
+        "I was wondering whether you could possibly forget that thing I told you",
+        "gracias amigo, please undo what I mentioned",
+        "could you do me a solid and scrap what I said before",
+        "so, funny story, I didn't mean what I said earlier. undo please",
+        "good night! and please undo that thing, sweet dreams",
+        "I'd rather you didn't keep what I said before. thanks for understanding",
+    ):
+        assert not ps.parse(text).names_content, text
+    # the same words naming something stay content
+    assert "apologize" in ps.parse("undo the chat where Caroline wrote to apologize").evidence
+    assert "story" in ps.parse("forget Joanna's story about the brave turtle").evidence
+
+
+def test_a_holiday_greeting_is_no_date_bound() -> None:
+    parsed = ps.parse("happy new year! please undo whatever I told you before")
+    assert parsed.time is None and not parsed.names_content
+    assert not ps.parse("merry christmas, forget what I said").names_content
+    # the holiday named as a time is still read as one
+    assert ps.parse("undo everything since new year").time is not None
+
+
+def test_an_attention_word_and_a_disavowal_name_nothing() -> None:
+    assert not ps.parse("listen, I didn't mean it, please take it back").names_content
+    assert "jazz" in ps.parse("forget that I listen to jazz").evidence
