@@ -162,3 +162,31 @@ def test_a_stated_digest_that_the_file_does_not_match_is_a_config_error(tmp_path
 def test_a_missing_file_stops_the_cell_at_resolve_naming_the_fix(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no completions file.*chronobench generate"):
         _resolved(tmp_path / "absent.jsonl")
+
+
+def test_the_60_query_preset_names_its_copied_file_as_the_gathered_one(
+    compose_cells: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """scripts/publish_qwen60.sh gathers the replies in one file and publishes a copy at
+    the preset's own path (results/completions/llm_cpu_qwen60.jsonl): every cell gets the
+    same run id from either, and another id once a reply differs."""
+    gathered = _write(tmp_path / "qwen60" / "completions.jsonl", REPLIES)
+    monkeypatch.chdir(tmp_path)  # the preset's relative path, under a scratch checkout
+    _write(Path("results/completions/llm_cpu_qwen60.jsonl"), list(reversed(REPLIES)))
+    assert len(compose_cells(["experiment=llm_cpu_qwen60"])) == 12
+
+    def ids(completions: str | None) -> list[str]:
+        out = []
+        for resolved, choices in compose_cells(["experiment=llm_cpu_qwen60"]):
+            assert resolved["backbone"]["params"]["completions"] == (
+                "results/completions/llm_cpu_qwen60.jsonl"
+            )
+            if completions is not None:
+                resolved["backbone"]["params"]["completions"] = completions
+            out.append(make_run_id(spec_from_config(resolved, choices=choices), "data-sha"))
+        return out
+
+    published = ids(None)
+    assert ids(str(gathered)) == published
+    _write(gathered, [REPLIES[0], {**REPLIES[1], "text": "No"}])
+    assert not set(ids(str(gathered))) & set(published)
