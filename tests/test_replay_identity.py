@@ -145,7 +145,9 @@ def test_a_pinned_run_answers_from_the_read_its_id_names(tmp_path: Path) -> None
     assert backbone.completions_sha256 == pinned
     # Another process (no earlier read of it) finds the file changed: a clear refusal.
     moved = _write(tmp_path / "copy.jsonl", [{"id": prompt_id(req), "text": "Lyon", "model": "m"}])
-    with pytest.raises(ValueError, match=f"not the {pinned}.*changed after the cell was resolved"):
+    with pytest.raises(
+        ValueError, match=f"not the {pinned} that backbone.params.completions_sha256 names"
+    ):
         ReplayBackbone(str(moved), "m", pinned)
     # A fresh resolve names the file as it is now.
     assert _resolved(path).backbone.params["completions_sha256"] != pinned

@@ -213,10 +213,11 @@ def read_completions(path: str | Path, sha256: str | None = None) -> Completions
                 _READS[key] = (after if stable else None, kept)
     if sha256 is not None and read.sha256 != sha256:
         raise ValueError(
-            f"backbone=replay: {path} now serves replies with sha256 {read.sha256}, not the "
-            f"{sha256} this run's id names (backbone.params.completions_sha256): the file "
-            "changed after the cell was resolved. Run the cell again to name the file as it "
-            "is now, or restore the replies it named"
+            f"backbone=replay: {path} serves replies with sha256 {read.sha256}, not the "
+            f"{sha256} that backbone.params.completions_sha256 names (set when the cell was "
+            "resolved, or by its config): the file changed since, or holds other replies. "
+            "Resolve the cell again (rerun it) to name the file as it is now, leave the key "
+            "out of the config, or restore the replies it names"
         )
     return read
 
