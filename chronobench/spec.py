@@ -121,6 +121,21 @@ class BackboneSpec(_Strict):
     # Requests per generate call (0 = all of a cell in one call); never changes results.
     chunk_size: NonNegativeInt = 0
 
+    def identity(self) -> dict[str, Any]:
+        """The backbone as a run id names it. A param ``<key>_sha256`` beside a param
+        ``<key>`` pins the content of the file ``<key>`` names (a replayed run's
+        ``completions``, filled in when the cell is resolved): the digest stays and the
+        path leaves, so the same replies give the same id wherever their file sits."""
+        out = self.model_dump(mode="json", exclude={"chunk_size"})
+        params = out["params"]
+        for key in [k for k in params if k.endswith(_PINS) and k[: -len(_PINS)] in params]:
+            del params[key[: -len(_PINS)]]
+        return out
+
+
+#: The suffix of a backbone param that pins another param's file by content.
+_PINS = "_sha256"
+
 
 class RetrieverSpec(_Strict):
     stage: Literal["lexical", "dense", "hybrid"] = "hybrid"
@@ -275,7 +290,7 @@ class RunSpec(_Strict):
         if self.store.backend != "sqlite":  # absent for SQLite: published run ids unchanged
             ident["store"] = self.store.backend
         if self.task.generates or self.dataset.paraphrase or self.task.kind != "benchmark":
-            ident["backbone"] = self.backbone.model_dump(mode="json", exclude={"chunk_size"})
+            ident["backbone"] = self.backbone.identity()
             _add_summary_limit(ident["backbone"], self.backbone)
         if self.task.generates or self.task.kind != "benchmark":
             ident["system"] = self.system.model_dump(mode="json")

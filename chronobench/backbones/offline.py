@@ -19,19 +19,28 @@ the same replies make the same next prompts.
 
 The prompt id hashes the messages and the sampling parameters only (not the backbone):
 the same prompt exported by any run has one id.
+
+A replayed run's id names the replies it answers with, not where their file sits: when a
+cell is resolved, :meth:`ReplayBackbone.pin_content` reads the file once and sets
+``backbone.params.completions_sha256`` to the sha256 of the replies it serves
+(:func:`completions_sha256`), and the spec's identity keeps that digest instead of the
+path. The backbone then answers from that very read (:func:`read_completions`), so a file
+rewritten or grown between the two never gives a run whose id names other replies.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from chronobench.backbones.request_hash import messages_json
 from chronobench.fileio import atomic_write_text, file_lock
-from chronobench.hashing import sha256_text
+from chronobench.hashing import canonical_json, sha256_text
 from chronobench.metrics.text import ABSTAIN_TEXT
 from chronobench.protocols import (
     ChatMessage,
@@ -43,11 +52,14 @@ from chronobench.protocols import (
 
 __all__ = [
     "EXPORTABLE_TASKS",
+    "Completions",
     "ExportBackbone",
     "RecordBackbone",
     "ReplayBackbone",
+    "completions_sha256",
     "prompt_id",
     "prompt_record",
+    "read_completions",
     "read_jsonl",
     "request_of",
 ]
@@ -98,17 +110,116 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[str, dict[str, Any]]]:
     naming the file and line."""
     path = Path(path)
     with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{where}: not JSON ({err.msg})") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{where}: expected a JSON object per line")
-            yield where, record
+        yield from _records(path, fh)
+
+
+def _records(path: Path, lines: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{where}: not JSON ({err.msg})") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{where}: expected a JSON object per line")
+        yield where, record
+
+
+def completions_sha256(answers: Mapping[str, Completion]) -> str:
+    """sha256 of the replies a completions file serves: canonical JSON of ``{prompt id:
+    [text, prompt_tokens, completion_tokens]}``. What a replay can return and nothing
+    else: the lines' order, their other fields (model, engine, runtime) and the file's
+    path do not enter it; any reply's text or token counts do."""
+    body = {pid: [c.text, c.prompt_tokens, c.completion_tokens] for pid, c in answers.items()}
+    return sha256_text(canonical_json(body))
+
+
+@dataclass(frozen=True)
+class Completions:
+    """One read of a completions file: the replies it serves (by prompt id; a prompt
+    answered twice keeps its last line), the models its lines name, and their sha256."""
+
+    path: Path
+    answers: Mapping[str, Completion]
+    models: frozenset[str]
+    sha256: str
+
+
+# resolved path -> (the file's stat signature when read, {sha256: Completions}); a few
+# reads per path, newest last, so a cell pinned to an earlier read still finds it.
+_READS: dict[str, tuple[tuple[int, ...] | None, dict[str, Completions]]] = {}
+_READS_LOCK = threading.Lock()
+_READS_KEPT = 4
+
+
+def _signature(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _parse(path: Path, data: bytes) -> Completions:
+    answers: dict[str, Completion] = {}
+    models: set[str] = set()
+    # Split on newlines only: a reply may hold U+2028 and the like, which splitlines cuts.
+    for where, rec in _records(path, data.decode("utf-8").split("\n")):
+        if "id" not in rec or "text" not in rec:
+            raise ValueError(f"{where}: a completion needs `id` and `text`")
+        if rec.get("model"):
+            models.add(str(rec["model"]))
+        answers[str(rec["id"])] = Completion(
+            str(rec["text"]), rec.get("prompt_tokens"), rec.get("completion_tokens")
+        )
+    return Completions(path, answers, frozenset(models), completions_sha256(answers))
+
+
+def read_completions(path: str | Path, sha256: str | None = None) -> Completions:
+    """The completions file at ``path``, read once per content in this process.
+
+    The file's bytes are read through one open file (one snapshot: the writers replace
+    it by a rename, so a reader holds either the old file or the new one whole), parsed
+    and hashed; that read is kept and served again while the file's stat is unchanged.
+    ``sha256``: the replies the caller's run id names (``completions_sha256``): served
+    from the kept read with that digest even if the file has changed since, else the
+    file is read and must hash to it (a ValueError naming both digests otherwise).
+    """
+    path = Path(path)
+    key = str(path.resolve())
+    with _READS_LOCK:
+        signature, kept = _READS.get(key, (None, {}))
+        if sha256 is not None and sha256 in kept:
+            return kept[sha256]
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"backbone=replay: no completions file {path}; write it with "
+            "`python -m chronobench generate PROMPTS OUT --engine ...`"
+        )
+    with path.open("rb") as fh:
+        before = _signature(os.fstat(fh.fileno()))
+        latest = next(reversed(kept.values()), None) if kept else None
+        if latest is not None and before == signature:
+            read = latest
+        else:
+            data = fh.read()
+            read = _parse(path, data)
+            after = _signature(os.fstat(fh.fileno()))
+            # Written to while read (an appending writer): keep the read, not the stat.
+            stable = after == before and after[2] == len(data)
+            with _READS_LOCK:
+                _, kept = _READS.get(key, (None, {}))
+                kept = {k: v for k, v in kept.items() if k != read.sha256}
+                kept[read.sha256] = read
+                kept = dict(list(kept.items())[-_READS_KEPT:])
+                _READS[key] = (after if stable else None, kept)
+    if sha256 is not None and read.sha256 != sha256:
+        raise ValueError(
+            f"backbone=replay: {path} serves replies with sha256 {read.sha256}, not the "
+            f"{sha256} that backbone.params.completions_sha256 names (set when the cell was "
+            "resolved, or by its config): the file changed since, or holds other replies. "
+            "Resolve the cell again (rerun it) to name the file as it is now, leave the key "
+            "out of the config, or restore the replies it names"
+        )
+    return read
 
 
 class ExportBackbone:
@@ -153,36 +264,36 @@ class ReplayBackbone:
     """Answers every prompt from ``completions`` (``chronobench generate``'s output).
 
     ``model``: the model that wrote them (the run's column; checked against the file's
-    ``model`` fields when they name one). Not cached: the file already is. A prompt with no completion is an error naming
-    its id and the file: a replayed run is the exported run, or nothing.
+    ``model`` fields when they name one). ``completions_sha256``: the replies the run
+    serves (:func:`completions_sha256`); resolving a cell fills it in from the file
+    (:meth:`pin_content`), and the run id names it instead of the file's path. Not cached: the
+    file already is. A prompt with no completion is an error naming its id and the file:
+    a replayed run is the exported run, or nothing.
     """
 
     name = "replay"
     cacheable = False  # the file is the cache
 
-    def __init__(self, completions: str, model: str = "replay") -> None:
+    def __init__(
+        self, completions: str, model: str = "replay", completions_sha256: str | None = None
+    ) -> None:
         self.model = model
         self.path = Path(completions)
-        if not self.path.is_file():
-            raise FileNotFoundError(
-                f"backbone=replay: no completions file {self.path}; write it with "
-                "`python -m chronobench generate PROMPTS OUT --engine ...`"
-            )
-        self._answers: dict[str, Completion] = {}
-        models: set[str] = set()
-        for where, rec in read_jsonl(self.path):
-            if "id" not in rec or "text" not in rec:
-                raise ValueError(f"{where}: a completion needs `id` and `text`")
-            if rec.get("model"):
-                models.add(str(rec["model"]))
-            self._answers[str(rec["id"])] = Completion(
-                str(rec["text"]), rec.get("prompt_tokens"), rec.get("completion_tokens")
-            )
-        if models and model != "replay" and model not in models:
+        read = read_completions(self.path, completions_sha256)
+        self.completions_sha256 = read.sha256
+        self._answers: Mapping[str, Completion] = read.answers
+        if read.models and model != "replay" and model not in read.models:
             raise ValueError(
                 f"backbone=replay: backbone.model={model!r}, but {self.path} was written by "
-                f"{', '.join(sorted(models))}: set backbone.model to the model that wrote it"
+                f"{', '.join(sorted(read.models))}: set backbone.model to the model that wrote it"
             )
+
+    @classmethod
+    def pin_content(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` with ``completions_sha256`` set to the replies the file serves now
+        (a digest already given must match them): what the run id names."""
+        read = read_completions(params["completions"], params.get("completions_sha256"))
+        return {**params, "completions_sha256": read.sha256}
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """The recorded completion of each request, in order."""
@@ -231,7 +342,7 @@ class RecordBackbone:
         self._live: Any = None
         self._answers: dict[str, Completion] = {}
         if self.path.is_file():
-            self._answers = ReplayBackbone(str(self.path), model)._answers
+            self._answers = dict(ReplayBackbone(str(self.path), model)._answers)
 
     def _backbone(self) -> Any:
         # Built on the first prompt the file lacks: a run the file answers whole loads no model.

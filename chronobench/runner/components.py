@@ -287,7 +287,16 @@ def normalised_backbone(spec: RunSpec, choices: Mapping[str, str] | None = None)
     recorded params filled with their defaults). The class is imported by name, which
     never imports vllm or torch."""
     b = spec.backbone
-    params = checked_params(b.name, b.model, b.params, where=_where("backbone", choices))
+    where = _where("backbone", choices)
+    params = checked_params(b.name, b.model, b.params, where=where)
+    # A backbone that answers from a file (backbone=replay) pins its content here, once:
+    # the run id then names the replies, not the file's path (BackboneSpec.identity).
+    pin = getattr(BACKBONES.entry(b.name).load(), "pin_content", None)
+    if pin is not None:
+        try:
+            params = pin(params)
+        except ValueError as exc:
+            raise ConfigError(f"{exc} [{where}]") from None
     return spec.model_copy(update={"backbone": b.model_copy(update={"params": params})})
 
 

@@ -57,7 +57,8 @@ def reference_identity(
         "backbone": {
             "name": spec.backbone.name,
             "model": spec.backbone.model,
-            "params": dict(spec.backbone.params),
+            # A replayed file by its replies' sha256, not its path (BackboneSpec.identity).
+            "params": spec.backbone.identity()["params"],
             "generation": spec.backbone.generation.model_dump(mode="json"),
             "cache_config": getattr(inner, "cache_config", None),
         },

@@ -240,9 +240,7 @@ def run_repair_cell(cell: Any) -> Path:
     cases = cases[: int(limit)] if limit else cases
     # The spec identity of a non-benchmark task leaves the backbone out; mix it into the
     # data hash so an LLM run never resumes an offline one.
-    backbone_id = json.dumps(
-        spec.backbone.model_dump(mode="json", exclude={"chunk_size"}), sort_keys=True
-    )
+    backbone_id = json.dumps(spec.backbone.identity(), sort_keys=True)
     rid = run_id(spec, hashlib.sha256(f"{sha}|{backbone_id}|{limit}".encode()).hexdigest())
     run_dir = prepare_run_dir(spec, rid)
     log = SampleLog(run_dir / "samples.jsonl")
