@@ -138,8 +138,38 @@ def notes_evidence(path: Path) -> list[list[str] | None]:
             header = cells
         elif header is not None and cells and cells[0].isdigit():
             ev = cells[header.index("evidence")]
-            out.append(None if ev in ("date", "-", "") else ev.split())
+            out.append(None if ev in ("date", "-", "") else evidence_cell(ev, notes, cells[0]))
     return out
+
+
+_TURN = re.compile(r"D(\d+):(\d+)(?:-(\d+))?")
+_SESSION = re.compile(r"S\d+")
+
+
+def evidence_cell(cell: str, notes: Path | str = "notes", row: str = "?") -> list[str] | None:
+    """The evidence turn ids of one notes cell. The cell names the turns that state the
+    event first; what follows the first ``;`` says where the topic comes up again, and
+    parentheses hold remarks, so neither is evidence. Session mentions (``S5``) name
+    where the turns sit; a range ``D1:25-27`` is its turns. None: no turn named (the
+    session boundary stays the gold)."""
+    head = re.sub(r"\([^)]*\)", " ", cell.split(";", 1)[0])
+    turns: list[str] = []
+    for token in head.replace(",", " ").split():
+        m = _TURN.fullmatch(token)
+        if m:
+            first, last = int(m[2]), int(m[3] or m[2])
+            if last < first:
+                raise UserQueryError(
+                    f"{notes}: row {row}: evidence {cell!r}: range {token} ends before it starts"
+                )
+            turns += [f"D{m[1]}:{t}" for t in range(first, last + 1)]
+        elif not _SESSION.fullmatch(token):
+            raise UserQueryError(
+                f"{notes}: row {row}: evidence {cell!r}: {token!r} is neither a turn id "
+                "(D5:4, a range D5:4-6) nor a session (S5); put later mentions after a ';' "
+                "and remarks in parentheses"
+            )
+    return turns or None
 
 
 def evidence_version(stream: Stream, turns: list[str], intent: str) -> int | None:

@@ -59,6 +59,10 @@ def test_bench_store_postgres_beside_sqlite(
     assert "| sqlite | 40 |" in out and "| sqlite-full | 40 |" in out  # the ratio rows
     # each throughput run says what a commit cost: the writers' CPU, and the server's WAL
     assert "client CPU" in out and "flushes per commit" in out
+    # and, the server being local, its writers' backends' CPU: a figure, never negative
+    cost = [line for line in out.splitlines() if line.startswith("- postgres, 2 writers:")]
+    assert len(cost) == 1 and "server CPU " in cost[0] and "n/a" not in cost[0], cost
+    assert "server CPU -" not in out
 
 
 def test_bench_items_agrees_with_the_backend(

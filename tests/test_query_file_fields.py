@@ -11,7 +11,13 @@ from _builders_fixtures import TINY_LOCOMO
 from chronobench.data.io import load_built
 from chronobench.metrics import score_refusal, score_selection
 from data_builders import LOCOMO, build_dataset
-from data_builders.user_query_file import UserQueryError, load_user_queries, read_query_lines
+from data_builders.user_query_file import (
+    UserQueryError,
+    evidence_cell,
+    load_user_queries,
+    notes_evidence,
+    read_query_lines,
+)
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +146,29 @@ def test_selection_scores_a_refusal_only_when_expected(turn_ds, tmp_path: Path) 
         "forget the bakery, I never said it": 0.0,  # acted on a request to refuse
         "thanks, undo it": 0.0,  # refused a request it should act on
     }
+
+
+def test_notes_evidence_cells_in_every_form() -> None:
+    # the evidence first; later mentions after ';' and remarks in parentheses are not
+    assert evidence_cell("S12 D12:12; again S18") == ["D12:12"]
+    assert evidence_cell("S1 D1:25-27; again S5 D5:2") == ["D1:25", "D1:26", "D1:27"]
+    assert evidence_cell("S5 D5:4 (no earlier pottery)") == ["D5:4"]
+    assert evidence_cell("S5 D5:1; recalled S8 D8:17, S9 D9:8") == ["D5:1"]
+    assert evidence_cell("D5:4 D5:6") == ["D5:4", "D5:6"]  # the v3 notes' form
+    assert evidence_cell("D5:4, D5:6") == ["D5:4", "D5:6"]
+    assert evidence_cell("S12; again S18") is None  # a session only: its boundary stays
+    with pytest.raises(UserQueryError, match="'again' is neither a turn id"):
+        evidence_cell("S12 D12:12 again S18", "x.notes.md", "11")
+    with pytest.raises(UserQueryError, match="ends before it starts"):
+        evidence_cell("D1:27-25")
+
+
+def test_every_notes_file_parses() -> None:
+    qdir = Path(__file__).resolve().parents[1] / "data_builders" / "user_queries"
+    notes = sorted(qdir.glob("*.notes.md"))
+    assert notes
+    for path in notes:
+        queries = path.with_name(path.name.removesuffix(".notes.md") + ".jsonl")
+        rows = notes_evidence(queries)  # raises on a cell it cannot read
+        n = sum(1 for x in queries.read_text(encoding="utf-8").splitlines() if x.strip())
+        assert rows == [] or len(rows) == n, f"{path.name}: {len(rows)} rows, {n} requests"

@@ -208,3 +208,35 @@ def test_evidence_turn_gold(built: dict[str, BuiltDataset], name: str) -> None:
     assert [q.target_version for q in sess] == [
         q.target_version for q in load_user_queries(path, built["session"])
     ]
+
+
+def test_first_mention_dev_set_loads_under_the_evidence_gold(
+    built: dict[str, BuiltDataset],
+) -> None:
+    """locomo_nl_first_dev's notes give, per line, the session and turns of the first
+    mention (later mentions follow a ';'): every line loads under the evidence gold, its
+    evidence turns sit in the session its cell names first, and its v* lands at them."""
+    from data_builders.user_query_file import evidence_cell
+
+    path = QDIR / "locomo_nl_first_dev.jsonl"
+    recs = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    cells = [
+        [c.strip() for c in raw.strip().strip("|").split("|")][4]
+        for raw in path.with_name("locomo_nl_first_dev.notes.md").read_text().splitlines()
+        if re.match(r"\| \d+ \|", raw)
+    ]
+    assert len(cells) == len(recs) == 21
+    queries = load_user_queries(path, built["turn"], turn_gold="evidence")
+    streams = {s.sample_id: s for s in built["turn"].streams}
+    for q, rec, cell in zip(queries, recs, cells, strict=True):
+        turns = evidence_cell(cell)
+        assert turns, cell
+        session = re.match(r"S(\d+) ", cell)
+        assert session and all(t.startswith(f"D{session[1]}:") for t in turns), cell
+        if NAMES_CONVERSATION.search(rec["query"]):
+            continue
+        at = {
+            i: w.version for w in streams[rec["sample_id"]].writes for i in w.labels["dialog_ids"]
+        }
+        vs = [at[t] for t in turns]
+        assert q.target_version == (max(vs) if rec["intent"] == "restore_to" else min(vs) - 1)

@@ -10,10 +10,19 @@ of each commit.
 Besides commits per second, each run says what bounded it: the writers' own CPU per
 commit (``time.process_time`` in each process), the machine's busy share of its cores
 over the run (``/proc/stat``), and on a local PostgreSQL server the server's CPU per
-commit (its postmaster and every child, exited backends included, from ``/proc``) and
-the WAL's records, bytes and flushes per commit (``pg_stat_wal``). A machine near 100%
-busy is CPU-bound; flushes per commit well under 1 mean commits share WAL flushes
-(group commit).
+commit and the WAL's records, bytes and flushes per commit (``pg_stat_wal``). A
+machine near 100% busy is CPU-bound; flushes per commit well under 1 mean commits share
+WAL flushes (group commit).
+
+The server's CPU is that of the writers' own backends only (their pids from
+``pg_backend_pid()``), each read from ``/proc/PID/stat`` before and after the run while
+its connection is still open. Summing the server's whole process tree instead gave
+wrong, even negative, figures: backends of other connections come and go, a backend
+that exits between two reads drops out of the sum, and a pid can be reused. Background
+processes (WAL writer, checkpointer, autovacuum) are therefore not counted. A reading
+that cannot be trusted (a pid not a child of the server, a backend restarted under the
+same pid, a counter going backwards, ``/proc`` unreadable) gives "n/a" and the reason,
+never a number.
 """
 
 from __future__ import annotations
@@ -28,19 +37,36 @@ from typing import Any
 from chronobench.bench.synthetic import synthetic_writes
 
 
-def _writer(location: str, user: str, n: int, start: Any, out: Any, pragma: str | None) -> None:
+def _writer(
+    location: str,
+    user: str,
+    n: int,
+    gates: tuple[Any, Any, Any],
+    pids: Any,
+    out: Any,
+    pragma: str | None,
+    want_pid: bool,
+) -> None:
     from chronomem import ChronoMem, HashEmbedder
 
+    ready, go, release = gates
     writes = synthetic_writes(n, seed=zlib.crc32(user.encode()) % 1000)
     with ChronoMem(location, embedder=HashEmbedder()) as mem:
         if pragma:  # a SQLite connection setting, e.g. its durability
             mem.conn.execute(pragma)
         mem.commit("bench-conc", user, **writes[0])  # connect and create the scope first
-        start.wait()
+        pid = None
+        if want_pid:  # a PostgreSQL store: the backend serving this connection
+            pid = int(mem.conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+        pids.put(pid)
+        ready.wait()
+        go.wait()
         t0, c0 = time.perf_counter(), time.process_time()
         for w in writes[1:]:
             mem.commit("bench-conc", user, **w)
         out.put((t0, time.perf_counter(), n - 1, time.process_time() - c0))
+        # the backend must outlive the probe's second reading of its CPU
+        release.wait(timeout=600)
 
 
 def _machine_ticks() -> tuple[int, int]:
@@ -50,24 +76,54 @@ def _machine_ticks() -> tuple[int, int]:
     return sum(fields[:8]) - idle, sum(fields[:8])
 
 
-def _tree_ticks(root: int) -> int:
-    """CPU ticks of process ``root`` (with its reaped children) and its live children."""
+def proc_stat(pid: int, proc: Path = Path("/proc")) -> tuple[int, int, int]:
+    """(parent pid, start time, utime + stime) of process ``pid``, from its ``stat``
+    file; start time and CPU in clock ticks."""
+    text = (proc / str(pid) / "stat").read_text()
+    fields = text[text.rindex(")") + 2 :].split()  # after "pid (comm) ", which may hold spaces
+    return int(fields[1]), int(fields[19]), int(fields[11]) + int(fields[12])
 
-    def stat(pid: int | str) -> list[str]:
-        text = Path(f"/proc/{pid}/stat").read_text()
-        return text[text.rindex(")") + 2 :].split()  # after "pid (comm) "
 
-    own = stat(root)
-    ticks = sum(int(x) for x in own[11:15])  # utime stime cutime cstime
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                fields = stat(entry.name)
-            except (OSError, ValueError):
-                continue  # gone meanwhile
-            if fields[1] == str(root):
-                ticks += int(fields[11]) + int(fields[12])
-    return ticks
+Snapshot = dict[int, tuple[int, int]]  # backend pid -> (start time, CPU ticks)
+
+
+def snapshot(pids: list[int], server: int, proc: Path = Path("/proc")) -> Snapshot | str:
+    """Start time and CPU ticks of each backend in ``pids``, or why they cannot be
+    trusted: a pid unreadable, or not a child of the server's postmaster ``server``
+    (a server on another machine has its pids mean other processes here)."""
+    got: Snapshot = {}
+    for pid in pids:
+        try:
+            parent, started, ticks = proc_stat(pid, proc)
+        except (OSError, ValueError, IndexError) as exc:
+            return f"backend {pid}: {proc / str(pid) / 'stat'} unreadable ({type(exc).__name__})"
+        if parent != server:
+            return f"pid {pid} is not a backend of the server (parent {parent}, not {server})"
+        got[pid] = (started, ticks)
+    return got
+
+
+def backend_cpu_ticks(before: Snapshot | str, after: Snapshot | str) -> int | str:
+    """CPU ticks the backends spent between two snapshots, or why that figure cannot
+    be trusted (a snapshot failed, the backends differ, one restarted under the same
+    pid, a counter went backwards)."""
+    for reading in (before, after):
+        if isinstance(reading, str):
+            return reading
+    assert isinstance(before, dict) and isinstance(after, dict)
+    if not before:
+        return "no backend pids"
+    if before.keys() != after.keys():
+        return "the backends differ between the two readings"
+    total = 0
+    for pid, (started, ticks) in before.items():
+        started1, ticks1 = after[pid]
+        if started1 != started:
+            return f"pid {pid} is a different process in the second reading (reused pid)"
+        if ticks1 < ticks:
+            return f"backend {pid}'s CPU went backwards ({ticks} -> {ticks1} ticks)"
+        total += ticks1 - ticks
+    return total
 
 
 class ServerProbe:
@@ -75,13 +131,14 @@ class ServerProbe:
     needs the server on this machine and readable (its data directory's
     ``postmaster.pid``); without, only the WAL figures are given."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, proc: Path = Path("/proc")) -> None:
         self.url = url
+        self.proc = proc
         self.postmaster: int | None = None
         try:
             datadir = self._query("SHOW data_directory")[0]
             pid = int(Path(datadir, "postmaster.pid").read_text().split("\n", 1)[0])
-            _tree_ticks(pid)
+            proc_stat(pid, proc)
             self.postmaster = pid
         except Exception:  # not local, not readable, or not a superuser: no CPU figure
             self.postmaster = None
@@ -93,16 +150,21 @@ class ServerProbe:
             return tuple(conn.execute(sql).fetchone())
 
     def read(self) -> dict[str, float]:
-        """The counters now (what this server lets us read: none, WAL, WAL and CPU)."""
+        """The WAL counters now (none where this server has no ``pg_stat_wal``)."""
         names = ("wal_records", "wal_bytes", "wal_syncs", "wal_writes")
         try:  # pg_stat_wal: PostgreSQL 14 and later
             row = self._query("SELECT wal_records, wal_bytes, wal_sync, wal_write FROM pg_stat_wal")
-            got = {name: float(x) for name, x in zip(names, row, strict=True)}
+            return {name: float(x) for name, x in zip(names, row, strict=True)}
         except Exception:
-            got = {}
-        if self.postmaster is not None:
-            got["server_cpu_s"] = _tree_ticks(self.postmaster) / os.sysconf("SC_CLK_TCK")
-        return got
+            return {}
+
+    def backends(self, pids: list[int | None]) -> Snapshot | str | None:
+        """A CPU snapshot of the given backends (None: no CPU figure on this server)."""
+        if self.postmaster is None:
+            return None
+        if any(pid is None for pid in pids):
+            return "a writer did not report its backend pid"
+        return snapshot([pid for pid in pids if pid is not None], self.postmaster, self.proc)
 
 
 def throughput(
@@ -111,26 +173,46 @@ def throughput(
     n: int = 100,
     pragma: str | None = None,
     probe: ServerProbe | None = None,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """Commits per second of ``writers`` processes, ``n`` commits each, own scopes
     (``pragma``: a statement each writer's SQLite connection runs first), with what
     each commit cost (client CPU; server CPU and WAL with a ``probe``) and how busy the
     machine's cores were."""
     ctx = mp.get_context("fork")
-    start = ctx.Barrier(writers + 1)
-    out = ctx.Queue()
+    ready, go, release = ctx.Barrier(writers + 1), ctx.Barrier(writers + 1), ctx.Event()
+    pids, out = ctx.Queue(), ctx.Queue()
+    want_pid = probe is not None and probe.postmaster is not None
     procs = [
-        ctx.Process(target=_writer, args=(location, f"w{i}-{writers}", n, start, out, pragma))
+        ctx.Process(
+            target=_writer,
+            args=(
+                location,
+                f"w{i}-{writers}",
+                n,
+                (ready, go, release),
+                pids,
+                out,
+                pragma,
+                want_pid,
+            ),
+        )
         for i in range(writers)
     ]
     for p in procs:
         p.start()
-    start.wait()
-    before = probe.read() if probe else {}
-    busy0, total0 = _machine_ticks()
-    results = [out.get(timeout=600) for _ in procs]
-    busy1, total1 = _machine_ticks()
-    after = probe.read() if probe else {}
+    try:
+        ready.wait(timeout=600)
+        backend_pids = [pids.get(timeout=600) for _ in procs]
+        before = probe.read() if probe else {}
+        cpu0 = probe.backends(backend_pids) if probe else None
+        busy0, total0 = _machine_ticks()
+        go.wait(timeout=600)
+        results = [out.get(timeout=600) for _ in procs]
+        busy1, total1 = _machine_ticks()
+        cpu1 = probe.backends(backend_pids) if probe else None
+        after = probe.read() if probe else {}
+    finally:
+        release.set()  # the writers close their connections only now
     for p in procs:
         p.join(timeout=60)
         if p.exitcode != 0:
@@ -138,7 +220,7 @@ def throughput(
     first = min(r[0] for r in results)
     last = max(r[1] for r in results)
     total = sum(r[2] for r in results)
-    rate: dict[str, float] = {
+    rate: dict[str, Any] = {
         "writers": writers,
         "commits": total,
         "seconds": last - first,
@@ -147,14 +229,17 @@ def throughput(
         "machine_busy": (busy1 - busy0) / max(1, total1 - total0),
     }
     for key in after.keys() & before.keys():  # the probe's own connections count: tiny
-        delta = (after[key] - before[key]) / total
-        rate[key if key != "server_cpu_s" else "server_cpu_ms"] = (
-            1000 * delta if key == "server_cpu_s" else delta
-        )
+        rate[key] = (after[key] - before[key]) / total
+    if cpu0 is not None and cpu1 is not None:
+        ticks = backend_cpu_ticks(cpu0, cpu1)
+        if isinstance(ticks, str):
+            rate["server_cpu_na"] = ticks
+        else:
+            rate["server_cpu_ms"] = 1000 * ticks / os.sysconf("SC_CLK_TCK") / total
     return rate
 
 
-def bound_line(rate: dict[str, float]) -> str:
+def bound_line(rate: dict[str, Any]) -> str:
     """One line of what a throughput run cost per commit."""
     parts = [
         f"client CPU {rate['client_cpu_ms']:.2f} ms/commit",
@@ -162,6 +247,8 @@ def bound_line(rate: dict[str, float]) -> str:
     ]
     if "server_cpu_ms" in rate:
         parts.append(f"server CPU {rate['server_cpu_ms']:.2f} ms/commit")
+    elif "server_cpu_na" in rate:
+        parts.append(f"server CPU n/a ({rate['server_cpu_na']})")
     if "wal_syncs" in rate:
         parts.append(
             f"WAL {rate['wal_records']:.0f} records, {rate['wal_bytes'] / 1000:.1f} kB, "
