@@ -27,6 +27,7 @@ never a number.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import time
@@ -45,7 +46,7 @@ def _writer(
     pids: Any,
     out: Any,
     pragma: str | None,
-    want_pid: bool,
+    probed: bool,
 ) -> None:
     from chronomem import ChronoMem, HashEmbedder
 
@@ -56,7 +57,7 @@ def _writer(
             mem.conn.execute(pragma)
         mem.commit("bench-conc", user, **writes[0])  # connect and create the scope first
         pid = None
-        if want_pid:  # a PostgreSQL store: the backend serving this connection
+        if probed:  # a PostgreSQL store: the backend serving this connection
             pid = int(mem.conn.execute("SELECT pg_backend_pid()").fetchone()[0])
         pids.put(pid)
         ready.wait()
@@ -64,7 +65,14 @@ def _writer(
         t0, c0 = time.perf_counter(), time.process_time()
         for w in writes[1:]:
             mem.commit("bench-conc", user, **w)
-        out.put((t0, time.perf_counter(), n - 1, time.process_time() - c0))
+        t1, c1 = time.perf_counter(), time.process_time()
+        if probed:
+            # A live backend hands its WAL counts to pg_stat_wal only now and then (or at
+            # exit); this makes it do so before the probe's second reading.
+            # (PostgreSQL before 15 lacks it: the WAL figure may then fall short)
+            with contextlib.suppress(Exception):
+                mem.conn.execute("SELECT pg_stat_force_next_flush()").fetchone()
+        out.put((t0, t1, n - 1, c1 - c0))
         # the backend must outlive the probe's second reading of its CPU
         release.wait(timeout=600)
 
@@ -181,7 +189,6 @@ def throughput(
     ctx = mp.get_context("fork")
     ready, go, release = ctx.Barrier(writers + 1), ctx.Barrier(writers + 1), ctx.Event()
     pids, out = ctx.Queue(), ctx.Queue()
-    want_pid = probe is not None and probe.postmaster is not None
     procs = [
         ctx.Process(
             target=_writer,
@@ -193,7 +200,7 @@ def throughput(
                 pids,
                 out,
                 pragma,
-                want_pid,
+                probe is not None,
             ),
         )
         for i in range(writers)
