@@ -59,3 +59,13 @@ def test_status_names_a_file_that_is_not_an_export(tmp_path: Path) -> None:
     bad = _lines(tmp_path / "p.jsonl", [{"id": "p0"}])
     with pytest.raises(SystemExit, match=r"p.jsonl:1: not an exported prompt"):
         main(["generate", "--status", str(bad), str(tmp_path / "none.jsonl")])
+
+
+def test_bfloat16_on_a_cpu_without_it_is_warned_about_only_for_the_cpu_engine():
+    from chronobench.commands.generate import dtype_warning
+
+    assert "emulates bfloat16" in dtype_warning("packaged", "bfloat16", has_bf16=False)
+    assert dtype_warning("packaged", "bfloat16", has_bf16=True) is None
+    assert dtype_warning("packaged", "float32", has_bf16=False) is None
+    assert dtype_warning("packaged", "auto", has_bf16=False) is None  # auto picks float32
+    assert dtype_warning("transformers", "bfloat16", has_bf16=False) is None  # may be a GPU
