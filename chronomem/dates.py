@@ -4,14 +4,15 @@ resolving one against the writes' own dates.
 :mod:`chronomem.timeref` reads a request into a :class:`TimeRef`; the
 functions here turn it into a day range (:func:`interval`) with "now" the last write's
 day, and into a restore target (:func:`bound_target`) or a month filter's days
-(:func:`month_days`). :func:`parse_stamp` reads a write's ``valid_time``.
+(:func:`month_days`). :func:`parse_stamp` reads a write's ``valid_time`` as a day,
+:func:`parse_moment` as a day and time of day.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 MONTHS = {
     m: i
@@ -63,6 +64,8 @@ class TimeRef:
 _STAMP_ISO = re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<m>[01]\d)-(?P<d>[0-3]\d)(?!\d)")
 _STAMP_DAY_MONTH = re.compile(rf"\b{DAY_RE}\s+{MONTH_RE},?\s+(?P<year>(?:19|20)\d\d)\b", re.I)
 _STAMP_MONTH_DAY = re.compile(rf"\b{MONTH_RE}\s+{DAY_RE},?\s+(?P<year>(?:19|20)\d\d)\b", re.I)
+_CLOCK_12H = re.compile(r"\b(?P<h>[01]?\d):(?P<min>[0-5]\d)\s*(?P<half>[ap])\.?m\b", re.I)
+_CLOCK_ISO = re.compile(r"T(?P<h>[0-2]\d):(?P<min>[0-5]\d)(?::(?P<s>[0-5]\d))?")
 
 
 def parse_stamp(stamp: str | None) -> date | None:
@@ -81,6 +84,26 @@ def parse_stamp(stamp: str | None) -> date | None:
     except ValueError:
         return None
     return None
+
+
+def parse_moment(stamp: str | None) -> datetime | None:
+    """A write's ``valid_time`` as a moment in UTC: its day (:func:`parse_stamp`) and its
+    time of day when the stamp gives one ("1:56 pm", "T13:56"), else midnight. A zone
+    offset in an ISO stamp is ignored, as :func:`parse_stamp` ignores it for the day: the
+    two always agree on the calendar day. None when the day does not parse."""
+    day = parse_stamp(stamp)
+    if day is None:
+        return None
+    s = str(stamp)
+    hour = minute = second = 0
+    if m := _CLOCK_12H.search(s):
+        hour = int(m.group("h")) % 12 + (12 if m.group("half").lower() == "p" else 0)
+        minute = int(m.group("min"))
+    elif m := _CLOCK_ISO.search(s):
+        hour, minute, second = int(m.group("h")), int(m.group("min")), int(m.group("s") or 0)
+        if hour > 23:
+            hour = minute = second = 0
+    return datetime(day.year, day.month, day.day, hour, minute, second, tzinfo=timezone.utc)
 
 
 def _latest(month: int, day: int, now: date, year: int | None) -> date | None:

@@ -17,6 +17,7 @@ if importlib.util.find_spec("google.adk") is None:  # CI installs the adk extra:
 from chronobench.data.schema import MemoryOp, Stream, Write
 from chronobench.protocols import public_writes
 from chronobench.systems import SystemContext, create_system
+from chronobench.systems.base import APP
 from chronobench.systems.stores import StoreProvider
 
 pytestmark = pytest.mark.slow  # MiniLM: version selection depends on the embedder
@@ -79,3 +80,29 @@ def test_bench_adk_prints_every_operation(capsys):
         "rollback apply (revert)",
     ]
     assert "| 20 | search |" in capsys.readouterr().out
+
+
+def test_adk_system_stamps_events_with_when_the_write_happened():
+    # ADK stamps an event with the clock unless told; the store must see the stream's own
+    # dates, or dated requests read against the run's day.
+    stream = Stream(
+        stream_id="s",
+        dataset="x",
+        granularity="session",
+        sample_id="s",
+        writes=[
+            Write(
+                version=1,
+                valid_time="1:56 pm on 8 May, 2023",
+                ops=[MemoryOp(op="add", item_id="a", text="one")],
+            ),
+            Write(version=2, ops=[MemoryOp(op="add", item_id="b", text="two")]),
+        ],
+    )
+    system = create_system("adk_chronomem", SystemContext(stores=StoreProvider(embedder="hash")))
+    system.ingest(public_writes(stream))
+    versions = system.full.store.versions(APP, system.user)
+    stamps = [v.valid_time for v in versions[1:]]
+    system.close()
+    assert stamps[0] == "2023-05-08T13:56:00+00:00"
+    assert stamps[1] is not None and not stamps[1].startswith("2023-05-08")  # ADK's own clock

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
 
+from chronomem import dates
 from chronomem import timeref as tr
 from tests._memory_fixtures import APP, USER, add, hash_store
 
@@ -76,6 +77,11 @@ def test_stamps_and_no_dates() -> None:
     assert tr.parse_stamp("1:56 pm on 8 May, 2023") == date(2023, 5, 8)
     assert tr.parse_stamp("2024-01-02T10:00:00Z") == date(2024, 1, 2)
     assert tr.parse_stamp("soon") is None
+    assert dates.parse_moment("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    assert dates.parse_moment("12:05 am on 1 June, 2023") == datetime(2023, 6, 1, 0, 5, tzinfo=UTC)
+    assert dates.parse_moment("2024-01-02T10:00:07Z") == datetime(2024, 1, 2, 10, 0, 7, tzinfo=UTC)
+    assert dates.parse_moment("8 May, 2023") == datetime(2023, 5, 8, tzinfo=UTC)
+    assert dates.parse_moment("soon") is None
     mem = hash_store()
     v = [mem.commit(APP, USER, [add(f"i{i}", t)], source="c", reason="t")
          for i, t in enumerate(["pottery class", "camping trip"])]  # fmt: skip

@@ -33,11 +33,19 @@ from chronobench.systems.registry import ChronoMemOptions
 
 
 def _session(write: StreamWrite, user: str) -> Any:
-    """One write as an ADK session of new events."""
+    """One write as an ADK session of new events, stamped with when the write happened.
+
+    ADK stamps an event with the clock when none is given; the stream's own time is what a
+    deployed agent would have recorded, and it is what dated requests ("the May chat") are
+    read against, so a run on another day stores the same memory."""
     from google.adk.events import Event
     from google.adk.sessions import Session
     from google.genai import types
 
+    from chronomem.dates import parse_moment
+
+    moment = parse_moment(write.timestamp)
+    when = {} if moment is None else {"timestamp": moment.timestamp()}
     events = []
     for k, op in enumerate(write.changes):
         if op.op != "add" or not op.text:
@@ -51,6 +59,7 @@ def _session(write: StreamWrite, user: str) -> Any:
                 id=op.item_id,
                 author=op.author or "user",
                 content=types.Content(role="user", parts=[types.Part(text=op.text)]),
+                **when,
             )
         )
     labels = {k: (list(v) if isinstance(v, tuple) else v) for k, v in write.labels.items()}
