@@ -45,8 +45,20 @@ SETS = {
     "forget": "locomo_nl_forget_heldout.jsonl",
     "refuse": "locomo_nl_refuse_heldout.jsonl",
 }
+#: A second writing of the same four roles, by another writer who did not read the first;
+#: its session set adds plain paraphrases with wording gaps.
+SETS_V4 = {
+    "session": "locomo_v4_heldout.jsonl",
+    "turn": "locomo_v4_turn_heldout.jsonl",
+    "forget": "locomo_v4_forget_heldout.jsonl",
+    "refuse": "locomo_v4_refuse_heldout.jsonl",
+}
+#: Every family of sets the checker verifies, by name.
+FAMILIES = {"nl": SETS, "v4": SETS_V4}
 #: Session-level styles, each to be roughly as frequent as the others.
 SESSION_STYLES = ("offset", "knowledge", "casual", "ordinal", "month", "negation", "embedded")
+#: The styles a family's session set may use.
+FAMILY_STYLES = {"nl": SESSION_STYLES, "v4": (*SESSION_STYLES, "paraphrase")}
 MIN_SIZE = {"session": 80, "turn": 40, "forget": 30, "refuse": 15}
 #: The longest run of words a request may share with a turn (longer: copied, not phrased).
 MAX_SHARED_WORDS = 6
@@ -325,8 +337,14 @@ _CHECKS = {
 }
 
 
-def check_set(role: str, path: str | Path, convs: dict[str, Conversation]) -> list[str]:
-    """Every problem found in one set (empty: all its claims hold)."""
+def check_set(
+    role: str,
+    path: str | Path,
+    convs: dict[str, Conversation],
+    styles: tuple[str, ...] = SESSION_STYLES,
+) -> list[str]:
+    """Every problem found in one set (empty: all its claims hold); ``styles``: the
+    session-level styles the set may use."""
     path = Path(path)
     recs = read_set(path)
     probs: list[str] = []
@@ -359,20 +377,24 @@ def check_set(role: str, path: str | Path, convs: dict[str, Conversation]) -> li
     if role != "refuse" and covered != set(convs):
         probs.append(f"{path.name}: conversations not covered: {sorted(set(convs) - covered)}")
     if role == "session":
-        styles = Counter(r.get("style") for r in recs)
-        unknown = sorted(set(styles) - set(SESSION_STYLES), key=str)
+        used = Counter(r.get("style") for r in recs)
+        unknown = sorted(set(used) - set(styles), key=str)
         if unknown:
-            probs.append(f"{path.name}: unknown styles {unknown}; use {SESSION_STYLES}")
-        counts = [styles.get(s, 0) for s in SESSION_STYLES]
+            probs.append(f"{path.name}: unknown styles {unknown}; use {styles}")
+        counts = [used.get(s, 0) for s in styles]
         if min(counts) * 2 < max(counts) or min(counts) < 8:
-            probs.append(f"{path.name}: styles unbalanced: {dict(styles)}")
+            probs.append(f"{path.name}: styles unbalanced: {dict(used)}")
     return probs
 
 
 def check_all(locomo: str | Path, qdir: Path = QDIR) -> dict[str, list[str]]:
-    """Problems per set of :data:`SETS`."""
+    """Problems per file of every family in :data:`FAMILIES`, by file name."""
     convs = load_conversations(locomo)
-    return {role: check_set(role, qdir / name, convs) for role, name in SETS.items()}
+    return {
+        name: check_set(role, qdir / name, convs, FAMILY_STYLES[family])
+        for family, sets in FAMILIES.items()
+        for role, name in sets.items()
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -380,8 +402,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else argv
     problems = check_all(resolve_locomo_source(args[0] if args else None))
-    for role, probs in problems.items():
-        print(f"{SETS[role]}: {'ok' if not probs else f'{len(probs)} problem(s)'}")
+    for name, probs in problems.items():
+        print(f"{name}: {'ok' if not probs else f'{len(probs)} problem(s)'}")
         for p in probs:
             print(f"  {p}")
     return 1 if any(problems.values()) else 0
