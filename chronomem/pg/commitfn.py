@@ -211,22 +211,14 @@ def install(conn: Any) -> None:
 
 def _pos(positions: Sequence[int]) -> str:
     # the tokenizer's positions are ints already: map(str) is about twice as fast as a
-    # generator calling int() on each
+    # generator calling int() on each, and payload() runs it for every term of a commit
     return "{" + ",".join(map(str, positions)) + "}"
 
 
-def _literals(terms: Mapping[str, Sequence[int]]) -> tuple[list[str], list[str]]:
-    """(stored terms, ``int[]`` literals of their positions) of one tokenized text.
-
-    payload() runs this for every text of a commit, about thirty terms: a call per
-    term (the stored form, the literal) was a tenth of the client's own code, so the
-    common cases are written inline: a token of at most MAX_TERM_BYTES / 4 characters
-    is its own stored form (lex.term_key's result without the call), and most terms
-    occur once in a text."""
-    short = lex.MAX_TERM_BYTES // 4
-    keys = [t if len(t) <= short else lex.term_key(t) for t in terms]
-    pos = [f"{{{p[0]}}}" if len(p) == 1 else _pos(p) for p in terms.values()]
-    return keys, pos
+def _key(term: str) -> str:
+    # lex.term_key without a call for the common short token (same result: a token
+    # of at most MAX_TERM_BYTES / 4 characters fits in MAX_TERM_BYTES bytes)
+    return term if len(term) * 4 <= lex.MAX_TERM_BYTES else lex.term_key(term)
 
 
 def _meta(meta: Any) -> str:
@@ -273,10 +265,10 @@ def payload(
             held: list[str] = []
             if text is not None:
                 terms, length = next(posted)
-                held, literals = _literals(terms)
+                held = [_key(term) for term in terms]
                 itn.extend([n] * len(held))
                 itt.extend(held)
-                itp.extend(literals)
+                itp.extend([_pos(pos) for pos in terms.values()])
             looked = o.item_id in seen
             quoted = seen.get(o.item_id)
             rows.append(
@@ -288,7 +280,6 @@ def payload(
                 }
             )  # fmt: skip
         dterms, dlen = next(posted)
-        dkeys, dpos = _literals(dterms)
         chunks = [np.asarray(v, np.float32).ravel() for v in vecs]
         starts, lengths = [], []
         for c in chunks:
@@ -299,7 +290,7 @@ def payload(
         writes.append(
             {
                 "ops": rows, "itn": itn, "itt": itt, "itp": itp,
-                "dt": dkeys, "dp": dpos,
+                "dt": [_key(t) for t in dterms], "dp": [_pos(v) for v in dterms.values()],
                 "dlen": dlen, "lexical": lexical, "dense": dense,
                 "op": ops[0].op if len({o.op for o in ops}) == 1 else "mixed",
                 "summary": p["summary"], "labels": json.dumps(dict(p["labels"]), default=str),
