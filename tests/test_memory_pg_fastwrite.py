@@ -234,7 +234,7 @@ def test_a_pg6_store_trades_its_two_document_indexes_for_one_on_open(
 
     url = on_postgres
     with ChronoMem(url, embedder=HashEmbedder()) as mem:
-        for w in synthetic_writes(lexical.FOLD_EVERY + 20, seed=8):
+        for w in synthetic_writes(lexical.FOLD_EVERY + 20, seed=4):
             mem.commit(APP, USER, **w)
         # as pg6 kept the same store: an index on the scope, a partial one on (scope, key)
         for docs in ("item_docs", "desc_docs"):
@@ -257,7 +257,7 @@ def test_a_pg6_store_trades_its_two_document_indexes_for_one_on_open(
         ]  # fmt: skip
         db = mem._db
         sid = find_scope(db, APP, USER).scope_id
-        for j, w in enumerate([None, *synthetic_writes(lexical.FOLD_EVERY, seed=9)]):
+        for j, w in enumerate([None, *synthetic_writes(lexical.FOLD_EVERY, seed=6)]):
             if w is not None:  # the function's path, folding once on the way
                 mem.commit(APP, USER, **w)
             if j % 16:
