@@ -82,27 +82,31 @@ class Fts5Tokenizer:
                 out.append(None)
                 other.append(n)
         stems = self._stems_of({w for toks in out if toks for w in toks})
-        done = [[stems[w] for w in toks] if toks is not None else [] for toks in out]
+        # a word the cache lacks now ends in a digit: it is its own stem (_stems_of)
+        done = [[stems.get(w, w) for w in toks] if toks is not None else [] for toks in out]
         for n, toks in zip(other, self._fts5_tokens([texts[n] for n in other]), strict=True):
             done[n] = toks
         return done
 
     def _stems_of(self, words: set[str]) -> dict[str, str]:
         """The stem cache, holding the stem FTS5 gives each of ``words`` (lower-case
-        ASCII words without separators); a full cache is emptied first, but for these."""
+        ASCII words without separators) but those ending in a digit, which are their own
+        stems; a full cache is emptied first, but for these.
+
+        A word that ends in a digit is its own stem: every porter rule tests a suffix
+        that ends in a letter ("item201", a word of digits; tests/test_fts5_tokenizer.py
+        asks FTS5). Ids and numbers like these are new words in most commits: asking
+        FTS5 was an SQLite round (a transaction, an insert, a vocabulary read) per
+        commit, and caching them made every commit copy the whole cache (the copy below
+        keeps readers in other threads safe), a cost growing with the words seen."""
         stems = self._stems
-        todo = [w for w in words if w not in stems]
+        todo = [w for w in words if w not in stems and not w[-1].isdigit()]
         if not todo:
             return stems
         if len(stems) + len(todo) > STEM_CACHE:
             stems = {w: stems[w] for w in words if w in stems}
-        fresh = dict(zip(todo, todo, strict=True))
-        # a word that ends in a digit is its own stem: every porter rule tests a suffix
-        # that ends in a letter ("item201", a word of digits; tests/test_fts5_tokenizer.py
-        # asks FTS5). Ids like these are new words in most commits, and asking FTS5 was
-        # an SQLite round (a transaction, an insert, a vocabulary read) per commit
-        asked = [w for w in todo if not w[-1].isdigit()]
-        for w, toks in zip(asked, self._fts5_tokens(asked), strict=True):
+        fresh = {}
+        for w, toks in zip(todo, self._fts5_tokens(todo), strict=True):
             if len(toks) != 1:
                 raise RuntimeError(f"FTS5 made {len(toks)} tokens of the word {w!r}")
             fresh[w] = toks[0]

@@ -202,7 +202,7 @@ def test_a_pg5_store_gains_fold_marks_and_the_two_argument_function_on_open(
     monkeypatch.setattr(fastwrite, "commit_writes", _never)
     with ChronoMem(url, embedder=HashEmbedder()) as mem:
         schema = mem.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        assert schema == ("pg6",)
+        assert schema == (SCHEMA_VERSION,)
         signatures = mem.conn.execute(
             "SELECT pg_get_function_identity_arguments(p.oid) FROM pg_proc p JOIN pg_namespace n "
             "ON n.oid = p.pronamespace WHERE p.proname = 'chronomem_commit' "
@@ -211,6 +211,50 @@ def test_a_pg5_store_gains_fold_marks_and_the_two_argument_function_on_open(
         assert [s for (s,) in signatures] == [
             "p jsonb, vecs real[], OUT vids bigint[], OUT changed bigint"
         ]
+        db = mem._db
+        sid = find_scope(db, APP, USER).scope_id
+        for j, w in enumerate([None, *synthetic_writes(lexical.FOLD_EVERY, seed=6)]):
+            if w is not None:  # the function's path, folding once on the way
+                mem.commit(APP, USER, **w)
+            if j % 16:
+                continue
+            for table, read in (("item_terms", db.item_stats), ("desc_terms", db.descriptor_stats)):
+                rows = mem.conn.execute(f"SELECT term, count(*) FROM {table} GROUP BY term")
+                want = {t: int(n) for t, n in rows.fetchall()}
+                terms = sorted(want)[:40] + ["nosuchterm"]
+                assert read(sid, terms)[2] == [want.get(t, 0) for t in terms], table
+        assert mem.check_integrity(APP, USER) == []
+
+
+def test_a_pg6_store_trades_its_two_document_indexes_for_one_on_open(
+    on_postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chronomem import ChronoMem, HashEmbedder
+    from chronomem.reads import find_scope
+
+    url = on_postgres
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        for w in synthetic_writes(lexical.FOLD_EVERY + 20, seed=4):
+            mem.commit(APP, USER, **w)
+        # as pg6 kept the same store: an index on the scope, a partial one on (scope, key)
+        for docs in ("item_docs", "desc_docs"):
+            mem.conn.execute(f"DROP INDEX {docs}_scope_doc")
+            mem.conn.execute(f"CREATE INDEX {docs}_scope ON {docs} (scope_id)")
+            mem.conn.execute(
+                f"CREATE INDEX {docs}_uncounted ON {docs} (scope_id, doc) WHERE NOT counted"
+            )
+        mem.conn.execute("UPDATE meta SET value = 'pg6' WHERE key = 'schema'")
+    monkeypatch.setattr(fastwrite, "commit_writes", _never)
+    with ChronoMem(url, embedder=HashEmbedder()) as mem:
+        schema = mem.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        assert schema == (SCHEMA_VERSION,)
+        indexes = mem.conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
+            "AND tablename IN ('item_docs', 'desc_docs') ORDER BY indexname"
+        ).fetchall()
+        assert [i for (i,) in indexes] == [
+            "desc_docs_pkey", "desc_docs_scope_doc", "item_docs_pkey", "item_docs_scope_doc"
+        ]  # fmt: skip
         db = mem._db
         sid = find_scope(db, APP, USER).scope_id
         for j, w in enumerate([None, *synthetic_writes(lexical.FOLD_EVERY, seed=6)]):

@@ -88,7 +88,8 @@ def uncounted_sql(ix: Index, doc: str, scope: str) -> str:
     each document to flip a flag was about a quarter of a fold's time and a fifth of
     its WAL). The mark only grows, and a scope's document keys grow with its commits
     (drawn from sequences under the scope's lock), so the documents past it are
-    exactly the ones written since the last fold."""
+    exactly the ones written since the last fold, and the documents' index on
+    ``(scope_id, doc)`` (schema pg7) reads just those: a range of it."""
     return (
         f"NOT {doc}.counted AND {doc}.doc > (SELECT {ix.mark} FROM scopes WHERE scope_id = {scope})"
     )

@@ -28,9 +28,10 @@ from collections.abc import Sequence
 # a leaner lexical index (LEANER_LEXICON); pg5: the lexical index (postings, documents,
 # per-term counts) split into hash partitions (PARTITIONED); pg6: the commit function
 # takes the descriptor vectors as a second, binary float4[] argument, and a fold moves a
-# mark on the scope's row instead of rewriting each folded document (FOLD_MARKS)
-SCHEMA_VERSION = "pg6"
-UPGRADES = ("pg1", "pg2", "pg3", "pg4", "pg5")  # older versions migrated on open (migrate_sql)
+# mark on the scope's row instead of rewriting each folded document (FOLD_MARKS); pg7:
+# one index on the documents' (scope, key) in place of two (DOC_INDEXES)
+SCHEMA_VERSION = "pg7"
+UPGRADES = ("pg1", "pg2", "pg3", "pg4", "pg5", "pg6")  # migrated on open (migrate_sql)
 
 # the commit function's earlier signature (pg3-pg5), dropped by the migration: the new
 # one is another overload, and a store keeps one
@@ -116,7 +117,7 @@ CREATE INDEX IF NOT EXISTS spans_hash ON spans (scope_id, hash);
 CREATE TABLE IF NOT EXISTS item_docs (
     doc bigint PRIMARY KEY, scope_id bigint NOT NULL, len integer NOT NULL
 ) PARTITION BY HASH (doc);
-CREATE INDEX IF NOT EXISTS item_docs_scope ON item_docs (scope_id);
+CREATE INDEX IF NOT EXISTS item_docs_scope_doc ON item_docs (scope_id, doc);
 CREATE TABLE IF NOT EXISTS item_terms (
     scope_id bigint NOT NULL, term text NOT NULL, doc bigint NOT NULL, pos integer[] NOT NULL,
     PRIMARY KEY (scope_id, term, doc)
@@ -124,7 +125,7 @@ CREATE TABLE IF NOT EXISTS item_terms (
 CREATE TABLE IF NOT EXISTS desc_docs (
     doc bigint PRIMARY KEY, scope_id bigint NOT NULL, len integer NOT NULL, body text NOT NULL
 ) PARTITION BY HASH (doc);
-CREATE INDEX IF NOT EXISTS desc_docs_scope ON desc_docs (scope_id);
+CREATE INDEX IF NOT EXISTS desc_docs_scope_doc ON desc_docs (scope_id, doc);
 CREATE TABLE IF NOT EXISTS desc_terms (
     scope_id bigint NOT NULL, term text NOT NULL, doc bigint NOT NULL, pos integer[] NOT NULL,
     PRIMARY KEY (scope_id, term, doc)
@@ -166,7 +167,7 @@ CREATE TABLE IF NOT EXISTS embeddings (
 # - deferred document counts: the commit function indexes a document without adding
 #   to the per-term counts (``counted`` false) and folds a scope's uncounted documents
 #   into them every lexical.FOLD_EVERY commits, in one grouped upsert. Readers add the
-#   uncounted documents' terms (found by the partial index) to the stored counts, so
+#   uncounted documents' terms (found by an index, see DOC_INDEXES) to the stored counts, so
 #   every read stays exact. Other write paths count at once (the default, true);
 # - a document row keeps its distinct terms (``terms``), so removing or folding it
 #   finds its postings by their primary key: the postings' second index, on the
@@ -175,8 +176,6 @@ CREATE TABLE IF NOT EXISTS embeddings (
 LEANER_LEXICON = """
 ALTER TABLE item_docs ADD COLUMN IF NOT EXISTS counted boolean NOT NULL DEFAULT true;
 ALTER TABLE desc_docs ADD COLUMN IF NOT EXISTS counted boolean NOT NULL DEFAULT true;
-CREATE INDEX IF NOT EXISTS item_docs_uncounted ON item_docs (scope_id) WHERE NOT counted;
-CREATE INDEX IF NOT EXISTS desc_docs_uncounted ON desc_docs (scope_id) WHERE NOT counted;
 ALTER TABLE scopes ADD COLUMN IF NOT EXISTS uncounted integer NOT NULL DEFAULT 0;
 ALTER TABLE item_docs ADD COLUMN IF NOT EXISTS terms text[] NOT NULL DEFAULT '{}';
 ALTER TABLE desc_docs ADD COLUMN IF NOT EXISTS terms text[] NOT NULL DEFAULT '{}';
@@ -186,17 +185,30 @@ ALTER TABLE desc_docs ALTER COLUMN terms SET STATISTICS 0;
 
 # Migration step pg6, "fold marks": a fold of the deferred document counts (see
 # LEANER_LEXICON) no longer flips each folded document's ``counted``; it moves the
-# scope's mark past them (chronomem.pg.lexical.uncounted_sql), so the partial index on
-# the uncounted documents keeps every document the commit function wrote and is keyed
-# by document too, for the range past the mark. A store migrated from pg5 starts with
-# marks at 0: its folded documents say counted, the others are past the mark.
+# scope's mark past them (chronomem.pg.lexical.uncounted_sql): the uncounted documents
+# are the scope's documents past the mark (DOC_INDEXES finds them). A store migrated
+# from pg5 starts with marks at 0: its folded documents say counted, the others are
+# past the mark.
 FOLD_MARKS = """
 ALTER TABLE scopes ADD COLUMN IF NOT EXISTS item_mark bigint NOT NULL DEFAULT 0;
 ALTER TABLE scopes ADD COLUMN IF NOT EXISTS desc_mark bigint NOT NULL DEFAULT 0;
+"""
+
+# Migration step pg7, "one document index": the documents had an index on the scope and
+# a partial one on (scope, key) of the commit function's documents (pg4's uncounted
+# ones; since pg6 every document that function wrote). Two entries per document, and
+# with both the planner read the uncounted documents (every lexical read, every fold)
+# through the scope's index, filtering out all the scope's folded documents: a read's
+# cost grew with the scope's history (about 8 ms of a descriptor read at 4,000 writes).
+# One index on (scope, key) serves both: the scope's documents past its mark are a range
+# of it, and the scope's documents its prefix.
+DOC_INDEXES = """
 DROP INDEX IF EXISTS item_docs_uncounted;
 DROP INDEX IF EXISTS desc_docs_uncounted;
-CREATE INDEX IF NOT EXISTS item_docs_uncounted ON item_docs (scope_id, doc) WHERE NOT counted;
-CREATE INDEX IF NOT EXISTS desc_docs_uncounted ON desc_docs (scope_id, doc) WHERE NOT counted;
+DROP INDEX IF EXISTS item_docs_scope;
+DROP INDEX IF EXISTS desc_docs_scope;
+CREATE INDEX IF NOT EXISTS item_docs_scope_doc ON item_docs (scope_id, doc);
+CREATE INDEX IF NOT EXISTS desc_docs_scope_doc ON desc_docs (scope_id, doc);
 """
 
 # an older store's documents learn their terms from the postings (by the index on the
@@ -255,7 +267,7 @@ def partitions_sql(tables: Sequence[str] = tuple(PARTITIONED)) -> str:
 
 def create_sql() -> list[str]:
     """A new store's tables, in the current schema (the commit function apart)."""
-    return [DDL, partitions_sql(), LEANER_LEXICON, FOLD_MARKS, *no_statistics_sql()]
+    return [DDL, partitions_sql(), LEANER_LEXICON, FOLD_MARKS, DOC_INDEXES, *no_statistics_sql()]
 
 
 # Migration step pg5: a table of PARTITIONED, and its indexes, step aside (renamed
@@ -288,10 +300,10 @@ def migrate_sql(version: str) -> list[str]:
     all counted already) and their documents' terms; every older version's
     :data:`PARTITIONED` tables are rebuilt partitioned, rows and columns as they were;
     every older version's commit function of :data:`OLD_FUNCTIONS` is dropped and
-    :data:`FOLD_MARKS` applied (all pg5 needs)."""
+    :data:`FOLD_MARKS` applied (all pg5 needs, with :data:`DOC_INDEXES`, all pg6 needs)."""
     steps: list[str] = [f"DROP FUNCTION IF EXISTS {f}" for f in OLD_FUNCTIONS]
-    if version == "pg5":
-        steps.append(FOLD_MARKS)
+    if version in ("pg5", "pg6"):
+        steps += [FOLD_MARKS, DOC_INDEXES]
         return [*steps, f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema'"]
     if version == "pg1":
         steps += [
