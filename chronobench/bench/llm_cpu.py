@@ -34,7 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompts", help="an exported prompts file: time real prompts")
     parser.add_argument("--limit", type=int, default=10, help="--prompts: how many")
     parser.add_argument(
-        "--ct2", action="store_true", help="--prompts: on CTranslate2 int8 (the llm-ct2 extra)"
+        "--ct2", action="store_true", help="--prompts: on CTranslate2 (the llm-ct2 extra)"
+    )
+    parser.add_argument(
+        "--compute-type",
+        default="int8",
+        help="--ct2: int8 (default), int8_float32, int16, float32 (each its own converted folder)",
     )
     parser.add_argument(
         "--batch-sizes",
@@ -56,7 +61,8 @@ def main(args: argparse.Namespace) -> int:
     if args.prompts and args.ct2:
         from chronobench.backbones.ct2_backend import CT2Backbone
 
-        return _real_prompts(CT2Backbone(args.model, threads=args.threads[0]), args)
+        ct2 = CT2Backbone(args.model, threads=args.threads[0], compute_type=args.compute_type)
+        return _real_prompts(ct2, args)
     bb = PackagedTransformersBackbone(args.model, dtype=args.dtype)
     if args.prompts and args.batch_sizes:
         return _batched(bb, args)
@@ -92,19 +98,39 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+def _select(args: argparse.Namespace, spread: bool) -> tuple[list[dict], dict[str, str]]:
+    """The prompts to time and, with ``--against``, that file's replies (only prompts it
+    answers): ``--limit`` of them, spread over the file (not its first cell only) when
+    ``spread`` or ``--against``, else the first ones."""
+    from chronobench.backbones.standalone_generate import read_records
+
+    records = read_records(args.prompts)
+    recorded: dict[str, str] = {}
+    if args.against:
+        recorded = {r["id"]: str(r.get("text", "")) for r in read_records(args.against)}
+        records = [r for r in records if r["id"] in recorded]
+        if not records:
+            raise SystemExit(f"--against {args.against}: it answers none of {args.prompts}")
+    if (spread or recorded) and len(records) > args.limit:
+        step = len(records) / args.limit
+        records = [records[int(i * step)] for i in range(args.limit)]
+    return records[: args.limit], recorded
+
+
 def _real_prompts(backbone: object, args: argparse.Namespace) -> int:
     import torch
 
     from chronobench.backbones.offline import request_of
-    from chronobench.backbones.standalone_generate import read_records
 
     torch.set_num_threads(args.threads[0])
-    records = read_records(args.prompts)[: args.limit]
+    records, recorded = _select(args, spread=False)
     print(
         f"{args.model} ({backbone.cache_config}, {args.threads[0]} thread(s)): "  # type: ignore[attr-defined]
         f"{len(records)} prompts of {args.prompts}"
+        + (f", replies compared with {args.against}" if args.against else "")
     )
     cpu_total = wall_total = 0.0
+    same = 0
     for rec in records:
         request = request_of(rec, where=args.prompts)
         cpu, wall = time.process_time(), time.perf_counter()
@@ -112,12 +138,25 @@ def _real_prompts(backbone: object, args: argparse.Namespace) -> int:
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         cpu_total += cpu
         wall_total += wall
+        mark = ""
+        if recorded:
+            same += recorded[rec["id"]] == out.text
+            mark = (
+                "  ="
+                if recorded[rec["id"]] == out.text
+                else f"  recorded {recorded[rec['id']][:40]!r}"
+            )
         print(
             f"  {rec['id'][:12]} {rec.get('task', 'qa'):7} {out.prompt_tokens:5d} + "
-            f"{out.completion_tokens:3d} tokens  {cpu:6.2f} CPU-s {wall:6.2f} s  {out.text[:60]!r}"
+            f"{out.completion_tokens:3d} tokens  {cpu:6.2f} CPU-s {wall:6.2f} s  "
+            f"{out.text[:60]!r}{mark}",
+            flush=True,
         )
     n = max(1, len(records))
-    print(f"  mean {cpu_total / n:.2f} CPU-s, {wall_total / n:.2f} s wall per prompt")
+    line = f"  mean {cpu_total / n:.2f} CPU-s, {wall_total / n:.2f} s wall per prompt"
+    if recorded:
+        line += f"; {same}/{len(records)} replies as recorded"
+    print(line)
     return 0
 
 
@@ -127,21 +166,11 @@ def _batched(backbone: object, args: argparse.Namespace) -> int:
     import torch
 
     from chronobench.backbones.offline import request_of
-    from chronobench.backbones.standalone_generate import read_records
 
     if any(b < 1 for b in args.batch_sizes):
         raise SystemExit(f"--batch-sizes must be at least 1, got {args.batch_sizes}")
     torch.set_num_threads(args.threads[0])
-    records = read_records(args.prompts)
-    recorded: dict[str, str] = {}
-    if args.against:
-        recorded = {r["id"]: str(r.get("text", "")) for r in read_records(args.against)}
-        records = [r for r in records if r["id"] in recorded]
-        if not records:
-            raise SystemExit(f"--against {args.against}: it answers none of {args.prompts}")
-    if len(records) > args.limit:  # spread over the file, not its first cell only
-        step = len(records) / args.limit
-        records = [records[int(i * step)] for i in range(args.limit)]
+    records, recorded = _select(args, spread=True)
     requests = [request_of(r, where=args.prompts) for r in records]
     print(
         f"{args.model} ({args.dtype}, {args.threads[0]} thread(s)): {len(records)} prompts of "

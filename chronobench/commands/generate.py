@@ -4,7 +4,8 @@
 ``OUT`` gets one completion a line, which ``backbone=replay
 backbone.params.completions=OUT backbone.model=M`` reads back. Engines are the harness's
 own backbones: ``packaged`` (a model from ``install-model``: ``--model qwen-1b5``, on
-CPU), ``transformers`` (a model folder or hub id), ``vllm`` (offline batches on a GPU),
+CPU), ``ct2`` (the same model on CTranslate2, ``--compute-type int8``: the llm-ct2
+extra), ``transformers`` (a model folder or hub id), ``vllm`` (offline batches on a GPU),
 ``openai`` (any OpenAI-compatible server, ``--base-url``). Completions already in
 ``OUT`` are kept (a killed run resumes); ``--reuse FILE`` adds another file's replies to
 these prompts first. ``--batch-size N`` (packaged, transformers) answers N prompts of
@@ -22,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-ENGINES = ("packaged", "transformers", "vllm", "openai")
+ENGINES = ("packaged", "ct2", "transformers", "vllm", "openai")
 
 
 def dtype_warning(engine: str, dtype: str | None, has_bf16: bool) -> str | None:
@@ -50,6 +51,15 @@ def _backbone(args: argparse.Namespace) -> Any:
             threads=args.threads,
             batch_size=args.batch_size,
             dtype=args.dtype,
+            cache_dir=args.cache_dir,
+        )
+    if args.engine == "ct2":
+        from chronobench.backbones.ct2_backend import CT2Backbone
+
+        return CT2Backbone(
+            args.model,
+            threads=args.threads,
+            compute_type=args.compute_type,
             cache_dir=args.cache_dir,
         )
     if args.engine == "transformers":
@@ -89,7 +99,20 @@ def _reuse(sources: list[str], wanted: set[str], out: str) -> None:
 
 def _runtime(args: argparse.Namespace, backbone: Any) -> dict[str, Any]:
     """How the replies are made, recorded with each one: a padded batch can change a
-    greedy reply by a token, so the batch size and padding say which path wrote it."""
+    greedy reply by a token, so the batch size and padding say which path wrote it. A
+    CTranslate2 reply names its runtime, version and compute type: its int8 weights give
+    other replies than transformers' (docs/llm_anywhere.md), so a file is one runtime's."""
+    if args.engine == "ct2":
+        import ctranslate2
+
+        return {
+            "runtime": "ctranslate2",
+            "ctranslate2": ctranslate2.__version__,
+            "compute_type": str(getattr(backbone, "compute_type", args.compute_type)),
+            "batch_size": 1,
+            "padding": "none",
+            "threads": args.threads,
+        }
     if args.engine not in ("packaged", "transformers"):
         return {"dtype": args.dtype}
     import torch
@@ -128,7 +151,10 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--engine", choices=ENGINES, default="packaged")
     p.add_argument("--model", required=True, help="qwen-1b5 / smollm2 (packaged), a folder, an id")
     p.add_argument("--dtype", default="auto", help="float32, bfloat16, auto")
-    p.add_argument("--threads", type=int, default=1, help="packaged: torch threads")
+    p.add_argument("--threads", type=int, default=1, help="packaged, ct2: intra-op threads")
+    p.add_argument(
+        "--compute-type", default="int8", help="ct2: int8 (default), int8_float32, float32"
+    )
     p.add_argument(
         "--batch-size",
         type=int,
@@ -159,6 +185,8 @@ def main(argv: Sequence[str]) -> int:
     args = p.parse_args(list(argv))
     if args.batch_size < 1:
         p.error(f"--batch-size must be at least 1, got {args.batch_size}")
+    if args.engine == "ct2" and args.batch_size != 1:
+        p.error("--engine ct2 answers one prompt at a time: leave --batch-size at 1")
     if args.chunk is None:
         args.chunk = args.batch_size if args.batch_size > 1 else 16
     # Every record is checked (and its id re-hashed) before a model is loaded.

@@ -72,21 +72,32 @@ def _completions_files(runs: list[Any]) -> list[str]:
     return files
 
 
-def _decoding(runs: list[Any]) -> str:
-    """How the replies were decoded: one prompt at a time, unless a replayed file says
-    some came from left-padded batches (``generate --batch-size``), where a greedy reply
-    can differ from the unpadded one by a token; that is stated with the counts."""
-    batch: dict[str, int] = {}
+def _reply_runtimes(runs: list[Any]) -> dict[str, dict[str, Any]]:
+    """prompt id -> the ``runtime`` its reply records, over the completions files the
+    replayed runs read (the first line of an id wins, as the batch count always did)."""
+    runtimes: dict[str, dict[str, Any]] = {}
     for path in _completions_files(runs):
         try:
             with open(path, encoding="utf-8") as fh:
                 for line in fh:
                     if line.strip():
                         rec = json.loads(line)
-                        size = int((rec.get("runtime") or {}).get("batch_size") or 1)
-                        batch.setdefault(str(rec.get("id")), size)
+                        runtimes.setdefault(str(rec.get("id")), dict(rec.get("runtime") or {}))
         except (OSError, ValueError, TypeError, AttributeError):
             continue  # the file is checked where it is replayed; here it only informs
+    return runtimes
+
+
+def _decoding(runs: list[Any]) -> str:
+    """How the replies were decoded: one prompt at a time, unless a replayed file says
+    some came from left-padded batches (``generate --batch-size``), where a greedy reply
+    can differ from the unpadded one by a token; that is stated with the counts."""
+    batch: dict[str, int] = {}
+    try:
+        for pid, rt in _reply_runtimes(runs).items():
+            batch[pid] = int(rt.get("batch_size") or 1)
+    except (TypeError, ValueError):
+        batch = {}
     batched = {size for size in batch.values() if size > 1}
     if not batched:
         return "greedy, one prompt at a time."
@@ -99,7 +110,31 @@ def _decoding(runs: list[Any]) -> str:
     )
 
 
-def _model_line(model: str, backbones: set[str], decoding: str) -> list[str]:
+def runtime_phrase(runtimes: list[dict[str, Any]]) -> str:
+    """What ran a split model's replies, from the ``runtime`` each reply records.
+    Replies that record none, and transformers' bfloat16 ones, are the published
+    replies' runtime: "run in bfloat16", as before. Any other runtime (CTranslate2's
+    int8, transformers' float32) is named with its count: its greedy replies are not
+    bfloat16's, so a section never passes them off as such."""
+    counts: dict[str, int] = {}
+    for rt in runtimes:
+        if rt.get("runtime") == "ctranslate2":
+            version = f" {rt['ctranslate2']}" if rt.get("ctranslate2") else ""
+            what = f"on CTranslate2{version} ({rt.get('compute_type') or '?'})"
+        else:
+            what = f"in {rt.get('dtype') or 'bfloat16'}"
+        counts[what] = counts.get(what, 0) + 1
+    if set(counts) <= {"in bfloat16"}:
+        return "run in bfloat16"
+    if len(counts) == 1:
+        return f"run {next(iter(counts))}"
+    parts = ", ".join(f"{n:,} {what}" for what, n in sorted(counts.items(), key=lambda x: -x[1]))
+    return f"replies run {parts}"
+
+
+def _model_line(
+    model: str, backbones: set[str], decoding: str, runtime: str = "run in bfloat16"
+) -> list[str]:
     from chronobench.backbones.packaged import MODELS, PACKAGED
 
     m = MODELS.get(model)
@@ -124,7 +159,7 @@ def _model_line(model: str, backbones: set[str], decoding: str) -> list[str]:
         source = (
             f"the official `{m.filename}` (sha256 `{m.sha256[:12]}...`, "  # type: ignore[union-attr]
             f"reassembled from the PyPI part wheels `{stem}-part1..{len(m.parts)}=="  # type: ignore[union-attr]
-            f"{last.version}` and verified), dequantised and run in bfloat16"
+            f"{last.version}` and verified), dequantised and {runtime}"
         )
     return [
         f"Model: **{name}** ({m.parameters} parameters, licence {m.licence}), {source}, "
@@ -218,7 +253,8 @@ def _model_part(model: str, chosen: list[Any]) -> list[str]:
 
     label = MODELS[model].label.replace(" (CPU)", "") if model in MODELS else model
     backbones = {r.backbone_name for r in chosen if r.backbone_name}
-    lines = [f"### {label}", "", *_model_line(model, backbones, _decoding(chosen)), ""]
+    runtime = runtime_phrase(list(_reply_runtimes(chosen).values()))
+    lines = [f"### {label}", "", *_model_line(model, backbones, _decoding(chosen), runtime), ""]
     built = [r for r in chosen if r.task_kind == "benchmark" and r.system and r.queries == "built"]
     gen = [r for r in built if not _summaries_only(r)]
     rq3 = {r.system: r for r in built if _summaries_only(r)}
