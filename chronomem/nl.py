@@ -5,8 +5,8 @@ Rule (measured on LoCoMo template and hand-written requests with
 
 1. it names content: tokens left after removing stopwords, the request vocabulary
    ("undo", "everything after", "the conversation where", ...) and filler
-   (:data:`chronomem.parse.FILLER`: greetings, "mind", times said in passing; a
-   request left with only :data:`chronomem.parse.NO_CONTENT` words names none either).
+   (:data:`chronomem.nocontent.FILLER`: greetings, "mind", times said in passing; a
+   request left with only :data:`chronomem.nocontent.NO_CONTENT` words names none either).
    "*", "(((", NUL, emoji-only, whitespace, "undo that" and "hi, undo what I said
    earlier" name none;
 2. the matched commit has evidence: lexical (a named word of the request matches
@@ -36,7 +36,7 @@ LoCoMo session requests and 0 of 152 turn requests refused, every content-free r
 refused; 29 of 50 off-topic session requests passed on a single shared common word.
 The weak-match part, written on the development probes (docs/nl_parse.md), refuses all
 44 of ``locomo_nl_dev_refusals`` and 1 of the 101 ``locomo_v3_tuning`` requests; with
-the filler classes of :data:`chronomem.parse.NO_CONTENT`, all 63 of
+the filler classes of :data:`chronomem.nocontent.NO_CONTENT`, all 63 of
 ``locomo_nl_dev_refusals2`` (50 of them before the classes); with the classes and
 courtesy formulas added on ``locomo_nl_dev_refusals3`` and ``4``, all their no-content
 requests (60/60 and 45/45), and, with :data:`FRAME_WORDS`, 29 of their 30 absent topics;

@@ -25,7 +25,11 @@ do with what it names.
   "rmeove") is respelt before any rule reads it, and chat shorthand ("plz", "convo",
   "abt", "u") is expanded. Only a word in a request verb's position is respelt (the
   request's start, after a politeness word, or before "the / that / it / to"), so
-  content words a letter away from a verb ("remote", "forge") stay as they are.
+  content words a letter away from a verb ("remote", "forge") stay as they are
+  (:mod:`chronomem.cues`);
+- **evidence**: the content words that show the request names something at all
+  (:attr:`ParsedRequest.evidence`; the words and phrases that name nothing are in
+  :mod:`chronomem.nocontent`).
 
 Nothing here touches a store: the structure is pure text, shown in a rollback plan so a
 preview explains itself (:meth:`ParsedRequest.describe`).
@@ -40,140 +44,8 @@ from typing import Any
 
 from chronomem import query as q
 from chronomem import timeref as tr
-from chronomem.words import RETRIEVAL_STOPWORDS
-
-# -- respelling ------------------------------------------------------------------------------
-
-# Request verbs a misspelling is read back to (edit distance 1; 2 from seven letters on).
-CUE_VERBS = (
-    "forget",
-    "remove",
-    "delete",
-    "erase",
-    "undo",
-    "revert",
-    "discard",
-    "rollback",
-    "restore",
-    "return",
-)
-# Chat shorthand -> the words the rules read.
-SHORTHAND = {
-    "plz": "please",
-    "pls": "please",
-    "pleas": "please",
-    "u": "you",
-    "ur": "your",
-    "abt": "about",
-    "bout": "about",
-    "convo": "conversation",
-    "convos": "conversations",
-    "n": "and",
-    "rite": "right",
-    "cn": "can",
-    "cud": "could",
-    "b4": "before",
-    "thx": "thanks",
-    "tho": "though",
-    "msg": "message",
-    "rollbak": "rollback",
-    "wat": "what",
-    "sed": "said",
-}
-# Words after which a request verb stands ("plz fogret", "can you delte").
-_VERB_BEFORE = frozenset(
-    "please can could would you just ok okay so hey hi and also then now pls kindly "
-    "i i'd want".split()
-)
-# Words a request verb is followed by ("fogret the chat", "revrt to").
-_VERB_AFTER = frozenset(
-    "the that this it everything anything all what my our to about back from".split()
-)
-
-
-def _distance(a: str, b: str, limit: int) -> int:
-    """Optimal-string-alignment edit distance of ``a`` and ``b`` (insertions, deletions,
-    substitutions, adjacent transpositions), or ``limit + 1`` once it exceeds ``limit``."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-        if min(cur) > limit:
-            return limit + 1
-        prev2, prev = prev, cur
-    return prev[-1]
-
-
-@functools.lru_cache(maxsize=4096)
-def cue_verb(word: str) -> str | None:
-    """The request verb ``word`` misspells (None: none, or it is that verb already)."""
-    w = word.lower()
-    if len(w) < 4 or not w.isalpha() or w in CUE_VERBS:
-        return None
-    best: tuple[int, str] | None = None
-    for verb in CUE_VERBS:
-        if w[0] != verb[0]:
-            continue
-        limit = 2 if len(verb) >= 7 else 1
-        d = _distance(w, verb, limit)
-        if d <= limit and (best is None or d < best[0]):
-            best = (d, verb)
-    return None if best is None else best[1]
-
-
-_SHORTHAND_RE = re.compile(
-    r"(?<![\w'])(?:" + "|".join(sorted(SHORTHAND, key=len, reverse=True)) + r")(?![\w'])",
-    re.IGNORECASE,
-)
-# Words that could misspell a request verb: the verbs' first letters, four letters on.
-_CANDIDATE = re.compile(
-    r"(?<![\w'])[" + "".join(sorted({v[0] for v in CUE_VERBS})) + r"][a-z]{3,10}(?![\w'])",
-    re.IGNORECASE,
-)
-_LAST_WORD = re.compile(r"([\w']+)\W*$")
-_NEXT_WORD = re.compile(r"^\W*([\w']+)")
-
-
-def respell(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """``text`` with chat shorthand expanded and misspelt request verbs respelt, and the
-    ``(was, now)`` pairs changed. A word is read as a verb only in a verb's position:
-    the request's first word, after a politeness word, or before "the / that / to"."""
-    changed: list[tuple[str, str]] = []
-
-    def short(m: re.Match[str]) -> str:
-        now = SHORTHAND[m.group(0).lower()]
-        changed.append((m.group(0), now))
-        return now
-
-    text = _SHORTHAND_RE.sub(short, text or "")
-    out: list[str] = []
-    at = 0
-    for m in _CANDIDATE.finditer(text):
-        verb = cue_verb(m.group(0))
-        if verb is None:
-            continue
-        before = _LAST_WORD.search(text, 0, m.start())
-        after = _NEXT_WORD.search(text[m.end() :])
-        first = before is None
-        if not (
-            first
-            or before.group(1).lower() in _VERB_BEFORE  # type: ignore[union-attr]
-            or (after is not None and after.group(1).lower() in _VERB_AFTER)
-        ):
-            continue
-        changed.append((m.group(0), verb))
-        out.append(text[at : m.start()] + verb)
-        at = m.end()
-    out.append(text[at:])
-    return "".join(out), changed
-
+from chronomem.cues import respell
+from chronomem.nocontent import FILLER, said_in_passing, without_asides
 
 # -- operators -------------------------------------------------------------------------------
 
@@ -301,173 +173,8 @@ _ORDINAL_WORDS = re.compile(
 )
 _FIRST_WORDS = re.compile(r"\b(?:first|originally|initially|ever|earliest)\b", re.I)
 _CALENDAR_WORDS = re.compile(r"\b(?:" + "|".join(_MONTH_NAMES + _WEEKDAYS) + r")\b", re.I)
-# Words that name no memory content wherever they stand: greetings, politeness, "mind",
-# and times said in passing ("earlier", "yesterday"). Retrieval still reads them; they
-# never count as evidence that a request names something ("hi, undo what I said before").
-FILLER = frozenset(
-    """hi hello hey hiya morning evening afternoon good thanks thank thx cheers please
-    plz pls kindly mind sorry okay ok sure yeah yes no hmm um uh well actually really
-    maybe kind sort bit little lot lots today yesterday tonight earlier recently lately
-    now ago last latest recent previous first second next time times day days week weeks
-    month months year said say saying told tell telling mentioned mention talked talk
-    thing things something stuff bit part parts info information whatever way like
-    quick scratch done much also again think thinking thought one ones bunch honestly
-    anyway hope""".split()
-)
-# Words that, with FILLER, leave a request naming nothing when no other word is left.
-# Beside a named topic they stay evidence words as before, so a request that names
-# something is matched exactly as it was. One class a line, so a new word joins the
-# class it belongs to (written on the development probes, docs/nl_parse.md):
-NO_CONTENT = FILLER | frozenset(
-    # interjections and chat shorthand
-    """oops oopsie lol haha ugh wow omg btw wait whoa huh eh meh argh oh aw aww erm umm
-    uhh ahem gah gosh tbh ngl fwiw nvm xoxo ty listen"""
-    # words that point at something without naming it ("the other thing too")
-    """ other else another too either same"""
-    # the act of telling (what was told is the content, not the act)
-    """ gave give given giving shared share sharing sent send"""
-    # the memory's own units and verbs ("the newest memories", "the last entry", "two
-    # steps", "clear out the recent update")
-    """ update updates entry entries step steps note notes record records edit edits
-    version versions newest oldest clear out"""
-    # counts ("two steps", "the last three")
-    """ two three four five six seven eight nine ten"""
-    # ways to address the listener ("hey buddy")
-    """ buddy pal dude bro"""
-    # courtesy that is rarely a topic ("much appreciated", "no worries", "regards")
-    """ appreciate appreciated worries bother excuse possibly mate regards greetings ahh ta
-    cool trouble request requests"""
-    # courtesy in other languages, and terms of endearment ("gracias amigo", "thanks hon")
-    """ gracias amigo amiga danke merci beaucoup grazie ciao hon honey sweetie luv"""
-    # apologies and hedges around the request itself ("apologies", "is it possible to",
-    # "I was wondering whether")
-    """ apologies possible wondering whether rather though"""
-    # chat affirmations and negations ("okie dokie", "yeah, nah")
-    """ okie dokie nah nope yep yup alright righto"""
-    # the request correcting itself: a slip, a change of mind, what to disregard
-    """ bad mistake mistakes wrong ignore change changes changed mean meant"""
-    # units of time with no date ("a minute ago")
-    """ minute minutes hour hours moment while"""
-    # the act of writing something (what was written is the content, not the act)
-    """ wrote typed typing message messages put input reply replies"""
-    # vague amounts
-    """ couple few several most"""
-    # what is left of a contraction once its apostrophe splits it ("don't" -> don, t;
-    # "I'd" -> d)
-    """ don doesn didn isn wasn won couldn wouldn shouldn aren weren haven hasn hadn
-    t d m ll ve re s""".split()
-)
-# Courtesy formulas made of words that are topics elsewhere ("my best friend", "I love
-# hiking"): only the whole phrase names nothing, so only the phrase is set aside when
-# asking whether a request names content.
-_COURTESY = re.compile(
-    r"\b(?:hope (?:you(?:'re| are)|all is|things are) (?:doing )?(?:great|well|good|ok|okay|"
-    r"fine)|you(?:'re| are) (?:the best|a star|a lifesaver)|(?:i'?d|i would) love it if|"
-    r"(?:thanks|thank you)(?: so much)? for (?:your|the|all your|all the) help|"
-    r"have a (?:nice|good|great|lovely) (?:day|one|evening|weekend)|"
-    r"hello again(?:,? (?:my )?friend)?|dear (?:assistant|friend)|oh dear|"
-    r"(?:take|takes) care|best wishes|(?:thanks|thank you) in advance|no (?:rush|hurry)|"
-    r"much obliged|my fault|many thanks|thanks (?:heaps|a ton|a million|a lot)|"
-    r"(?:silly|dumb|careless) of me|(?:cheers|much|lots of) love|"
-    r"(?:it'?s been|what) a long (?:day|week)|what a (?:day|week|month|year)(?: it'?s been)?|"
-    r"do me a (?:solid|favou?r)|(?:funny|long) story|sweet dreams|good night|"
-    r"(?:happy|merry) (?:new year|holidays|christmas|xmas|easter|thanksgiving|weekend|"
-    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
-    r"long time no (?:see|talk|chat)|good to (?:see|hear from) you|how are you(?: doing)?|"
-    r"(?:thanks|thank you)(?: again)? for (?:listening|chatting|understanding|your patience)|"
-    r"(?:just )?between (?:us|you and me)|(?:to be|being) a pain|"
-    r"(?:this|that) (?:isn'?t|is not) weird|(?:i )?feel bad|"
-    r"(?:didn'?t|did not|don'?t|do not) keep|(?:such a )?(?:lovely|nice|beautiful) day(?: today)?|"
-    r"(?:it|that) always helps|"
-    r"the weather(?: here| today)? (?:is|has been|was) "
-    r"(?:awful|terrible|lovely|nice|great|crazy|bad)|"
-    r"(?:not|no) (?:a |much of a |too much of a )?(?:hassle|bother|problem))\b",
-    re.IGNORECASE,
-)
-# Asides about the listener ("you've been so helpful", "love you lots", "thanks for your
-# patience", "whenever you get a chance"): a stretch of the request between punctuation
-# that speaks of "you" with no request verb and no verb of telling, knowing or showing.
-# Requests name memory content in the first or third person ("I told you about X",
-# "when Tim suggested X"), so such a stretch is talk about the exchange: its words never
-# count as evidence that the request names something. Retrieval still reads them.
-_SEGMENT = re.compile(r"[.!?;:,()]+|\s[-\u2013\u2014]+\s|\bbut\b", re.IGNORECASE)
-_LISTENER = re.compile(r"(?<![-\w])(?:you|your|yours|yourself|u|ya)\b", re.IGNORECASE)
-# An aside is short ("you're the best", "hope your week is going well"); a longer stretch
-# that speaks of "you" usually carries the request too ("X shouldn't be in your memory").
-ASIDE_WORDS = 6
-_SEGMENT_KEEPS = re.compile(
-    r"\b(?:"
-    + "|".join(CUE_VERBS)
-    + r"|roll|go back|keep|drop|wipe|scrap|ditch|toss|purge|take back|unlearn|pretend|act|"
-    r"lose|clear|cancel|reset|get rid|told|tell|said|say|mention\w*|knew|know\w*|heard|"
-    r"hear|learn\w*|found out|find out|talk\w*|discuss\w*|shar\w*|remember\w*|"
-    r"recommend\w*|suggest\w*|show\w*|ask\w*|about|when|where|memor\w*|bring)\b",
-    re.IGNORECASE,
-)
-
-
-# A letter written three or more times over ("hiii", "sooo"): the word is read with one.
-_ELONGATED = re.compile(r"([a-z])\1{2,}", re.IGNORECASE)
-# An exclamation ("hey stranger!", "hope the family's doing well!", "danke schön!") that
-# holds no request verb and no verb of telling is a greeting or a remark on the moment:
-# the request names its content where it asks for something, or where it says what was
-# told. Split on the mark so a part knows whether an exclamation mark closed it. One that
-# says what happened (a past tense: "Caroline's parade was amazing!", "I finished it!")
-# or names someone (a capital on a word that is not filler) is telling the event.
-_CLOSED = re.compile(r"(!+)")
+# A greeting before a time phrase ("happy new year!"): the time is no bound.
 _GREETED = re.compile(r"\b(?:happy|merry)\s+$", re.IGNORECASE)
-_HAPPENED = re.compile(r"\b(?:was|were|went|had|got|made|came|took|saw|did|[a-z]{2,}ed)\b", re.I)
-_CAPITAL = re.compile(r"\b[A-Z][\w'-]*")
-
-
-def _tells(part: str) -> bool:
-    """Whether an exclamation says what happened or names someone."""
-    if _HAPPENED.search(part):
-        return True
-    return any(
-        (w := m.group(0).lower().split("'")[0]) not in NO_CONTENT and w not in RETRIEVAL_STOPWORDS
-        for m in _CAPITAL.finditer(part)
-    )
-
-
-def _exclamations_out(text: str) -> str:
-    """``text`` without its short exclamations that ask and tell nothing."""
-    parts = _CLOSED.split(text)
-    kept: list[str] = []
-    for n in range(0, len(parts), 2):
-        part = parts[n]
-        closed = n + 1 < len(parts)
-        last = _SEGMENT.split(part)[-1]
-        if (
-            closed
-            and not _SEGMENT_KEEPS.search(last)
-            and len(last.split()) <= ASIDE_WORDS
-            and not _tells(last)
-        ):
-            part = part[: len(part) - len(last)]
-        kept.append(part)
-    return " , ".join(kept)
-
-
-def _without_asides(clause: str) -> str:
-    """``clause`` with its courtesy formulas, its exclamations that ask and tell nothing
-    and its asides about the listener taken out."""
-    kept = [
-        part
-        for part in _SEGMENT.split(_exclamations_out(_COURTESY.sub(" , ", clause)))
-        if not (
-            _LISTENER.search(part)
-            and not _SEGMENT_KEEPS.search(part)
-            and len(part.split()) <= ASIDE_WORDS
-        )
-    ]
-    return " , ".join(kept)
-
-
-def _said_in_passing(word: str) -> bool:
-    """Whether ``word`` names nothing (:data:`NO_CONTENT`), read with its drawn-out
-    letters once ("hiii" as "hi")."""
-    return word in NO_CONTENT or _ELONGATED.sub(r"\1", word) in NO_CONTENT
 
 
 @dataclass(frozen=True)
@@ -511,12 +218,12 @@ class ParsedRequest:
     @functools.cached_property
     def evidence(self) -> tuple[str, ...]:
         """The content words that count as evidence that the request names something:
-        none of :data:`NO_CONTENT`, none from a courtesy formula or an aside about the
-        listener. The confidence gates match these; retrieval reads :attr:`content`."""
-        if not any(not _said_in_passing(t) for t in self.content):
+        none of :data:`chronomem.nocontent.NO_CONTENT`, none from a courtesy formula or an
+        aside about the listener (:func:`chronomem.nocontent.without_asides`). The confidence gates match these; retrieval reads :attr:`content`."""
+        if not any(not said_in_passing(t) for t in self.content):
             return ()
         return tuple(
-            t for t in content_words(_without_asides(self.clause)) if not _said_in_passing(t)
+            t for t in content_words(without_asides(self.clause)) if not said_in_passing(t)
         )
 
     @property

@@ -1,10 +1,11 @@
-"""The request parser (memory/parse.py) and its operators over a dated history."""
+"""The request parser (chronomem/parse.py, respelling in chronomem/cues.py, the no-content
+words in chronomem/nocontent.py) and its operators over a dated history."""
 
 from __future__ import annotations
 
 import pytest
 
-from chronomem import UncertainRequestError
+from chronomem import UncertainRequestError, cues
 from chronomem import parse as ps
 from tests._memory_fixtures import APP, USER, add, hash_store
 
@@ -142,7 +143,7 @@ def test_misspelt_cue_verbs_are_respelt(text: str, verb: str) -> None:
 
 
 def test_content_words_near_a_verb_stay() -> None:
-    normal, changed = ps.respell("the remote work chat about the forge")
+    normal, changed = cues.respell("the remote work chat about the forge")
     assert normal == "the remote work chat about the forge" and changed == []
 
 

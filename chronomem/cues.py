@@ -1,0 +1,145 @@
+"""The request verbs a request is read with, and respelling: chat shorthand expanded and
+misspelt request verbs read back to the verb they misspell.
+
+The cue verbs sit here, below both readers of a request, because both need them: the
+parser (:mod:`chronomem.parse`) respells a request with them before any rule reads it,
+and the no-content gate (:mod:`chronomem.nocontent`) keeps a stretch of a request that
+holds one as asking for something.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+__all__ = ["CUE_VERBS", "SHORTHAND", "cue_verb", "respell"]
+
+# Request verbs a misspelling is read back to (edit distance 1; 2 from seven letters on).
+CUE_VERBS = (
+    "forget",
+    "remove",
+    "delete",
+    "erase",
+    "undo",
+    "revert",
+    "discard",
+    "rollback",
+    "restore",
+    "return",
+)
+# Chat shorthand -> the words the rules read.
+SHORTHAND = {
+    "plz": "please",
+    "pls": "please",
+    "pleas": "please",
+    "u": "you",
+    "ur": "your",
+    "abt": "about",
+    "bout": "about",
+    "convo": "conversation",
+    "convos": "conversations",
+    "n": "and",
+    "rite": "right",
+    "cn": "can",
+    "cud": "could",
+    "b4": "before",
+    "thx": "thanks",
+    "tho": "though",
+    "msg": "message",
+    "rollbak": "rollback",
+    "wat": "what",
+    "sed": "said",
+}
+# Words after which a request verb stands ("plz fogret", "can you delte").
+_VERB_BEFORE = frozenset(
+    "please can could would you just ok okay so hey hi and also then now pls kindly "
+    "i i'd want".split()
+)
+# Words a request verb is followed by ("fogret the chat", "revrt to").
+_VERB_AFTER = frozenset(
+    "the that this it everything anything all what my our to about back from".split()
+)
+
+
+def _distance(a: str, b: str, limit: int) -> int:
+    """Optimal-string-alignment edit distance of ``a`` and ``b`` (insertions, deletions,
+    substitutions, adjacent transpositions), or ``limit + 1`` once it exceeds ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+@functools.lru_cache(maxsize=4096)
+def cue_verb(word: str) -> str | None:
+    """The request verb ``word`` misspells (None: none, or it is that verb already)."""
+    w = word.lower()
+    if len(w) < 4 or not w.isalpha() or w in CUE_VERBS:
+        return None
+    best: tuple[int, str] | None = None
+    for verb in CUE_VERBS:
+        if w[0] != verb[0]:
+            continue
+        limit = 2 if len(verb) >= 7 else 1
+        d = _distance(w, verb, limit)
+        if d <= limit and (best is None or d < best[0]):
+            best = (d, verb)
+    return None if best is None else best[1]
+
+
+_SHORTHAND_RE = re.compile(
+    r"(?<![\w'])(?:" + "|".join(sorted(SHORTHAND, key=len, reverse=True)) + r")(?![\w'])",
+    re.IGNORECASE,
+)
+# Words that could misspell a request verb: the verbs' first letters, four letters on.
+_CANDIDATE = re.compile(
+    r"(?<![\w'])[" + "".join(sorted({v[0] for v in CUE_VERBS})) + r"][a-z]{3,10}(?![\w'])",
+    re.IGNORECASE,
+)
+_LAST_WORD = re.compile(r"([\w']+)\W*$")
+_NEXT_WORD = re.compile(r"^\W*([\w']+)")
+
+
+def respell(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` with chat shorthand expanded and misspelt request verbs respelt, and the
+    ``(was, now)`` pairs changed. A word is read as a verb only in a verb's position:
+    the request's first word, after a politeness word, or before "the / that / to"."""
+    changed: list[tuple[str, str]] = []
+
+    def short(m: re.Match[str]) -> str:
+        now = SHORTHAND[m.group(0).lower()]
+        changed.append((m.group(0), now))
+        return now
+
+    text = _SHORTHAND_RE.sub(short, text or "")
+    out: list[str] = []
+    at = 0
+    for m in _CANDIDATE.finditer(text):
+        verb = cue_verb(m.group(0))
+        if verb is None:
+            continue
+        before = _LAST_WORD.search(text, 0, m.start())
+        after = _NEXT_WORD.search(text[m.end() :])
+        first = before is None
+        if not (
+            first
+            or before.group(1).lower() in _VERB_BEFORE  # type: ignore[union-attr]
+            or (after is not None and after.group(1).lower() in _VERB_AFTER)
+        ):
+            continue
+        changed.append((m.group(0), verb))
+        out.append(text[at : m.start()] + verb)
+        at = m.end()
+    out.append(text[at:])
+    return "".join(out), changed
