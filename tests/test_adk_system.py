@@ -50,16 +50,16 @@ def test_adk_system_selects_like_the_store_and_reads_restored_state(tiny_run, ti
     assert checked
 
 
+def _stream(*writes: Write) -> Stream:
+    return Stream(
+        stream_id="s", dataset="x", granularity="session", sample_id="s", writes=list(writes)
+    )
+
+
 def test_adk_system_rejects_streams_it_cannot_express():
-    stream = Stream(
-        stream_id="s",
-        dataset="x",
-        granularity="session",
-        sample_id="s",
-        writes=[
-            Write(version=1, ops=[MemoryOp(op="add", item_id="a", text="one")]),
-            Write(version=2, ops=[MemoryOp(op="update", item_id="a", text="two")]),
-        ],
+    stream = _stream(
+        Write(version=1, ops=[MemoryOp(op="add", item_id="a", text="one")]),
+        Write(version=2, ops=[MemoryOp(op="update", item_id="a", text="two")]),
     )
     system = create_system("adk_chronomem", SystemContext(stores=StoreProvider(embedder="hash")))
     with pytest.raises(ValueError, match="write 2 op 0 is 'update'"):
@@ -85,19 +85,13 @@ def test_bench_adk_prints_every_operation(capsys):
 def test_adk_system_stamps_events_with_when_the_write_happened():
     # ADK stamps an event with the clock unless told; the store must see the stream's own
     # dates, or dated requests read against the run's day.
-    stream = Stream(
-        stream_id="s",
-        dataset="x",
-        granularity="session",
-        sample_id="s",
-        writes=[
-            Write(
-                version=1,
-                valid_time="1:56 pm on 8 May, 2023",
-                ops=[MemoryOp(op="add", item_id="a", text="one")],
-            ),
-            Write(version=2, ops=[MemoryOp(op="add", item_id="b", text="two")]),
-        ],
+    stream = _stream(
+        Write(
+            version=1,
+            valid_time="1:56 pm on 8 May, 2023",
+            ops=[MemoryOp(op="add", item_id="a", text="one")],
+        ),
+        Write(version=2, ops=[MemoryOp(op="add", item_id="b", text="two")]),
     )
     system = create_system("adk_chronomem", SystemContext(stores=StoreProvider(embedder="hash")))
     system.ingest(public_writes(stream))
