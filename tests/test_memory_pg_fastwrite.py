@@ -174,11 +174,30 @@ def test_a_pg2_store_gains_the_commit_function_on_open(
         assert mem.check_integrity(APP, USER) == []
 
 
+def _counts_stay_exact_across_a_fold(mem) -> None:
+    """Commit past a fold through the function, checking the per-term document counts
+    against a direct count every 16 commits, then the store's integrity."""
+    from chronomem.reads import find_scope
+
+    db = mem._db
+    sid = find_scope(db, APP, USER).scope_id
+    for j, w in enumerate([None, *synthetic_writes(lexical.FOLD_EVERY, seed=6)]):
+        if w is not None:  # the function's path, folding once on the way
+            mem.commit(APP, USER, **w)
+        if j % 16:
+            continue
+        for table, read in (("item_terms", db.item_stats), ("desc_terms", db.descriptor_stats)):
+            rows = mem.conn.execute(f"SELECT term, count(*) FROM {table} GROUP BY term")
+            want = {t: int(n) for t, n in rows.fetchall()}
+            terms = sorted(want)[:40] + ["nosuchterm"]
+            assert read(sid, terms)[2] == [want.get(t, 0) for t in terms], table
+    assert mem.check_integrity(APP, USER) == []
+
+
 def test_a_pg5_store_gains_fold_marks_and_the_two_argument_function_on_open(
     on_postgres: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from chronomem import ChronoMem, HashEmbedder
-    from chronomem.reads import find_scope
 
     url = on_postgres
     with ChronoMem(url, embedder=HashEmbedder()) as mem:
@@ -211,26 +230,13 @@ def test_a_pg5_store_gains_fold_marks_and_the_two_argument_function_on_open(
         assert [s for (s,) in signatures] == [
             "p jsonb, vecs real[], OUT vids bigint[], OUT changed bigint"
         ]
-        db = mem._db
-        sid = find_scope(db, APP, USER).scope_id
-        for j, w in enumerate([None, *synthetic_writes(lexical.FOLD_EVERY, seed=6)]):
-            if w is not None:  # the function's path, folding once on the way
-                mem.commit(APP, USER, **w)
-            if j % 16:
-                continue
-            for table, read in (("item_terms", db.item_stats), ("desc_terms", db.descriptor_stats)):
-                rows = mem.conn.execute(f"SELECT term, count(*) FROM {table} GROUP BY term")
-                want = {t: int(n) for t, n in rows.fetchall()}
-                terms = sorted(want)[:40] + ["nosuchterm"]
-                assert read(sid, terms)[2] == [want.get(t, 0) for t in terms], table
-        assert mem.check_integrity(APP, USER) == []
+        _counts_stay_exact_across_a_fold(mem)
 
 
 def test_a_pg6_store_trades_its_two_document_indexes_for_one_on_open(
     on_postgres: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from chronomem import ChronoMem, HashEmbedder
-    from chronomem.reads import find_scope
 
     url = on_postgres
     with ChronoMem(url, embedder=HashEmbedder()) as mem:
@@ -255,19 +261,7 @@ def test_a_pg6_store_trades_its_two_document_indexes_for_one_on_open(
         assert [i for (i,) in indexes] == [
             "desc_docs_pkey", "desc_docs_scope_doc", "item_docs_pkey", "item_docs_scope_doc"
         ]  # fmt: skip
-        db = mem._db
-        sid = find_scope(db, APP, USER).scope_id
-        for j, w in enumerate([None, *synthetic_writes(lexical.FOLD_EVERY, seed=6)]):
-            if w is not None:  # the function's path, folding once on the way
-                mem.commit(APP, USER, **w)
-            if j % 16:
-                continue
-            for table, read in (("item_terms", db.item_stats), ("desc_terms", db.descriptor_stats)):
-                rows = mem.conn.execute(f"SELECT term, count(*) FROM {table} GROUP BY term")
-                want = {t: int(n) for t, n in rows.fetchall()}
-                terms = sorted(want)[:40] + ["nosuchterm"]
-                assert read(sid, terms)[2] == [want.get(t, 0) for t in terms], table
-        assert mem.check_integrity(APP, USER) == []
+        _counts_stay_exact_across_a_fold(mem)
 
 
 def _never(*args: Any) -> None:
