@@ -53,12 +53,24 @@ SETS_V4 = {
     "forget": "locomo_v4_forget_heldout.jsonl",
     "refuse": "locomo_v4_refuse_heldout.jsonl",
 }
+#: A fifth writing of the same four roles (the session of 2026-12-07), by writers who read
+#: neither the older sets nor the resolver, held out while the v4 sets became development sets.
+SETS_V5 = {
+    "session": "locomo_v5_heldout.jsonl",
+    "turn": "locomo_v5_turn_heldout.jsonl",
+    "forget": "locomo_v5_forget_heldout.jsonl",
+    "refuse": "locomo_v5_refuse_heldout.jsonl",
+}
 #: Every family of sets the checker verifies, by name.
-FAMILIES = {"nl": SETS, "v4": SETS_V4}
+FAMILIES = {"nl": SETS, "v4": SETS_V4, "v5": SETS_V5}
 #: Session-level styles, each to be roughly as frequent as the others.
 SESSION_STYLES = ("offset", "knowledge", "casual", "ordinal", "month", "negation", "embedded")
 #: The styles a family's session set may use.
-FAMILY_STYLES = {"nl": SESSION_STYLES, "v4": (*SESSION_STYLES, "paraphrase")}
+FAMILY_STYLES = {
+    "nl": SESSION_STYLES,
+    "v4": (*SESSION_STYLES, "paraphrase"),
+    "v5": (*SESSION_STYLES, "paraphrase"),
+}
 MIN_SIZE = {"session": 80, "turn": 40, "forget": 30, "refuse": 15}
 #: The longest run of words a request may share with a turn (longer: copied, not phrased).
 MAX_SHARED_WORDS = 6
@@ -346,6 +358,8 @@ def check_set(
     """Every problem found in one set (empty: all its claims hold); ``styles``: the
     session-level styles the set may use."""
     path = Path(path)
+    if not path.exists():
+        return [f"{path.name}: missing"]
     recs = read_set(path)
     probs: list[str] = []
     text_key = "request" if role == "forget" else "query"
