@@ -121,7 +121,13 @@ def test_set_sizes_and_coverage() -> None:
         for f in QDIR.glob("*.jsonl")
         # Rollback sets only: the RQ4 forget sets have their own schema ("request", no intent).
         if not f.name.startswith(
-            ("locomo_v3_", "locomo_forget_", "locomo_nl_forget_", "locomo_v4_forget_")
+            (
+                "locomo_v3_",
+                "locomo_forget_",
+                "locomo_nl_forget_",
+                "locomo_v4_forget_",
+                "locomo_v5_forget_",
+            )
         )
         for r in map(json.loads, f.read_text(encoding="utf-8").splitlines())
     }
