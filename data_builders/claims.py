@@ -53,7 +53,7 @@ SETS_V4 = {
     "forget": "locomo_v4_forget_heldout.jsonl",
     "refuse": "locomo_v4_refuse_heldout.jsonl",
 }
-#: A fifth writing of the same four roles (the session of 2026-12-07), by writers who read
+#: A third writing of the same four roles (the session of 2026-12-07), by writers who read
 #: neither the older sets nor the resolver, held out while the v4 sets became development sets.
 SETS_V5 = {
     "session": "locomo_v5_heldout.jsonl",
