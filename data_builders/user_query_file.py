@@ -16,7 +16,10 @@ per-style scores), ``expect`` (``act``, the default, or ``refuse``: a request th
 nothing a correct system could act on; it has no target, and its ``v*`` is the last
 version, the state a refusal leaves), ``evidence`` (the turns that state the named event:
 the turn gold of ``turn_gold="evidence"`` without a notes file) and ``claim`` (what
-``data_builders/claims.py`` checks; the loader only requires an object).
+``data_builders/claims.py`` checks; the loader only requires an object, and under
+``turn_gold="evidence"`` a file with neither ``evidence`` fields nor a notes file takes the
+turn gold from its claims: the event's turns, except for an offset or a month, which name a
+chat).
 """
 
 from __future__ import annotations
@@ -117,6 +120,14 @@ def _content_id(rec: dict[str, Any], intent: str, v_star: int) -> str:
 NAMES_CONVERSATION = re.compile(
     r"\b(?:conversations?|convos?|chats?|talks?|sessions?|discussions?)\b", re.IGNORECASE
 )
+
+
+def claim_evidence(claim: dict[str, Any] | None) -> list[str] | None:
+    """The turns a checked claim says state the event the request names, or None when the
+    request names something else: a chat at an offset from the event, or a month's chat."""
+    if not claim or "offset" in claim or "month" in claim:
+        return None
+    return list(claim.get("event") or []) or None
 
 
 def notes_evidence(path: Path) -> list[list[str] | None]:
@@ -270,9 +281,14 @@ def load_user_queries(
     lines = read_query_lines(path)
     evidence: list[list[str] | None] | None = None
     if turn_gold == "evidence":
-        # The lines' own ``evidence`` fields when the file has them, else its notes file.
+        # The lines' own ``evidence`` fields when the file has them, else its notes file,
+        # else the turns its claims name.
         if any("evidence" in rec for _, rec in lines):
             evidence = [rec.get("evidence") or None for _, rec in lines]
+        elif not path.with_name(path.stem + ".notes.md").is_file() and any(
+            "claim" in rec for _, rec in lines
+        ):
+            evidence = [claim_evidence(rec.get("claim")) for _, rec in lines]
         else:
             evidence = notes_evidence(path)
     by_sample = {s.sample_id: s for s in built.streams}

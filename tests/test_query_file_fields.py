@@ -68,6 +68,23 @@ def test_inline_evidence_is_the_turn_gold(turn_ds, tmp_path: Path) -> None:  # n
     assert session[0] != evidence[0]
 
 
+def test_claims_give_the_turn_gold_when_nothing_else_does(turn_ds, tmp_path: Path) -> None:  # noqa: ANN001
+    """No evidence field, no notes file: the claim's event turns are the gold, except where
+    the claim says the request names a chat at an offset from the event, or by its month."""
+    p = _write(
+        tmp_path,
+        {**BASE, "target_session": 1, "claim": {"event": ["D2:2"], "ordinal": 2}},
+        {**BASE, "query": "forget from the day after the bakery shift", "target_session": 1,
+         "claim": {"event": ["D2:2"], "offset": {"days": 1}}},
+        {**BASE, "query": "forget the May bakery shift", "target_session": 1,
+         "claim": {"event": ["D2:2"], "month": "May"}},
+    )  # fmt: skip
+    where = {d: w.version for w in turn_ds.streams[0].writes for d in w.labels["dialog_ids"]}
+    session = [q.target_version for q in load_user_queries(p, turn_ds)]
+    evidence = [q.target_version for q in load_user_queries(p, turn_ds, turn_gold="evidence")]
+    assert evidence == [where["D2:2"] - 1, session[1], session[2]]
+
+
 @pytest.mark.parametrize(
     ("extra", "match"),
     [
