@@ -105,6 +105,9 @@ FRAME_WORDS = frozenset(
 # granularity (the closest real request: "the Grand Canyon road trip" matched only
 # "Grand Canyon" at 0.337, turn level); the trade-off is in docs/nl_parse.md.
 NAMES_ONLY_FLOOR = 0.33
+# Absent names (:func:`absent_names`): topic words, a written name among them, that occur
+# nowhere in the memory before a request is read as naming content it never held.
+ABSENT_WORDS = 2
 _NAME = re.compile(r"\b[A-Z][a-z][\w-]*")
 
 
@@ -225,6 +228,78 @@ def names_only(
     )
 
 
+def unknown_words(
+    db: Backend, sc: Scope, terms: list[str], rt: rs.Retrieval
+) -> list[str]:
+    """The ``terms`` whose token (stemmed as the index stems it) occurs in no visible
+    descriptor of the scope: words the memory never wrote (one posting lookup each)."""
+    out: list[str] = []
+    with db.lock:
+        index = rs.lexical_index(db, sc, rt)
+        for term in terms:
+            toks = lx.single_tokens([term])
+            if not toks:
+                continue
+            if index is not None:
+                held = index.posting(db, sc.scope_id, toks[0]) is not None
+            else:  # no in-memory index: the backend's counts (every scope's: fires less)
+                held = db.descriptor_stats(sc.scope_id, toks)[2][0] > 0
+            if not held:
+                out.append(term)
+    return out
+
+
+def _written_anywhere(db: Backend, sc: Scope, word: str) -> bool:
+    """Whether some descriptor of the scope holds ``word`` inside a longer word, as a
+    name is held by its derived forms ("Europe" in "European"), capitalised or not."""
+    with db.lock:
+        return any(
+            db.descriptors_containing(sc.scope_id, form)
+            for form in dict.fromkeys((word.capitalize(), word))
+        )
+
+
+def absent_names(
+    db: Backend,
+    sc: Scope,
+    toks: list[str],
+    rt: rs.Retrieval,
+    text: str,
+    evidence: list[str] | None = None,
+) -> str | None:
+    """Why the request ``text`` names content the memory never held (None: it may hold
+    it): it writes a name (:func:`written_as_names`) that occurs nowhere in the scope's
+    descriptors, and at least ``ABSENT_WORDS`` of its topic words (evidence words less
+    :data:`FRAME_WORDS` and single letters, the name included) occur nowhere either.
+
+    Store-relative and lexical: a name is the most specific thing a request says, and a
+    memory that never wrote it, nor a second word of the request, does not hold the
+    event, whatever a shared common word ("trip", "wedding") or the dense similarity says.
+    One unknown name alone is not enough: real requests name an event by an author, a
+    country or a nickname the memory words differently ("that Fitzgerald novel" for The
+    Great Gatsby, "Alaska", "Canada"; see docs/nl_parse.md). Lower-case names are no
+    names here, so a casual request is never refused by this check."""
+    names = written_as_names(text)
+    if not names:
+        return None
+    topic = [
+        t
+        for t in dict.fromkeys(q.fts_terms(" ".join(evidence or toks)))
+        if t not in FRAME_WORDS and len(t) > 1
+    ]
+    if len(topic) < ABSENT_WORDS:
+        return None
+    unknown = unknown_words(db, sc, topic, rt)
+    named = [t for t in unknown if t in names and not _written_anywhere(db, sc, t)]
+    if not named or len(unknown) < ABSENT_WORDS:
+        return None
+    return (
+        f"the memory never mentions {', '.join(named)}, nor "
+        f"{', '.join(t for t in unknown if t not in named) or 'a second of its words'}: "
+        "it looks like something the memory does not hold"
+    )
+
+
 def _weak_reason(hit: list[str], terms: list[str], vid: int, ev: dict[str, Any]) -> str:
     missing = [t for t in terms if t not in hit]
     return (
@@ -332,6 +407,7 @@ def plan_rollback(
         if br.picked(picked)
         else weak_match(db, sc, toks, event, ev, rt, list(parsed.evidence))
         or names_only(db, sc, toks, event, ev, rt, query, list(parsed.evidence))
+        or absent_names(db, sc, toks, rt, query, list(parsed.evidence))
     )
     if weak is not None:
         raise UncertainRequestError(

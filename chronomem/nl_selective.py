@@ -78,8 +78,10 @@ def match(
             f"{best}) and its dense similarity {ev['cosine']:.2f} is below {nl.DENSE_FLOOR}; "
             "rephrase with words from the memory; nothing was changed"
         )
-    weak = nl.weak_match(db, sc, toks, best, ev, rt, list(parsed.evidence)) or nl.names_only(
-        db, sc, toks, best, ev, rt, request, list(parsed.evidence)
+    weak = (
+        nl.weak_match(db, sc, toks, best, ev, rt, list(parsed.evidence))
+        or nl.names_only(db, sc, toks, best, ev, rt, request, list(parsed.evidence))
+        or nl.absent_names(db, sc, toks, rt, request, list(parsed.evidence))
     )
     if weak is not None:
         raise UncertainRequestError(

@@ -79,6 +79,10 @@ NO_CONTENT = FILLER | frozenset(
     """ wrote typed typing message messages put input reply replies"""
     # vague amounts
     """ couple few several most"""
+    # degree and stance adverbs: they say how much or how sincerely, never what
+    # ("appreciate you, truly", "totally my bad", "seriously, undo it")
+    """ truly seriously totally genuinely sincerely literally absolutely definitely
+    certainly frankly basically simply quite completely entirely incredibly extremely"""
     # what is left of a contraction once its apostrophe splits it ("don't" -> don, t;
     # "I'd" -> d)
     """ don doesn didn isn wasn won couldn wouldn shouldn aren weren haven hasn hadn
