@@ -228,9 +228,7 @@ def names_only(
     )
 
 
-def unknown_words(
-    db: Backend, sc: Scope, terms: list[str], rt: rs.Retrieval
-) -> list[str]:
+def unknown_words(db: Backend, sc: Scope, terms: list[str], rt: rs.Retrieval) -> list[str]:
     """The ``terms`` whose token (stemmed as the index stems it) occurs in no visible
     descriptor of the scope: words the memory never wrote (one posting lookup each)."""
     out: list[str] = []
