@@ -7,6 +7,7 @@ index and the PostgreSQL backend both count with it).
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -160,3 +161,35 @@ def tokenizer() -> Fts5Tokenizer:
         if _TOKENIZER is None:
             _TOKENIZER = Fts5Tokenizer()
         return _TOKENIZER
+
+
+def stems(words: Sequence[str]) -> list[str]:
+    """Each word's stem as the index stems it (FTS5's porter), lower-cased; a word FTS5
+    splits or drops keeps its lower-cased self. The one place a word's inflections
+    ("camping", "camps", "camped") are read: what reads request words against the
+    index asks here instead of stripping suffixes of its own."""
+    words = [w.lower() for w in words]
+    got = tokenizer().tokens(words)
+    return [t[0] if len(t) == 1 else w for w, t in zip(words, got, strict=True)]
+
+
+_ACTIVITY = re.compile(r"[a-z]+(?:ing|ed)\b")
+
+
+def activity_stem(word: str) -> str | None:
+    """The index's stem of ``word`` when it is an -ing word the stemmer shortens
+    ("camping" -> ``camp``, "training" -> ``train``); None otherwise ("thing", "sing",
+    "camps"). The porter stem joins an activity and a thing named by its root ("camping"
+    and "boot camps", "painting" and "paint"): see :func:`holds_activity`."""
+    w = word.lower()
+    if not w.isalpha() or not w.endswith("ing") or len(w) < 6:
+        return None
+    stem = stems([w])[0]
+    return stem if stem != w and len(stem) >= 3 else None
+
+
+def holds_activity(text: str, stem: str) -> bool:
+    """Whether ``text`` holds an -ing or -ed word that the index stems to ``stem``
+    ("we went camping", "John camped"; not "boot camps" nor "a camp")."""
+    found = sorted({w for w in _ACTIVITY.findall((text or "").lower()) if w.startswith(stem)})
+    return any(s == stem for s in stems(found))

@@ -31,6 +31,7 @@ from chronomem import timeref as tr
 from chronomem.backend import Backend
 from chronomem.dense import DenseCache, dense
 from chronomem.dense import DenseMatrix as DenseMatrix  # re-exported
+from chronomem.fts5_tokenizer import activity_stem, holds_activity
 from chronomem.query import content_query, fts_terms, refers_to_episode
 from chronomem.scope_cache import ScopeCache
 from chronomem.sql import visible
@@ -371,7 +372,8 @@ def resolve_request(
                     )
                     if got is None:
                         got = db.descriptor_scores(sc.scope_id, [term], vids)
-                return {v for v, score in got.items() if score is not None}
+                held = {v for v, score in got.items() if score is not None}
+                return activity_holders(db, sc, term, held)
 
             ranked, steps = op.apply_operators(
                 db,
@@ -397,6 +399,23 @@ def resolve_request(
         rest = [(v, s) for v, s in targets.ranked if v != bound]
         targets = targets._replace(ranked=[(bound, float(top) + 1.0), *rest])
     return Resolved(targets, found, ref, bound, p, steps)
+
+
+def activity_holders(db: Backend, sc: Scope, term: str, held: set[int]) -> set[int]:
+    """The commits of ``held`` that hold ``term`` as an activity when ``term`` is an -ing
+    word the index's stem shortens (:func:`~chronomem.fts5_tokenizer.activity_stem`): a
+    commit that holds only the thing named by the root ("boot camps" for "camping") is
+    no mention of the activity. Any other ``term`` keeps ``held``."""
+    stem = activity_stem(term)
+    if stem is None or not held:
+        return held
+    with db.lock:
+        rows = db.conn.execute(
+            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? "
+            f"AND version_id IN ({','.join('?' * len(held))})",
+            (sc.scope_id, *sorted(held)),
+        ).fetchall()
+    return {int(v) for v, text in rows if holds_activity(text, stem)}
 
 
 # -- who said it ----------------------------------------------------------------------------
