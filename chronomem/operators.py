@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from chronomem import parse as ps
 from chronomem.backend import Backend
+from chronomem.query import refers_to_episode
 from chronomem.sql import visible
 from chronomem.types import Scope
 
@@ -129,7 +130,9 @@ def apply_operators(
             steps[move.kind] = {"n": move.n, "from_episode_of": int(event), "none": True}
     if landed is None or (landed == ranked[0][0] and move is None and ordinal is None):
         return ranked, steps
-    if move is None and ordinal is not None:
+    if move is None and ordinal is not None and refers_to_episode(p.text):
+        # "the second chat about X" names a chat: its edge. "when X first came up" names
+        # the mention itself, so the cut falls at its message, as for a plain event.
         e = eps[where[landed]]
         landed = e.first if intent == "undo" else e.last
     steps["landed"] = int(landed)
