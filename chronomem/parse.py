@@ -108,6 +108,15 @@ _P_FIRST_TOLD = re.compile(
     r"(?:\s+(?:that|when|where|in which|about))?\b",
     re.IGNORECASE,
 )
+# "the second rejection Joanna told me about", "the third injury he mentioned": an ordinal
+# on a noun that a verb of telling follows counts the mentions of that noun (the noun
+# stays content); "the second game of the season" counts nothing.
+_P_ORDINAL_TOLD = re.compile(
+    r"(?<!\bfor )\bthe\s+(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last|"
+    r"latest|final|most recent)\s+(?=(?:[\w'-]+\s+){1,3}?(?:(?:that|which)\s+)?(?:[\w']+\s+)"
+    r"{1,2}?(?:has\s+|had\s+|have\s+)?(?P<tell>" + _TELLING + r")\b)",
+    re.IGNORECASE,
+)
 # "when you didn't know yet that X", "before you found out X", "back before you knew X".
 _P_KNOWLEDGE = re.compile(
     r"\b(?:(?:before|until|till)\s+(?:you|i)\s+(?:ever\s+)?(?:knew|learned|learnt|found out|"
@@ -119,17 +128,70 @@ _P_KNOWLEDGE = re.compile(
     r"(?:when|where)\s+you\s+had\s+no\s+idea(?:\s+(?:about|of|that))?)\b",
     re.IGNORECASE,
 )
-# Negation and contrast. The ruled-out part names an episode ("the biking one", "the
-# pottery workshop chat") so that a "not" inside content ("I'm not sure") is left alone.
+# Negation and contrast: a ruled-out clause X and the clause meant Y. The shapes, as a
+# grammar rather than word lists:
+# - leading: "not X, Y", "not X but Y", "no, not X - Y", "I don't mean X, I mean Y", after
+#   an optional shared head ("the Prius breaking down: not the old one, the new one", "the
+#   internship thing, not the interview, the chat where ..."): the "not" opens a clause;
+# - trailing: "Y, not X", "Y - and not X", "Y; I don't mean X" (a stop before the "not");
+#   without a stop, X must name an episode ("Y not the biking one"), so a "not" inside
+#   content ("the chat where I said I'm not sure") stays content;
+# - self-correction: "X? no, Y", "X... no wait, Y", "X - nope, Y";
+# - "Y rather than X", "Y instead of X".
+# An adverb or infinitive after "not" ("not sure", "not to bother you") is no negation.
+_NOT_OPEN = (
+    r"(?:(?:no|nope|nah)\s*[,.!-]*\s+)?(?:(?:i\s+)?(?:do\s+not|don'?t|didn'?t)\s+mean\s+|not\s+)"
+    r"(?!(?:sure|certain|really|quite|so|too|very|much|only|just|yet|even|exactly|to|that\s+"
+    r"(?:sure|much|important))\b)"
+)
+_STOP = r"(?:[,;:.!?]|\s[-\u2013\u2014]+)"
 _P_NOT_FIRST = re.compile(
-    r"^\s*(?:no,?\s+)?not\s+(?P<x>(?:the|that|my)\s+[^,;.]*?\b" + _CHAT + r"s?\b[^,;.]*?)"
-    r"\s*(?:,|;|\s-+|\s+but)\s+(?P<y>.+)$",
+    r"^(?P<head>(?:[^,;:.!?]*?[:;\u2013\u2014]\s*|[^,;:.!?]+,\s*)?)"
+    + _NOT_OPEN
+    + r"(?P<x>[^,;:.!?]+?)\s*(?:"
+    + _STOP
+    + r"|\s+but\s+)\s*"
+    r"(?:(?:i\s+(?:mean|meant)|rather|instead|but)\s*,?\s+)?(?P<y>\S.*)$",
     re.IGNORECASE,
 )
 _P_NOT_LAST = re.compile(
-    r"^(?P<y>.+?)\s*(?:,|;|\s-+)?\s+(?:and\s+|but\s+)?not\s+(?P<x>(?:the|that|my)\s+[^,;.]*?"
+    r"^(?P<y>.+?)\s*"
+    + _STOP
+    + r"\s*(?:(?:and|but)\s+)?"
+    + _NOT_OPEN
+    + r"(?P<x>[^,;:.!?]+?)\s*(?P<rest>[,;:.!?].*)?$"
+    r"|^(?P<y2>.+?)\s+(?:and\s+|but\s+)?not\s+(?P<x2>(?:the|that|my)\s+[^,;.]*?"
     r"\b" + _CHAT + r"s?\b[^,;.]*?)\s*[.!]?\s*$",
     re.IGNORECASE,
+)
+_P_CORRECTED = re.compile(
+    r"^(?P<x>.*?\w.*?)\s*(?:\?+|\.\.\.|\u2026|,|\s[-\u2013\u2014]+)\s*"
+    r"(?:(?:no|nope|nah)\b\s*(?:[,!.]+\s*|(?=(?:wait|sorry|actually|i\s+mean)\b))"
+    r"|(?:wait|sorry)\s*[,!]+\s*(?=(?:no|i\s+mean)\b))"
+    r"(?:(?:no|wait|sorry|actually|i\s+mean|i\s+meant)\b\s*[,!.]*\s*)*(?P<y>\S.*)$",
+    re.IGNORECASE,
+)
+# The clause meant refers back to the ruled-out one by a pro-form ("John's one for the
+# veterans", "the brand new one", "the chat where he'd finally played it"): the ruled-out
+# clause's topic words are the meant clause's too.
+_P_PRO_FORM = re.compile(
+    r"\b(?!(?:that|this|the|which|each|any|every|no|some)\s)[\w']+\s+ones?\b"
+    r"|\bthe\s+ones?\b(?!\s+(?:where|when|about|in\s+which|with|from|on|at|that\s+was)\b)"
+    r"|\b(?!(?:forget|undo|drop|erase|remove|delete|wipe|scrap|ditch|do|did|does)\s)"
+    r"[a-z]+(?:ed|en)\s+(?:it|them)\b",
+    re.IGNORECASE,
+)
+# Where a noun phrase's head part ends: its modifiers ("for the shelter", "where ...")
+# are what a contrast changes, the head ("5K") is what the pro-form stands for.
+_P_MODIFIER = re.compile(
+    r"\b(?:for|of|with|at|in|on|from|to|about|where|when|that|who|which|while)\b", re.I
+)
+_EPISODE_NOUNS = frozenset(
+    "chat chats conversation conversations convo session sessions talk call one ones "
+    "time times day days night evening morning discussion".split()
+)
+_NEGATION_WORDS = re.compile(
+    r"\b(?:not|mean|no|nope|nah|rather\s+than|instead\s+of)\b", re.IGNORECASE
 )
 _P_RATHER = re.compile(
     r"^(?P<y>.+?)\s*,?\s+(?:rather than|instead of)\s+(?P<x>[^,;.]+?)(?P<rest>[,;.].*)?$",
@@ -277,14 +339,10 @@ def parse(text: str) -> ParsedRequest:
 
     low = work.lower()
     # Negation first: the ruled-out clause leaves the text every later rule reads.
-    negated = "not " in low or "rather than" in low or "instead of" in low
-    for pat in (_P_NOT_FIRST, _P_NOT_LAST, _P_RATHER) if negated else ():
-        m = pat.search(work)
-        if m:
-            excluded.append(m.group("x").strip())
-            rest = m.groupdict().get("rest") or ""
-            work = (m.group("y") + " " + rest).strip()
-            break
+    split = _negation(work) if _NEGATION_WORDS.search(low) else None
+    if split is not None:
+        work, ruled_out = split
+        excluded.append(ruled_out)
 
     knowledge = False
     # Each operator's pattern runs only when a word it needs is there (most requests
@@ -316,7 +374,17 @@ def parse(text: str) -> ParsedRequest:
             operators.append(Operator("ordinal", _ORDINALS[m.group("ord").lower()], m.group(0)))
             work = _cut(work, m)
         else:
-            m = _P_FIRST_TOLD.search(work) if _FIRST_WORDS.search(work) else None
+            m = _P_ORDINAL_TOLD.search(work)
+            if m:
+                # the ordinal and its verb of telling go; the noun between stays
+                operators.append(Operator("ordinal", _ORDINALS[m.group("ord").lower()], m.group(0)))
+                tell = m.start("tell"), m.end("tell")
+                work = " ".join(
+                    (work[: m.start()] + work[m.end() : tell[0]] + work[tell[1] :]).split()
+                )
+                m = None
+            else:
+                m = _P_FIRST_TOLD.search(work) if _FIRST_WORDS.search(work) else None
             if m:
                 # The verb of telling goes with its adverb: it names no content, and
                 # as the rarest word of the clause it would decide which commits
@@ -357,6 +425,63 @@ def parse(text: str) -> ParsedRequest:
         respelt=tuple(respelt),
         knowledge=knowledge,
     )
+
+
+def _negation(text: str) -> tuple[str, str] | None:
+    """(the clause meant, the clause ruled out) of a negation or contrast (the shapes above
+    :data:`_P_NOT_FIRST`), or None. A ruled-out clause that names nothing on its own ("the
+    old one") is read with the head it shares ("the Prius breaking down: not the old
+    one"); a meant clause that refers back by a pro-form takes the ruled-out clause's
+    topic words (not its owners: "not Maria's 5K, John's one")."""
+    m = _P_NOT_FIRST.search(text)
+    if m:
+        head, x, y = m.group("head").strip(" ,;:-\u2013\u2014"), m.group("x"), m.group("y")
+        own = _named(x)
+        if head and _P_PRO_FORM.search(x):
+            x = head + " " + x
+        meant = (head + " " + y).strip()
+    else:
+        m = _P_CORRECTED.search(text)
+        if m and _named(m.group("y")):
+            x, meant = m.group("x"), m.group("y")
+        else:
+            m = _P_NOT_LAST.search(text) or _P_RATHER.search(text)
+            if not m:
+                return None
+            g = m.groupdict()
+            x = g.get("x") or g.get("x2") or ""
+            meant = ((g.get("y") or g.get("y2") or "") + " " + (g.get("rest") or "")).strip()
+        own = _named(x)
+    x = x.strip()
+    # "I didn't mean it", "not that": a ruled-out part that names nothing is no contrast.
+    if not meant or not _named(x):
+        return None
+    if own and _P_PRO_FORM.search(meant):
+        meant = meant + " " + " ".join(_topic(x))
+    return " ".join(meant.split()), x
+
+
+def _topic(clause: str) -> list[str]:
+    """What a pro-form in the meant clause stands for: of a noun phrase ("Maria's 5K for
+    the shelter"), its head part without owners ("5K"); of a clause ("when James asked
+    whether Cyberpunk was any good"), its named words without owners. A phrase headed by
+    an episode noun ("the hoodie chat") stands for a chat, not a topic: nothing."""
+    words = clause.split()
+    clausal = bool(words) and words[0].lower() in ("when", "where", "how", "while")
+    if not clausal:
+        m = _P_MODIFIER.search(clause)
+        head = clause[: m.start()] if m else clause
+        last = head.split()[-1].lower() if head.split() else ""
+        if last in _EPISODE_NOUNS:
+            return []
+        words = head.split()
+    return _named(" ".join(w for w in words if not re.search(r"'s?$", w)))
+
+
+def _named(clause: str) -> list[str]:
+    """The clause's content words that name something (no filler, nothing said in
+    passing)."""
+    return [t for t in content_words(clause) if not said_in_passing(t)]
 
 
 def _verb_may(text: str, m: re.Match[str]) -> bool:
