@@ -1,0 +1,136 @@
+"""Negation, contrast and told-noun ordinals read as a grammar (chronomem/parse.py).
+
+Every phrasing here is written for this test, none is a line of a request set: each
+shape must hold for a writer the rules were not fitted to."""
+
+from __future__ import annotations
+
+import pytest
+
+from chronomem import ChronoMem
+from chronomem import parse as ps
+from tests._memory_fixtures import hash_store
+
+
+@pytest.mark.parametrize(
+    ("text", "meant", "ruled_out"),
+    [
+        # leading "not X, Y" where X is any noun phrase or clause, not only "the X chat"
+        ("not the sailing lesson, the one where she finally bought the boat. undo from there",
+         "boat", "sailing"),
+        ("Not when Priya moved flats, the week her landlord sold the building. forget that chat",
+         "landlord", "flats"),
+        ("no, not the dentist visit - the chat about the root canal, roll back to before it",
+         "canal", "dentist"),
+        # a shared head before the "not"
+        ("the wedding planning: not the venue visit, the cake tasting. forget from that chat",
+         "cake", "venue"),
+        ("the bakery idea, not the loan, the chat where Omar signed the lease. undo from there",
+         "lease", "loan"),
+        # "I don't mean X, I mean Y"
+        ("I don't mean the yoga retreat, I mean the chat about her new studio", "studio",
+         "retreat"),
+        ("don't mean the trip to Oslo; I mean the one to Bergen, undo that", "bergen", "oslo"),
+        # trailing "Y, not X" with a plain noun phrase or clause
+        ("forget the recital chat - not the rehearsal", "recital", "rehearsal"),
+        ("roll back to the hiking trip, not when we talked about the boots", "hiking", "boots"),
+        # self-correction
+        ("undo the chess club chat? no, the one about the tournament in Boston", "tournament",
+         "chess"),
+        ("forget the piano stuff... no wait, the guitar lessons", "guitar", "piano"),
+    ],
+)  # fmt: skip
+def test_negation_shapes(text: str, meant: str, ruled_out: str) -> None:
+    p = ps.parse(text)
+    assert meant in p.clause.lower(), p.describe()
+    assert ruled_out not in p.clause.lower(), p.describe()
+    assert len(p.excluded) == 1 and ruled_out in p.excluded[0].lower(), p.describe()
+
+
+@pytest.mark.parametrize(
+    ("text", "topic", "owner"),
+    [
+        ("not Tom's marathon in March, Lisa's one in May. undo from that chat", "marathon", "tom"),
+        ("not Ben's guitar from the pawn shop, Sara's one. forget from there", "guitar", "ben"),
+        ("not when Kim asked whether the new Zelda was worth it, the chat where she'd beaten it",
+         "zelda", None),  # a clause's subject is the meant clause's "she": it stays
+    ],
+)  # fmt: skip
+def test_a_pro_form_takes_the_ruled_out_topic_not_its_owner(
+    text: str, topic: str, owner: str | None
+) -> None:
+    clause = ps.parse(text).clause.lower()
+    assert topic in clause and (owner is None or owner not in clause.split())
+
+
+def test_a_pro_form_with_a_shared_head_reads_the_head() -> None:
+    p = ps.parse("the laptop dying: not the old one, the brand new one. undo from that chat")
+    assert "laptop" in p.clause and "old" not in p.clause
+    assert "laptop" in p.excluded[0] and "old" in p.excluded[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I didn't mean it, please take it back",
+        "not sure when, but undo the chat about the garden",
+        "hey, not to bother you, but forget the chat about the garden",
+        "undo the chat where Ann said she was not coming to the party",
+        "no, not that, undo the chat about the garden",
+    ],
+)
+def test_a_not_that_rules_nothing_out_is_no_negation(text: str) -> None:
+    assert ps.parse(text).excluded == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "n", "noun"),
+    [
+        ("undo the second injury he mentioned and everything after", 2, "injury"),
+        ("go back to the third recipe Ann told me about", 3, "recipe"),
+        ("forget from the last promotion she brought up onwards", -1, "promotion"),
+    ],
+)
+def test_an_ordinal_on_a_told_noun_counts_its_mentions(text: str, n: int, noun: str) -> None:
+    p = ps.parse(text)
+    op = p.operator("ordinal")
+    assert op is not None and op.n == n
+    assert noun in p.clause and not any(v in p.clause for v in ("told", "mentioned", "brought"))
+
+
+@pytest.mark.parametrize(
+    "text", ["undo the second game of the season", "forget the first day of school chat"]
+)
+def test_an_ordinal_on_a_noun_nobody_tells_is_content(text: str) -> None:
+    assert ps.parse(text).operator("ordinal") is None
+
+
+SESSIONS = [
+    ("1:00 pm on 3 March, 2023", "Tom: I ran the city marathon last weekend, my knees hurt"),
+    ("1:00 pm on 10 March, 2023", "Ann: the weather was grey all week, I stayed home reading"),
+    ("1:00 pm on 17 May, 2023", "Lisa: I finished my first marathon by the lake in May"),
+    ("1:00 pm on 24 May, 2023", "Ann: I planted tomatoes and basil in the garden"),
+]
+
+
+@pytest.fixture(scope="module")
+def store():
+    mem = hash_store()
+    vids = [
+        mem.commit("a", "u", [{"op": "add", "item_id": f"s{i}", "text": t}], source="chat",
+                   reason="t", labels={"session": i}, valid_time=day)
+        for i, (day, t) in enumerate(SESSIONS)
+    ]  # fmt: skip
+    yield mem, vids
+    mem.close()
+
+
+def _target(mem: ChronoMem, query: str) -> int:
+    return mem.rollback_to_version_by_nl_query("a", "u", query, preview=True).target_version
+
+
+def test_the_ruled_out_episode_is_skipped_and_the_pro_form_finds_the_meant_one(store) -> None:
+    mem, vids = store
+    # Lisa's marathon (the third session) is meant; Tom's is ruled out: undo from the third.
+    assert _target(mem, "not Tom's marathon, Lisa's one. undo from that chat") == vids[1]
+    assert _target(mem, "I don't mean Tom's marathon, I mean Lisa's one, undo it") == vids[1]
