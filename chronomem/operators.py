@@ -115,9 +115,13 @@ def apply_operators(
     event = ranked[0][0]
     ordinal = p.operator("ordinal")
     if ordinal is not None:
-        event = _nth_mention(ranked, mentions, ordinal.n, where) or event
+        event = _nth_mention(ranked, mentions, ordinal.n, where, p.names, p.compounds) or event
         steps["mention"] = {"n": ordinal.n, "commit": int(event)}
-    steps["event"] = int(event)
+    # The evidence gates read the commit the content names best: for an ordinal that is
+    # the topic's best match, not the n-th mention, which holds the topic's specific
+    # word but need not hold its modifiers ("the second time that veterans petition
+    # came up": the second chat says only "the petition").
+    steps["event"] = int(ranked[0][0] if ordinal is not None else event)
     landed: int | None = event if event in where else None
     move = p.operator("offset") or p.operator("step")
     if move is not None and landed is not None:
@@ -164,7 +168,12 @@ def _offset_episode(eps: list[Episode], i: int, days: int) -> int | None:
 
 
 def _nth_mention(
-    ranked: list[tuple[int, float]], mentions: Mentions, n: int, where: dict[int, int]
+    ranked: list[tuple[int, float]],
+    mentions: Mentions,
+    n: int,
+    where: dict[int, int],
+    names: frozenset[str] = frozenset(),
+    compounds: frozenset[tuple[str, str]] = frozenset(),
 ) -> int | None:
     """The commit of the ``n``-th episode (-1: the last) that mentions the clause, in
     history order. A mention: a commit whose lexical score is at least ``MENTION_RATIO``
@@ -184,12 +193,47 @@ def _nth_mention(
         pool = [(v, s) for v, s in ranked if v in where]
         said = [v for v, _ in pool]
         top = pool[0][0] if pool else None
+    holding: list[int] = []  # every pool commit holding the specific word, any score
     if mentions.terms and top is not None:
         held = {t: mentions.holders(t, [v for v, _ in pool]) for t in mentions.terms}
         named = [t for t in mentions.terms if top in held[t]]
+        # A name the request writes ("a puppy called Toby") identifies the topic: when
+        # the best match does not hold it, the mentions are the commits that do. A name
+        # most of the pool holds (a speaker's) identifies nothing.
+        own = [
+            t
+            for t in mentions.terms
+            if t in names and top not in held[t] and 0 < len(held[t]) <= len(pool) / 2
+        ]
+        if own:
+            named = own
         if named:
             key = min(named, key=lambda t: len(held[t]))
-            said = [v for v in said if v in held[key]]
+            holding = [v for v, _ in pool if v in held[key]]
+            # The specific word inside a noun compound the best match holds whole
+            # ("made assistant manager"): a commit with the head alone ("my manager")
+            # is no mention of it.
+            partners = [b if a == key else a for a, b in compounds if key in (a, b)]
+            whole = [held[key]] + [held[t] for t in partners if t in held and top in held[t]]
+            said = [v for v in said if all(v in h for h in whole)]
+    order = _episode_order(said, ranked, where)
+    if n > len(order) and len(_episode_order(holding, ranked, where)) > len(order):
+        # "the second time X" says X came up at least twice: when fewer mentions pass
+        # the score ratio, the passing mentions (a chat that says X once, beside one
+        # that dwells on it) count too. A first mention never needs this.
+        order = _episode_order(holding, ranked, where)
+    if not order:
+        return None
+    if n < 0:
+        return order[-1]
+    return order[min(n, len(order)) - 1]
+
+
+def _episode_order(
+    said: list[int], ranked: list[tuple[int, float]], where: dict[int, int]
+) -> list[int]:
+    """The first of ``said``'s commits in each episode, in history order (only ranked
+    commits, when any of ``said`` is ranked)."""
     allowed = {v for v, _ in ranked}
     said = [v for v in said if v in allowed] or said
     by_episode: dict[int, int] = {}
@@ -197,9 +241,4 @@ def _nth_mention(
         e = where[v]
         if e not in by_episode or v < by_episode[e]:
             by_episode[e] = v
-    order = [by_episode[e] for e in sorted(by_episode)]
-    if not order:
-        return None
-    if n < 0:
-        return order[-1]
-    return order[min(n, len(order)) - 1]
+    return [by_episode[e] for e in sorted(by_episode)]

@@ -100,6 +100,7 @@ _TELLING = (
     r"talked\s+about|talk\s+about|spoke\s+(?:about|of)|said|raised|shared|heard|"
     r"learned|learnt|found\s+out|find\s+out)"
 )
+_P_TOLD_VERB = re.compile(r"\b" + _TELLING + r"\b", re.IGNORECASE)
 _P_FIRST_TOLD = re.compile(
     r"\b(?:(?P<adv>first|originally|initially)|(?<=\bbefore\s)(?:[\w']+\s+){0,3}?"
     r"(?P<ever>ever))\s+(?P<tell>" + _TELLING + r")\b"
@@ -225,6 +226,7 @@ _P_DESCRIBED = re.compile(
     + r")\b)[a-z]{3,}\b)",
     re.IGNORECASE,
 )
+_P_NAME = re.compile(r"\b([A-Z][a-z][\w-]*)")
 # Cheap tests for the words each operator needs.
 _KNOW_WORDS = re.compile(
     r"\b(?:knew|know|learn\w*|found out|find out|heard|hear|told|idea)\b", re.I
@@ -271,6 +273,26 @@ class ParsedRequest:
     def content(self) -> tuple[str, ...]:
         """Content words of the clause (stopwords and request vocabulary removed)."""
         return content_words(self.clause)
+
+    @functools.cached_property
+    def names(self) -> frozenset[str]:
+        """Lower-cased words of the clause written as names (a capital inside a sentence:
+        "a puppy called Toby", "Phuket"), the words that identify a topic or a fact."""
+        return frozenset(
+            m.group(1).lower()
+            for m in _P_NAME.finditer(self.clause)
+            if not re.search(r"(?:^|[.!?:;\"]\s*)$", self.clause[: m.start(1)])
+        )
+
+    @functools.cached_property
+    def compounds(self) -> frozenset[tuple[str, str]]:
+        """Pairs of content words written next to each other in the clause ("assistant
+        manager", "graphics card"): a noun compound names its topic only whole."""
+        words = [w.strip(".,;:!?'\"()").lower() for w in self.clause.split()]
+        content = set(self.content)
+        return frozenset(
+            (a, b) for a, b in zip(words, words[1:], strict=False) if a in content and b in content
+        )
 
     @property
     def named(self) -> tuple[str, ...]:
@@ -373,6 +395,12 @@ def parse(text: str) -> ParsedRequest:
         if m:
             operators.append(Operator("ordinal", _ORDINALS[m.group("ord").lower()], m.group(0)))
             work = _cut(work, m)
+            # "the second time Melanie brought up camping": the verb of telling names no
+            # content, and as a rare word it would decide which commits are mentions
+            # (the one chat where something was "brought" in).
+            told = _P_TOLD_VERB.search(work, m.start())
+            if told:
+                work = " ".join((work[: told.start()] + " " + work[told.end() :]).split())
         else:
             m = _P_ORDINAL_TOLD.search(work)
             if m:
