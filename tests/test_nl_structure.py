@@ -134,3 +134,59 @@ def test_the_ruled_out_episode_is_skipped_and_the_pro_form_finds_the_meant_one(s
     # Lisa's marathon (the third session) is meant; Tom's is ruled out: undo from the third.
     assert _target(mem, "not Tom's marathon, Lisa's one. undo from that chat") == vids[1]
     assert _target(mem, "I don't mean Tom's marathon, I mean Lisa's one, undo it") == vids[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "verb"),
+    [
+        ("undo the second time Priya brought up rowing, and everything after", "brought"),
+        ("forget from the third time Omar talked about the bakery", "talked"),
+        ("go back to the last time Lena mentioned her cello", "mentioned"),
+    ],
+)
+def test_an_ordinals_verb_of_telling_leaves_the_clause(text: str, verb: str) -> None:
+    p = ps.parse(text)
+    assert p.operator("ordinal") is not None and verb not in p.clause
+
+
+MENTIONS = [
+    "Ann: my neighbour brought home a puppy and called it a rescue, my assistant says",
+    "Ann: Biscuit is our new dog, a puppy from the shelter",
+    "Ann: my manager made me stay late at work, a strict manager",
+    "Ann: big news, I was made assistant manager at the store",
+    "Ann: we watched curling all evening, the curling final, curling is so tense",
+    "Ann: the weather was grey all week so I stayed in and read two long novels by the "
+    "fire, then went to curling practice on Monday night with my assistant coach",
+    "Ann: Biscuit chewed my shoes again",
+]
+
+
+@pytest.fixture(scope="module")
+def mentions():
+    mem = hash_store()
+    vids = [
+        mem.commit("a", "u", [{"op": "add", "item_id": f"m{i}", "text": t}], source="chat",
+                   reason="t", labels={"session": i}, valid_time=f"1:00 pm on {i + 1} June, 2023")
+        for i, t in enumerate(MENTIONS)
+    ]  # fmt: skip
+    yield mem, vids
+    mem.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),  # first: index of the mention meant; the undo lands just before it
+    [
+        # a written name identifies the fact, though another chat matches more words
+        ("go back to before you knew Ann had brought home a puppy called Biscuit", 1),
+        ("roll back to when you didn't know about the dog named Biscuit", 1),
+        # a noun compound counts only whole: "my manager" is no mention of the promotion
+        ("go back to before you knew Ann had been made assistant manager", 3),
+        ("roll back to before you found out Ann was made assistant manager at the store", 3),
+        # "the second time" admits a passing mention beside a chat that dwells on it
+        ("undo the second time curling came up", 5),
+        ("forget from the second time Ann brought up curling onwards", 5),
+    ],
+)
+def test_mentions_of_a_fact_or_topic(mentions, query: str, first: int) -> None:
+    mem, vids = mentions
+    assert _target(mem, query) == vids[first - 1], query
