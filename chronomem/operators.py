@@ -98,15 +98,27 @@ def apply_operators(
     eps = dated_episodes(db, sc, label, hist)
     where = {v: i for i, e in enumerate(eps) for v in e.members}
     top = ranked[0][1]
+    # The episode the meant clause's own words describe best, and how clearly.
+    own: list[tuple[int, float]] = []
+    if p.excluded:
+        own = _by_episode(ranked, where)
     for clause in p.excluded:
-        other = describe(clause)
-        if other and other[0][0] in where:
+        other = _by_episode(describe(clause), where)
+        if not other:
+            continue
+        gone = where[other[0][0]]
+        # "not X, Y" says X and Y are different chats. When both clauses' best match is
+        # one episode (X named only the topic both share: "not Maria's 5K, John's
+        # one"), the clause that singles it out more clearly keeps it, and the other
+        # means its next best.
+        if own and gone == where[own[0][0]] and _margin(own) > _margin(other):
+            if len(other) < 2:
+                continue
+            other = other[1:]
             gone = where[other[0][0]]
-            kept = [(v, s) for v, s in ranked if where.get(v) != gone]
-            steps.setdefault("excluded", []).append(
-                {"clause": clause, "episode_of": int(other[0][0])}
-            )
-            ranked = kept or ranked
+        kept = [(v, s) for v, s in ranked if where.get(v) != gone]
+        steps.setdefault("excluded", []).append({"clause": clause, "episode_of": int(other[0][0])})
+        ranked = kept or ranked
     wd = p.operator("weekday")
     if wd is not None:
         kept = [(v, s) for v, s in ranked if v in where and _weekday(eps[where[v]].day) == wd.n]
@@ -142,6 +154,24 @@ def apply_operators(
     steps["landed"] = int(landed)
     rest = [(v, s) for v, s in ranked if v != landed]
     return [(landed, float(top) + 1.0), *rest], steps
+
+
+def _by_episode(ranked: list[tuple[int, float]], where: dict[int, int]) -> list[tuple[int, float]]:
+    """``ranked`` with only the best commit of each episode."""
+    seen: set[int] = set()
+    out = []
+    for v, s in ranked:
+        if v in where and where[v] not in seen:
+            seen.add(where[v])
+            out.append((v, s))
+    return out
+
+
+def _margin(ranked: list[tuple[int, float]]) -> float:
+    """How far the best episode stands above the next, as a share of its score."""
+    if len(ranked) < 2:
+        return 1.0
+    return (ranked[0][1] - ranked[1][1]) / max(abs(ranked[0][1]), 1e-12)
 
 
 def _weekday(day: Any) -> int | None:

@@ -360,7 +360,7 @@ def resolve_request(
         if bound is None and (ops or p.excluded):
 
             def describe(clause: str) -> list[tuple[int, float]]:
-                return describe_request(db, sc, clause, 1, rt, rerank=rerank).ranked
+                return describe_request(db, sc, clause, 8, rt, rerank=rerank).ranked
 
             def holders(term: str, vids: list[int]) -> set[int]:
                 with db.lock:
