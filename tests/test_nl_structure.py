@@ -190,3 +190,41 @@ def mentions():
 def test_mentions_of_a_fact_or_topic(mentions, query: str, first: int) -> None:
     mem, vids = mentions
     assert _target(mem, query) == vids[first - 1], query
+
+
+CONTRAST = [
+    "Ann: I swam across the lake for the animal shelter, a charity swim, so cold",
+    "Bob: the weather turned and we stayed in all weekend playing cards",
+    "Bob: well done Ann, the shelter award for your charity swim! I did a charity swim "
+    "too, for the veterans",
+    "Ann: I planted tomatoes and basil in the garden",
+]
+
+
+@pytest.fixture(scope="module")
+def contrast():
+    mem = hash_store()
+    vids = [
+        mem.commit("a", "u", [{"op": "add", "item_id": f"c{i}", "text": t}], source="chat",
+                   reason="t", labels={"session": i}, valid_time=f"1:00 pm on {i + 1} June, 2023")
+        for i, t in enumerate(CONTRAST)
+    ]  # fmt: skip
+    yield mem, vids
+    mem.close()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "undo from Bob's one for the veterans, not Ann's swim for the shelter",
+        "I don't mean Ann's swim for the shelter, I mean Bob's one for the veterans, undo it",
+    ],
+)
+def test_a_ruled_out_clause_that_names_the_meant_chat_means_its_next_best(
+    contrast, query: str
+) -> None:
+    # The third chat mentions Ann, the shelter and a charity swim too; the meant clause
+    # singles it out more clearly, so the ruled-out swim is the first chat's. (Where
+    # both single it out equally, the exclusion stands, as before.)
+    mem, vids = contrast
+    assert _target(mem, query) == vids[1]
