@@ -209,8 +209,11 @@ def _nth_mention(
     history order. A mention: a commit whose lexical score is at least ``MENTION_RATIO``
     of the best and that holds the clause's most specific word (of the words the best
     commit holds, the one the fewest candidates hold: "pottery" rather than the speaker's
-    name in "the second time Melanie talked about pottery"); without lexical scores, the
-    ranked commits that hold that word (the best ranked one's)."""
+    name in "the second time Melanie talked about pottery"); a name the request writes
+    when the best commit lacks it (``names``), and the word beside it in a noun compound
+    (``compounds``) too. When fewer than ``n`` pass the ratio, every commit holding the
+    word counts. Without lexical scores, the ranked commits that hold that word (the
+    best ranked one's)."""
     pool = [(v, s) for v, s in mentions.lexical if v in where]
     if pool:
         best = max(s for _, s in pool)
