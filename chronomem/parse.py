@@ -70,8 +70,16 @@ _P_OFFSET = re.compile(
 )
 # "the first chat after X", "the next conversation after X", "the one right before X",
 # "the previous chat before X", "the chat after the one where X".
+# A relative clause about talking may sit between the chat and its direction ("the next
+# time we talked after X", "the one we had just before X"); "time" is a chat only after
+# "first / next / previous" ("the next time we spoke after X" is a step, no ordinal).
+_TALKED = (
+    r"(?:(?:that|when)\s+)?(?:we|i|you)\s+(?:had|talked|spoke|chatted|did|met)"
+    r"(?:\s+(?:together|again))?\s+"
+)
 _P_STEP = re.compile(
-    rf"\b(?:the\s+)?(?:(?P<which>first|next|following|previous|prior|last)\s+)?{_CHAT}\s+"
+    rf"\b(?:the\s+)?(?:(?P<which>first|next|following|previous|prior|last)\s+)?"
+    rf"(?:{_CHAT}|(?(which)times?|(?!)))\s+(?:{_TALKED})?"
     r"(?:(?:right|just|directly|immediately)\s+)?(?P<dir>after|following|before|prior to)\s+"
     rf"(?:(?:the|that)\s+{_CHAT}\s+(?:where|when|about|in which|with)\s+|the\s+{_CHAT}\s+)?",
     re.IGNORECASE,
@@ -231,7 +239,7 @@ _P_NAME = re.compile(r"\b([A-Z][a-z][\w-]*)")
 _KNOW_WORDS = re.compile(
     r"\b(?:knew|know|learn\w*|found out|find out|heard|hear|told|idea)\b", re.I
 )
-_RELATIVE_WORDS = re.compile(r"\b(?:after|before|following|prior)\b", re.I)
+_RELATIVE_WORDS = re.compile(r"\b(?:after|before|following|prior|later|earlier)\b", re.I)
 _ORDINAL_WORDS = re.compile(
     r"\b(?:first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last|latest|final|recent)\b", re.I
 )

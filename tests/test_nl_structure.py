@@ -228,3 +228,26 @@ def test_a_ruled_out_clause_that_names_the_meant_chat_means_its_next_best(
     # both single it out equally, the exclusion stands, as before.)
     mem, vids = contrast
     assert _target(mem, query) == vids[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "n", "left"),
+    [
+        # a relative clause about talking between the chat and its direction
+        ("forget the next time we talked after Ann moved to Leeds", "step", 1, "Leeds"),
+        ("undo from the first time we spoke after the wedding", "step", 1, "wedding"),
+        ("undo the one we had just before the wedding", "step", -1, "wedding"),
+        ("keep up to the last time we talked before the move", "step", -1, "move"),
+        # "later than" / "earlier than" with a count
+        ("forget the chat a few days later than the race", "offset", 3, "race"),
+        ("undo the session two weeks earlier than the recital", "offset", -14, "recital"),
+    ],
+)
+def test_steps_and_offsets_with_a_clause_about_talking(
+    text: str, kind: str, n: int, left: str
+) -> None:
+    p = ps.parse(text)
+    op = p.operator(kind)
+    assert op is not None and op.n == n, p.describe()
+    assert p.operator("ordinal") is None and left in p.clause
+    assert not any(w in p.clause.split() for w in ("talked", "spoke", "had", "later"))
