@@ -49,6 +49,8 @@ SHORTHAND = {
     "rollbak": "rollback",
     "wat": "what",
     "sed": "said",
+    "bak": "back",
+    "frm": "from",
 }
 # Words after which a request verb stands ("plz fogret", "can you delte").
 _VERB_BEFORE = frozenset(

@@ -363,7 +363,7 @@ def parse(text: str) -> ParsedRequest:
     """Read ``text`` once into a :class:`ParsedRequest`."""
     raw = text or ""
     normal, respelt = respell(raw)
-    work = " ".join(normal.split())
+    work = request_sentence(" ".join(normal.split()))
     operators: list[Operator] = []
     excluded: list[str] = []
 
@@ -518,6 +518,82 @@ def _named(clause: str) -> list[str]:
     """The clause's content words that name something (no filler, nothing said in
     passing)."""
     return [t for t in content_words(clause) if not said_in_passing(t)]
+
+
+# -- the request inside a chatty message ---------------------------------------------------
+
+# A sentence ends at . ! or ? before a space (not inside "St. Louis": the next word of a
+# new sentence is not checked, so a title's period splits too; the rule below only drops
+# a piece that asks nothing and names no operator, so a wrong split costs little).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A request verb or phrase: what turns a sentence into the request itself.
+_ASKS = re.compile(
+    r"\b(?:undo|revert|roll(?:ed|ing)?(?: \w+)? ?back|rollback|forget|remove|delete|erase|"
+    r"discard|wipe|scrap|purge|get rid of|go back|take (?:\w+ ){0,3}back|trim|restore|reset|"
+    r"rewind|unlearn)\b",
+    re.IGNORECASE,
+)
+# Words that place something in the history's order: a sentence holding one may say
+# which side of the event goes ("Nothing after that needs to stay"), so it is kept.
+_ORDER_WORDS = re.compile(
+    r"\b(?:after|before|since|later|earlier|following|prior|onwards?|rest)\b", re.IGNORECASE
+)
+
+
+_NEGATED = re.compile(r"\b(?:not|rather than|instead of)\b", re.IGNORECASE)
+
+
+def _names_structure(text: str) -> bool:
+    """Whether ``text`` holds what the operators read: a negation, a knowledge state, an
+    offset or step, an ordinal or first mention, a time, or a month or weekday that
+    describes the event (the patterns :func:`parse` applies)."""
+    if _NEGATED.search(text):
+        return True
+    pats = (_P_NOT_FIRST, _P_NOT_LAST, _P_RATHER, _P_KNOWLEDGE, _P_OFFSET, _P_STEP)
+    if any(p.search(text) for p in pats):
+        return True
+    if _P_ORDINAL.search(text) or _P_FIRST_TOLD.search(text) or _P_DESCRIBED.search(text):
+        return True
+    return tr.read(text) is not None
+
+
+def request_sentence(text: str) -> str:
+    """``text`` without the small talk around its request: in a message of several
+    sentences, the sentences that ask nothing (no request verb) and name no structure
+    (no negation, count, offset or time) are dropped when another sentence both asks and
+    names content of its own ("Long week here, the rain hasn't let up. Anyway, could you
+    undo the chat where Mel told me about the concert? Thanks!"); so is a lead-in before a
+    colon in the asking sentence ("Quick favour though: please ..."). A message whose
+    asking sentence names nothing itself ("not the museum day, the park one. undo from
+    that chat") is kept whole: its content is in the other sentence."""
+    parts = [p for p in _SENTENCE_END.split(text) if p.strip()]
+    if len(parts) < 2:
+        return text
+    ask = None
+    for i, part in enumerate(parts):
+        m = _ASKS.search(part)
+        if m is None:
+            continue
+        lead = part.rfind(":", 0, m.start())
+        lead = max(lead, part.rfind(";", 0, m.start()))
+        if lead >= 0 and not _names_structure(part[:lead]):
+            part = part[lead + 1 :].strip()
+        if any(w not in FILLER for w in content_words(part)):
+            ask = i
+            parts[i] = part
+            break
+    if ask is None:
+        return text
+    kept = [
+        part
+        for i, part in enumerate(parts)
+        if i == ask
+        or _ASKS.search(part)
+        or _ORDER_WORDS.search(part)
+        or _names_structure(part)
+        or not content_words(part)
+    ]
+    return " ".join(kept)
 
 
 def _verb_may(text: str, m: re.Match[str]) -> bool:

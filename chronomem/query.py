@@ -57,6 +57,8 @@ _RESTORE_CUES = [
     r"\bby the time\b",
     r"\bas (?:it|things|they|you) (?:stood|were)\b",
     r"\bstop at\b",
+    # "roll back to the end of the chat where X": the chat is kept, up to its end.
+    r"\b(?:to|at|until|till) the (?:very )?end of\b",
     # "keep what you had once X, drop the rest": X is kept, what follows it goes.
     r"\b(?:drop|forget|discard|lose|bin|scrap|delete|erase) the rest\b",
     r"\bkeep (?:only )?(?:what|everything|anything|the (?:memories|things))\b.{0,40}"
