@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["CUE_VERBS", "SHORTHAND", "cue_verb", "respell"]
+__all__ = ["CUE_VERBS", "SHORTHAND", "cue_verb", "near_spellings", "respell"]
 
 # Request verbs a misspelling is read back to (edit distance 1; 2 from seven letters on).
 CUE_VERBS = (
@@ -100,6 +100,32 @@ def cue_verb(word: str) -> str | None:
     return None if best is None else best[1]
 
 
+# Request words other than verbs that a misspelling is read back to wherever it stands
+# ("evrything since", "everyting from"): they name no content, so a misspelt one would
+# otherwise be searched for as content and hide the request's scope from the intent rules.
+_REQUEST_NOUNS = ("everything", "anything")
+_NOUN_CANDIDATE = re.compile(r"(?<![\w'])[ea][a-z]{5,10}(?![\w'])", re.IGNORECASE)
+
+
+def near_spellings(word: str) -> list[str]:
+    """The words one slip away from ``word``: a letter dropped ("evrything", "runnin"),
+    one doubled or stray ("runnning"), or two neighbours swapped ("freinds"), in a fixed
+    order. A store reads a content word it does not hold against these (see
+    :func:`chronomem.resolve.respell_unknown`); a substitution is not tried, as it makes
+    ten times the candidates and most of the false ones."""
+    w = word.lower()
+    out: dict[str, None] = {}
+    for i in range(len(w) + 1):
+        for c in "abcdefghijklmnopqrstuvwxyz":
+            out.setdefault(w[:i] + c + w[i:], None)
+    for i in range(len(w)):
+        out.setdefault(w[:i] + w[i + 1 :], None)
+    for i in range(len(w) - 1):
+        out.setdefault(w[:i] + w[i + 1] + w[i] + w[i + 2 :], None)
+    out.pop(w, None)
+    return list(out)
+
+
 _SHORTHAND_RE = re.compile(
     r"(?<![\w'])(?:" + "|".join(sorted(SHORTHAND, key=len, reverse=True)) + r")(?![\w'])",
     re.IGNORECASE,
@@ -144,4 +170,16 @@ def respell(text: str) -> tuple[str, list[tuple[str, str]]]:
         out.append(text[at : m.start()] + verb)
         at = m.end()
     out.append(text[at:])
-    return "".join(out), changed
+    text = "".join(out)
+
+    def noun(m: re.Match[str]) -> str:
+        w = m.group(0).lower()
+        if w in _REQUEST_NOUNS:
+            return m.group(0)
+        for target in _REQUEST_NOUNS:
+            if w[0] == target[0] and _distance(w, target, 2) <= 2:
+                changed.append((m.group(0), target))
+                return target
+        return m.group(0)
+
+    return _NOUN_CANDIDATE.sub(noun, text), changed

@@ -331,7 +331,7 @@ def plan_rollback(
     (see the module docstring for the rule). ``resolver``: a backbone that picks among
     the top candidates first, or refuses (:mod:`chronomem.backbone_resolver`).
     """
-    parsed = ps.parse(query)
+    parsed = rs.respell_unknown(db, sc, ps.parse(query))
     toks = list(parsed.named)
     if not parsed.names_content and parsed.time is None:
         raise UncertainRequestError(

@@ -55,7 +55,7 @@ def match(
     evidence (``confidence``, ``content_words``, ``lexical``, ``cosine``, ``matched``).
     Raises :class:`UncertainRequestError` (nothing changes) when it names no content or
     its best commit has no evidence."""
-    parsed = ps.parse(request)
+    parsed = rs.respell_unknown(db, sc, ps.parse(request))
     toks = [t for t in parsed.named if t not in _SAID_WORDS]
     if not toks or not parsed.names_content:
         raise UncertainRequestError(

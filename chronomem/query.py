@@ -80,6 +80,7 @@ _UNDO_CUES = [
     r"\bnever happened\b",
     r"\bsince\b",
     r"\beverything after\b",
+    r"\b(?:everything|anything) from\b",  # "roll back everything from when X": X goes too
     r"\bfrom .{1,60} on(?:wards?)?\b",
     r"\bbefore\b",
     # More ways to say "cancel it": erasure verbs and "X and what came after". Not inside

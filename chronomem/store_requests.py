@@ -107,6 +107,7 @@ class Requests:
         rt = self._e.retrieval()
         with self._e.reading(app, user, require=True) as sc:
             assert sc is not None  # require=True raised otherwise
+            parsed = rs.respell_unknown(self._e.db, sc, parsed)
             got = rs.resolve_request(
                 self._e.db, sc, query, k + 1, intent, rt, rerank=rerank, stage=stage, parsed=parsed
             )
