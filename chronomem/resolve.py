@@ -34,10 +34,11 @@ from chronomem.cues import near_spellings
 from chronomem.dense import DenseCache, dense
 from chronomem.dense import DenseMatrix as DenseMatrix  # re-exported
 from chronomem.fts5_tokenizer import activity_stem, holds_activity, tokenizer
-from chronomem.query import content_query, fts_terms, refers_to_episode
+from chronomem.query import REQUEST_WORDS, content_query, fts_terms, refers_to_episode
 from chronomem.scope_cache import ScopeCache
 from chronomem.sql import visible
 from chronomem.types import Scope
+from chronomem.words import RETRIEVAL_STOPWORDS
 
 
 def lexical(
@@ -297,11 +298,19 @@ RESPELL_MAX = 3  # unknown words read back per request (each costs one vocabular
 _ALPHA_WORD = re.compile(r"(?<![\w'-])[A-Za-z]+(?![\w'-])")
 
 
-def _document_counts(db: Backend, sc: Scope, words: Sequence[str]) -> dict[str, int]:
-    """How many descriptors hold each word (as the lexical index tokenizes it; a word
-    it makes several tokens of counts 0)."""
+def _document_counts(
+    db: Backend, sc: Scope, words: Sequence[str], *, content_only: bool = False
+) -> dict[str, int]:
+    """How many descriptors hold each word, as the lexical index tokenizes it (a word it
+    makes several tokens of counts 0). ``content_only``: a word whose stem is a stopword
+    or a request word counts 0 too (a slip is never read back to one)."""
     toks = tokenizer().tokens(list(words))
-    single = {w: t[0] for w, t in zip(words, toks, strict=True) if len(t) == 1}
+    single = {
+        w: t[0]
+        for w, t in zip(words, toks, strict=True)
+        if len(t) == 1
+        and not (content_only and (t[0] in RETRIEVAL_STOPWORDS or t[0] in REQUEST_WORDS))
+    }
     stems = sorted(set(single.values()))
     if not stems:
         return dict.fromkeys(words, 0)
@@ -312,13 +321,13 @@ def _document_counts(db: Backend, sc: Scope, words: Sequence[str]) -> dict[str, 
 
 
 def respell_unknown(db: Backend, sc: Scope, parsed: ps.ParsedRequest) -> ps.ParsedRequest:
-    """``parsed`` with each content word that no descriptor holds read back to the near
-    spelling (:func:`chronomem.cues.near_spellings`: a letter dropped, doubled or swapped)
-    that the most descriptors hold ("runnin" -> "running", "frends" -> "friends",
-    "mountaneering" -> "mountaineering"); a word with no held near spelling stays.
-    The store's own vocabulary is the dictionary, so a name or term only this memory
-    uses is read back too, and a word it holds is never touched. The cost is two
-    vocabulary lookups per unknown word, whatever the history's length."""
+    """``parsed`` with each content word that no descriptor holds read back to the
+    spelling it may be a slip for (:func:`chronomem.cues.near_spellings`) that the most
+    descriptors hold ("runnin" -> "running", "frends" -> "friends", "neighbour" ->
+    "neighbor"); a word with no held near spelling stays. The store's own vocabulary
+    decides among the near spellings, so a name or term only this memory uses is read
+    back too; a word it holds is never touched. The cost is two vocabulary lookups per
+    request with an unknown word, whatever the history's length."""
     content = set(parsed.content)
     words = [
         w
@@ -333,7 +342,9 @@ def respell_unknown(db: Backend, sc: Scope, parsed: ps.ParsedRequest) -> ps.Pars
     if not unknown:
         return parsed
     near = {w: [c for c in near_spellings(w) if len(c) >= RESPELL_MIN] for w in unknown}
-    held = _document_counts(db, sc, sorted({c for cs in near.values() for c in cs}))
+    held = _document_counts(
+        db, sc, sorted({c for cs in near.values() for c in cs}), content_only=True
+    )
     clause, pairs = parsed.clause, []
     for w in unknown:
         # the most held; ties: the first in alphabetical order (deterministic)

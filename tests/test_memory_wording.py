@@ -138,8 +138,16 @@ def test_a_misspelt_everything_is_respelt(word, now) -> None:
 
 def test_near_spellings_are_one_slip_away() -> None:
     near = cues.near_spellings("runnin")
-    assert "running" in near and "runin" in near and "urnnin" in near
-    assert "runnin" not in near and len(near) == len(set(near))
+    assert near[0] == "running" and "rnunin" in near and "urnnin" not in near
+    assert "runin" not in near and "runnin" not in near and len(near) == len(set(near))
+    assert cues.near_spellings("neighbour") == ["neighbor"]
+
+
+@pytest.mark.skipif(not cues.english_words(), reason="the packaged MiniLM word list")
+def test_a_real_word_is_no_slip() -> None:
+    for word in ("bother", "wedding", "died", "cabin"):
+        assert cues.near_spellings(word) == [], word
+    assert "friends" in cues.near_spellings("frends")
 
 
 # -- misspelt content words read against the store ----------------------------------------
