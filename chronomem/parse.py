@@ -557,6 +557,9 @@ def _names_structure(text: str) -> bool:
     return tr.read(text) is not None
 
 
+ASK_MIN_WORDS = 2  # content words the asking sentence must name for small talk to go
+
+
 def request_sentence(text: str) -> str:
     """``text`` without the small talk around its request: in a message of several
     sentences, the sentences that ask nothing (no request verb) and name no structure
@@ -564,7 +567,7 @@ def request_sentence(text: str) -> str:
     names content of its own ("Long week here, the rain hasn't let up. Anyway, could you
     undo the chat where Mel told me about the concert? Thanks!"); so is a lead-in before a
     colon in the asking sentence ("Quick favour though: please ..."). A message whose
-    asking sentence names nothing itself ("not the museum day, the park one. undo from
+    asking sentence names fewer than :data:`ASK_MIN_WORDS` content words ("not the museum day, the park one. undo from
     that chat") is kept whole: its content is in the other sentence."""
     parts = [p for p in _SENTENCE_END.split(text) if p.strip()]
     if len(parts) < 2:
@@ -578,7 +581,9 @@ def request_sentence(text: str) -> str:
         lead = max(lead, part.rfind(";", 0, m.start()))
         if lead >= 0 and not _names_structure(part[:lead]):
             part = part[lead + 1 :].strip()
-        if any(w not in FILLER for w in content_words(part)):
+        # Two content words at least: a lone one ("undo what I said and move on") may be
+        # an idiom, and the sentences around it are then what the gates must read.
+        if sum(w not in FILLER for w in content_words(part)) >= ASK_MIN_WORDS:
             ask = i
             parts[i] = part
             break

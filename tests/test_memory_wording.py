@@ -80,6 +80,23 @@ def test_a_request_whose_asking_sentence_names_nothing_is_kept_whole(text, kept)
     assert kept in clause and text.split(". ")[1][:8] in clause, clause
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks for hearing me out. Please undo what I said and move along.",
+        "Cheers for the chat earlier! Let's forget what I said and carry on.",
+    ],
+)
+def test_an_asking_sentence_with_one_word_keeps_its_small_talk(store, text) -> None:
+    """One content word may be an idiom ("move along"): the message is read whole, and
+    the no-content gates see what they saw before."""
+    if "carry on" in text:
+        assert ps.parse(text).clause == text
+    mem, _ = store
+    with pytest.raises(UncertainRequestError):
+        mem.plan_rollback_by_nl_query(APP, USER, text)
+
+
 def test_a_sentence_that_names_an_offset_or_order_stays() -> None:
     p = ps.parse(
         "Busy day at work. Please roll back to the chat where Lena showed me her quilt. "
