@@ -27,6 +27,10 @@ do with what it names.
   request's start, after a politeness word, or before "the / that / it / to"), so
   content words a letter away from a verb ("remote", "forge") stay as they are
   (:mod:`chronomem.cues`);
+- **small talk** around the request is dropped first (:func:`request_sentence`): the
+  sentences of a chatty message that neither ask nor name structure, when the asking
+  sentence names content of its own. A misspelt *content* word is read back later, against
+  the store's vocabulary (:func:`chronomem.resolve.respell_unknown`);
 - **evidence**: the content words that show the request names something at all
   (:attr:`ParsedRequest.evidence`; the words and phrases that name nothing are in
   :mod:`chronomem.nocontent`).
