@@ -452,8 +452,13 @@ def parse(text: str) -> ParsedRequest:
             year = time.value[1] if time is not None else None
             time = tr.TimeRef("month", "month", (month, year), True, m.group(0))
 
-    # Intent: cue words of the request with the operator phrases taken out.
-    intent: q.Intent = "undo" if knowledge else q.detect_intent(work)
+    # Intent: cue words of the request with the operator phrases taken out. A request
+    # that corrects itself ("undo the chess club chat? no, the one about the tournament")
+    # may keep its verb in the ruled-out clause: it still asks for what the verb says.
+    cue_text = work
+    if excluded and not q.names_intent(work):
+        cue_text = f"{excluded[0]} {work}"
+    intent: q.Intent = "undo" if knowledge else q.detect_intent(cue_text)
     return ParsedRequest(
         text=raw,
         normal=normal,
@@ -562,6 +567,9 @@ def _names_structure(text: str) -> bool:
 
 
 ASK_MIN_WORDS = 2  # content words the asking sentence must name for small talk to go
+# A sentence that opens by taking back the one before it ("undo the chess club chat? no,
+# the one about the tournament") is part of the request, whatever else it names.
+_OPENS_CORRECTION = re.compile(r"^\s*(?:no|nope|nah|wait|sorry|actually)\b\s*[,!.\-]", re.I)
 
 
 def request_sentence(text: str) -> str:
@@ -600,6 +608,7 @@ def request_sentence(text: str) -> str:
         or _ASKS.search(part)
         or _ORDER_WORDS.search(part)
         or _names_structure(part)
+        or (i == ask + 1 and _OPENS_CORRECTION.match(part))
         or not content_words(part)
     ]
     return " ".join(kept)

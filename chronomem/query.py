@@ -115,6 +115,13 @@ _LEADING = re.compile(
 )
 
 
+def names_intent(query: str) -> bool:
+    """Whether ``query`` holds a cue word of either intent (without one, the default
+    ``restore_to`` of :func:`detect_intent` is a guess)."""
+    text = query or ""
+    return any(r.search(text) for r in (*_RESTORE_RE, *_UNDO_RE))
+
+
 def detect_intent(query: str) -> Intent:
     """Classify a rollback request as ``"undo"`` or ``"restore_to"`` (rules above)."""
     text = query or ""

@@ -251,3 +251,18 @@ def test_steps_and_offsets_with_a_clause_about_talking(
     assert op is not None and op.n == n, p.describe()
     assert p.operator("ordinal") is None and left in p.clause
     assert not any(w in p.clause.split() for w in ("talked", "spoke", "had", "later"))
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("undo the chess club chat? no, the one about the tournament in Boston", "undo"),
+        ("forget the piano stuff... no wait, the guitar lessons", "undo"),
+        ("wipe the bit about the gym, sorry, no, the swimming pool one", "undo"),
+        ("take me back to the chat about the lake? no, the one about the river", "restore_to"),
+    ],
+)  # fmt: skip
+def test_a_self_correction_keeps_the_verb_it_takes_back(text: str, intent: str) -> None:
+    """The verb may sit in the ruled-out part: the request still asks what it says."""
+    p = ps.parse(text)
+    assert p.excluded and p.intent == intent, p.describe()
