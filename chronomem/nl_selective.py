@@ -11,21 +11,15 @@ least ``nl.DENSE_FLOOR``). What it adds:
 
 1. no intent mapping and no episode snapping: the described commits are the answer, not
    their parents or their session's boundary; ``revert`` versions are never candidates;
-2. a set, not a top-1: the best commit, plus the other commits of the top ``k`` that
-   tell the same fact, at most ``MAX_SET`` in all (a fact told over two or three turns):
-   each matches a content word, ranks within ``SET_RATIO`` of the best one's final
-   score, and is in the best one's episode (:func:`_same_fact`; without episode labels,
-   its lexical score must also be within ``SET_RATIO`` of the best one's);
+2. a set, not a top-1: the best commit, plus every other commit of the top ``k`` whose
+   lexical score for the content words is at least ``SET_RATIO`` of the best one's and
+   that is among the first ``MAX_SET`` so kept (a fact told over two or three turns);
 3. refusal: a request without content words ("forget that", "*", "hi, forget what I
    said earlier": filler is no content) is refused before any retrieval, and so is one
-   whose best commit has no evidence or only weak evidence (:func:`nl.weak_match`,
-   :func:`nl.names_only`, :func:`nl.absent_names`).
+   whose best commit has no evidence or only weak evidence (:func:`nl.weak_match`).
 
 ``SET_RATIO`` and ``MAX_SET`` were chosen before any RQ4 run and not tuned since (never on
-the hand-written held-out set): LoCoMo observations cite one to three turns. The episode
-condition and the final-score test (the same ratio) came from the development forget set
-``locomo_v4_forget_heldout`` (docs/nl-rollback.md), where the lexical test alone kept
-turns of other chats that share the request's names.
+the hand-written held-out set): LoCoMo observations cite one to three turns.
 """
 
 from __future__ import annotations
@@ -39,7 +33,7 @@ from chronomem import resolve as rs
 from chronomem.backend import Backend
 from chronomem.types import Scope, UncertainRequestError
 
-SET_RATIO = 0.8  # a further commit's final (and lexical) score, relative to the best one's
+SET_RATIO = 0.8  # a further commit's lexical score, relative to the best commit's
 MAX_SET = 3  # commits one request may name
 # How people point at what they said, beyond the rollback vocabulary: no content.
 _SAID_WORDS = frozenset(
@@ -99,15 +93,9 @@ def match(
         terms = q.fts_terms(" ".join(toks))
         scores = nl.lexical_scores(db, sc, terms, found, [v for v, _ in ranked], rt)
         top = scores.get(best) or 0.0
-        episode = _episodes(db, sc, [v for v, _ in ranked], rt.episode_label)
         for v, s in ranked[1:]:
             got = scores.get(v)
-            if (
-                len(chosen) < MAX_SET
-                and got is not None
-                and top > 0
-                and _same_fact(v, s, got / top, ranked[0], episode)
-            ):
+            if len(chosen) < MAX_SET and got is not None and top > 0 and got >= SET_RATIO * top:
                 chosen.append((v, s))
     return chosen, {
         "confidence": round(evidence, 4),
@@ -117,44 +105,6 @@ def match(
         "matched": [[v, round(s, 6)] for v, s in chosen],
         "candidates": [[v, round(s, 6)] for v, s in ranked],
     }
-
-
-def _same_fact(
-    vid: int, score: float, lexical: float, best: tuple[int, float], episode: dict[int, object]
-) -> bool:
-    """Whether a further commit (its final ``score``; ``lexical``: its lexical score over
-    the best commit's, > 0: it matches a content word) tells the fact the best one tells.
-
-    It must rank within ``SET_RATIO`` of the best commit's final score, and be in the same
-    episode: a fact told over two or three turns is told in one chat (a question, the
-    answer, a follow-up), and the same words in another chat are another telling. Inside
-    the episode the reranker's judgment is enough, since the turns of one exchange split
-    the request's words between them ("what Nate's turtles eat": "they eat vegetables,
-    fruits and insects" and "I love seeing them eat fruit"). A store without episode
-    labels, or a commit without one, keeps the lexical test too (within ``SET_RATIO``)."""
-    top = best[1]
-    if top > 0 and score < SET_RATIO * top:
-        return False
-    mine, theirs = episode.get(vid), episode.get(best[0])
-    if mine is None or theirs is None:
-        return lexical >= SET_RATIO
-    return mine == theirs
-
-
-def _episodes(db: Backend, sc: Scope, vids: list[int], label: str | None) -> dict[int, object]:
-    """Each of ``vids``' episode label (absent: the commit has none, or the store keeps
-    no episode label)."""
-    if not label or not vids:
-        return {}
-    expr, arg = db.json_text("labels", label)
-    marks = ",".join("?" * len(vids))
-    with db.lock:
-        rows = db.conn.execute(
-            f"SELECT version_id, {expr} FROM versions WHERE scope_id = ? AND version_id IN "
-            f"({marks})",
-            (arg, sc.scope_id, *vids),
-        ).fetchall()
-    return {int(v): lab for v, lab in rows if lab is not None}
 
 
 def _revert_versions(db: Backend, sc: Scope) -> set[int]:

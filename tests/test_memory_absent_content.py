@@ -121,36 +121,3 @@ def test_a_stance_adverb_beside_a_topic_still_acts(mem, request_text: str) -> No
     assert ps.parse(request_text).names_content
     store, _ = mem
     store.plan_rollback_by_nl_query(APP, USER, request_text)
-
-
-# A fact told over two turns of one chat; its words recur in another chat.
-CHATS = [
-    (1, "Nate: my turtles eat vegetables, fruits and insects, a varied diet"),
-    (1, "Joanna: so cute, they really enjoy the fruit"),
-    (1, "Nate: yes, turtles love fruit and they eat it fast"),
-    (2, "Nate: I bought a new tank for the turtles, they eat less now"),
-    (3, "Joanna: I finished my screenplay draft yesterday"),
-]
-
-
-@pytest.fixture()
-def chats():
-    store = hash_store()
-    vids = [
-        store.commit(
-            APP, USER, [add(f"c{i}", text)], source="chat", reason="t", labels={"session": s}
-        )
-        for i, (s, text) in enumerate(CHATS)
-    ]
-    yield store, vids
-    store.close()
-
-
-def test_a_set_stays_inside_the_best_commits_episode(chats) -> None:
-    store, vids = chats
-    plan = store.plan_selective_undo(APP, USER, "forget what Nate's turtles eat")
-    matched = [v for v, _ in plan.evidence["matched"]]
-    assert matched[0] in vids[:3]
-    # the other chat's turn shares "turtles" and "eat" but tells another thing
-    assert vids[3] not in matched and vids[4] not in matched
-    assert set(matched) <= set(vids[:3])
