@@ -113,14 +113,24 @@ SESSIONS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def store():
+def _chats(dated: list[tuple[str, str]]) -> tuple[ChronoMem, list[int]]:
+    """A store with one chat (session) per ``(date, text)``, in order."""
     mem = hash_store()
     vids = [
         mem.commit("a", "u", [{"op": "add", "item_id": f"s{i}", "text": t}], source="chat",
                    reason="t", labels={"session": i}, valid_time=day)
-        for i, (day, t) in enumerate(SESSIONS)
+        for i, (day, t) in enumerate(dated)
     ]  # fmt: skip
+    return mem, vids
+
+
+def _june(texts: list[str]) -> list[tuple[str, str]]:
+    return [(f"1:00 pm on {i + 1} June, 2023", t) for i, t in enumerate(texts)]
+
+
+@pytest.fixture(scope="module")
+def store():
+    mem, vids = _chats(SESSIONS)
     yield mem, vids
     mem.close()
 
@@ -163,12 +173,7 @@ MENTIONS = [
 
 @pytest.fixture(scope="module")
 def mentions():
-    mem = hash_store()
-    vids = [
-        mem.commit("a", "u", [{"op": "add", "item_id": f"m{i}", "text": t}], source="chat",
-                   reason="t", labels={"session": i}, valid_time=f"1:00 pm on {i + 1} June, 2023")
-        for i, t in enumerate(MENTIONS)
-    ]  # fmt: skip
+    mem, vids = _chats(_june(MENTIONS))
     yield mem, vids
     mem.close()
 
@@ -203,12 +208,7 @@ CONTRAST = [
 
 @pytest.fixture(scope="module")
 def contrast():
-    mem = hash_store()
-    vids = [
-        mem.commit("a", "u", [{"op": "add", "item_id": f"c{i}", "text": t}], source="chat",
-                   reason="t", labels={"session": i}, valid_time=f"1:00 pm on {i + 1} June, 2023")
-        for i, t in enumerate(CONTRAST)
-    ]  # fmt: skip
+    mem, vids = _chats(_june(CONTRAST))
     yield mem, vids
     mem.close()
 
