@@ -61,8 +61,16 @@ SETS_V5 = {
     "forget": "locomo_v5_forget_heldout.jsonl",
     "refuse": "locomo_v5_refuse_heldout.jsonl",
 }
+#: A fourth writing (the session of 2026-12-07, afternoon), held out while the v5 sets, read
+#: twice as aggregates, stay on the board; its session set adds the polite several-clause style.
+SETS_V6 = {
+    "session": "locomo_v6_heldout.jsonl",
+    "turn": "locomo_v6_turn_heldout.jsonl",
+    "forget": "locomo_v6_forget_heldout.jsonl",
+    "refuse": "locomo_v6_refuse_heldout.jsonl",
+}
 #: Every family of sets the checker verifies, by name.
-FAMILIES = {"nl": SETS, "v4": SETS_V4, "v5": SETS_V5}
+FAMILIES = {"nl": SETS, "v4": SETS_V4, "v5": SETS_V5, "v6": SETS_V6}
 #: Session-level styles, each to be roughly as frequent as the others.
 SESSION_STYLES = ("offset", "knowledge", "casual", "ordinal", "month", "negation", "embedded")
 #: The styles a family's session set may use.
@@ -70,6 +78,7 @@ FAMILY_STYLES = {
     "nl": SESSION_STYLES,
     "v4": (*SESSION_STYLES, "paraphrase"),
     "v5": (*SESSION_STYLES, "paraphrase"),
+    "v6": (*SESSION_STYLES, "paraphrase", "polite"),
 }
 MIN_SIZE = {"session": 80, "turn": 40, "forget": 30, "refuse": 15}
 #: The longest run of words a request may share with a turn (longer: copied, not phrased).
