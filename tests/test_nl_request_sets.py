@@ -1,7 +1,7 @@
 """The NL request sets in issue 36's styles (offsets, ordinals, negation, knowledge state,
-refusals), every writing (``locomo_nl_*``, ``locomo_v4_*``, ``locomo_v5_*``, ``locomo_v6_*``): every claim a
-script can verify is verified against LoCoMo itself, and the checker catches the mistakes it is
-there to catch."""
+refusals), every writing (``locomo_nl_*``, ``locomo_v4_*``, ``locomo_v5_*``, ``locomo_v6_*``):
+every claim a script can verify is verified against LoCoMo itself, and the checker catches the
+mistakes it is there to catch."""
 
 from __future__ import annotations
 
