@@ -149,7 +149,8 @@ _P_KNOWLEDGE = re.compile(
 # - trailing: "Y, not X", "Y - and not X", "Y; I don't mean X" (a stop before the "not");
 #   without a stop, X must name an episode ("Y not the biking one"), so a "not" inside
 #   content ("the chat where I said I'm not sure") stays content;
-# - self-correction: "X? no, Y", "X... no wait, Y", "X - nope, Y";
+# - self-correction: "X? no, Y", "X... no wait, Y", "X - nope, Y", across a full stop
+#   ("X. no, the one about Y", "X. sorry, the one where Y");
 # - "Y rather than X", "Y instead of X".
 # An adverb or infinitive after "not" ("not sure", "not to bother you") is no negation.
 _NOT_OPEN = (
@@ -178,11 +179,17 @@ _P_NOT_LAST = re.compile(
     re.IGNORECASE,
 )
 _P_CORRECTED = re.compile(
-    r"^(?P<x>.*?\w.*?)\s*(?:\?+|\.\.\.|\u2026|,|\s[-\u2013\u2014]+)\s*"
+    r"^(?P<x>.*?\w.*?)\s*(?:\?+|\.\.\.|\u2026|,|(?P<stop>[.!])|\s[-\u2013\u2014]+)\s*"
     r"(?:(?:no|nope|nah)\b\s*(?:[,!.]+\s*|(?=(?:wait|sorry|actually|i\s+mean)\b))"
-    r"|(?:wait|sorry)\s*[,!]+\s*(?=(?:no|i\s+mean)\b))"
+    r"|(?:wait|sorry)\s*[,!]+\s*(?=(?:no|i\s+mean)\b)"
+    # "X. sorry, the one about Y", "X - actually, that chat where Y": a correction word
+    # before a definite episode is the same taking back, without a "no".
+    r"|(?:sorry|actually|wait|oops)\s*[,!]+\s*(?=(?:the|that)\s+" + _CHAT + r"s?\b))"
     r"(?:(?:no|wait|sorry|actually|i\s+mean|i\s+meant)\b\s*[,!.]*\s*)*(?P<y>\S.*)$",
     re.IGNORECASE,
+)
+_CORRECTION_REFERS = re.compile(
+    r"(?:the|that|this|those|my|our|his|her|their|when|where)\b", re.IGNORECASE
 )
 # The clause meant refers back to the ruled-out one by a pro-form ("John's one for the
 # veterans", "the brand new one", "the chat where he'd finally played it"): the ruled-out
@@ -204,7 +211,8 @@ _EPISODE_NOUNS = frozenset(
     "time times day days night evening morning discussion".split()
 )
 _NEGATION_WORDS = re.compile(
-    r"\b(?:not|mean|no|nope|nah|rather\s+than|instead\s+of)\b", re.IGNORECASE
+    r"\b(?:not|mean|no|nope|nah|sorry|actually|wait|oops|rather\s+than|instead\s+of)\b",
+    re.IGNORECASE,
 )
 _P_RATHER = re.compile(
     r"^(?P<y>.+?)\s*,?\s+(?:rather than|instead of)\s+(?P<x>[^,;.]+?)(?P<rest>[,;.].*)?$",
@@ -487,6 +495,11 @@ def _negation(text: str) -> tuple[str, str] | None:
         meant = (head + " " + y).strip()
     else:
         m = _P_CORRECTED.search(text)
+        # After a full stop the taking back must name what is meant as a noun phrase
+        # or clause ("no, the one about Y", "no, when Y"): "No, really, no hurry" is a
+        # courtesy, not a correction.
+        if m and m.group("stop") and not _CORRECTION_REFERS.match(m.group("y")):
+            m = None
         if m and _named(m.group("y")):
             x, meant = m.group("x"), m.group("y")
         else:
@@ -572,6 +585,47 @@ ASK_MIN_WORDS = 2  # content words the asking sentence must name for small talk 
 _OPENS_CORRECTION = re.compile(r"^\s*(?:no|nope|nah|wait|sorry|actually)\b\s*[,!.\-]", re.I)
 
 
+# A sentence that goes on describing what the request points at, rather than the writer's
+# day: a noun phrase with no verb of its own ("The true story about the trans girl.", "the
+# one where she showed me her bowls") or a copula pointing back ("It was the chat where
+# ...", "That was when ..."). Small talk is a clause with a subject and a verb ("The rain
+# hasn't let up", "My sister's staying with me").
+_REFERENT_OPEN = re.compile(
+    r"^\s*(?:(?:it|that|this)(?:\s+(?:was|is)|'s)\s+(?:the|that|when|where|about)\b"
+    r"|(?:i\s+mean\s+)?(?:the|that|those)\s)",
+    re.IGNORECASE,
+)
+# Where a noun phrase's head ends and its modifiers begin (a relative clause or a
+# preposition): a verb after that point belongs to the description.
+_HEAD_END = re.compile(
+    r"\b(?:where|when|who|whom|which|that|about|with|of|from|in|on|at|for|to|during|"
+    r"after|before|while)\b",
+    re.IGNORECASE,
+)
+# The finite verbs (and contractions) a sentence of small talk carries in its head part.
+_FINITE = re.compile(
+    r"\b(?:is|are|was|were|am|be|been|being|has|have|had|hasn't|haven't|hadn't|isn't|"
+    r"aren't|wasn't|weren't|do|does|did|don't|doesn't|didn't|will|would|can|could|"
+    r"should|must|may|might|won't|can't|couldn't|wouldn't|keeps?|gets?|got|goes|went|"
+    r"makes?|made|looks?|feels?|seems?|needs?)\b|\w'(?:s|re|m|ve|ll|d)\b|\b\w{3,}ed\b",
+    re.IGNORECASE,
+)
+
+
+def _describes_referent(sentence: str) -> bool:
+    """Whether ``sentence`` describes the event the request names (see
+    :data:`_REFERENT_OPEN`): it is kept with the request, as content."""
+    m = _REFERENT_OPEN.match(sentence)
+    if m is None:
+        return False
+    if not m.group(0).lower().lstrip().startswith(("the", "that ", "those", "i mean")):
+        return True  # "It was the one where ...": a copula pointing back
+    rest = sentence[m.end() :]
+    cut = _HEAD_END.search(rest)
+    head = rest[: cut.start()] if cut else rest
+    return _FINITE.search(head) is None
+
+
 def request_sentence(text: str) -> str:
     """``text`` without the small talk around its request: in a message of several
     sentences, the sentences that ask nothing (no request verb) and name no structure
@@ -609,6 +663,7 @@ def request_sentence(text: str) -> str:
         or _ORDER_WORDS.search(part)
         or _names_structure(part)
         or (i == ask + 1 and _OPENS_CORRECTION.match(part))
+        or _describes_referent(part)
         or not content_words(part)
     ]
     return " ".join(kept)

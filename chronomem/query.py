@@ -45,6 +45,11 @@ _RESTORE_CUES = [
     r"\b(?:revert|roll(?:ed)? ?back|go(?:ing)? back|get back|return|reset|rewind|restore|"
     r"bring|take)\w*\b(?: \w+){0,3} to (?:when|how|the (?:moment|point|time|state)|(?:right|just) after)\b",
     r"\bgo(?:ing)? back to (?:when|the (?:moment|point|time))\b",
+    # "go back to the chat where X", "would you mind rewinding to our talk about X": the
+    # move lands on an episode, which stays (to cancel one, "roll back the chat" has no "to").
+    r"\b(?:roll(?:ed|ing)? ?back|go(?:ing)? back|get(?:ting)? back|return|rewind|restor)\w*"
+    r"(?: \w+){0,3}? to (?:the|that|our|this|my) (?:[\w'-]+ ){0,3}?"
+    r"(?:chat|conversation|convo|talk|session|discussion|call)s?\b",
     r"\bback to (?:when|where)\b",
     r"\breturn to (?:when|the (?:moment|point|state))\b",
     r"\brestore (?:\w+ ){0,3}to (?:when|the (?:moment|point|state))\b",
