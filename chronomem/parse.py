@@ -188,6 +188,7 @@ _P_CORRECTED = re.compile(
     r"(?:(?:no|wait|sorry|actually|i\s+mean|i\s+meant)\b\s*[,!.]*\s*)*(?P<y>\S.*)$",
     re.IGNORECASE,
 )
+_COMMENT_OPEN = re.compile(r"(?:a|an|any|in|at|on|for)\s", re.IGNORECASE)
 _CORRECTION_REFERS = re.compile(
     r"(?:the|that|this|those|my|our|his|her|their|when|where)\b", re.IGNORECASE
 )
@@ -511,8 +512,10 @@ def _negation(text: str) -> tuple[str, str] | None:
             meant = ((g.get("y") or g.get("y2") or "") + " " + (g.get("rest") or "")).strip()
         own = _named(x)
     x = x.strip()
-    # "I didn't mean it", "not that": a ruled-out part that names nothing is no contrast.
-    if not meant or not _named(x):
+    # "I didn't mean it", "not that": a ruled-out part that names nothing is no contrast;
+    # nor is one that opens with an indefinite or a preposition ("not a big deal if you
+    # can't", "not in a hurry"): it comments on the asking, a ruled-out event is definite.
+    if not meant or not _named(x) or _COMMENT_OPEN.match(x):
         return None
     if own and _P_PRO_FORM.search(meant):
         meant = meant + " " + " ".join(_topic(x))

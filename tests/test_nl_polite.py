@@ -147,3 +147,23 @@ def test_a_self_correction_across_a_full_stop(
 )
 def test_a_courtesy_after_a_full_stop_is_no_correction(text: str) -> None:
     assert not ps.parse(text).excluded, ps.parse(text).describe()
+
+
+# -- a "not" that comments on the asking is no negation ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Could you rewind to the chat about the quilt - not a huge deal if you can't.",
+        "Please go back to our talk about the bake sale, not in any rush though.",
+        "Not a big worry, but could you undo the conversation about Omar's leeks?",
+    ],
+)
+def test_a_not_about_the_asking_rules_nothing_out(text: str) -> None:
+    assert not ps.parse(text).excluded, ps.parse(text).describe()
+
+
+def test_a_definite_ruled_out_chat_is_still_a_negation() -> None:
+    p = ps.parse("Please go back to the talk about the quilt, not the one about the kayak.")
+    assert p.excluded == ("the one about the kayak",), p.describe()
