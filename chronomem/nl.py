@@ -134,6 +134,18 @@ def written_as_names(text: str) -> frozenset[str]:
     return frozenset(inside - set(_LOWER_WORD.findall(text)))
 
 
+# "the Eternal City", "the Windy City", "the Emerald Isle": two or more capitalised words
+# after a lower-case "the" are a title or an epithet, a description of a place or thing
+# that the memory writes by its own name ("Rome"), as a paraphrase would.
+_EPITHET = re.compile(r"\bthe\s+((?:[A-Z][a-z][\w-]*\s+)+[A-Z][a-z][\w-]*)")
+
+
+def epithet_words(text: str) -> frozenset[str]:
+    """Lower-cased words of the capitalised phrases ``text`` writes after a lower-case
+    "the" (see :data:`_EPITHET`): an unknown one is no evidence of absent content."""
+    return frozenset(w.lower() for m in _EPITHET.finditer(text or "") for w in m.group(1).split())
+
+
 def names_in_memory(db: Backend, sc: Scope, vid: int) -> frozenset[str]:
     """The words version ``vid``'s descriptor writes only as names (:func:`written_as_names`)."""
     with db.lock:
@@ -277,7 +289,7 @@ def absent_names(
     country or a nickname the memory words differently ("that Fitzgerald novel" for The
     Great Gatsby, "Alaska", "Canada"; see docs/nl_parse.md). Lower-case names are no
     names here, so a casual request is never refused by this check."""
-    names = written_as_names(text)
+    names = written_as_names(text) - epithet_words(text)
     if not names:
         return None
     topic = [

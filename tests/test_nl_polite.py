@@ -167,3 +167,57 @@ def test_a_not_about_the_asking_rules_nothing_out(text: str) -> None:
 def test_a_definite_ruled_out_chat_is_still_a_negation() -> None:
     p = ps.parse("Please go back to the talk about the quilt, not the one about the kayak.")
     assert p.excluded == ("the one about the kayak",), p.describe()
+
+
+# -- an epithet is a description, not an absent name ---------------------------------------
+
+TRANSCRIPT = [
+    "[2 May 2023] Samantha: we watched a hockey game in Toronto last week",
+    "[9 May 2023] Melanie: my pottery lessons with the kids are going great",
+    "[16 May 2023] Caroline: I flew to Rome for a short holiday and saw the Colosseum",
+]
+
+
+@pytest.fixture()
+def transcript():
+    mem = hash_store()
+    vids = [
+        mem.commit(APP, USER, [add(f"t{i}", text)], source="chat", reason="t")
+        for i, text in enumerate(TRANSCRIPT)
+    ]
+    yield mem, vids
+    mem.close()
+
+
+def test_epithet_words_are_the_capitalised_phrase_after_the() -> None:
+    from chronomem.nl import epithet_words
+
+    assert epithet_words("her short holiday in the Eternal City, please") == {"eternal", "city"}
+    assert epithet_words("Samantha's hockey game up in the Great White North") == {
+        "great",
+        "white",
+        "north",
+    }
+    assert not epithet_words("the canoe trip on Lake Geneva")
+    assert not epithet_words("The Colosseum trip")  # a sentence's first word
+
+
+@pytest.mark.parametrize(
+    ("request_text", "index"),
+    [
+        ("Would you mind going back to when Caroline flew to the Eternal City? Thanks!", 2),
+        ("please undo the chat about Samantha's hockey game in the Great White North", 0),
+    ],
+)
+def test_a_request_naming_a_place_by_an_epithet_acts(transcript, request_text, index) -> None:
+    mem, vids = transcript
+    plan = mem.plan_rollback_by_nl_query(APP, USER, request_text)
+    assert plan.matched_version == vids[index], plan.evidence
+
+
+def test_an_absent_name_without_the_is_still_refused(transcript) -> None:
+    from chronomem import UncertainRequestError
+
+    mem, _ = transcript
+    with pytest.raises(UncertainRequestError, match="never mentions"):
+        mem.plan_rollback_by_nl_query(APP, USER, "forget the canoe trip on Lake Geneva")
