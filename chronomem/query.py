@@ -74,7 +74,14 @@ _RESTORE_CUES = [
 _UNDO_CUES = [
     r"\bundo\b",
     r"\brevert\b",
-    r"\broll ?back (?:the|that|my|this)\b",
+    r"\broll(?:ing)? ?back (?:the|that|my|this)\b",
+    # A courteous request puts its verb in the gerund ("would you mind removing the chat
+    # where X", "I'd appreciate you forgetting ..."): the gerund of an erasure verb after a
+    # verb of asking is that verb.
+    r"\b(?:mind|appreciate|consider|try|about)\s+(?:you\s+)?(?:(?:just|maybe|kindly|quickly|simply)\s+)?"
+    r"(?:undoing|removing|deleting|erasing|forgetting|dropping|discarding|wiping|scrapping|"
+    r"ditching|purging|clearing|reverting|tossing|getting rid of|throwing (?:away|out)|"
+    r"taking back)\b",
     r"\bforget\b",
     r"\bremove\b",
     r"\bdelete\b",
