@@ -630,40 +630,17 @@ def _describes_referent(sentence: str) -> bool:
     return _FINITE.search(head) is None
 
 
-# "Sorry to trouble you with this, but please undo ...", "Apologies for the hassle, but
-# would you mind ...": a courtesy preface joined by "but" to the asking clause.
-_BUT_ASKS = re.compile(
-    r",\s*but\s+(?=(?:could|would|can|will|please|kindly|maybe|perhaps|just|if\s+you|"
-    r"i'?d|i\s+would|i\s+want|do\s+you|let'?s)\b)",
-    re.IGNORECASE,
-)
-
-
-def _without_preface(sentence: str) -> str:
-    """``sentence`` without a courtesy preface before ", but <asking clause>" (see
-    :data:`_BUT_ASKS`): kept when the preface asks, names structure or writes a name, so
-    "not the beach chat, but could you undo the camping one" keeps its negation."""
-    m = _BUT_ASKS.search(sentence)
-    if m is None:
-        return sentence
-    pre = sentence[: m.start()]
-    if _ASKS.search(pre) or _names_structure(pre) or re.search(r"\s[A-Z][a-z]", pre):
-        return sentence
-    return sentence[m.end() :]
-
-
 def request_sentence(text: str) -> str:
     """``text`` without the small talk around its request: in a message of several
     sentences, the sentences that ask nothing (no request verb) and name no structure
     (no negation, count, offset or time) are dropped when another sentence both asks and
     names content of its own ("Long week here, the rain hasn't let up. Anyway, could you
     undo the chat where Mel told me about the concert? Thanks!"); so is a lead-in before a
-    colon in the asking sentence ("Quick favour though: please ...") and a courtesy before
-    ", but" (:func:`_without_preface`), in a message of one sentence too. A message whose
+    colon in the asking sentence ("Quick favour though: please ..."). A message whose
     asking sentence names fewer than :data:`ASK_MIN_WORDS` content words ("not the museum day, the park one. undo from
     that chat") is kept whole: its content is in the other sentence."""
     parts = [p for p in _SENTENCE_END.split(text) if p.strip()]
-    if not parts:
+    if len(parts) < 2:
         return text
     ask = None
     for i, part in enumerate(parts):
@@ -672,18 +649,16 @@ def request_sentence(text: str) -> str:
             continue
         lead = part.rfind(":", 0, m.start())
         lead = max(lead, part.rfind(";", 0, m.start()))
-        if lead >= 0 and len(parts) > 1 and not _names_structure(part[:lead]):
+        if lead >= 0 and not _names_structure(part[:lead]):
             part = part[lead + 1 :].strip()
         # Two content words at least: a lone one ("undo what I said and move on") may be
         # an idiom, and the sentences around it are then what the gates must read.
         if sum(w not in FILLER for w in content_words(part)) >= ASK_MIN_WORDS:
             ask = i
-            parts[i] = _without_preface(part)
+            parts[i] = part
             break
     if ask is None:
         return text
-    if len(parts) == 1:
-        return parts[0]
     kept = [
         part
         for i, part in enumerate(parts)

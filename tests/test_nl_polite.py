@@ -223,7 +223,7 @@ def test_an_absent_name_without_the_is_still_refused(transcript) -> None:
         mem.plan_rollback_by_nl_query(APP, USER, "forget the canoe trip on Lake Geneva")
 
 
-# -- the courteous gerund and the preface before "but" -------------------------------------
+# -- the courteous gerund of an erasure verb -------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -241,30 +241,3 @@ def test_a_courteous_gerund_of_an_erasure_verb_is_an_undo(text: str) -> None:
 def test_a_courteous_gerund_moving_back_to_a_chat_is_a_restore() -> None:
     p = ps.parse("Would you mind rolling back to the talk about Priya's quilt?")
     assert p.intent == "restore_to", p.describe()
-
-
-@pytest.mark.parametrize(
-    ("text", "dropped", "kept"),
-    [
-        (
-            "So sorry to pester you about this again, but could you undo the chat where "
-            "Omar showed me his leeks?",
-            "pester",
-            "leeks",
-        ),
-        (
-            "Thanks for your endless patience, but please take things back to the talk "
-            "about Priya's quilt.",
-            "patience",
-            "quilt",
-        ),
-    ],
-)
-def test_a_courtesy_preface_before_but_leaves_the_clause(text, dropped, kept) -> None:
-    clause = ps.parse(text).clause
-    assert dropped not in clause and kept in clause, clause
-
-
-def test_a_preface_that_rules_something_out_stays() -> None:
-    p = ps.parse("Not the kayak chat, but could you undo the one about the quilt?")
-    assert p.excluded and "kayak" in p.excluded[0], p.describe()
