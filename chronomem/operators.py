@@ -218,7 +218,13 @@ def _nth_mention(
     if pool:
         best = max(s for _, s in pool)
         said = [v for v, s in pool if best > 0 and s >= MENTION_RATIO * best]
-        top = max(pool, key=lambda vs: vs[1])[0]
+        # The topic's words are read off the commit the whole ranking puts first (the
+        # reranker weighs every clause word), not off the lexical stage's best: a short
+        # message holding one clause word ("running shoes") can outscore, by length
+        # alone, the messages that say what the request is about ("running seminars").
+        held_top = {v for v, _ in pool}
+        first = next((v for v, _ in ranked if v in held_top), None)
+        top = first if first is not None else max(pool, key=lambda vs: vs[1])[0]
     else:
         # No lexical scores (a dense-only stage): every ranked commit is a candidate,
         # and the specific word below decides which of them mention the clause;
@@ -230,14 +236,11 @@ def _nth_mention(
     if mentions.terms and top is not None:
         held = {t: mentions.holders(t, [v for v, _ in pool]) for t in mentions.terms}
         named = [t for t in mentions.terms if top in held[t]]
-        # A name the request writes ("a puppy called Toby") identifies the topic: when
-        # the best match does not hold it, the mentions are the commits that do. A name
+        # A name the request writes ("a puppy called Toby") identifies the topic: the
+        # mentions are the commits that hold it, whether or not the best match does (a
+        # common noun beside it, "puppy", also counts another pet's first day). A name
         # most of the pool holds (a speaker's) identifies nothing.
-        own = [
-            t
-            for t in mentions.terms
-            if t in names and top not in held[t] and 0 < len(held[t]) <= len(pool) / 2
-        ]
+        own = [t for t in mentions.terms if t in names and 0 < len(held[t]) <= len(pool) / 2]
         if own:
             named = own
         if named:

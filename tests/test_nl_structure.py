@@ -266,3 +266,46 @@ def test_a_self_correction_keeps_the_verb_it_takes_back(text: str, intent: str) 
     """The verb may sit in the ruled-out part: the request still asks what it says."""
     p = ps.parse(text)
     assert p.excluded and p.intent == intent, p.describe()
+
+
+# Turn granularity: one commit per message, chats grouped by their session label.
+TURNS = [
+    (0, "Ann: new running shoes"),
+    (0, "Bob: they look comfy, where did you get them"),
+    (1, "Bob: hey Ann, big week: I started giving pottery workshops for beginners at the "
+        "community hall on Tuesday and Thursday evenings after work"),
+    (1, "Ann: how did it go"),
+    (1, "Bob: the pottery workshops went really well, everyone was keen"),
+    (2, "Ann: Maple is our new kitten, a kitten from my aunt"),
+    (2, "Bob: my cousin adopted a kitten last year too"),
+    (3, "Ann: Maple knocked my plant over again"),
+]
+
+
+@pytest.fixture(scope="module")
+def turns():
+    mem = hash_store()
+    vids = [
+        mem.commit("a", "u", [{"op": "add", "item_id": f"m{i}", "text": t}], source="chat",
+                   reason="t", labels={"session": s}, valid_time=f"1:00 pm on {s + 1} June, 2023")
+        for i, (s, t) in enumerate(TURNS)
+    ]  # fmt: skip
+    yield mem, vids
+    mem.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),  # first: index of the message meant; the undo lands just before it
+    [
+        # the topic's words come from the best-ranked message, not from a short message
+        # that holds one of them ("running shoes") and outscores it lexically by length
+        ("go back to right before you first heard Bob was running pottery workshops", 2),
+        ("roll back to before you knew that Bob runs pottery workshops now", 2),
+        # a written name identifies the fact even when the best match holds it too
+        ("undo to before you learnt Ann got a kitten named Maple", 5),
+        ("go back to before the first time Maple the kitten came up", 5),
+    ],
+)
+def test_a_first_mention_at_turn_level(turns, query: str, first: int) -> None:
+    mem, vids = turns
+    assert _target(mem, query) == vids[first - 1], query
