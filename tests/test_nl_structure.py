@@ -279,7 +279,7 @@ TURNS = [
     (2, "Ann: Maple is our new kitten, a kitten from my aunt"),
     (2, "Bob: my cousin adopted a kitten last year too"),
     (3, "Ann: Maple knocked my plant over again"),
-]
+]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
