@@ -535,6 +535,12 @@ def speaker_turn(
     owner = {w.removesuffix("'s") for w in found if w.endswith("'s")}
     speakers = {sp for _, sp, _ in info.values() if sp}
     named = {sp for sp in speakers if sp.lower() in bare}
+    if len(named) > 1:
+        # "Tim asking John if...", "Joanna telling Nate about...": with both speakers
+        # named, the one written first is the subject, the one who said it.
+        order = [w for w in found if w in bare]
+        first = min(named, key=lambda sp: order.index(sp.lower()))
+        named = {first}
     if not named:
         named = {sp for sp in speakers if sp.lower() in owner}
     if len(named) != 1 or info[top][1] in named:

@@ -309,3 +309,39 @@ def turns():
 def test_a_first_mention_at_turn_level(turns, query: str, first: int) -> None:
     mem, vids = turns
     assert _target(mem, query) == vids[first - 1], query
+
+
+SPEAKERS = [
+    (0, "Lena: I baked bread all weekend"),
+    (1, "Lena: by the way, have you been to the glass museum in Corning? I plan to go"),
+    (1, "Raj: not yet, but the glass museum in Corning is on my list, the glass museum is "
+        "meant to be great, have you been?"),
+    (1, "Lena: no, first time next month"),
+    (2, "Raj: my sister visited the harbour"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def speakers():
+    mem = hash_store()
+    vids = [
+        mem.commit("a", "u", [{"op": "add", "item_id": f"m{i}", "text": t}], source="chat",
+                   reason="t", labels={"session": s}, valid_time=f"1:00 pm on {s + 1} June, 2023")
+        for i, (s, t) in enumerate(SPEAKERS)
+    ]  # fmt: skip
+    yield mem, vids
+    mem.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "meant"),
+    [
+        # both speakers named: the one written first said it, the other is addressed
+        ("keep everything through Lena asking Raj about the glass museum in Corning", 1),
+        ("keep it all up to when Lena asked Raj whether he'd seen the Corning glass museum", 1),
+        ("keep everything through Raj telling Lena the glass museum in Corning is on his list", 2),
+    ],
+)
+def test_the_first_named_speaker_said_it(speakers, query: str, meant: int) -> None:
+    mem, vids = speakers
+    assert _target(mem, query) == vids[meant], query
