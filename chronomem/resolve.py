@@ -29,6 +29,7 @@ from chronomem import lexindex as lx
 from chronomem import operators as op
 from chronomem import parse as ps
 from chronomem import timeref as tr
+from chronomem import turncut as tc
 from chronomem.backend import Backend
 from chronomem.cues import near_spellings
 from chronomem.dense import DenseCache, dense
@@ -461,6 +462,33 @@ def resolve_request(
         if said is not None:
             # The evidence gates read the message retrieval matched, not its neighbour.
             steps = {**(steps or {}), "speaker": said, "event": said["from"]}
+    if (
+        intent == "undo"
+        and rt.episode_label
+        and ranked
+        and found.lexical_terms
+        and not (steps and ("landed" in steps or "speaker" in steps))
+    ):
+        top = ranked[0][0]
+
+        def scores(terms: list[str], vids: list[int]) -> dict[int, float | None]:
+            with db.lock:
+                index = lexical_index(db, sc, rt)
+                got = None if index is None else lx.scores_of(db, index, sc.scope_id, terms, vids)
+                if got is None:
+                    got = db.descriptor_scores(sc.scope_id, terms, vids)
+            return got
+
+        def counts(terms: list[str]) -> dict[str, int]:
+            return _document_counts(db, sc, terms)
+
+        told = tc.first_telling(db, sc, top, rt.episode_label, found.lexical_terms, scores, counts)
+        if told is not None:
+            # The evidence gates read the message retrieval matched, as for a speaker move.
+            steps = {**(steps or {}), "told": {"from": int(top), "commit": int(told)}}
+            steps["event"] = int(top)
+            rest = [(v, s) for v, s in ranked if v != told]
+            ranked = [(told, float(ranked[0][1]) + 1.0), *rest]
     ranked = ranked[:k]
     found = found._replace(ranked=ranked)
     targets = restore_targets(db, sc, ranked, intent, query, rt.episode_label, rt.episodes)

@@ -345,3 +345,46 @@ def speakers():
 def test_the_first_named_speaker_said_it(speakers, query: str, meant: int) -> None:
     mem, vids = speakers
     assert _target(mem, query) == vids[meant], query
+
+
+TELLING = [
+    (0, "Ana: I repainted the kitchen a pale green"),
+    (1, "Ana: guess what, on Friday I signed up for a salsa class at the dance studio"),
+    (1, "Ben: fun! how did it go?"),
+    (1, "Ana: the salsa class was amazing, salsa is my new thing, the salsa teacher is great "
+        "and the studio has a lovely floor"),
+    (2, "Ana: back from the costume party at Kim's, so tired"),
+    (2, "Ben: nice, what did you go as?"),
+    (2, "Ana: I wore my dragon mask, everyone at the party loved the dragon mask"),
+    (3, "Ben: my cat slept all day"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def telling():
+    mem = hash_store()
+    vids = [
+        mem.commit("a", "u", [{"op": "add", "item_id": f"m{i}", "text": t}], source="chat",
+                   reason="t", labels={"session": s}, valid_time=f"1:00 pm on {s + 1} June, 2023")
+        for i, (s, t) in enumerate(TELLING)
+    ]  # fmt: skip
+    yield mem, vids
+    mem.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),  # first: index of the message meant; the undo lands just before it
+    [
+        # an undo cuts before the first message of the chat that tells the event, not
+        # before a later one that dwells on it
+        ("undo everything since Ana started her salsa class", 1),
+        ("go back to before you knew Ana took up salsa", 1),
+        # the earlier message must hold the event's most specific word: the party is not
+        # the mask
+        ("go back to just before Ana described wearing her dragon mask to the party", 6),
+        ("undo from where Ana told Ben about the dragon mask", 6),
+    ],
+)
+def test_an_undo_cuts_before_the_first_telling_in_the_chat(telling, query: str, first: int) -> None:
+    mem, vids = telling
+    assert _target(mem, query) == vids[first - 1], query
