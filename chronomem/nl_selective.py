@@ -24,17 +24,20 @@ the hand-written held-out set): LoCoMo observations cite one to three turns.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from chronomem import nl
 from chronomem import parse as ps
 from chronomem import query as q
 from chronomem import resolve as rs
+from chronomem import turncut as tc
 from chronomem.backend import Backend
 from chronomem.types import Scope, UncertainRequestError
 
 SET_RATIO = 0.8  # a further commit's lexical score, relative to the best commit's
 MAX_SET = 3  # commits one request may name
+NEIGHBOUR_SHARE = 1 / 3  # content words of the request a restating neighbour holds
 # How people point at what they said, beyond the rollback vocabulary: no content.
 _SAID_WORDS = frozenset(
     "said say saying told tell telling mentioned mention thing things something bit part "
@@ -97,6 +100,8 @@ def match(
             got = scores.get(v)
             if len(chosen) < MAX_SET and got is not None and top > 0 and got >= SET_RATIO * top:
                 chosen.append((v, s))
+    if ev["lexical"] and rt.episode_label and len(chosen) < MAX_SET:
+        chosen += _restating_neighbours(db, sc, toks, chosen, reverts, rt.episode_label)
     return chosen, {
         "confidence": round(evidence, 4),
         "content_words": toks[:12],
@@ -105,6 +110,42 @@ def match(
         "matched": [[v, round(s, 6)] for v, s in chosen],
         "candidates": [[v, round(s, 6)] for v, s in ranked],
     }
+
+
+def _restating_neighbours(
+    db: Backend,
+    sc: Scope,
+    toks: list[str],
+    chosen: list[tuple[int, float]],
+    reverts: set[int],
+    label: str,
+) -> list[tuple[int, float]]:
+    """The turns right before and after the best commit, in its chat, that restate what
+    the request names: each holds at least ``NEIGHBOUR_SHARE`` of its content words (and
+    two). A fact told in a chat is often repeated by the reply ("your kids had so much
+    fun at the park!"), and a reader answers from the reply as well; the lexical set
+    test misses it when the reply is short or spreads the words differently. Only
+    adds, at most up to ``MAX_SET``."""
+    words = sorted(set(toks))
+    need = max(2, math.ceil(NEIGHBOUR_SHARE * len(words)))
+    if len(words) < need:
+        return []
+    have = {v for v, _ in chosen}
+    score = chosen[-1][1]
+    out: list[tuple[int, float]] = []
+    for v in tc.neighbours(db, sc, chosen[0][0], label):
+        if v in have or v in reverts or len(chosen) + len(out) >= MAX_SET:
+            continue
+        with db.lock:
+            held = sum(
+                1
+                for w in words
+                if q.fts_terms(w)
+                and db.descriptor_scores(sc.scope_id, q.fts_terms(w), [v]).get(v) is not None
+            )
+        if held >= need:
+            out.append((v, score))
+    return out
 
 
 def _revert_versions(db: Backend, sc: Scope) -> set[int]:

@@ -88,3 +88,22 @@ def first_telling(
         if s is not None and s >= TELLING_RATIO * best and v in held[key]:
             return v
     return None
+
+
+def neighbours(db: Backend, sc: Scope, vid: int, label: str) -> list[int]:
+    """The visible commits right before and right after ``vid`` with its value of episode
+    ``label`` (the message it answers and the reply to it), in history order."""
+    expr, arg = db.json_text("labels", label)
+    with db.lock:
+        row = db.conn.execute(
+            f"SELECT seq, {expr} FROM versions WHERE scope_id = ? AND version_id = ?",
+            (arg, sc.scope_id, vid),
+        ).fetchone()
+        if row is None or row[1] is None:
+            return []
+        rows = db.conn.execute(
+            f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND seq IN (?, ?) "
+            f"AND {visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
+            (arg, sc.scope_id, int(row[0]) - 1, int(row[0]) + 1),
+        ).fetchall()
+    return [int(v) for v, lab in rows if lab == row[1]]

@@ -172,3 +172,19 @@ def test_nl_selective_undo_refuses_a_request_naming_no_content(request_text: str
     with pytest.raises(UncertainRequestError, match="names no content"):
         mem.selective_undo_by_nl_query(APP, USER, request_text)
     assert mem.head(APP, USER) == head
+
+
+def test_nl_selective_undo_takes_the_reply_that_restates_the_fact() -> None:
+    mem = hash_store()
+    chat = [
+        (0, "Ana: I repainted the kitchen a pale green"),
+        (1, "Ben: how was your weekend?"),
+        (1, "Ana: we took the twins to the water park, they loved the wave pool"),
+        (1, "Ben: lucky twins! nothing beats cold water on a hot day"),
+        (1, "Ana: then I bought sunscreen for the trip"),
+        (2, "Ben: my cousin fixed his bike"),
+    ]
+    v = [_commit(mem, add(f"m{i}", t), labels={"session": s}) for i, (s, t) in enumerate(chat)]
+    plan = mem.plan_selective_undo(APP, USER, "forget that the twins went to the water park")
+    assert v[2] in plan.versions and v[3] in plan.versions
+    assert v[1] not in plan.versions and v[4] not in plan.versions
