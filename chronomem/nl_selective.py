@@ -14,7 +14,10 @@ least ``nl.DENSE_FLOOR``). What it adds:
 2. a set, not a top-1: the best commit, plus every other commit of the top ``k`` whose
    lexical score for the content words is at least ``SET_RATIO`` of the best one's and
    that is among the first ``MAX_SET`` so kept (a fact told over two or three turns);
-3. refusal: a request without content words ("forget that", "*", "hi, forget what I
+3. the reply right after the best commit, in its chat, when it holds a third of the
+   request's content words (:func:`_restating_neighbours`: the partner's reply repeats
+   the fact, and a reader answers from it);
+4. refusal: a request without content words ("forget that", "*", "hi, forget what I
    said earlier": filler is no content) is refused before any retrieval, and so is one
    whose best commit has no evidence or only weak evidence (:func:`nl.weak_match`).
 
@@ -120,12 +123,13 @@ def _restating_neighbours(
     reverts: set[int],
     label: str,
 ) -> list[tuple[int, float]]:
-    """The turns right before and after the best commit, in its chat, that restate what
-    the request names: each holds at least ``NEIGHBOUR_SHARE`` of its content words (and
-    two). A fact told in a chat is often repeated by the reply ("your kids had so much
-    fun at the park!"), and a reader answers from the reply as well; the lexical set
-    test misses it when the reply is short or spreads the words differently. Only
-    adds, at most up to ``MAX_SET``."""
+    """The reply right after the best commit, in its chat, when it restates what the
+    request names: it holds at least ``NEIGHBOUR_SHARE`` of the request's content words
+    (and two). A fact told in a chat is often repeated by the reply ("your kids had so
+    much fun at the park!"), and a reader answers from the reply as well; the lexical
+    set test misses it when the reply is short or spreads the words differently. The
+    message before is not taken: it asks or prompts ("any trips planned?") and states
+    nothing. Only adds, up to ``MAX_SET`` in all."""
     words = sorted(set(toks))
     need = max(2, math.ceil(NEIGHBOUR_SHARE * len(words)))
     if len(words) < need:
@@ -134,7 +138,7 @@ def _restating_neighbours(
     score = chosen[-1][1]
     out: list[tuple[int, float]] = []
     for v in tc.neighbours(db, sc, chosen[0][0], label):
-        if v in have or v in reverts or len(chosen) + len(out) >= MAX_SET:
+        if v < chosen[0][0] or v in have or v in reverts or len(chosen) + len(out) >= MAX_SET:
             continue
         with db.lock:
             held = sum(
