@@ -471,18 +471,19 @@ def resolve_request(
     ):
         top = ranked[0][0]
 
-        def scores(terms: list[str], vids: list[int]) -> dict[int, float | None]:
-            with db.lock:
-                index = lexical_index(db, sc, rt)
-                got = None if index is None else lx.scores_of(db, index, sc.scope_id, terms, vids)
-                if got is None:
-                    got = db.descriptor_scores(sc.scope_id, terms, vids)
-            return got
+        # Read from the lexical stage's list and the chat's own texts: a score lookup in
+        # the index per request would cost time that grows with the history.
+        lexical = dict(found.lexical or [])
+
+        def holds(term: str, vids: list[int]) -> set[int]:
+            return held_by(db, sc, term, vids)
 
         def counts(terms: list[str]) -> dict[str, int]:
             return _document_counts(db, sc, terms)
 
-        told = tc.first_telling(db, sc, top, rt.episode_label, found.lexical_terms, scores, counts)
+        told = tc.first_telling(
+            db, sc, top, rt.episode_label, found.lexical_terms, lexical, holds, counts
+        )
         if told is not None:
             # The evidence gates read the message retrieval matched, as for a speaker move.
             steps = {**(steps or {}), "told": {"from": int(top), "commit": int(told)}}
@@ -497,6 +498,22 @@ def resolve_request(
         rest = [(v, s) for v, s in targets.ranked if v != bound]
         targets = targets._replace(ranked=[(bound, float(top) + 1.0), *rest])
     return Resolved(targets, found, ref, bound, p, steps)
+
+
+def held_by(db: Backend, sc: Scope, term: str, vids: list[int]) -> set[int]:
+    """The commits of ``vids`` whose descriptor holds ``term`` as the lexical index
+    tokenizes it (a few commits: their texts are read and tokenized here)."""
+    want = tokenizer().tokens([term])[0]
+    if len(want) != 1 or not vids:
+        return set()
+    with db.lock:
+        rows = db.conn.execute(
+            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? "
+            f"AND version_id IN ({','.join('?' * len(vids))})",
+            (sc.scope_id, *vids),
+        ).fetchall()
+    toks = tokenizer().tokens([d or "" for _, d in rows])
+    return {int(v) for (v, _), t in zip(rows, toks, strict=True) if want[0] in t}
 
 
 def activity_holders(db: Backend, sc: Scope, term: str, held: set[int]) -> set[int]:

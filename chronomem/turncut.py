@@ -59,35 +59,36 @@ def first_telling(
     top: int,
     label: str,
     terms: list[str],
-    scores: Callable[[list[str], list[int]], dict[int, float | None]],
+    lexical: dict[int, float],
+    holds: Callable[[str, list[int]], set[int]],
     counts: Callable[[list[str]], dict[str, int]],
 ) -> int | None:
     """The earliest message before ``top`` in its chat that tells what ``top`` tells, or
-    None when no earlier message does. ``scores(terms, commits)``: their lexical scores
-    (None: no match); ``counts(terms)``: how many commits hold each term. Telling: a
+    None when no earlier message does. ``lexical``: the lexical stage's scores for the
+    request (a commit it did not return tells nothing); ``holds(term, commits)``: those
+    holding ``term``; ``counts(terms)``: how many commits hold each term. Telling: a
     score at least ``TELLING_RATIO`` of ``top``'s, and holding the most specific of the
     request's words that ``top`` holds (the fewest commits hold it): "wore my Gryffindor
     scarf" is told by the message that names the scarf, not by the one that names the
     party it was worn to."""
-    before = earlier_in_episode(db, sc, top, label)
-    if not before or not terms:
+    best = lexical.get(top)
+    if not best or best <= 0 or not terms:
+        return None
+    before = [
+        v
+        for v in earlier_in_episode(db, sc, top, label)
+        if lexical.get(v, 0.0) >= TELLING_RATIO * best
+    ]
+    if not before:
         return None
     vids = [*before, top]
-    got = scores(terms, vids)
-    best = got.get(top)
-    if not best or best <= 0:
-        return None
-    held = {t: {v for v, s in scores([t], vids).items() if s is not None} for t in terms}
+    held = {t: holds(t, vids) for t in terms}
     own = [t for t in terms if top in held[t]]
     if not own:
         return None
     n = counts(own)
     key = min(own, key=lambda t: (n.get(t, 0) or float("inf"), own.index(t)))
-    for v in before:
-        s = got.get(v)
-        if s is not None and s >= TELLING_RATIO * best and v in held[key]:
-            return v
-    return None
+    return next((v for v in before if v in held[key]), None)
 
 
 def neighbours(db: Backend, sc: Scope, vid: int, label: str) -> list[int]:
