@@ -15,6 +15,7 @@ chat) or in a store without episode labels.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from chronomem.backend import Backend
 from chronomem.sql import visible
@@ -29,16 +30,23 @@ TELLING_RATIO = 0.5
 WINDOW = 64
 
 
+def _seq_and_label(db: Backend, sc: Scope, vid: int, expr: str, arg: Any) -> Any:
+    """``(seq, episode label)`` of commit ``vid`` (the caller holds the lock), or None when
+    it is not in the scope or carries no such label: both walks start from it."""
+    row = db.conn.execute(
+        f"SELECT seq, {expr} FROM versions WHERE scope_id = ? AND version_id = ?",
+        (arg, sc.scope_id, vid),
+    ).fetchone()
+    return None if row is None or row[1] is None else row
+
+
 def earlier_in_episode(db: Backend, sc: Scope, top: int, label: str) -> list[int]:
     """The visible commits right before ``top`` with its value of episode ``label`` (the
     unbroken run of them, at most ``WINDOW``), oldest first; [] when ``top`` has none."""
     expr, arg = db.json_text("labels", label)
     with db.lock:
-        row = db.conn.execute(
-            f"SELECT seq, {expr} FROM versions WHERE scope_id = ? AND version_id = ?",
-            (arg, sc.scope_id, top),
-        ).fetchone()
-        if row is None or row[1] is None:
+        row = _seq_and_label(db, sc, top, expr, arg)
+        if row is None:
             return []
         rows = db.conn.execute(
             f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND seq >= ? "
@@ -96,11 +104,8 @@ def neighbours(db: Backend, sc: Scope, vid: int, label: str) -> list[int]:
     ``label`` (the message it answers and the reply to it), in history order."""
     expr, arg = db.json_text("labels", label)
     with db.lock:
-        row = db.conn.execute(
-            f"SELECT seq, {expr} FROM versions WHERE scope_id = ? AND version_id = ?",
-            (arg, sc.scope_id, vid),
-        ).fetchone()
-        if row is None or row[1] is None:
+        row = _seq_and_label(db, sc, vid, expr, arg)
+        if row is None:
             return []
         rows = db.conn.execute(
             f"SELECT version_id, {expr} FROM versions v WHERE scope_id = ? AND seq IN (?, ?) "

@@ -54,6 +54,17 @@ def hash_store(path: str | None = None, **kw: Any) -> ChronoMem:
     return open_store(path, embedder=HashEmbedder(), **kw)
 
 
+def chat_store(texts: list[str], prefix: str = "s") -> tuple[ChronoMem, list[int]]:
+    """A hash-embedder store with one chat write per text (item ids ``<prefix><i>``), and
+    the version each write made: the small conversations the request-reading tests read."""
+    mem = hash_store()
+    vids = [
+        mem.commit(APP, USER, [add(f"{prefix}{i}", text)], source="chat", reason="t")
+        for i, text in enumerate(texts)
+    ]
+    return mem, vids
+
+
 def facts_store(embedder: Any = None) -> tuple[ChronoMem, list[int]]:
     """A small story: city, job, a poisoned fact, a move, a pet."""
     mem = open_store(embedder=embedder or HashEmbedder())

@@ -14,7 +14,7 @@ import pytest
 
 from chronomem import UncertainRequestError
 from chronomem import parse as ps
-from tests._memory_fixtures import APP, USER, add, hash_store
+from tests._memory_fixtures import APP, USER, chat_store
 
 pytestmark = pytest.mark.usefixtures("each_backend")
 
@@ -30,11 +30,7 @@ TRANSCRIPT = [
 
 @pytest.fixture()
 def mem():
-    store = hash_store()
-    vids = [
-        store.commit(APP, USER, [add(f"t{i}", text)], source="chat", reason="t")
-        for i, text in enumerate(TRANSCRIPT)
-    ]
+    store, vids = chat_store(TRANSCRIPT, prefix="t")
     yield store, vids
     store.close()
 

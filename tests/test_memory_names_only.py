@@ -8,7 +8,7 @@ import pytest
 
 from chronomem import UncertainRequestError
 from chronomem.nl import proper_names
-from tests._memory_fixtures import APP, USER, add, hash_store
+from tests._memory_fixtures import APP, USER, chat_store
 
 FACTS = [
     "Samantha and I watched a hockey game in Toronto last week",
@@ -19,11 +19,7 @@ FACTS = [
 
 @pytest.fixture(scope="module")
 def mem():
-    store = hash_store()
-    vids = [
-        store.commit(APP, USER, [add(f"f{i}", text)], source="chat", reason="t")
-        for i, text in enumerate(FACTS)
-    ]
+    store, vids = chat_store(FACTS, prefix="f")
     yield store, vids
     store.close()
 
@@ -62,11 +58,7 @@ TRANSCRIPT = [
 @pytest.fixture()
 def chat(each_backend):
     # the descriptor is read back with SQL: run on both backends
-    store = hash_store()
-    vids = [
-        store.commit(APP, USER, [add(f"t{i}", text)], source="chat", reason="t")
-        for i, text in enumerate(TRANSCRIPT)
-    ]
+    store, vids = chat_store(TRANSCRIPT, prefix="t")
     yield store, vids
     store.close()
 

@@ -10,7 +10,7 @@ import pytest
 
 from chronomem import UncertainRequestError, cues
 from chronomem import parse as ps
-from tests._memory_fixtures import APP, USER, add, hash_store
+from tests._memory_fixtures import APP, USER, chat_store
 
 # One write per session (hash embedder: only the lexical stage carries meaning).
 SESSIONS = [
@@ -26,11 +26,7 @@ SESSIONS = [
 
 @pytest.fixture(scope="module")
 def store():
-    mem = hash_store()
-    vids = [
-        mem.commit(APP, USER, [add(f"s{i}", text)], source="chat", reason="t")
-        for i, text in enumerate(SESSIONS)
-    ]
+    mem, vids = chat_store(SESSIONS)
     yield mem, vids
     mem.close()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from chronomem import parse as ps
-from tests._memory_fixtures import APP, USER, add, hash_store
+from tests._memory_fixtures import APP, USER, add, chat_store, hash_store
 
 # One write per session (hash embedder: only the lexical stage carries meaning).
 SESSIONS = [
@@ -23,11 +23,7 @@ SESSIONS = [
 
 @pytest.fixture(scope="module")
 def store():
-    mem = hash_store()
-    vids = [
-        mem.commit(APP, USER, [add(f"s{i}", text)], source="chat", reason="t")
-        for i, text in enumerate(SESSIONS)
-    ]
+    mem, vids = chat_store(SESSIONS)
     yield mem, vids
     mem.close()
 
