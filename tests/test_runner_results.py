@@ -107,3 +107,31 @@ def test_runs_of_an_older_schema_are_never_published(old_results):
     for folder in (old_results / "runs").iterdir():
         rescore_run(folder)
     assert not any(r.published for r in collect_runs(old_results))
+
+
+def test_an_ad_hoc_rerun_that_reproduces_a_published_run_keeps_it_published(
+    tmp_path, compose_cells
+):
+    """An audit re-reads a main-job cell with ``publish=false``: the same samples are the
+    same run and stay on the board; a rerun whose samples differ is a local run."""
+    from chronobench.results.io import SampleLog
+    from chronobench.runner.cell import prepare_run_dir, write_results
+    from chronobench.spec import run_id, spec_from_config
+
+    ((d, _),) = compose_cells(["experiment=single", "dataset=locomo_session", "task=selection"])
+    d["paths"]["results_dir"] = str(tmp_path / "results")
+    info = {"folder": "f", "manifest_sha256": "data-sha", "n_streams": 1, "n_queries": 1}
+
+    def write(publish: bool, sample: str) -> bool:
+        spec = spec_from_config({**d, "publish": publish})
+        rid = run_id(spec, "data-sha")
+        folder = prepare_run_dir(spec, rid)
+        (folder / "samples.jsonl").unlink(missing_ok=True)
+        SampleLog(folder / "samples.jsonl").append([{"sample_id": sample, "kind": "probe"}])
+        write_results(folder, spec, rid, metrics={}, k=5, dataset=info, rows=[{}], timings={})
+        return load_run(folder).manifest.published
+
+    assert write(True, "x")
+    assert write(False, "x")  # reproduced byte for byte: the same, published run
+    assert not write(False, "y")  # different samples: a local run
+    assert not write(False, "x")  # and it stays local until a publishing run remakes it

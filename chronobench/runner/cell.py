@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -279,6 +280,8 @@ def write_results(
     Other task kinds' cell runners call this too, so every run folder has one shape.
     """
     samples = run_dir / "samples.jsonl"
+    samples_sha = file_sha256(samples) if samples.is_file() else None
+    published = publishable(spec) or _reproduces_published(run_dir, spec, samples_sha)
     atomic_write_json(run_dir / "metrics.json", MetricsFile.of(rid, k, metrics).to_json())
     volatile = Volatile(
         run_id=rid,
@@ -296,11 +299,11 @@ def write_results(
         spec=spec.recorded(),
         spec_sha256=spec_sha256(spec),
         cell=cell_summary(spec),
-        published=publishable(spec),
+        published=published,
         seed=spec.seed,
         dataset={**dataset, "folder": data_folder(dataset["folder"], spec.paths.data_dir)},
         samples={
-            "sha256": file_sha256(samples) if samples.is_file() else None,
+            "sha256": samples_sha,
             "n": len(rows),
             "selection": sum(1 for r in rows if _kind(r) == "selection"),
             "probes": sum(1 for r in rows if _kind(r) == "probe"),
@@ -308,6 +311,24 @@ def write_results(
         known_sha256=known_sha256,
     )
     atomic_write_json(run_dir / "manifest.json", manifest.model_dump(mode="json"))
+
+
+def _reproduces_published(run_dir: Path, spec: RunSpec, samples_sha: str | None) -> bool:
+    """Whether the folder holds a published run of this spec whose samples this rewrite
+    reproduces byte for byte. An ad-hoc rerun of the same cell (an audit reading a main-job
+    run, a resume with ``publish=false``) is then the same run, and must not take it off
+    the board; a rerun whose samples differ is a new, local run."""
+    try:
+        prior = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        spec.published
+        and samples_sha is not None
+        and prior.get("published") is True
+        and prior.get("spec_sha256") == spec_sha256(spec)
+        and (prior.get("samples") or {}).get("sha256") == samples_sha
+    )
 
 
 def _kind(record: SampleRecord | Mapping[str, Any]) -> Any:
