@@ -218,3 +218,8 @@ def respell(text: str) -> tuple[str, list[tuple[str, str]]]:
         return m.group(0)
 
     return _NOUN_CANDIDATE.sub(noun, text), changed
+
+
+#: A noun naming one conversation ("the chat where", "the call about"), as the request
+#: parser's patterns write it; "one" stands in for any of them ("the one about").
+CHAT_NOUN = r"(?:chat|conversation|convo|session|talk|discussion|call|one)"

@@ -237,3 +237,8 @@ def or_expression(terms: list[str]) -> str | None:
         return None
     # \w+ tokens contain no double quotes, so quoting makes each a plain phrase.
     return " OR ".join(f'"{t}"' for t in terms)
+
+
+def content_words(clause: str) -> tuple[str, ...]:
+    """The clause's content tokens: stopwords and request vocabulary removed."""
+    return tuple(t for t in tokens(content_query(clause)) if t not in REQUEST_WORDS)
