@@ -458,7 +458,7 @@ def resolve_request(
                 describe,
             )
     if rt.episode_label and ranked and not (steps and "landed" in steps):
-        ranked, said = speaker_turn(db, sc, p.clause, ranked, rt.episode_label)
+        ranked, said = tc.speaker_turn(db, sc, p.clause, ranked, rt.episode_label)
         if said is not None:
             # The evidence gates read the message retrieval matched, not its neighbour.
             steps = {**(steps or {}), "speaker": said, "event": said["from"]}
@@ -531,75 +531,3 @@ def activity_holders(db: Backend, sc: Scope, term: str, held: set[int]) -> set[i
             (sc.scope_id, *sorted(held)),
         ).fetchall()
     return {int(v) for v, text in rows if holds_activity(text, stem)}
-
-
-# -- who said it ----------------------------------------------------------------------------
-
-# A message written as a transcript line: the descriptor's "add:" operation, an optional
-# "[date]" stamp, then "Name: text".
-_SPEAKER = re.compile(r"^\s*(?:[a-z]+:\s*)?(?:\[[^\]]{0,80}\]\s*)?([A-Z][\w'-]{0,39}):\s")
-_NAME_WORD = re.compile(r"[A-Za-z][\w-]*(?:'s)?")
-
-
-def speaker_of(descriptor: str) -> str | None:
-    """The speaker a transcript-style message names first ("[date] Tim: ..."), or None."""
-    m = _SPEAKER.match(descriptor or "")
-    return m.group(1) if m else None
-
-
-def speaker_turn(
-    db: Backend, sc: Scope, clause: str, ranked: list[tuple[int, float]], label: str
-) -> tuple[list[tuple[int, float]], dict[str, Any] | None]:
-    """``ranked`` with the best message moved onto its neighbour when the request names
-    who said it ("when Tim suggested Edinburgh") and the best message is the other
-    speaker's reply or question next to it. A reply repeats the words of the message it
-    answers, so retrieval often ranks it first; the request names the one who told.
-    Only a neighbour in the same episode by the one speaker the clause names is taken,
-    the better ranked of the two, else the earlier (a statement precedes its reply)."""
-    top = ranked[0][0]
-    expr, arg = db.json_text("labels", label)
-    with db.lock:
-        seq = db.conn.execute(
-            "SELECT seq FROM versions WHERE scope_id = ? AND version_id = ?",
-            (sc.scope_id, top),
-        ).fetchone()
-        if seq is None:
-            return ranked, None
-        rows = db.conn.execute(
-            f"SELECT version_id, seq, descriptor, {expr} FROM versions v WHERE scope_id = ? "
-            f"AND seq BETWEEN ? AND ? AND {visible(db.conn, sc.scope_id, 'v.seq')} ORDER BY seq",
-            (arg, sc.scope_id, int(seq[0]) - 1, int(seq[0]) + 1),
-        ).fetchall()
-    info = {int(v): (int(s), speaker_of(d), lab) for v, s, d, lab in rows}
-    if top not in info or info[top][1] is None or info[top][2] is None:
-        return ranked, None
-    # "when Tim suggested Edinburgh for John's trip": the possessive names whose event it
-    # is, the bare name who acted; a possessive counts only when no bare name is there.
-    found = [w.lower() for w in _NAME_WORD.findall(clause or "")]
-    bare = {w for w in found if not w.endswith("'s")}
-    owner = {w.removesuffix("'s") for w in found if w.endswith("'s")}
-    speakers = {sp for _, sp, _ in info.values() if sp}
-    named = {sp for sp in speakers if sp.lower() in bare}
-    if len(named) > 1:
-        # "Tim asking John if...", "Joanna telling Nate about...": with both speakers
-        # named, the one written first is the subject, the one who said it.
-        order = [w for w in found if w in bare]
-        first = min(named, key=lambda sp: order.index(sp.lower()))
-        named = {first}
-    if not named:
-        named = {sp for sp in speakers if sp.lower() in owner}
-    if len(named) != 1 or info[top][1] in named:
-        return ranked, None
-    near = [
-        v for v, (_, sp, lab) in info.items() if v != top and sp in named and lab == info[top][2]
-    ]
-    if not near:
-        return ranked, None
-    pos = {v: i for i, (v, _) in enumerate(ranked)}
-    near.sort(key=lambda v: (pos.get(v, len(ranked)), info[v][0]))
-    said = near[0]
-    rest = [(v, s) for v, s in ranked if v != said]
-    return [(said, float(ranked[0][1]) + 1.0), *rest], {
-        "speaker": next(iter(named)),
-        "from": int(top),
-    }

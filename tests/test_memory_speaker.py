@@ -1,4 +1,4 @@
-"""The speaker cue at turn level (chronomem/resolve.py: speaker_turn): a request that
+"""The speaker cue at turn level (chronomem/turncut.py: speaker_turn): a request that
 names who said something lands on that speaker's message, not on the reply beside it
 that repeats its words."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from chronomem import ChronoMem
-from chronomem.resolve import speaker_of
+from chronomem.turncut import speaker_of
 from tests._memory_fixtures import hash_store
 
 # the neighbour lookup is SQL: run on both backends
