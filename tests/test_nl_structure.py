@@ -124,6 +124,18 @@ def _chats(dated: list[tuple[str, str]]) -> tuple[ChronoMem, list[int]]:
     return mem, vids
 
 
+def _messages(rows: list[tuple[int, str]]) -> tuple[ChronoMem, list[int]]:
+    """A store with one message per ``(chat, text)``, each labelled with its chat and dated
+    on day chat + 1 of June 2023: the turn-level stores below."""
+    mem = hash_store()
+    vids = [
+        mem.commit("a", "u", [{"op": "add", "item_id": f"m{i}", "text": t}], source="chat",
+                   reason="t", labels={"session": s}, valid_time=f"1:00 pm on {s + 1} June, 2023")
+        for i, (s, t) in enumerate(rows)
+    ]  # fmt: skip
+    return mem, vids
+
+
 def _june(texts: list[str]) -> list[tuple[str, str]]:
     return [(f"1:00 pm on {i + 1} June, 2023", t) for i, t in enumerate(texts)]
 
@@ -284,12 +296,7 @@ TURNS = [
 
 @pytest.fixture(scope="module")
 def turns():
-    mem = hash_store()
-    vids = [
-        mem.commit("a", "u", [{"op": "add", "item_id": f"m{i}", "text": t}], source="chat",
-                   reason="t", labels={"session": s}, valid_time=f"1:00 pm on {s + 1} June, 2023")
-        for i, (s, t) in enumerate(TURNS)
-    ]  # fmt: skip
+    mem, vids = _messages(TURNS)
     yield mem, vids
     mem.close()
 
@@ -323,12 +330,7 @@ SPEAKERS = [
 
 @pytest.fixture(scope="module")
 def speakers():
-    mem = hash_store()
-    vids = [
-        mem.commit("a", "u", [{"op": "add", "item_id": f"m{i}", "text": t}], source="chat",
-                   reason="t", labels={"session": s}, valid_time=f"1:00 pm on {s + 1} June, 2023")
-        for i, (s, t) in enumerate(SPEAKERS)
-    ]  # fmt: skip
+    mem, vids = _messages(SPEAKERS)
     yield mem, vids
     mem.close()
 
@@ -362,12 +364,7 @@ TELLING = [
 
 @pytest.fixture(scope="module")
 def telling():
-    mem = hash_store()
-    vids = [
-        mem.commit("a", "u", [{"op": "add", "item_id": f"m{i}", "text": t}], source="chat",
-                   reason="t", labels={"session": s}, valid_time=f"1:00 pm on {s + 1} June, 2023")
-        for i, (s, t) in enumerate(TELLING)
-    ]  # fmt: skip
+    mem, vids = _messages(TELLING)
     yield mem, vids
     mem.close()
 
