@@ -60,6 +60,7 @@ from chronomem import lexindex as lx
 from chronomem import parse as ps
 from chronomem import query as q
 from chronomem import resolve as rs
+from chronomem import vocabulary as vc
 from chronomem.backend import Backend
 from chronomem.embedders import similarities
 from chronomem.reads import seq_of
@@ -343,7 +344,7 @@ def plan_rollback(
     (see the module docstring for the rule). ``resolver``: a backbone that picks among
     the top candidates first, or refuses (:mod:`chronomem.backbone_resolver`).
     """
-    parsed = rs.respell_unknown(db, sc, ps.parse(query))
+    parsed = vc.read_against(db, sc, ps.parse(query))
     toks = list(parsed.named)
     if not parsed.names_content and parsed.time is None:
         raise UncertainRequestError(

@@ -35,6 +35,7 @@ from chronomem import parse as ps
 from chronomem import query as q
 from chronomem import resolve as rs
 from chronomem import turncut as tc
+from chronomem import vocabulary as vc
 from chronomem.backend import Backend
 from chronomem.types import Scope, UncertainRequestError
 
@@ -55,7 +56,7 @@ def match(
     evidence (``confidence``, ``content_words``, ``lexical``, ``cosine``, ``matched``).
     Raises :class:`UncertainRequestError` (nothing changes) when it names no content or
     its best commit has no evidence."""
-    parsed = rs.respell_unknown(db, sc, ps.parse(request))
+    parsed = vc.read_against(db, sc, ps.parse(request))
     toks = [t for t in parsed.named if t not in _SAID_WORDS]
     if not toks or not parsed.names_content:
         raise UncertainRequestError(

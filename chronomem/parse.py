@@ -30,7 +30,7 @@ do with what it names.
 - **small talk** around the request is dropped first (:func:`request_sentence`): the
   sentences of a chatty message that neither ask nor name structure, when the asking
   sentence names content of its own. A misspelt *content* word is read back later, against
-  the store's vocabulary (:func:`chronomem.resolve.respell_unknown`);
+  the store's vocabulary (:func:`chronomem.vocabulary.respell_unknown`);
 - **evidence**: the content words that show the request names something at all
   (:attr:`ParsedRequest.evidence`; the words and phrases that name nothing are in
   :mod:`chronomem.nocontent`).
@@ -212,6 +212,9 @@ class ParsedRequest:
     operators: tuple[Operator, ...] = ()
     time: tr.TimeRef | None = None  # a named time (bound or month filter), as timeref reads it
     respelt: tuple[tuple[str, str], ...] = ()
+    # words the memory never wrote, with the related words it holds added to the clause
+    # (chronomem.vocabulary.read_related)
+    related: tuple[tuple[str, tuple[str, ...]], ...] = ()
     knowledge: bool = False  # "when you didn't know yet that X": undo X's first mention
 
     @functools.cached_property
@@ -275,6 +278,8 @@ class ParsedRequest:
             out["knowledge_state"] = True
         if self.respelt:
             out["respelt"] = [list(p) for p in self.respelt]
+        if self.related:
+            out["related"] = {w: list(ws) for w, ws in self.related}
         if self.time is not None:
             out["time"] = {"kind": self.time.kind, "words": self.time.span}
         return out

@@ -16,9 +16,7 @@ the event retrieval found to the episode meant (:mod:`chronomem.operators`).
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -30,16 +28,15 @@ from chronomem import operators as op
 from chronomem import parse as ps
 from chronomem import timeref as tr
 from chronomem import turncut as tc
+from chronomem import vocabulary as vc
 from chronomem.backend import Backend
-from chronomem.cues import near_spellings
 from chronomem.dense import DenseCache, dense
 from chronomem.dense import DenseMatrix as DenseMatrix  # re-exported
 from chronomem.fts5_tokenizer import activity_stem, holds_activity, tokenizer
-from chronomem.query import REQUEST_WORDS, content_query, fts_terms, refers_to_episode
+from chronomem.query import content_query, fts_terms, refers_to_episode
 from chronomem.scope_cache import ScopeCache
 from chronomem.sql import visible
 from chronomem.types import Scope
-from chronomem.words import RETRIEVAL_STOPWORDS
 
 
 def lexical(
@@ -292,73 +289,6 @@ def restore_targets(
     return Targets(apply_intent(snapped, intent, parents), own)
 
 
-# -- misspelt content words ----------------------------------------------------------------
-
-RESPELL_MIN = 4  # shorter words have too many near spellings to read one back safely
-RESPELL_MAX = 3  # unknown words read back per request (each costs one vocabulary lookup)
-_ALPHA_WORD = re.compile(r"(?<![\w'-])[A-Za-z]+(?![\w'-])")
-
-
-def _document_counts(
-    db: Backend, sc: Scope, words: Sequence[str], *, content_only: bool = False
-) -> dict[str, int]:
-    """How many descriptors hold each word, as the lexical index tokenizes it (a word it
-    makes several tokens of counts 0). ``content_only``: a word whose stem is a stopword
-    or a request word counts 0 too (a slip is never read back to one)."""
-    toks = tokenizer().tokens(list(words))
-    single = {
-        w: t[0]
-        for w, t in zip(words, toks, strict=True)
-        if len(t) == 1
-        and not (content_only and (t[0] in RETRIEVAL_STOPWORDS or t[0] in REQUEST_WORDS))
-    }
-    stems = sorted(set(single.values()))
-    if not stems:
-        return dict.fromkeys(words, 0)
-    with db.lock:
-        _, _, hits = db.descriptor_stats(sc.scope_id, stems)
-    held = dict(zip(stems, hits, strict=True))
-    return {w: int(held.get(single[w], 0)) if w in single else 0 for w in words}
-
-
-def respell_unknown(db: Backend, sc: Scope, parsed: ps.ParsedRequest) -> ps.ParsedRequest:
-    """``parsed`` with each content word that no descriptor holds read back to the
-    spelling it may be a slip for (:func:`chronomem.cues.near_spellings`) that the most
-    descriptors hold ("runnin" -> "running", "frends" -> "friends", "neighbour" ->
-    "neighbor"); a word with no held near spelling stays. The store's own vocabulary
-    decides among the near spellings, so a name or term only this memory uses is read
-    back too; a word it holds is never touched. The cost is two vocabulary lookups per
-    request with an unknown word, whatever the history's length."""
-    content = set(parsed.content)
-    words = [
-        w
-        for w in dict.fromkeys(_ALPHA_WORD.findall(parsed.clause))
-        if len(w) >= RESPELL_MIN and w.lower() in content
-    ]
-    if not words:
-        return parsed
-    lowered = sorted({w.lower() for w in words})
-    counts = _document_counts(db, sc, lowered)
-    unknown = [w for w in lowered if counts[w] == 0][:RESPELL_MAX]
-    if not unknown:
-        return parsed
-    near = {w: [c for c in near_spellings(w) if len(c) >= RESPELL_MIN] for w in unknown}
-    held = _document_counts(
-        db, sc, sorted({c for cs in near.values() for c in cs}), content_only=True
-    )
-    clause, pairs = parsed.clause, []
-    for w in unknown:
-        # the most held; ties: the first in alphabetical order (deterministic)
-        best = min(near[w], key=lambda c: (-held[c], c), default="")
-        if not best or held[best] == 0:
-            continue
-        clause = re.sub(rf"(?<![\w'-]){w}(?![\w'-])", best, clause, flags=re.IGNORECASE)
-        pairs.append((w, best))
-    if not pairs:
-        return parsed
-    return dataclasses.replace(parsed, clause=clause, respelt=(*parsed.respelt, *pairs))
-
-
 # -- requests that name a time -------------------------------------------------------------
 
 MONTH_DEPTH = 64  # described commits searched when a month narrows an event request
@@ -406,7 +336,7 @@ def resolve_request(
     weeks") gives the target from the writes' timestamps alone and is ranked first; a
     month ("the trip in June", "the April chat") keeps the described commits to those
     dated in that month, when any is."""
-    p = respell_unknown(db, sc, ps.parse(query)) if parsed is None else parsed
+    p = vc.read_against(db, sc, ps.parse(query)) if parsed is None else parsed
     ref = p.time
     ops = p.operators
     hist: list[tuple[int, int | None, Any]] | None = None
@@ -479,7 +409,7 @@ def resolve_request(
             return held_by(db, sc, term, vids)
 
         def counts(terms: list[str]) -> dict[str, int]:
-            return _document_counts(db, sc, terms)
+            return vc.document_counts(db, sc, terms)
 
         told = tc.first_telling(
             db, sc, top, rt.episode_label, found.lexical_terms, lexical, holds, counts

@@ -15,6 +15,7 @@ from chronomem import nl, rollback
 from chronomem import parse as ps
 from chronomem import resolve as rs
 from chronomem import validate as val
+from chronomem import vocabulary as vc
 from chronomem.engine import StoreEngine
 from chronomem.types import RollbackMode, RollbackPlan, RollbackResult
 
@@ -107,7 +108,7 @@ class Requests:
         rt = self._e.retrieval()
         with self._e.reading(app, user, require=True) as sc:
             assert sc is not None  # require=True raised otherwise
-            parsed = rs.respell_unknown(self._e.db, sc, parsed)
+            parsed = vc.read_against(self._e.db, sc, parsed)
             got = rs.resolve_request(
                 self._e.db, sc, query, k + 1, intent, rt, rerank=rerank, stage=stage, parsed=parsed
             )
