@@ -25,9 +25,10 @@ CHRONOMEM = ROOT / "chronomem"
 
 def _chronomem_requirement() -> str:
     """The store with the embedders the benchmark's published runs use (MiniLM on torch
-    and on ONNX) and the backbone resolver's stemmer: the folder here when there is one,
+    and on ONNX), the backbone resolver's stemmer and WordNet's files (the request reading
+    that published figures use): the folder here when there is one,
     else the released version."""
-    extras = "chronomem[minilm,onnx,resolver]"
+    extras = "chronomem[minilm,onnx,resolver,wordnet]"
     if (CHRONOMEM / "pyproject.toml").is_file():
         return f"{extras} @ {CHRONOMEM.as_uri()}"
     return f"{extras}==0.1.0"

@@ -18,6 +18,7 @@ _TRACKED_LIBRARIES = (
     "torch",
     "transformers",
     "nltk",
+    "wn",  # ships the WordNet 3.0 files ChronoMem's request reading looks words up in
     "rouge-score",
     "datasets",
     "vllm",
