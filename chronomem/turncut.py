@@ -127,6 +127,16 @@ _SPEAKER = re.compile(r"^\s*(?:[a-z]+:\s*)?(?:\[[^\]]{0,80}\]\s*)?([A-Z][\w'-]{0
 _NAME_WORD = re.compile(r"[A-Za-z][\w-]*(?:'s)?")
 
 
+# A bracketed aside of a transcript line: its date stamp, "[shares a photo of a castle]",
+# "[laughs]": what the line says about itself, not what its speaker said.
+_ASIDE = re.compile(r"\[[^\]]{0,400}\]")
+
+
+def spoken(descriptor: str) -> str:
+    """``descriptor`` without its bracketed asides (the words its speaker said)."""
+    return _ASIDE.sub(" ", descriptor or "")
+
+
 def speaker_of(descriptor: str) -> str | None:
     """The speaker a transcript-style message names first ("[date] Tim: ..."), or None."""
     m = _SPEAKER.match(descriptor or "")
