@@ -12,6 +12,7 @@ import pytest
 
 from chronomem import ChronoMem
 from chronomem.operators import counted_topic
+from chronomem.parse import parse
 from chronomem.turncut import spoken
 from tests._memory_fixtures import hash_store
 
@@ -168,3 +169,42 @@ def test_a_restore_keeps_through_the_best_matched_mention() -> None:
     with mem:
         query = "restore to the first time you heard Miso the cat died"
         assert _target(mem, query) == vids[3]
+
+
+# -- the wordings of a first mention ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "make it as if you'd never known Ann bought a canoe, go back to just before that",
+        "undo everything, like you never heard that Ann bought a canoe",
+        "roll back as though I had never learned Ann bought a canoe",
+    ],
+)
+def test_never_having_heard_is_a_state_of_knowledge(query: str) -> None:
+    p = parse(query)
+    assert p.knowledge and p.intent == "undo"
+    assert [(o.kind, o.n) for o in p.operators] == [("ordinal", 1)]
+    assert "never" not in p.clause and "canoe" in p.clause
+
+
+@pytest.mark.parametrize(
+    ("query", "verb"),
+    [
+        ("undo from when Bob first let on he was moving to Leeds", "let on"),
+        ("roll back to before Bob first opened up about the move to Leeds", "opened up about"),
+        ("go back to before Bob first admitted he was moving to Leeds", "admitted"),
+        ("undo from when Bob first let slip that he was moving", "let slip"),
+    ],
+)
+def test_a_verb_of_disclosing_after_first_counts_mentions(query: str, verb: str) -> None:
+    p = parse(query)
+    assert [(o.kind, o.n) for o in p.operators] == [("ordinal", 1)]
+    # the verb names no content: it goes with its adverb
+    assert verb not in p.clause and "mov" in p.clause
+
+
+def test_a_disclosing_verb_without_first_stays_content() -> None:
+    p = parse("undo the chat where Bob announced his engagement")
+    assert not p.operators and "announced" in p.clause
