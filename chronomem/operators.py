@@ -104,11 +104,13 @@ def apply_operators(
     intent: str,
     label: str | None,
     describe: Callable[[str], list[tuple[int, float]]],
+    telling: Callable[[int, list[int]], int] | None = None,
 ) -> tuple[list[tuple[int, float]], dict[str, Any]]:
     """``ranked`` with the commit the operators land on first: ruled-out episodes removed,
     month / weekday filters, then an ordinal over the mentions, then an offset or step
     from the event. ``label`` groups commits into episodes; ``describe`` ranks the commits
-    a clause describes. Returns the new ranking and what each step did."""
+    a clause describes; ``telling`` where an undo cuts inside the n-th mention's chat
+    (:func:`_nth_mention`). Returns the new ranking and what each step did."""
     steps: dict[str, Any] = {}
     if not ranked:
         return ranked, steps
@@ -153,7 +155,7 @@ def apply_operators(
                 p.names,
                 p.compounds,
                 counted_topic(p.clause),
-                earliest=intent == "undo",
+                telling if intent == "undo" else None,
             )
             or event
         )
@@ -234,7 +236,7 @@ def _nth_mention(
     names: frozenset[str] = frozenset(),
     compounds: frozenset[tuple[str, str]] = frozenset(),
     topic: frozenset[str] = frozenset(),
-    earliest: bool = False,
+    telling: Callable[[int, list[int]], int] | None = None,
 ) -> int | None:
     """The commit of the ``n``-th episode (-1: the last) that mentions the clause, in
     history order. A mention: a commit whose lexical score is at least ``MENTION_RATIO``
@@ -246,8 +248,9 @@ def _nth_mention(
     word counts. Without lexical scores, the ranked commits that hold that word (the
     best ranked one's). ``topic``: the terms of the counted topic when the clause goes on
     to describe the mention itself (:func:`counted_topic`); the specific word is one of
-    them when the best commit holds any. ``earliest``: the n-th mention's chat is cut at
-    its first message holding the specific word (an undo)."""
+    them when the best commit holds any. ``telling(commit, earlier)``: where the n-th
+    mention's chat tells the topic, given its earlier messages holding the specific word
+    (oldest first; an undo; None: at the mention)."""
     pool = [(v, s) for v, s in mentions.lexical if v in where]
     if pool:
         best = max(s for _, s in pool)
@@ -300,13 +303,12 @@ def _nth_mention(
     if not order:
         return None
     got = order[-1] if n < 0 else order[min(n, len(order)) - 1]
-    # An undo cuts where the mention's chat first says the topic: an earlier message of
-    # that chat holding the specific word ("we had to say goodbye to Max") tells it, though
-    # a later one that dwells on it scores higher (as in chronomem.turncut). A restore_to
-    # keeps through the mention that matched best.
-    if not earliest:
+    # An undo cuts where the mention's chat first tells the topic: an earlier message of
+    # that chat holding the specific word ("we had to say goodbye to Max") may tell it,
+    # though a later one that dwells on it scores higher; ``telling`` decides.
+    if telling is None:
         return got
-    return min((v for v in holding if where[v] == where[got]), default=got)
+    return telling(got, [v for v in sorted(holding) if where[v] == where[got] and v < got])
 
 
 def _episode_order(

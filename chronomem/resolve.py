@@ -381,6 +381,9 @@ def resolve_request(
                 ]
                 return spoken_holders(db, sc, term, held, others)
 
+            def telling(got: int, earlier: list[int]) -> int:
+                return tc.told_by_named(db, sc, p.clause, got, earlier)
+
             ranked, steps = op.apply_operators(
                 db,
                 sc,
@@ -391,6 +394,7 @@ def resolve_request(
                 intent,
                 rt.episode_label,
                 describe,
+                telling if rt.episode_label else None,
             )
     if rt.episode_label and ranked and not (steps and "landed" in steps):
         ranked, said = tc.speaker_turn(db, sc, p.clause, ranked, rt.episode_label)

@@ -140,13 +140,13 @@ def test_spoken_drops_the_bracketed_asides() -> None:
 
 # Miso comes up first in chat 2: Ann tells it, and Bob's reply dwells on it with more of
 # the request's words (the name keys the mentions: the other words are about other cats
-# and plants).
+# and plants, and Ann's name is in every line).
 MISO = [
     (1, "Ann: the garden is finally blooming, though the basil died"),
-    (1, "Bob: the neighbour's cat dug up my tulips again"),
+    (1, "Bob: Ann, the neighbour's cat dug up my tulips again"),
     (2, "Ann: sad week, we had to say goodbye to Miso"),
-    (2, "Bob: so sorry, Miso the cat died? she was such a sweet old cat"),
-    (3, "Bob: a stray cat sleeps on my porch now"),
+    (2, "Bob: so sorry Ann, Miso the cat died? she was such a sweet old cat"),
+    (3, "Bob: a stray cat sleeps on my porch now, Ann"),
     (3, "Ann: thanks, we planted a rose for Miso"),
 ]
 
@@ -154,21 +154,23 @@ MISO = [
 @pytest.mark.parametrize(
     "query",
     [
-        "go back to before you knew Miso the cat had died",
-        "roll back to before you heard that Miso the cat had died",
+        "undo to before you heard from Ann that Miso the cat died",
+        "go back to before Ann first told you Miso the cat had died",
     ],
 )
-def test_an_undo_cuts_where_the_chat_first_says_the_topic(query: str) -> None:
+def test_an_undo_cuts_where_the_named_speaker_told_it(query: str) -> None:
     mem, vids = _store(MISO)
     with mem:
         assert _target(mem, query) == vids[1]
 
 
-def test_a_restore_keeps_through_the_best_matched_mention() -> None:
+def test_the_cut_stays_at_the_mention_without_a_named_teller() -> None:
+    # Bob's reply holds the name too: with nobody named, nothing says Ann's line told it
     mem, vids = _store(MISO)
     with mem:
-        query = "restore to the first time you heard Miso the cat died"
-        assert _target(mem, query) == vids[3]
+        assert _target(mem, "go back to before you knew Miso the cat had died") == vids[2]
+        # a restore keeps through the best-matched mention
+        assert _target(mem, "restore to the first time you heard Miso the cat died") == vids[3]
 
 
 # -- the wordings of a first mention ------------------------------------------------------
@@ -180,6 +182,9 @@ def test_a_restore_keeps_through_the_best_matched_mention() -> None:
         "make it as if you'd never known Ann bought a canoe, go back to just before that",
         "undo everything, like you never heard that Ann bought a canoe",
         "roll back as though I had never learned Ann bought a canoe",
+        "make it so you never heard about Ann's canoe",
+        "rewind to when Ann's new canoe was still news to you",
+        "back to when you still had no idea Ann bought a canoe",
     ],
 )
 def test_never_having_heard_is_a_state_of_knowledge(query: str) -> None:
