@@ -11,13 +11,14 @@ module what it needs as callables.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, NamedTuple
 
 from chronomem import parse as ps
 from chronomem.backend import Backend
-from chronomem.query import refers_to_episode
+from chronomem.query import content_words, refers_to_episode
 from chronomem.sql import visible
 from chronomem.types import Scope
 
@@ -25,6 +26,22 @@ from chronomem.types import Scope
 #: the clause is at least this share of the best commit's (written on the development
 #: set's ordinals and knowledge-state requests, data_builders/user_queries/locomo_nl_dev).
 MENTION_RATIO = 0.5
+
+
+# "the third time pottery came up, when Mel mentioned finishing another piece": a clause
+# set off by a comma or a dash and opened by "when" / "where" / "while" describes the n-th
+# mention itself; what is counted is the topic before it.
+_DESCRIBES = re.compile(r"\s*(?:[,;:]|\s[-\u2013\u2014]|--)\s*(?:when|where|while|as)\b", re.I)
+
+
+def counted_topic(clause: str) -> frozenset[str]:
+    """The lexical terms of the topic an ordinal counts: ``clause`` up to a describing
+    "..., when ..." clause (the whole clause's terms when there is none, or when
+    nothing is left before it)."""
+    m = _DESCRIBES.search(clause or "")
+    if m is None:
+        return frozenset()
+    return frozenset(content_words(clause[: m.start()]))
 
 
 class Mentions(NamedTuple):
@@ -87,11 +104,13 @@ def apply_operators(
     intent: str,
     label: str | None,
     describe: Callable[[str], list[tuple[int, float]]],
+    telling: Callable[[int, list[int]], int] | None = None,
 ) -> tuple[list[tuple[int, float]], dict[str, Any]]:
     """``ranked`` with the commit the operators land on first: ruled-out episodes removed,
     month / weekday filters, then an ordinal over the mentions, then an offset or step
     from the event. ``label`` groups commits into episodes; ``describe`` ranks the commits
-    a clause describes. Returns the new ranking and what each step did."""
+    a clause describes; ``telling`` where an undo cuts inside the n-th mention's chat
+    (:func:`_nth_mention`). Returns the new ranking and what each step did."""
     steps: dict[str, Any] = {}
     if not ranked:
         return ranked, steps
@@ -127,7 +146,19 @@ def apply_operators(
     event = ranked[0][0]
     ordinal = p.operator("ordinal")
     if ordinal is not None:
-        event = _nth_mention(ranked, mentions, ordinal.n, where, p.names, p.compounds) or event
+        event = (
+            _nth_mention(
+                ranked,
+                mentions,
+                ordinal.n,
+                where,
+                p.names,
+                p.compounds,
+                counted_topic(p.clause),
+                telling if intent == "undo" else None,
+            )
+            or event
+        )
         steps["mention"] = {"n": ordinal.n, "commit": int(event)}
     # The evidence gates read the commit the content names best: for an ordinal that is
     # the topic's best match, not the n-th mention, which holds the topic's specific
@@ -204,6 +235,8 @@ def _nth_mention(
     where: dict[int, int],
     names: frozenset[str] = frozenset(),
     compounds: frozenset[tuple[str, str]] = frozenset(),
+    topic: frozenset[str] = frozenset(),
+    telling: Callable[[int, list[int]], int] | None = None,
 ) -> int | None:
     """The commit of the ``n``-th episode (-1: the last) that mentions the clause, in
     history order. A mention: a commit whose lexical score is at least ``MENTION_RATIO``
@@ -213,7 +246,11 @@ def _nth_mention(
     when the best commit lacks it (``names``), and the word beside it in a noun compound
     (``compounds``) too. When fewer than ``n`` pass the ratio, every commit holding the
     word counts. Without lexical scores, the ranked commits that hold that word (the
-    best ranked one's)."""
+    best ranked one's). ``topic``: the terms of the counted topic when the clause goes on
+    to describe the mention itself (:func:`counted_topic`); the specific word is one of
+    them when the best commit holds any. ``telling(commit, earlier)``: where the n-th
+    mention's chat tells the topic, given its earlier messages holding the specific word
+    (oldest first; an undo; None: at the mention)."""
     pool = [(v, s) for v, s in mentions.lexical if v in where]
     if pool:
         best = max(s for _, s in pool)
@@ -235,12 +272,17 @@ def _nth_mention(
     holding: list[int] = []  # every pool commit holding the specific word, any score
     if mentions.terms and top is not None:
         held = {t: mentions.holders(t, [v for v, _ in pool]) for t in mentions.terms}
-        named = [t for t in mentions.terms if top in held[t]]
+        terms = mentions.terms
+        if any(top in held[t] for t in terms if t in topic):
+            # The describing clause ("when Mel mentioned finishing another piece") holds
+            # words rarer than the topic's: counting them would count that moment only.
+            terms = [t for t in terms if t in topic]
+        named = [t for t in terms if top in held[t]]
         # A name the request writes ("a puppy called Toby") identifies the topic: the
         # mentions are the commits that hold it, whether or not the best match does (a
         # common noun beside it, "puppy", also counts another pet's first day). A name
         # most of the pool holds (a speaker's) identifies nothing.
-        own = [t for t in mentions.terms if t in names and 0 < len(held[t]) <= len(pool) / 2]
+        own = [t for t in terms if t in names and 0 < len(held[t]) <= len(pool) / 2]
         if own:
             named = own
         if named:
@@ -260,9 +302,13 @@ def _nth_mention(
         order = _episode_order(holding, ranked, where)
     if not order:
         return None
-    if n < 0:
-        return order[-1]
-    return order[min(n, len(order)) - 1]
+    got = order[-1] if n < 0 else order[min(n, len(order)) - 1]
+    # An undo cuts where the mention's chat first tells the topic: an earlier message of
+    # that chat holding the specific word ("we had to say goodbye to Max") may tell it,
+    # though a later one that dwells on it scores higher; ``telling`` decides.
+    if telling is None:
+        return got
+    return telling(got, [v for v in sorted(holding) if where[v] == where[got] and v < got])
 
 
 def _episode_order(

@@ -112,7 +112,9 @@ _P_ORDINAL = re.compile(
 _TELLING = (
     r"(?:told|tell|mentioned|mention|brought\s+up|bring\s+up|came\s+up|come\s+up|"
     r"talked\s+about|talk\s+about|spoke\s+(?:about|of)|said|raised|shared|heard|"
-    r"learned|learnt|found\s+out|find\s+out)"
+    r"learned|learnt|found\s+out|find\s+out|"
+    # verbs of disclosing: "when Calvin first let on that X", "first opened up about X"
+    r"let\s+on|let\s+slip|revealed|admitted|announced|confided|opened\s+up\s+about)"
 )
 _P_TOLD_VERB = re.compile(r"\b" + _TELLING + r"\b", re.IGNORECASE)
 _P_FIRST_TOLD = re.compile(
@@ -132,7 +134,8 @@ _P_ORDINAL_TOLD = re.compile(
     r"{1,2}?(?:has\s+|had\s+|have\s+)?(?P<tell>" + _TELLING + r")\b)",
     re.IGNORECASE,
 )
-# "when you didn't know yet that X", "before you found out X", "back before you knew X".
+# "when you didn't know yet that X", "before you found out X", "back before you knew X",
+# "as if you never heard X", "when X was news to you".
 _P_KNOWLEDGE = re.compile(
     r"\b(?:(?:before|until|till)\s+(?:you|i)\s+(?:ever\s+)?(?:knew|learned|learnt|found out|"
     r"heard|were told|got told|had heard|knew anything)(?:\s+(?:about|of|that))?|"
@@ -140,7 +143,14 @@ _P_KNOWLEDGE = re.compile(
     r"(?:didn'?t|did not|don'?t|do not|had not|hadn'?t)\s+(?:yet\s+)?(?:know|knew|hear|heard|"
     r"learn|learned|have heard|find out|found out)(?:\s+(?:yet|anything))?"
     r"(?:\s+(?:about|of|that))?(?:\s+yet)?|"
-    r"(?:when|where)\s+you\s+had\s+no\s+idea(?:\s+(?:about|of|that))?)\b",
+    r"(?:when|where)\s+you\s+(?:still\s+)?had\s+no\s+idea(?:\s+(?:about|of|that))?|"
+    # "make it like you never heard X", "as if you'd never known X", "make it so you
+    # never heard X": a state without X
+    r"(?:like|as\s+if|as\s+though|so(?:\s+that)?)\s+(?:you|i)(?:'d|\s+had|\s+have)?\s+"
+    r"never\s+(?:knew|known|heard|learned|learnt|found\s+out|been\s+told)"
+    r"(?:\s+(?:about|of|that))?|"
+    # "back to when X was news to you": the moment before X was told
+    r"(?:was|were)\s+(?:still\s+)?(?:news|new)\s+to\s+(?:you|me))\b",
     re.IGNORECASE,
 )
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -174,7 +184,7 @@ _P_DESCRIBED = re.compile(
 _P_NAME = re.compile(r"\b([A-Z][a-z][\w-]*)")
 # Cheap tests for the words each operator needs.
 _KNOW_WORDS = re.compile(
-    r"\b(?:knew|know|learn\w*|found out|find out|heard|hear|told|idea)\b", re.I
+    r"\b(?:knew|know|known|learn\w*|found out|find out|heard|hear|told|idea|news|new)\b", re.I
 )
 _RELATIVE_WORDS = re.compile(r"\b(?:after|before|following|prior|later|earlier)\b", re.I)
 _ORDINAL_WORDS = re.compile(

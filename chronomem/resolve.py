@@ -374,7 +374,15 @@ def resolve_request(
                     if got is None:
                         got = db.descriptor_scores(sc.scope_id, [term], vids)
                 held = {v for v, score in got.items() if score is not None}
-                return activity_holders(db, sc, term, held)
+                held = activity_holders(db, sc, term, held)
+                # (a one-letter term is a possessive's "s", said in every other line)
+                others = [
+                    t for t in found.lexical_terms if t != term and t not in p.names and len(t) > 1
+                ]
+                return spoken_holders(db, sc, term, held, others)
+
+            def telling(got: int, earlier: list[int]) -> int:
+                return tc.told_by_named(db, sc, p.clause, got, earlier)
 
             ranked, steps = op.apply_operators(
                 db,
@@ -386,6 +394,7 @@ def resolve_request(
                 intent,
                 rt.episode_label,
                 describe,
+                telling if rt.episode_label else None,
             )
     if rt.episode_label and ranked and not (steps and "landed" in steps):
         ranked, said = tc.speaker_turn(db, sc, p.clause, ranked, rt.episode_label)
@@ -444,6 +453,33 @@ def held_by(db: Backend, sc: Scope, term: str, vids: list[int]) -> set[int]:
         ).fetchall()
     toks = tokenizer().tokens([d or "" for _, d in rows])
     return {int(v) for (v, _), t in zip(rows, toks, strict=True) if want[0] in t}
+
+
+def spoken_holders(
+    db: Backend, sc: Scope, term: str, held: set[int], others: list[str]
+) -> set[int]:
+    """The commits of ``held`` whose speaker speaks of ``term``: a word only in a
+    bracketed aside (a shared photo's description, "[shares a photo of a dvd cover with a
+    castle]") is no time the topic came up, unless the words said hold another of the
+    request's content words ``others`` (names left out: a speaker's name is in every
+    line): "I made coconut milk icecream [shares a photo of a bowl of ice cream]" speaks
+    of the ice cream. When no commit says it, ``held`` (a topic only ever shown is
+    counted where it was shown)."""
+    want = tokenizer().tokens([term])[0]
+    if len(want) != 1 or not held:
+        return held
+    with db.lock:
+        rows = db.conn.execute(
+            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? "
+            f"AND version_id IN ({','.join('?' * len(held))})",
+            (sc.scope_id, *sorted(held)),
+        ).fetchall()
+    toks = tokenizer().tokens([tc.spoken(d) for _, d in rows])
+    said = {int(v) for (v, _), t in zip(rows, toks, strict=True) if want[0] in t}
+    if not said:
+        return held
+    other = {w[0] for w in tokenizer().tokens(others) if len(w) == 1}
+    return said | {int(v) for (v, _), t in zip(rows, toks, strict=True) if other & set(t)}
 
 
 def activity_holders(db: Backend, sc: Scope, term: str, held: set[int]) -> set[int]:

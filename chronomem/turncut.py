@@ -127,10 +127,61 @@ _SPEAKER = re.compile(r"^\s*(?:[a-z]+:\s*)?(?:\[[^\]]{0,80}\]\s*)?([A-Z][\w'-]{0
 _NAME_WORD = re.compile(r"[A-Za-z][\w-]*(?:'s)?")
 
 
+# A bracketed aside of a transcript line: its date stamp, "[shares a photo of a castle]",
+# "[laughs]": what the line says about itself, not what its speaker said.
+_ASIDE = re.compile(r"\[[^\]]{0,400}\]")
+
+
+def spoken(descriptor: str) -> str:
+    """``descriptor`` without its bracketed asides (the words its speaker said)."""
+    return _ASIDE.sub(" ", descriptor or "")
+
+
 def speaker_of(descriptor: str) -> str | None:
     """The speaker a transcript-style message names first ("[date] Tim: ..."), or None."""
     m = _SPEAKER.match(descriptor or "")
     return m.group(1) if m else None
+
+
+def named_speakers(clause: str, speakers: set[str]) -> set[str]:
+    """The ``speakers`` the request's ``clause`` names as the one who said it."""
+    # "when Tim suggested Edinburgh for John's trip": the possessive names whose event it
+    # is, the bare name who acted; a possessive counts only when no bare name is there.
+    found = [w.lower() for w in _NAME_WORD.findall(clause or "")]
+    bare = {w for w in found if not w.endswith("'s")}
+    owner = {w.removesuffix("'s") for w in found if w.endswith("'s")}
+    named = {sp for sp in speakers if sp.lower() in bare}
+    if len(named) > 1:
+        # "Tim asking John if...", "Joanna telling Nate about...": with both speakers
+        # named, the one written first is the subject, the one who said it.
+        order = [w for w in found if w in bare]
+        first = min(named, key=lambda sp: order.index(sp.lower()))
+        named = {first}
+    if not named:
+        named = {sp for sp in speakers if sp.lower() in owner}
+    return named
+
+
+def told_by_named(db: Backend, sc: Scope, clause: str, got: int, earlier: list[int]) -> int:
+    """The first of ``earlier`` (commits of ``got``'s chat before it that hold the topic's
+    word, oldest first) said by the one speaker ``clause`` names, else ``got``: "before
+    you knew John's dog Max had passed" is told where John says goodbye to Max, not in
+    the reply that dwells on it, and "before Caroline first mentioned adopting kids" not
+    where Melanie speaks of her own kids."""
+    if not earlier:
+        return got
+    vids = [*earlier, got]
+    with db.lock:
+        rows = db.conn.execute(
+            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? "
+            f"AND version_id IN ({','.join('?' * len(vids))})",
+            (sc.scope_id, *vids),
+        ).fetchall()
+    who = {int(v): speaker_of(d) for v, d in rows}
+    named = named_speakers(clause, {sp for sp in who.values() if sp})
+    if len(named) != 1:
+        return got
+    return next((v for v in earlier if who.get(v) in named), got)
 
 
 def speaker_turn(
@@ -159,21 +210,8 @@ def speaker_turn(
     info = {int(v): (int(s), speaker_of(d), lab) for v, s, d, lab in rows}
     if top not in info or info[top][1] is None or info[top][2] is None:
         return ranked, None
-    # "when Tim suggested Edinburgh for John's trip": the possessive names whose event it
-    # is, the bare name who acted; a possessive counts only when no bare name is there.
-    found = [w.lower() for w in _NAME_WORD.findall(clause or "")]
-    bare = {w for w in found if not w.endswith("'s")}
-    owner = {w.removesuffix("'s") for w in found if w.endswith("'s")}
     speakers = {sp for _, sp, _ in info.values() if sp}
-    named = {sp for sp in speakers if sp.lower() in bare}
-    if len(named) > 1:
-        # "Tim asking John if...", "Joanna telling Nate about...": with both speakers
-        # named, the one written first is the subject, the one who said it.
-        order = [w for w in found if w in bare]
-        first = min(named, key=lambda sp: order.index(sp.lower()))
-        named = {first}
-    if not named:
-        named = {sp for sp in speakers if sp.lower() in owner}
+    named = named_speakers(clause, speakers)
     if len(named) != 1 or info[top][1] in named:
         return ranked, None
     near = [
