@@ -132,15 +132,37 @@ _P_ORDINAL_TOLD = re.compile(
     r"{1,2}?(?:has\s+|had\s+|have\s+)?(?P<tell>" + _TELLING + r")\b)",
     re.IGNORECASE,
 )
-# "when you didn't know yet that X", "before you found out X", "back before you knew X".
+# A knowledge state names the moment before something was first told. As a grammar: a
+# knower ("you", "I"), a verb of coming to know, and a frame that puts the moment before it:
+# - "before / until you (had / 'd / ever / even) knew / heard / found out / got told X";
+# - "when you (still) didn't know (yet) X", "when you had never heard of X", "when you
+#   (still) had no idea / no clue X", "when you were (still) clueless about X";
+# - a wish the knower never knew: "make it so / act like / as if you never heard X",
+#   "pretend you never found out X";
+# - the event as the subject: "when X was (still) news / new to you", "when X was
+#   unknown to you", "back when X was a surprise to you".
+_KNOWER = r"(?:you|i|u)"
+_COME_TO_KNOW = (
+    r"(?:knew anything|heard anything|know|knew|known|hear|heard|learn|learned|learnt|"
+    r"find out|found out|(?:were|was|got|been|get) told)"
+)
+_ABOUT = r"(?:\s+(?:about|of|that))?"
 _P_KNOWLEDGE = re.compile(
-    r"\b(?:(?:before|until|till)\s+(?:you|i)\s+(?:ever\s+)?(?:knew|learned|learnt|found out|"
-    r"heard|were told|got told|had heard|knew anything)(?:\s+(?:about|of|that))?|"
-    r"(?:when|where|back when|the point when|the time when)\s+(?:you|i)\s+(?:still\s+)?"
-    r"(?:didn'?t|did not|don'?t|do not|had not|hadn'?t)\s+(?:yet\s+)?(?:know|knew|hear|heard|"
-    r"learn|learned|have heard|find out|found out)(?:\s+(?:yet|anything))?"
-    r"(?:\s+(?:about|of|that))?(?:\s+yet)?|"
-    r"(?:when|where)\s+you\s+had\s+no\s+idea(?:\s+(?:about|of|that))?)\b",
+    r"\b(?:(?:before|until|till)\s+" + _KNOWER + r"(?:'d|\s+had|\s+have)?(?:\s+(?:ever|even))?\s+"
+    + _COME_TO_KNOW + _ABOUT + r"|"
+    r"(?:when|where|back when|the point when|the time when|back before)\s+" + _KNOWER
+    + r"(?:'d)?\s+(?:still\s+)?(?:didn'?t|did not|don'?t|do not|had not|hadn'?t|had never|'d never|"
+    r"never|have not|haven'?t)\s+(?:yet\s+|even\s+|ever\s+)?(?:have\s+)?" + _COME_TO_KNOW
+    + r"(?:\s+(?:yet|anything))?" + _ABOUT + r"(?:\s+yet)?|"
+    r"(?:when|where|back when|before)\s+" + _KNOWER + r"\s+(?:still\s+)?(?:had|have)\s+"
+    r"(?:no|not\s+a)\s+(?:idea|clue)" + _ABOUT + r"|"
+    r"(?:when|where|back when)\s+" + _KNOWER + r"\s+(?:were|was)\s+(?:still\s+)?"
+    r"(?:clueless|in the dark)" + _ABOUT + r"|"
+    r"(?:(?:make|have)\s+it\s+(?:so|like)(?:\s+that)?|act\s+(?:like|as if)|as\s+if|pretend(?:\s+that)?)"
+    r"\s+" + _KNOWER + r"(?:'d|\s+had|\s+have)?\s+(?:never|didn'?t|did not|don'?t|do not|hadn'?t|"
+    r"had not|haven'?t|have not)\s+(?:ever\s+|even\s+)?" + _COME_TO_KNOW + _ABOUT + r"|"
+    r"(?:was|were|is|are)\s+(?:still\s+)?(?:(?:news|new|unknown)\s+to\s+" + _KNOWER
+    + r"|a\s+surprise\s+to\s+" + _KNOWER + r")(?:\s+yet)?)\b",
     re.IGNORECASE,
 )
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -174,7 +196,9 @@ _P_DESCRIBED = re.compile(
 _P_NAME = re.compile(r"\b([A-Z][a-z][\w-]*)")
 # Cheap tests for the words each operator needs.
 _KNOW_WORDS = re.compile(
-    r"\b(?:knew|know|learn\w*|found out|find out|heard|hear|told|idea)\b", re.I
+    r"\b(?:knew|know|known|learn\w*|found out|find out|heard|hear|told|idea|clue|clueless|"
+    r"in the dark|news|new|unknown|surprise)\b",
+    re.I,
 )
 _RELATIVE_WORDS = re.compile(r"\b(?:after|before|following|prior|later|earlier)\b", re.I)
 _ORDINAL_WORDS = re.compile(
