@@ -21,7 +21,9 @@ from chronomem.query import content_words
 #   content ("the chat where I said I'm not sure") stays content;
 # - self-correction: "X? no, Y", "X... no wait, Y", "X - nope, Y", across a full stop
 #   ("X. no, the one about Y", "X. sorry, the one where Y");
-# - "Y rather than X", "Y instead of X".
+# - "Y rather than X", "Y instead of X";
+# - an aside in brackets: "Y (not X)", "Y (but not X)", "Y (I don't mean X)"; a bracket
+#   closes the ruled-out clause as a stop would, so X needs no episode noun.
 # An adverb or infinitive after "not" ("not sure", "not to bother you") is no negation.
 _NOT_OPEN = (
     r"(?:(?:no|nope|nah)\s*[,.!-]*\s+)?(?:(?:i\s+)?(?:do\s+not|don'?t|didn'?t)\s+mean\s+|not\s+)"
@@ -46,6 +48,11 @@ _P_NOT_LAST = re.compile(
     + r"(?P<x>[^,;:.!?]+?)\s*(?P<rest>[,;:.!?].*)?$"
     r"|^(?P<y2>.+?)\s+(?:and\s+|but\s+)?not\s+(?P<x2>(?:the|that|my)\s+[^,;.]*?"
     r"\b" + CHAT_NOUN + r"s?\b[^,;.]*?)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+_P_NOT_BRACKET = re.compile(
+    r"^(?P<y>.+?)\s*[(\[]\s*(?:(?:and|but)\s+)?" + _NOT_OPEN + r"(?P<x>[^)\]]+?)\s*[.!]?\s*[)\]]"
+    r"(?P<rest>.*)$",
     re.IGNORECASE,
 )
 _P_CORRECTED = re.compile(
@@ -93,7 +100,7 @@ _P_RATHER = re.compile(
 
 def names_negation(text: str) -> bool:
     """Whether ``text`` holds a negation or contrast of one of the shapes above."""
-    return any(p.search(text) for p in (_P_NOT_FIRST, _P_NOT_LAST, _P_RATHER))
+    return any(p.search(text) for p in (_P_NOT_FIRST, _P_NOT_BRACKET, _P_NOT_LAST, _P_RATHER))
 
 
 def split_negation(text: str) -> tuple[str, str] | None:
@@ -119,7 +126,7 @@ def split_negation(text: str) -> tuple[str, str] | None:
         if m and _named(m.group("y")):
             x, meant = m.group("x"), m.group("y")
         else:
-            m = _P_NOT_LAST.search(text) or _P_RATHER.search(text)
+            m = _P_NOT_BRACKET.search(text) or _P_NOT_LAST.search(text) or _P_RATHER.search(text)
             if not m:
                 return None
             g = m.groupdict()
