@@ -412,8 +412,14 @@ def parse(text: str) -> ParsedRequest:
     # Intent: cue words of the request with the operator phrases taken out. A request
     # that corrects itself ("undo the chess club chat? no, the one about the tournament")
     # may keep its verb in the ruled-out clause: it still asks for what the verb says.
+    # A taking back that opens on the verb and corrects only the description ("restore to
+    # when X -- no wait, I mean when Y afterwards") keeps that verb too: an adverb of the
+    # new description ("afterwards") is no request of its own.
     cue_text = work
-    if excluded and not q.names_intent(work):
+    if excluded and (
+        not q.names_intent(work)
+        or (q.opens_with_request(excluded[0]) and not q.opens_with_request(work))
+    ):
         cue_text = f"{excluded[0]} {work}"
     intent: q.Intent = "undo" if knowledge else q.detect_intent(cue_text)
     return ParsedRequest(
