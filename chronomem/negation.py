@@ -70,13 +70,18 @@ _CORRECTION_REFERS = re.compile(
     r"(?:the|that|this|those|my|our|his|her|their|when|where)\b", re.IGNORECASE
 )
 # The clause meant refers back to the ruled-out one by a pro-form ("John's one for the
-# veterans", "the brand new one", "the chat where he'd finally played it"): the ruled-out
-# clause's topic words are the meant clause's too.
+# veterans", "the brand new one", "the chat where he'd finally played it", "when she
+# broke it again"): the ruled-out clause's topic words are the meant clause's too.
 _P_PRO_FORM = re.compile(
     r"\b(?!(?:that|this|the|which|each|any|every|no|some)\s)[\w']+\s+ones?\b"
     r"|\bthe\s+ones?\b(?!\s+(?:where|when|about|in\s+which|with|from|on|at|that\s+was)\b)"
     r"|\b(?!(?:forget|undo|drop|erase|remove|delete|wipe|scrap|ditch|do|did|does)\s)"
-    r"[a-z]+(?:ed|en)\s+(?:it|them)\b",
+    r"[a-z]+(?:ed|en)\s+(?:it|them)\b"
+    # a clause whose object is "it" after a subject pronoun, past tense regular or not
+    # ("when he hurt it again", "when she sold them"): the object is the ruled-out topic
+    r"|\b(?:he|she|they|we|i|you)\s+(?:\w+\s+)?(?!(?:forget|undo|drop|erase|remove|delete|wipe|"
+    r"scrap|ditch|do|did|does|mean|meant|said|say|love|loved|like|liked|hate|hated)\s)"
+    r"[a-z]+\s+(?:it|them)\b",
     re.IGNORECASE,
 )
 # Where a noun phrase's head part ends: its modifiers ("for the shelter", "where ...")
