@@ -147,24 +147,48 @@ _COME_TO_KNOW = (
     r"find out|found out|(?:were|was|got|been|get) told)"
 )
 _ABOUT = r"(?:\s+(?:about|of|that))?"
-_P_KNOWLEDGE = re.compile(
-    r"\b(?:(?:before|until|till)\s+" + _KNOWER + r"(?:'d|\s+had|\s+have)?(?:\s+(?:ever|even))?\s+"
-    + _COME_TO_KNOW + _ABOUT + r"|"
-    r"(?:when|where|back when|the point when|the time when|back before)\s+" + _KNOWER
-    + r"(?:'d)?\s+(?:still\s+)?(?:didn'?t|did not|don'?t|do not|had not|hadn'?t|had never|'d never|"
-    r"never|have not|haven'?t)\s+(?:yet\s+|even\s+|ever\s+)?(?:have\s+)?" + _COME_TO_KNOW
-    + r"(?:\s+(?:yet|anything))?" + _ABOUT + r"(?:\s+yet)?|"
-    r"(?:when|where|back when|before)\s+" + _KNOWER + r"\s+(?:still\s+)?(?:had|have)\s+"
-    r"(?:no|not\s+a)\s+(?:idea|clue)" + _ABOUT + r"|"
-    r"(?:when|where|back when)\s+" + _KNOWER + r"\s+(?:were|was)\s+(?:still\s+)?"
-    r"(?:clueless|in the dark)" + _ABOUT + r"|"
-    r"(?:(?:make|have)\s+it\s+(?:so|like)(?:\s+that)?|act\s+(?:like|as if)|as\s+if|pretend(?:\s+that)?)"
-    r"\s+" + _KNOWER + r"(?:'d|\s+had|\s+have)?\s+(?:never|didn'?t|did not|don'?t|do not|hadn'?t|"
-    r"had not|haven'?t|have not)\s+(?:ever\s+|even\s+)?" + _COME_TO_KNOW + _ABOUT + r"|"
-    r"(?:was|were|is|are)\s+(?:still\s+)?(?:(?:news|new|unknown)\s+to\s+" + _KNOWER
-    + r"|a\s+surprise\s+to\s+" + _KNOWER + r")(?:\s+yet)?)\b",
-    re.IGNORECASE,
+_NOT_KNOW = (
+    r"(?:didn'?t|did not|don'?t|do not|had not|hadn'?t|had never|'d never|never|have not|"
+    r"haven'?t)"
 )
+_KNOWLEDGE_FRAMES = (
+    # "before you (had / 'd) (ever) heard X"
+    r"(?:before|until|till)\s+"
+    + _KNOWER
+    + r"(?:'d|\s+had|\s+have)?(?:\s+(?:ever|even))?\s+"
+    + _COME_TO_KNOW
+    + _ABOUT,
+    # "when you (still) didn't know (yet) X", "when you'd never heard of X"
+    r"(?:when|where|back when|the point when|the time when|back before)\s+"
+    + _KNOWER
+    + r"(?:'d)?\s+(?:still\s+)?"
+    + _NOT_KNOW
+    + r"\s+(?:yet\s+|even\s+|ever\s+)?(?:have\s+)?"
+    + _COME_TO_KNOW
+    + r"(?:\s+(?:yet|anything))?"
+    + _ABOUT
+    + r"(?:\s+yet)?",
+    # "when you (still) had no idea / not a clue X"
+    r"(?:when|where|back when|before)\s+" + _KNOWER + r"\s+(?:still\s+)?(?:had|have)\s+"
+    r"(?:no|not\s+a)\s+(?:idea|clue)" + _ABOUT,
+    # "back when you were still clueless about X"
+    r"(?:when|where|back when)\s+" + _KNOWER + r"\s+(?:were|was)\s+(?:still\s+)?"
+    r"(?:clueless|in the dark)" + _ABOUT,
+    # "make it so / act like / pretend you never heard X"
+    r"(?:(?:make|have)\s+it\s+(?:so|like)(?:\s+that)?|act\s+(?:like|as if)|as\s+if|"
+    r"pretend(?:\s+that)?)\s+"
+    + _KNOWER
+    + r"(?:'d|\s+had|\s+have)?\s+"
+    + _NOT_KNOW
+    + r"\s+(?:ever\s+|even\s+)?"
+    + _COME_TO_KNOW
+    + _ABOUT,
+    # "when X was (still) news to you"
+    r"(?:was|were|is|are)\s+(?:still\s+)?(?:(?:news|new|unknown)\s+to|a\s+surprise\s+to)\s+"
+    + _KNOWER
+    + r"(?:\s+yet)?",
+)
+_P_KNOWLEDGE = re.compile(r"\b(?:" + "|".join(_KNOWLEDGE_FRAMES) + r")\b", re.IGNORECASE)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTH_NAMES = (
     "january", "february", "march", "april", "may", "june", "july", "august",
