@@ -438,11 +438,13 @@ def parse(text: str) -> ParsedRequest:
     # may keep its verb in the ruled-out clause: it still asks for what the verb says.
     # A taking back that opens on the verb and corrects only the description ("restore to
     # when X -- no wait, I mean when Y afterwards") keeps that verb too: an adverb of the
-    # new description ("afterwards") is no request of its own.
+    # new description ("afterwards") is no request of its own. One that opens on a verb
+    # of its own ("undo X -- no, restore to Y") asks for what that verb says.
     cue_text = work
-    if excluded and (
-        not q.names_intent(work)
-        or (q.opens_with_request(excluded[0]) and not q.opens_with_request(work))
+    if (
+        excluded
+        and not q.opens_with_request(work)
+        and (not q.names_intent(work) or q.opens_with_request(excluded[0]))
     ):
         cue_text = f"{excluded[0]} {work}"
     intent: q.Intent = "undo" if knowledge else q.detect_intent(cue_text)

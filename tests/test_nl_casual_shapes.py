@@ -158,6 +158,8 @@ def test_function_words_typed_by_sound(text: str, expanded: str) -> None:
         ),
         ("restore to the kitten chat... no, sorry, the plants one afterwards", "restore_to"),
         ("undo the kitten chat -- no wait, I mean the one about the plants", "undo"),
+        ("undo the kitten chat -- no, restore to the one about the plants", "restore_to"),
+        ("go back to the recital chat... no wait, undo the recital chat", "undo"),
     ],
 )
 def test_a_self_correction_keeps_the_verb_it_opened_with(text: str, intent: str) -> None:
