@@ -51,6 +51,20 @@ SHORTHAND = {
     "sed": "said",
     "bak": "back",
     "frm": "from",
+    # function words typed by sound or without vowels: they decide a clause's frame
+    # ("from wen X", "the one w/ X"), so a slip here loses the whole construction
+    "wen": "when",
+    "wher": "where",
+    "tht": "that",
+    "wht": "what",
+    "w/": "with",
+    "w/o": "without",
+    "bc": "because",
+    "b/c": "because",
+    "cuz": "because",
+    "coz": "because",
+    "thru": "through",
+    "bday": "birthday",
 }
 # Words after which a request verb stands ("plz fogret", "can you delte").
 _VERB_BEFORE = frozenset(

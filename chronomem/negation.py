@@ -21,7 +21,9 @@ from chronomem.query import content_words
 #   content ("the chat where I said I'm not sure") stays content;
 # - self-correction: "X? no, Y", "X... no wait, Y", "X - nope, Y", across a full stop
 #   ("X. no, the one about Y", "X. sorry, the one where Y");
-# - "Y rather than X", "Y instead of X".
+# - "Y rather than X", "Y instead of X";
+# - an aside in brackets: "Y (not X)", "Y (but not X)", "Y (I don't mean X)"; a bracket
+#   closes the ruled-out clause as a stop would, so X needs no episode noun.
 # An adverb or infinitive after "not" ("not sure", "not to bother you") is no negation.
 _NOT_OPEN = (
     r"(?:(?:no|nope|nah)\s*[,.!-]*\s+)?(?:(?:i\s+)?(?:do\s+not|don'?t|didn'?t)\s+mean\s+|not\s+)"
@@ -48,6 +50,11 @@ _P_NOT_LAST = re.compile(
     r"\b" + CHAT_NOUN + r"s?\b[^,;.]*?)\s*[.!]?\s*$",
     re.IGNORECASE,
 )
+_P_NOT_BRACKET = re.compile(
+    r"^(?P<y>.+?)\s*[(\[]\s*(?:(?:and|but)\s+)?" + _NOT_OPEN + r"(?P<x>[^)\]]+?)\s*[.!]?\s*[)\]]"
+    r"(?P<rest>.*)$",
+    re.IGNORECASE,
+)
 _P_CORRECTED = re.compile(
     r"^(?P<x>.*?\w.*?)\s*(?:\?+|\.\.\.|\u2026|,|(?P<stop>[.!])|\s[-\u2013\u2014]+)\s*"
     r"(?:(?:no|nope|nah)\b\s*(?:[,!.]+\s*|(?=(?:wait|sorry|actually|i\s+mean)\b))"
@@ -63,13 +70,18 @@ _CORRECTION_REFERS = re.compile(
     r"(?:the|that|this|those|my|our|his|her|their|when|where)\b", re.IGNORECASE
 )
 # The clause meant refers back to the ruled-out one by a pro-form ("John's one for the
-# veterans", "the brand new one", "the chat where he'd finally played it"): the ruled-out
-# clause's topic words are the meant clause's too.
+# veterans", "the brand new one", "the chat where he'd finally played it", "when she
+# broke it again"): the ruled-out clause's topic words are the meant clause's too.
 _P_PRO_FORM = re.compile(
     r"\b(?!(?:that|this|the|which|each|any|every|no|some)\s)[\w']+\s+ones?\b"
     r"|\bthe\s+ones?\b(?!\s+(?:where|when|about|in\s+which|with|from|on|at|that\s+was)\b)"
     r"|\b(?!(?:forget|undo|drop|erase|remove|delete|wipe|scrap|ditch|do|did|does)\s)"
-    r"[a-z]+(?:ed|en)\s+(?:it|them)\b",
+    r"[a-z]+(?:ed|en)\s+(?:it|them)\b"
+    # a clause whose object is "it" after a subject pronoun, past tense regular or not
+    # ("when he hurt it again", "when she sold them"): the object is the ruled-out topic
+    r"|\b(?:he|she|they|we|i|you)\s+(?:\w+\s+)?(?!(?:forget|undo|drop|erase|remove|delete|wipe|"
+    r"scrap|ditch|do|did|does|mean|meant|said|say|love|loved|like|liked|hate|hated)\s)"
+    r"[a-z]+\s+(?:it|them)\b",
     re.IGNORECASE,
 )
 # Where a noun phrase's head part ends: its modifiers ("for the shelter", "where ...")
@@ -93,7 +105,7 @@ _P_RATHER = re.compile(
 
 def names_negation(text: str) -> bool:
     """Whether ``text`` holds a negation or contrast of one of the shapes above."""
-    return any(p.search(text) for p in (_P_NOT_FIRST, _P_NOT_LAST, _P_RATHER))
+    return any(p.search(text) for p in (_P_NOT_FIRST, _P_NOT_BRACKET, _P_NOT_LAST, _P_RATHER))
 
 
 def split_negation(text: str) -> tuple[str, str] | None:
@@ -119,7 +131,7 @@ def split_negation(text: str) -> tuple[str, str] | None:
         if m and _named(m.group("y")):
             x, meant = m.group("x"), m.group("y")
         else:
-            m = _P_NOT_LAST.search(text) or _P_RATHER.search(text)
+            m = _P_NOT_BRACKET.search(text) or _P_NOT_LAST.search(text) or _P_RATHER.search(text)
             if not m:
                 return None
             g = m.groupdict()

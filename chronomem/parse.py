@@ -134,25 +134,63 @@ _P_ORDINAL_TOLD = re.compile(
     r"{1,2}?(?:has\s+|had\s+|have\s+)?(?P<tell>" + _TELLING + r")\b)",
     re.IGNORECASE,
 )
-# "when you didn't know yet that X", "before you found out X", "back before you knew X",
-# "as if you never heard X", "when X was news to you".
-_P_KNOWLEDGE = re.compile(
-    r"\b(?:(?:before|until|till)\s+(?:you|i)\s+(?:ever\s+)?(?:knew|learned|learnt|found out|"
-    r"heard|were told|got told|had heard|knew anything)(?:\s+(?:about|of|that))?|"
-    r"(?:when|where|back when|the point when|the time when)\s+(?:you|i)\s+(?:still\s+)?"
-    r"(?:didn'?t|did not|don'?t|do not|had not|hadn'?t)\s+(?:yet\s+)?(?:know|knew|hear|heard|"
-    r"learn|learned|have heard|find out|found out)(?:\s+(?:yet|anything))?"
-    r"(?:\s+(?:about|of|that))?(?:\s+yet)?|"
-    r"(?:when|where)\s+you\s+(?:still\s+)?had\s+no\s+idea(?:\s+(?:about|of|that))?|"
-    # "make it like you never heard X", "as if you'd never known X", "make it so you
-    # never heard X": a state without X
-    r"(?:like|as\s+if|as\s+though|so(?:\s+that)?)\s+(?:you|i)(?:'d|\s+had|\s+have)?\s+"
-    r"never\s+(?:knew|known|heard|learned|learnt|found\s+out|been\s+told)"
-    r"(?:\s+(?:about|of|that))?|"
-    # "back to when X was news to you": the moment before X was told
-    r"(?:was|were)\s+(?:still\s+)?(?:news|new)\s+to\s+(?:you|me))\b",
-    re.IGNORECASE,
+# A knowledge state names the moment before something was first told. As a grammar: a
+# knower ("you", "I"), a verb of coming to know, and a frame that puts the moment before it:
+# - "before / until you (had / 'd / ever / even) knew / heard / found out / got told X";
+# - "when you (still) didn't know (yet) X", "when you had never heard of X", "when you
+#   (still) had no idea / no clue X", "when you were (still) clueless about X";
+# - a wish the knower never knew: "make it so / act like / as if you never heard X",
+#   "pretend you never found out X";
+# - the event as the subject: "when X was (still) news / new to you", "when X was
+#   unknown to you", "back when X was a surprise to you".
+_KNOWER = r"(?:you|i|u)"
+_COME_TO_KNOW = (
+    r"(?:knew anything|heard anything|know|knew|known|hear|heard|learn|learned|learnt|"
+    r"find out|found out|(?:were|was|got|been|get) told)"
 )
+_ABOUT = r"(?:\s+(?:about|of|that))?"
+_NOT_KNOW = (
+    r"(?:didn'?t|did not|don'?t|do not|had not|hadn'?t|had never|'d never|never|have not|"
+    r"haven'?t)"
+)
+_KNOWLEDGE_FRAMES = (
+    # "before you (had / 'd) (ever) heard X"
+    r"(?:before|until|till)\s+"
+    + _KNOWER
+    + r"(?:'d|\s+had|\s+have)?(?:\s+(?:ever|even))?\s+"
+    + _COME_TO_KNOW
+    + _ABOUT,
+    # "when you (still) didn't know (yet) X", "when you'd never heard of X"
+    r"(?:when|where|back when|the point when|the time when|back before)\s+"
+    + _KNOWER
+    + r"(?:'d)?\s+(?:still\s+)?"
+    + _NOT_KNOW
+    + r"\s+(?:yet\s+|even\s+|ever\s+)?(?:have\s+)?"
+    + _COME_TO_KNOW
+    + r"(?:\s+(?:yet|anything))?"
+    + _ABOUT
+    + r"(?:\s+yet)?",
+    # "when you (still) had no idea / not a clue X"
+    r"(?:when|where|back when|before)\s+" + _KNOWER + r"\s+(?:still\s+)?(?:had|have)\s+"
+    r"(?:no|not\s+a)\s+(?:idea|clue)" + _ABOUT,
+    # "back when you were still clueless about X"
+    r"(?:when|where|back when)\s+" + _KNOWER + r"\s+(?:were|was)\s+(?:still\s+)?"
+    r"(?:clueless|in the dark)" + _ABOUT,
+    # "make it so / act like / pretend you never heard X"
+    r"(?:(?:make|have)\s+it\s+(?:so|like)(?:\s+that)?|act\s+(?:like|as if)|as\s+if|as\s+though|"
+    r"pretend(?:\s+that)?)\s+"
+    + _KNOWER
+    + r"(?:'d|\s+had|\s+have)?\s+"
+    + _NOT_KNOW
+    + r"\s+(?:ever\s+|even\s+)?"
+    + _COME_TO_KNOW
+    + _ABOUT,
+    # "when X was (still) news to you"
+    r"(?:was|were|is|are)\s+(?:still\s+)?(?:(?:news|new|unknown)\s+to|a\s+surprise\s+to)\s+"
+    + r"(?:you|me|u)"
+    + r"(?:\s+yet)?",
+)
+_P_KNOWLEDGE = re.compile(r"\b(?:" + "|".join(_KNOWLEDGE_FRAMES) + r")\b", re.IGNORECASE)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTH_NAMES = (
     "january", "february", "march", "april", "may", "june", "july", "august",
@@ -184,7 +222,9 @@ _P_DESCRIBED = re.compile(
 _P_NAME = re.compile(r"\b([A-Z][a-z][\w-]*)")
 # Cheap tests for the words each operator needs.
 _KNOW_WORDS = re.compile(
-    r"\b(?:knew|know|known|learn\w*|found out|find out|heard|hear|told|idea|news|new)\b", re.I
+    r"\b(?:knew|know|known|learn\w*|found out|find out|heard|hear|told|idea|clue|clueless|"
+    r"in the dark|news|new|unknown|surprise)\b",
+    re.I,
 )
 _RELATIVE_WORDS = re.compile(r"\b(?:after|before|following|prior|later|earlier)\b", re.I)
 _ORDINAL_WORDS = re.compile(
@@ -398,8 +438,16 @@ def parse(text: str) -> ParsedRequest:
     # Intent: cue words of the request with the operator phrases taken out. A request
     # that corrects itself ("undo the chess club chat? no, the one about the tournament")
     # may keep its verb in the ruled-out clause: it still asks for what the verb says.
+    # A taking back that opens on the verb and corrects only the description ("restore to
+    # when X -- no wait, I mean when Y afterwards") keeps that verb too: an adverb of the
+    # new description ("afterwards") is no request of its own. One that opens on a verb
+    # of its own ("undo X -- no, restore to Y") asks for what that verb says.
     cue_text = work
-    if excluded and not q.names_intent(work):
+    if (
+        excluded
+        and not q.opens_with_request(work)
+        and (not q.names_intent(work) or q.opens_with_request(excluded[0]))
+    ):
         cue_text = f"{excluded[0]} {work}"
     intent: q.Intent = "undo" if knowledge else q.detect_intent(cue_text)
     return ParsedRequest(

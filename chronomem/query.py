@@ -127,6 +127,11 @@ _LEADING = re.compile(
 )
 
 
+def opens_with_request(text: str) -> bool:
+    """Whether ``text`` opens with a request verb ("undo ...", "please restore to ...")."""
+    return _LEADING.match(text or "") is not None
+
+
 def names_intent(query: str) -> bool:
     """Whether ``query`` holds a cue word of either intent (without one, the default
     ``restore_to`` of :func:`detect_intent` is a guess)."""

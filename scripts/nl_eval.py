@@ -21,6 +21,11 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+# This checkout's packages first: a virtual environment may hold an installed copy of
+# chronomem (pip builds it as a wheel), and a script's own folder, not the checkout, is
+# what Python puts on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
