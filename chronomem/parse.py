@@ -178,6 +178,7 @@ _KNOWLEDGE_FRAMES = (
     r"(?:clueless|in the dark)" + _ABOUT,
     # "make it so / act like / pretend you never heard X"
     r"(?:(?:make|have)\s+it\s+(?:so|like)(?:\s+that)?|act\s+(?:like|as if)|as\s+if|as\s+though|"
+    r"like|so\s+that|"
     r"pretend(?:\s+that)?)\s+"
     + _KNOWER
     + r"(?:'d|\s+had|\s+have)?\s+"
