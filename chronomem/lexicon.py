@@ -88,6 +88,7 @@ class WordNet:
     _index: dict[str, _Sorted] = field(default_factory=dict, repr=False)
     _data: dict[str, _Sorted] = field(default_factory=dict, repr=False)
     _exceptions: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict, repr=False)
+    _lexname_table: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for pos in POS:
@@ -206,6 +207,46 @@ class WordNet:
         senses gets none: which one the request means is not known, and every other
         sense's words would only add noise."""
         return self.lookup(word, max_senses, broader)
+
+    def lexfile(self, word: str) -> str | None:
+        """The lexicographer file of ``word``'s first sense, as the ``lexnames`` file
+        names it ("noun.artifact" for "zoo", "noun.act" for "bowling"), or None when
+        WordNet does not know the word: what kind of thing it names."""
+        senses = self.senses(word)
+        if not senses:
+            return None
+        pos, offset = senses[0]
+        row = self._data[pos].line(f"{offset:08d}")
+        return None if row is None else self._lexnames().get(row[1])
+
+    def kin(self, word: str, *, max_senses: int = 2) -> tuple[str, ...]:
+        """Every lemma one link away from a sense of ``word``: its synonyms and the
+        lemmas of each synset any pointer of its senses reaches (what it is a kind of,
+        its kinds, its parts, its derived forms), phrases with spaces; none for a word
+        of more than ``max_senses`` senses. Wider than :meth:`related`: what a chat about
+        the thing might say instead of its name."""
+        senses = self.senses(word)
+        if not senses or len(senses) > max_senses:
+            return ()
+        out: dict[str, None] = {}
+        for pos, offset in senses:
+            lemmas, pointers = self._synset(pos, offset)
+            out.update(dict.fromkeys(lemmas))
+            for _, p, off in pointers:
+                out.update(dict.fromkeys(self._synset(p, off)[0]))
+        mine = {word.lower(), word.lower().replace(" ", "_")}
+        return tuple(dict.fromkeys(w.replace("_", " ") for w in out if w not in mine))
+
+    def _lexnames(self) -> dict[str, str]:
+        # Read on first use: only a measurement asks what kind of thing a word names.
+        if not self._lexname_table:
+            path = self.folder / "lexnames"
+            rows = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+            for row in rows:
+                parts = row.split()
+                if len(parts) >= 2:
+                    self._lexname_table[parts[0]] = parts[1]
+        return self._lexname_table
 
     def knows(self, phrase: str) -> bool:
         """Whether ``phrase`` is a lemma of any part of speech (after inflection)."""

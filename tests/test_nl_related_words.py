@@ -70,6 +70,19 @@ def test_hypernyms_are_the_first_senses_and_never_the_top_classes() -> None:
     assert WN.related("experts", max_senses=1, broader=True) == ()
 
 
+def test_what_kind_of_thing_a_word_names_and_its_kin() -> None:
+    assert WN is not None
+    assert WN.lexfile("aquarium") == "noun.artifact"
+    assert WN.lexfile("snorkeling") == "noun.act"
+    assert WN.lexfile("qqzzx") is None
+    # one link away in any direction: a synonym, what it is a kind of, one of its kinds
+    kin = WN.kin("aquarium")
+    assert "fish tank" in kin and "tank" in kin
+    assert "skin diving" in WN.kin("snorkeling")
+    assert "aquarium" not in kin
+    assert WN.kin("crew") == () and WN.kin("crew", max_senses=10)
+
+
 def test_adverbs_are_how_a_request_is_said_not_what_it_names() -> None:
     assert WN is not None
     assert WN.senses("nearly") == []
