@@ -46,6 +46,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from chronomem import knowledge as kn
 from chronomem import negation as ng
 from chronomem import query as q
 from chronomem import timeref as tr
@@ -134,64 +135,6 @@ _P_ORDINAL_TOLD = re.compile(
     r"{1,2}?(?:has\s+|had\s+|have\s+)?(?P<tell>" + _TELLING + r")\b)",
     re.IGNORECASE,
 )
-# A knowledge state names the moment before something was first told. As a grammar: a
-# knower ("you", "I"), a verb of coming to know, and a frame that puts the moment before it:
-# - "before / until you (had / 'd / ever / even) knew / heard / found out / got told X";
-# - "when you (still) didn't know (yet) X", "when you had never heard of X", "when you
-#   (still) had no idea / no clue X", "when you were (still) clueless about X";
-# - a wish the knower never knew: "make it so / act like / as if you never heard X",
-#   "pretend you never found out X";
-# - the event as the subject: "when X was (still) news / new to you", "when X was
-#   unknown to you", "back when X was a surprise to you".
-_KNOWER = r"(?:you|i|u)"
-_COME_TO_KNOW = (
-    r"(?:knew anything|heard anything|know|knew|known|hear|heard|learn|learned|learnt|"
-    r"find out|found out|(?:were|was|got|been|get) told)"
-)
-_ABOUT = r"(?:\s+(?:about|of|that))?"
-_NOT_KNOW = (
-    r"(?:didn'?t|did not|don'?t|do not|had not|hadn'?t|had never|'d never|never|have not|"
-    r"haven'?t)"
-)
-_KNOWLEDGE_FRAMES = (
-    # "before you (had / 'd) (ever) heard X"
-    r"(?:before|until|till)\s+"
-    + _KNOWER
-    + r"(?:'d|\s+had|\s+have)?(?:\s+(?:ever|even))?\s+"
-    + _COME_TO_KNOW
-    + _ABOUT,
-    # "when you (still) didn't know (yet) X", "when you'd never heard of X"
-    r"(?:when|where|back when|the point when|the time when|back before)\s+"
-    + _KNOWER
-    + r"(?:'d)?\s+(?:still\s+)?"
-    + _NOT_KNOW
-    + r"\s+(?:yet\s+|even\s+|ever\s+)?(?:have\s+)?"
-    + _COME_TO_KNOW
-    + r"(?:\s+(?:yet|anything))?"
-    + _ABOUT
-    + r"(?:\s+yet)?",
-    # "when you (still) had no idea / not a clue X"
-    r"(?:when|where|back when|before)\s+" + _KNOWER + r"\s+(?:still\s+)?(?:had|have)\s+"
-    r"(?:no|not\s+a)\s+(?:idea|clue)" + _ABOUT,
-    # "back when you were still clueless about X"
-    r"(?:when|where|back when)\s+" + _KNOWER + r"\s+(?:were|was)\s+(?:still\s+)?"
-    r"(?:clueless|in the dark)" + _ABOUT,
-    # "make it so / act like / pretend you never heard X"
-    r"(?:(?:make|have)\s+it\s+(?:so|like)(?:\s+that)?|act\s+(?:like|as if)|as\s+if|as\s+though|"
-    r"like|so\s+that|"
-    r"pretend(?:\s+that)?)\s+"
-    + _KNOWER
-    + r"(?:'d|\s+had|\s+have)?\s+"
-    + _NOT_KNOW
-    + r"\s+(?:ever\s+|even\s+)?"
-    + _COME_TO_KNOW
-    + _ABOUT,
-    # "when X was (still) news to you"
-    r"(?:was|were|is|are)\s+(?:still\s+)?(?:(?:news|new|unknown)\s+to|a\s+surprise\s+to)\s+"
-    + r"(?:you|me|u)"
-    + r"(?:\s+yet)?",
-)
-_P_KNOWLEDGE = re.compile(r"\b(?:" + "|".join(_KNOWLEDGE_FRAMES) + r")\b", re.IGNORECASE)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTH_NAMES = (
     "january", "february", "march", "april", "may", "june", "july", "august",
@@ -222,11 +165,6 @@ _P_DESCRIBED = re.compile(
 )
 _P_NAME = re.compile(r"\b([A-Z][a-z][\w-]*)")
 # Cheap tests for the words each operator needs.
-_KNOW_WORDS = re.compile(
-    r"\b(?:knew|know|known|learn\w*|found out|find out|heard|hear|told|idea|clue|clueless|"
-    r"in the dark|news|new|unknown|surprise)\b",
-    re.I,
-)
 _RELATIVE_WORDS = re.compile(r"\b(?:after|before|following|prior|later|earlier)\b", re.I)
 _ORDINAL_WORDS = re.compile(
     r"\b(?:first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last|latest|final|recent)\b", re.I
@@ -365,7 +303,7 @@ def parse(text: str) -> ParsedRequest:
     knowledge = False
     # Each operator's pattern runs only when a word it needs is there (most requests
     # carry none, and the resolver reads every request).
-    m = _P_KNOWLEDGE.search(work) if _KNOW_WORDS.search(work) else None
+    m = kn.P_KNOWLEDGE.search(work) if kn.KNOW_WORDS.search(work) else None
     if m:
         knowledge = True
         operators.append(Operator("ordinal", 1, m.group(0)))
@@ -494,7 +432,7 @@ def _names_structure(text: str) -> bool:
     describes the event (the patterns :func:`parse` applies)."""
     if _NEGATED.search(text):
         return True
-    if ng.names_negation(text) or any(p.search(text) for p in (_P_KNOWLEDGE, _P_OFFSET, _P_STEP)):
+    if ng.names_negation(text) or any(p.search(text) for p in (kn.P_KNOWLEDGE, _P_OFFSET, _P_STEP)):
         return True
     if _P_ORDINAL.search(text) or _P_FIRST_TOLD.search(text) or _P_DESCRIBED.search(text):
         return True
