@@ -35,7 +35,7 @@ from chronomem.dense import DenseMatrix as DenseMatrix  # re-exported
 from chronomem.fts5_tokenizer import activity_stem, holds_activity, tokenizer
 from chronomem.query import content_query, fts_terms, refers_to_episode
 from chronomem.scope_cache import ScopeCache
-from chronomem.sql import visible
+from chronomem.sql import descriptors_of, visible
 from chronomem.types import Scope
 
 
@@ -445,13 +445,8 @@ def held_by(db: Backend, sc: Scope, term: str, vids: list[int]) -> set[int]:
     want = tokenizer().tokens([term])[0]
     if len(want) != 1 or not vids:
         return set()
-    with db.lock:
-        rows = db.conn.execute(
-            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? "
-            f"AND version_id IN ({','.join('?' * len(vids))})",
-            (sc.scope_id, *vids),
-        ).fetchall()
-    toks = tokenizer().tokens([d or "" for _, d in rows])
+    rows = descriptors_of(db, sc.scope_id, vids)
+    toks = tokenizer().tokens([d for _, d in rows])
     return {int(v) for (v, _), t in zip(rows, toks, strict=True) if want[0] in t}
 
 
@@ -468,12 +463,7 @@ def spoken_holders(
     want = tokenizer().tokens([term])[0]
     if len(want) != 1 or not held:
         return held
-    with db.lock:
-        rows = db.conn.execute(
-            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? "
-            f"AND version_id IN ({','.join('?' * len(held))})",
-            (sc.scope_id, *sorted(held)),
-        ).fetchall()
+    rows = descriptors_of(db, sc.scope_id, sorted(held))
     toks = tokenizer().tokens([tc.spoken(d) for _, d in rows])
     said = {int(v) for (v, _), t in zip(rows, toks, strict=True) if want[0] in t}
     if not said:
@@ -490,10 +480,5 @@ def activity_holders(db: Backend, sc: Scope, term: str, held: set[int]) -> set[i
     stem = activity_stem(term)
     if stem is None or not held:
         return held
-    with db.lock:
-        rows = db.conn.execute(
-            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? "
-            f"AND version_id IN ({','.join('?' * len(held))})",
-            (sc.scope_id, *sorted(held)),
-        ).fetchall()
+    rows = descriptors_of(db, sc.scope_id, sorted(held))
     return {int(v) for v, text in rows if holds_activity(text, stem)}

@@ -92,3 +92,18 @@ def alive_at(conn: Any, scope_id: int, alias: str = "s") -> str:
         f"{vis_from} AND {alias}.from_seq <= ? AND ({alias}.to_seq IS NULL "
         f"OR {alias}.to_seq > ? OR NOT {vis_to})"
     )
+
+
+def descriptors_of(db: Any, scope_id: int, vids: Any) -> list[tuple[int, str]]:
+    """``(version_id, descriptor)`` of the scope's versions ``vids`` (a few: the rules that
+    read a handful of candidates' texts), in no fixed order; a missing descriptor is ""."""
+    ids = list(vids)
+    if not ids:
+        return []
+    with db.lock:
+        rows = db.conn.execute(
+            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? "
+            f"AND version_id IN ({','.join('?' * len(ids))})",
+            (scope_id, *ids),
+        ).fetchall()
+    return [(int(v), d or "") for v, d in rows]

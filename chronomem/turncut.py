@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chronomem.backend import Backend
-from chronomem.sql import visible
+from chronomem.sql import descriptors_of, visible
 from chronomem.types import Scope
 
 #: An earlier message of the chat tells the event when its lexical score for the request
@@ -171,12 +171,7 @@ def told_by_named(db: Backend, sc: Scope, clause: str, got: int, earlier: list[i
     if not earlier:
         return got
     vids = [*earlier, got]
-    with db.lock:
-        rows = db.conn.execute(
-            f"SELECT version_id, descriptor FROM versions WHERE scope_id = ? "
-            f"AND version_id IN ({','.join('?' * len(vids))})",
-            (sc.scope_id, *vids),
-        ).fetchall()
+    rows = descriptors_of(db, sc.scope_id, vids)
     who = {int(v): speaker_of(d) for v, d in rows}
     named = named_speakers(clause, {sp for sp in who.values() if sp})
     if len(named) != 1:
