@@ -77,8 +77,23 @@ SETS_V7 = {
     "forget": "locomo_v7_forget_heldout.jsonl",
     "refuse": "locomo_v7_refuse_heldout.jsonl",
 }
+#: A sixth writing (the session of 2026-12-07, afternoon), held out while the v7 sets, read
+#: four times as aggregates, stay on the board; same styles as v6 and v7.
+SETS_V8 = {
+    "session": "locomo_v8_heldout.jsonl",
+    "turn": "locomo_v8_turn_heldout.jsonl",
+    "forget": "locomo_v8_forget_heldout.jsonl",
+    "refuse": "locomo_v8_refuse_heldout.jsonl",
+}
 #: Every family of sets the checker verifies, by name.
-FAMILIES = {"nl": SETS, "v4": SETS_V4, "v5": SETS_V5, "v6": SETS_V6, "v7": SETS_V7}
+FAMILIES = {
+    "nl": SETS,
+    "v4": SETS_V4,
+    "v5": SETS_V5,
+    "v6": SETS_V6,
+    "v7": SETS_V7,
+    "v8": SETS_V8,
+}
 #: Session-level styles, each to be roughly as frequent as the others.
 SESSION_STYLES = ("offset", "knowledge", "casual", "ordinal", "month", "negation", "embedded")
 #: The styles a family's session set may use.
@@ -88,6 +103,7 @@ FAMILY_STYLES = {
     "v5": (*SESSION_STYLES, "paraphrase"),
     "v6": (*SESSION_STYLES, "paraphrase", "polite"),
     "v7": (*SESSION_STYLES, "paraphrase", "polite"),
+    "v8": (*SESSION_STYLES, "paraphrase", "polite"),
 }
 MIN_SIZE = {"session": 80, "turn": 40, "forget": 30, "refuse": 15}
 #: The longest run of words a request may share with a turn (longer: copied, not phrased).
