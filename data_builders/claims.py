@@ -77,7 +77,7 @@ SETS_V7 = {
     "forget": "locomo_v7_forget_heldout.jsonl",
     "refuse": "locomo_v7_refuse_heldout.jsonl",
 }
-#: A sixth writing (the session of 2026-12-07, afternoon), held out while the v7 sets, read
+#: A sixth writing (the session of 2026-12-07 from 11:56 UTC), held out while the v7 sets, read
 #: four times as aggregates, stay on the board; same styles as v6 and v7.
 SETS_V8 = {
     "session": "locomo_v8_heldout.jsonl",
