@@ -32,6 +32,11 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+# This checkout's packages first: a virtual environment may hold an installed copy of
+# chronomem (pip builds it as a wheel), and a script's own folder, not the checkout, is
+# what Python puts on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 QUERIES = Path("data_builders/user_queries")
 MUST_ACT = [
     "locomo_v4_heldout", "locomo_v5_heldout", "locomo_v6_heldout", "locomo_v4_turn_heldout",

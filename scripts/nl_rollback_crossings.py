@@ -17,8 +17,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import chronomem
-from chronomem import ChronoMem, HashEmbedder
+# This checkout's packages first: a virtual environment may hold an installed copy of
+# chronomem (pip builds it as a wheel), and a script's own folder, not the checkout, is
+# what Python puts on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import chronomem  # noqa: E402
+from chronomem import ChronoMem, HashEmbedder  # noqa: E402
 
 # The package this process imported, wherever it lives: a path relative to this script
 # named another checkout's files whenever the import came from an editable install.

@@ -36,6 +36,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+# This checkout's packages first: a virtual environment may hold an installed copy of
+# chronomem (pip builds it as a wheel), and a script's own folder, not the checkout, is
+# what Python puts on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 # name -> weights tried. Each feature is read from the candidate's messages (one
 # "add:" line each) against the request's content words; see ``features``.
 FEATURES = ("best", "adjacent", "focus", "earlier")

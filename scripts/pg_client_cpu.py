@@ -15,7 +15,13 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
+
+# This checkout's packages first: a virtual environment may hold an installed copy of
+# chronomem (pip builds it as a wheel), and a script's own folder, not the checkout, is
+# what Python puts on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def _faked_call(name: str, sql: str, args: Any) -> tuple[bytes, bytes]:

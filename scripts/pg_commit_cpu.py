@@ -23,6 +23,11 @@ import time
 import zlib
 from pathlib import Path
 
+# This checkout's packages first: a virtual environment may hold an installed copy of
+# chronomem (pip builds it as a wheel), and a script's own folder, not the checkout, is
+# what Python puts on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 
 def _backend_ticks(pid: int) -> int:
     text = Path(f"/proc/{pid}/stat").read_text()

@@ -13,8 +13,14 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from pathlib import Path
 
-from chronomem import ChronoMem, HashEmbedder
+# This checkout's packages first: a virtual environment may hold an installed copy of
+# chronomem (pip builds it as a wheel), and a script's own folder, not the checkout, is
+# what Python puts on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from chronomem import ChronoMem, HashEmbedder  # noqa: E402
 
 
 def writer(path: str, w: int, stop: float) -> None:

@@ -55,6 +55,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+# This checkout's packages first: a virtual environment may hold an installed copy of
+# chronomem (pip builds it as a wheel), and a script's own folder, not the checkout, is
+# what Python puts on the path.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 ROOT = Path(__file__).resolve().parents[1]
 APP, USER = "bb", "ann"
 
