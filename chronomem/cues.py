@@ -175,6 +175,13 @@ def near_spellings(word: str) -> list[str]:
     return list(out)
 
 
+# "keep it up 2 that chat", "go back 2 when": a "2" typed for "to" before a determiner,
+# a wh-word or a time relation (never before a unit: "2 days after" is a count).
+_TWO_FOR_TO = re.compile(
+    r"(?<=[a-z] )2(?= (?:the|that|this|those|these|my|our|your|his|her|their|when|where|"
+    r"before|after|right|just|how|what)\b)",
+    re.IGNORECASE,
+)
 _SHORTHAND_RE = re.compile(
     r"(?<![\w'])(?:" + "|".join(sorted(SHORTHAND, key=len, reverse=True)) + r")(?![\w'])",
     re.IGNORECASE,
@@ -200,6 +207,10 @@ def respell(text: str) -> tuple[str, list[tuple[str, str]]]:
         return now
 
     text = _SHORTHAND_RE.sub(short, text or "")
+    if "2" in text:
+        for _ in _TWO_FOR_TO.finditer(text):
+            changed.append(("2", "to"))
+        text = _TWO_FOR_TO.sub("to", text)
     out: list[str] = []
     at = 0
     for m in _CANDIDATE.finditer(text):

@@ -45,7 +45,7 @@ _P_NOT_LAST = re.compile(
     + _STOP
     + r"\s*(?:(?:and|but)\s+)?"
     + _NOT_OPEN
-    + r"(?P<x>[^,;:.!?]+?)\s*(?P<rest>[,;:.!?].*)?$"
+    + r"(?P<x>[^,;:.!?]+?)\s*(?P<rest>(?:[,;:.!?]|[-\u2013\u2014]+\s).*)?$"
     r"|^(?P<y2>.+?)\s+(?:and\s+|but\s+)?not\s+(?P<x2>(?:the|that|my)\s+[^,;.]*?"
     r"\b" + CHAT_NOUN + r"s?\b[^,;.]*?)\s*[.!]?\s*$",
     re.IGNORECASE,
@@ -121,6 +121,7 @@ def split_negation(text: str) -> tuple[str, str] | None:
         if head and _P_PRO_FORM.search(x):
             x = head + " " + x
         meant = (head + " " + y).strip()
+        later = y
     else:
         m = _P_CORRECTED.search(text)
         # After a full stop the taking back must name what is meant as a noun phrase
@@ -130,6 +131,7 @@ def split_negation(text: str) -> tuple[str, str] | None:
             m = None
         if m and _named(m.group("y")):
             x, meant = m.group("x"), m.group("y")
+            later = meant
         else:
             m = _P_NOT_BRACKET.search(text) or _P_NOT_LAST.search(text) or _P_RATHER.search(text)
             if not m:
@@ -137,6 +139,9 @@ def split_negation(text: str) -> tuple[str, str] | None:
             g = m.groupdict()
             x = g.get("x") or g.get("x2") or ""
             meant = ((g.get("y") or g.get("y2") or "") + " " + (g.get("rest") or "")).strip()
+            # A pro-form refers back only after the ruled-out clause: in "the beach one --
+            # not where they camped, where she painted", "the beach one" is the shared head.
+            later = g.get("rest") or ""
         own = _named(x)
     x = x.strip()
     # "I didn't mean it", "not that": a ruled-out part that names nothing is no contrast;
@@ -144,7 +149,7 @@ def split_negation(text: str) -> tuple[str, str] | None:
     # can't", "not in a hurry"): it comments on the asking, a ruled-out event is definite.
     if not meant or not _named(x) or _COMMENT_OPEN.match(x):
         return None
-    if own and _P_PRO_FORM.search(meant):
+    if own and _P_PRO_FORM.search(later):
         meant = meant + " " + " ".join(_topic(x))
     return " ".join(meant.split()), x
 

@@ -97,11 +97,12 @@ _ORDINALS = {
     "most recent": -1,
 }  # fmt: skip
 # "the second time X", "the last time we talked about X", "the first chat where X".
-# "the" is required, and "for the first time" is left alone: "James picking up drumsticks
-# for the first time" describes one event, it does not count mentions.
+# "the" is required, and "for the first time" and "not the first time" are left alone:
+# they describe one event ("James picking up drumsticks for the first time", "it was not
+# the first time she lost it"), they count no mentions.
 _P_ORDINAL = re.compile(
-    r"(?<!\bfor )\bthe\s+(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last|latest|"
-    r"final|most recent)\s+(?:time|times|mention|chat|conversation|convo|session|talk)\b"
+    r"(?<!\bfor )(?<!\bnot )\bthe\s+(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|"
+    r"last|latest|final|most recent)\s+(?:time|times|mention|chat|conversation|convo|session|talk)\b"
     r"(?:\s+(?:that|when|where|in which|about))?",
     re.IGNORECASE,
 )
@@ -119,7 +120,7 @@ _TELLING = (
 )
 _P_TOLD_VERB = re.compile(r"\b" + _TELLING + r"\b", re.IGNORECASE)
 _P_FIRST_TOLD = re.compile(
-    r"\b(?:(?P<adv>first|originally|initially)|(?<=\bbefore\s)(?:[\w']+\s+){0,3}?"
+    r"\b(?:(?P<adv>first|originally|initially)|(?<=\bbefore\s)(?:[\w']+\s+){0,6}?"
     r"(?P<ever>ever))\s+(?P<tell>" + _TELLING + r")\b"
     r"|\bthe\s+(?:very\s+)?(?:first|earliest)\s+mention(?:\s+of)?\b"
     r"|\bthe\s+earliest\s+(?:time|chat|conversation|convo|session|talk)"
@@ -168,6 +169,16 @@ _P_NAME = re.compile(r"\b([A-Z][a-z][\w-]*)")
 _RELATIVE_WORDS = re.compile(r"\b(?:after|before|following|prior|later|earlier)\b", re.I)
 _ORDINAL_WORDS = re.compile(
     r"\b(?:first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last|latest|final|recent)\b", re.I
+)
+# "when he lost his keys -- not the first time, the time he lost them again": a ruled-out
+# ordinal names the mention it passes over, and what the writer means instead is a later
+# one ("again", "the next / other / later one"): the mention after it.
+_P_NOT_ORDINAL = re.compile(
+    r"\bnot\s+the\s+(?P<ord>first|1st|second|2nd|third|3rd|fourth|4th)\s+"
+    r"(?:time|one|mention|chat|conversation|convo|session|talk)\b"
+    r"(?=.*?\b(?:again|the\s+(?:next|other|later)\s+(?:time|one|mention|chat)|"
+    r"(?:a|the)\s+later\s+(?:time|one|mention|chat))\b)",
+    re.IGNORECASE,
 )
 _FIRST_WORDS = re.compile(r"\b(?:first|originally|initially|ever|earliest)\b", re.I)
 _CALENDAR_WORDS = re.compile(r"\b(?:" + "|".join(_MONTH_NAMES + _WEEKDAYS) + r")\b", re.I)
@@ -294,6 +305,14 @@ def parse(text: str) -> ParsedRequest:
     excluded: list[str] = []
 
     low = work.lower()
+    # A ruled-out ordinal before any other negation: its "not" counts mentions, it rules
+    # out no clause.
+    m = _P_NOT_ORDINAL.search(work) if "not" in low else None
+    passed_over = m is not None
+    if m:
+        operators.append(Operator("ordinal", _ORDINALS[m.group("ord").lower()] + 1, m.group(0)))
+        work = _cut(work, m)
+        low = work.lower()
     # Negation first: the ruled-out clause leaves the text every later rule reads.
     split = ng.split_negation(work) if ng.NEGATION_WORDS.search(low) else None
     if split is not None:
@@ -324,7 +343,7 @@ def parse(text: str) -> ParsedRequest:
             operators.append(Operator("step", -1 if back else 1, m.group(0).strip()))
             work = _cut(work, m)
 
-    if not knowledge:
+    if not knowledge and not passed_over:
         m = _P_ORDINAL.search(work) if _ORDINAL_WORDS.search(work) else None
         if m:
             operators.append(Operator("ordinal", _ORDINALS[m.group("ord").lower()], m.group(0)))

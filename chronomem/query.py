@@ -65,7 +65,14 @@ _RESTORE_CUES = [
     # "roll back to the end of the chat where X": the chat is kept, up to its end.
     r"\b(?:to|at|until|till) the (?:very )?end of\b",
     # "keep what you had once X, drop the rest": X is kept, what follows it goes.
-    r"\b(?:drop|forget|discard|lose|bin|scrap|delete|erase) the rest\b",
+    r"\b(?:drop|forget|discard|lose|bin|scrap|delete|erase|toss|ditch|dump|trash|chuck|wipe|"
+    r"clear|remove|get rid of) the rest\b",
+    # "delete everything after the chat where X", "anything after that can go": what comes
+    # after X goes, X stays. Not "X and everything after (it)", which cancels X too, nor
+    # "forget that chat, everything after it" (the pronoun is the cancelled X).
+    r"(?<!\band )(?<!\bor )(?<!\bplus )(?<!\bnor )\b(?:everything|anything|whatever)\s+"
+    r"(?:that\s+)?(?:came\s+|happened\s+|we\s+(?:talked|spoke)\s+about\s+)?after\s+"
+    r"(?!(?:it|that|this|them)\s*(?:[.!?]|too\b|as\s+well\b|$))",
     r"\bkeep (?:only )?(?:what|everything|anything|the (?:memories|things))\b.{0,40}"
     r"\b(?:once|until|till|through|up to|as of|after)\b",
     # "pretend nothing after it was said": the referent itself stays.
