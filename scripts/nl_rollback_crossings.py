@@ -17,9 +17,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-# This checkout's packages first: a virtual environment may hold an installed copy of
-# chronomem (pip builds it as a wheel), and a script's own folder, not the checkout, is
-# what Python puts on the path.
+# This checkout first: a virtual environment's installed chronomem (a wheel) goes stale
+# as the checkout is edited, and Python puts the script's folder on the path, not it.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import chronomem  # noqa: E402
