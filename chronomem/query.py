@@ -9,10 +9,11 @@ Intent rule set (checked in this order, first hit wins; see :func:`detect_intent
 1. ``restore_to`` cues: a move verb followed by "to <a state>" ("revert to the moment",
    "reset to when", "bring your memory back to just after"), "go back to when",
    "as of", "the state after", "right after", "just after", "at the point when",
-   "up to", "by the time", "as it stood", "stop at".
+   "up to", "by the time", "as it stood", "stop at", "drop the rest", and "everything
+   after X" when X is not cancelled with it ("delete everything after the chat where X").
 2. ``undo`` cues: "undo", "revert", "roll back the", "rollback the", "forget",
    "remove", "delete", "erase", "discard", "drop", "take back", "never happened",
-   "since", "everything after", "from ... on", "before", other erasure verbs (scrap,
+   "since", "X and everything after", "from ... on", "before", other erasure verbs (scrap,
    wipe, strike, get rid of, throw away...), "never came up", and "X and (everything)
    that came after / followed".
 3. Otherwise ``restore_to``.
