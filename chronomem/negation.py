@@ -139,9 +139,12 @@ def split_negation(text: str) -> tuple[str, str] | None:
             g = m.groupdict()
             x = g.get("x") or g.get("x2") or ""
             meant = ((g.get("y") or g.get("y2") or "") + " " + (g.get("rest") or "")).strip()
-            # A pro-form refers back only after the ruled-out clause: in "the beach one --
-            # not where they camped, where she painted", "the beach one" is the shared head.
-            later = g.get("rest") or ""
+            # Before a ruled-out noun phrase a pro-form stands for its head ("Bob's one
+            # for the veterans, not Ann's swim"); before a ruled-out clause it does not: in
+            # "the beach one -- not where they camped, where she painted", "the beach one"
+            # is the shared head, and only a pro-form after the clause refers back.
+            clausal = x.lower().split()[:1] in (["when"], ["where"], ["how"], ["while"])
+            later = meant if not clausal else (g.get("rest") or "")
         own = _named(x)
     x = x.strip()
     # "I didn't mean it", "not that": a ruled-out part that names nothing is no contrast;

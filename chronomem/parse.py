@@ -432,7 +432,11 @@ _ASKS = re.compile(
     r"\b(?:undo(?:ing)?|revert(?:ing)?|roll(?:ed|ing)?(?: \w+)? ?back|rollback|forget(?:ting)?|"
     r"remov(?:e|ing)|delet(?:e|ing)|eras(?:e|ing)|discard(?:ing)?|wip(?:e|ing)|scrap(?:ping)?|"
     r"purg(?:e|ing)|get(?:ting)? rid of|go(?:ing)? back|tak(?:e|ing) (?:\w+ ){0,3}back|trim|"
-    r"restor(?:e|ing)|reset(?:ting)?|rewind(?:ing)?|unlearn)\b",
+    r"restor(?:e|ing)|reset(?:ting)?|rewind(?:ing)?|unlearn|"
+    # erasure verbs of everyday speech, base and gerund only ("I dropped the kids off"
+    # asks nothing)
+    r"drop(?:ping)?|scrub(?:bing)?|toss(?:ing)?|ditch(?:ing)?|dump(?:ing)?|"
+    r"throw(?:ing)? (?:away|out))\b",
     re.IGNORECASE,
 )
 # Words that place something in the history's order: a sentence holding one may say
@@ -459,6 +463,14 @@ def _names_structure(text: str) -> bool:
 
 
 ASK_MIN_WORDS = 2  # content words the asking sentence must name for small talk to go
+# The asking sentence points back at the sentence before it ("... keep everything through
+# that msg", "... up to where Evan owned up to it"): that sentence holds the event.
+_POINTS_BACK = re.compile(
+    r"\b(?:that|this)\s+(?:msg|message|chat|conversation|convo|talk|bit|story|part|one)\b"
+    r"(?!\s+(?:where|when|about|with|in\s+which|that|who|of)\b)"
+    r"|\b(?:to|about|on|of|with|forget|undo|drop|remove|erase|delete)\s+it\b",
+    re.IGNORECASE,
+)
 # A sentence that opens by taking back the one before it ("undo the chess club chat? no,
 # the one about the tournament") is part of the request, whatever else it names.
 _OPENS_CORRECTION = re.compile(r"^\s*(?:no|nope|nah|wait|sorry|actually)\b\s*[,!.\-]", re.I)
@@ -542,6 +554,7 @@ def request_sentence(text: str) -> str:
         or _ORDER_WORDS.search(part)
         or _names_structure(part)
         or (i == ask + 1 and _OPENS_CORRECTION.match(part))
+        or (i == ask - 1 and _POINTS_BACK.search(parts[ask]))
         or _describes_referent(part)
         or not content_words(part)
     ]

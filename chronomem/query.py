@@ -105,7 +105,7 @@ _UNDO_CUES = [
     r"\bbefore\b",
     # More ways to say "cancel it": erasure verbs and "X and what came after". Not inside
     # a hyphenated name ("Counter-Strike", "clear-cut"): that is content, not a verb.
-    r"(?<!-)\b(?:scrap|wipe|strike|purge|clear|throw away|throw out|get rid of|cut|toss|ditch)"
+    r"(?<!-)\b(?:scrap|scrub|wipe|strike|purge|clear|throw away|throw out|get rid of|cut|toss|ditch)"
     r"\b(?!-)",
     r"\b(?:never|didn'?t|did not) (?:came up|come up|happen|happened|exist)\b",
     r"\b(?:and|plus|nor|with) (?:all |everything |anything |whatever |what )?(?:that )?"

@@ -140,13 +140,19 @@ def notes_evidence(path: Path) -> list[list[str] | None]:
             "(a table with an 'evidence' column); use dataset.turn_gold=session"
         )
     header: list[str] | None = None
+    seen_evidence = False
     out: list[list[str] | None] = []
-    for raw in notes.read_text(encoding="utf-8").splitlines():
+    lines = notes.read_text(encoding="utf-8").splitlines()
+    for i, raw in enumerate(lines):
         if not raw.startswith("|"):
             continue
         cells = [c.strip() for c in raw.strip().strip("|").split("|")]
-        if header is None and "evidence" in cells:
-            header = cells
+        if i + 1 < len(lines) and lines[i + 1].startswith("|---"):
+            # A table's header row: only the first table with an evidence column is the
+            # request table (a notes file may go on with tables of other sets, numbered
+            # from 1 again).
+            header = cells if "evidence" in cells and not seen_evidence else None
+            seen_evidence = seen_evidence or header is not None
         elif header is not None and cells and cells[0].isdigit():
             ev = cells[header.index("evidence")]
             out.append(None if ev in ("date", "-", "") else evidence_cell(ev, notes, cells[0]))

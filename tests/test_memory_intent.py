@@ -19,7 +19,7 @@ from tests._memory_fixtures import APP, USER, facts_store
         "forget everything since I adopted the puppy",
         "please remove what I told you about my password",
         "delete the part about the bank",
-        "everything after the Lisbon move should go",
+        "the Lisbon move and everything after it should go",
         "take me to before I moved",
     ],
 )
@@ -32,6 +32,9 @@ def test_undo_phrases(text: str) -> None:
     [
         "go back to when I lived in Oslo",
         "go back to where Ann had just moved to Oslo; anything after that can go",
+        # what follows the move goes, the move stays (every request of this shape in the
+        # hand-written sets is a restore)
+        "everything after the Lisbon move should go",
         "restore to when I started at the hospital",
         "memory as of the job change",
         "the state after I moved to Lisbon",

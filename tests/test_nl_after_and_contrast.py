@@ -136,3 +136,46 @@ def test_before_a_long_title_ever_came_up_is_the_first_mention() -> None:
     assert p.operator("ordinal") is not None and p.operator("ordinal").n == 1, p.describe()
     assert p.intent == "undo"
     assert "Darkness" in p.clause
+
+
+# -- small talk around a request in everyday verbs ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "dropped"),
+    [
+        (
+            "Finally fixed the leaky tap today. Oh and while I'm at it: could you scrub "
+            "everything from when Ravi said he joined a book club? Bye for now",
+            "book club",
+            "tap",
+        ),
+        (
+            "Rough commute this morning. Anyway, can you drop everything from when Ines lost "
+            "her lock at the gym? Thanks, heading out",
+            "lock",
+            "commute",
+        ),
+    ],
+)
+def test_everyday_erasure_verbs_ask(text: str, kept: str, dropped: str) -> None:
+    clause = ps.parse(text).clause
+    assert kept in clause and dropped not in clause, clause
+
+
+@pytest.mark.parametrize(
+    ("text", "event"),
+    [
+        (
+            "ravi painted the sunset at the lake... keep it all thru that msg n toss the rest",
+            "sunset",
+        ),
+        (
+            "I still laugh about Ines and her lost bike lock. Anyway, can you keep everything "
+            "up to where she owned up to it and drop the rest?",
+            "lock",
+        ),
+    ],
+)
+def test_a_sentence_the_request_points_back_at_stays(text: str, event: str) -> None:
+    assert event in ps.parse(text).clause, ps.parse(text).describe()
