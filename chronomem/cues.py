@@ -208,9 +208,8 @@ def respell(text: str) -> tuple[str, list[tuple[str, str]]]:
 
     text = _SHORTHAND_RE.sub(short, text or "")
     if "2" in text:
-        for _ in _TWO_FOR_TO.finditer(text):
-            changed.append(("2", "to"))
-        text = _TWO_FOR_TO.sub("to", text)
+        text, n = _TWO_FOR_TO.subn("to", text)
+        changed.extend([("2", "to")] * n)
     out: list[str] = []
     at = 0
     for m in _CANDIDATE.finditer(text):

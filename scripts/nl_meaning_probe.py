@@ -51,14 +51,11 @@ class Qwen:
     """Qwen2.5-Coder-1.5B on CTranslate2: a listwise pick and a pairwise yes/no log-odds."""
 
     def __init__(self, cache: dict[str, Any]) -> None:
-        from chronobench.backbones._chat import render_chat
         from chronobench.backbones.ct2_backend import CT2Backbone
 
         self.llm = CT2Backbone("qwen2.5-1.5b", threads=2)
-        self.render = render_chat
-        tok = self.llm._tokenizer
-        self.yes = [tok.convert_tokens_to_ids(t) for t in ("yes", "Yes")]
-        self.no = [tok.convert_tokens_to_ids(t) for t in ("no", "No")]
+        self.yes = [self.llm.token_id(t) for t in ("yes", "Yes")]
+        self.no = [self.llm.token_id(t) for t in ("no", "No")]
         self.cache = cache
 
     def pick(self, query: str, chats: list[str]) -> int | None:
@@ -89,13 +86,9 @@ class Qwen:
             "this chat? Answer yes or no."
         )
         if body not in self.cache:
-            tok = self.llm._tokenizer
-            prompt = self.render(
-                tok, (ChatMessage("system", PAIR_SYSTEM), ChatMessage("user", body))
+            logits = self.llm.next_token_logits(
+                (ChatMessage("system", PAIR_SYSTEM), ChatMessage("user", body))
             )
-            ids = tok(prompt, add_special_tokens=False).input_ids
-            out = self.llm._generator.forward_batch([tok.convert_ids_to_tokens(ids)])
-            logits = np.array(out)[0, -1].astype(np.float64)
             self.cache[body] = float(
                 np.logaddexp.reduce(logits[self.yes]) - np.logaddexp.reduce(logits[self.no])
             )

@@ -21,7 +21,7 @@ from typing import Any
 from chronobench.backbones._chat import render_chat
 from chronobench.backbones.packaged import PACKAGED_BACKBONES, converted_folder, model_name
 from chronobench.fileio import file_lock
-from chronobench.protocols import Completion, GenerationRequest
+from chronobench.protocols import ChatMessage, Completion, GenerationRequest
 
 __all__ = ["CT2Backbone", "ct2_folder"]
 
@@ -121,6 +121,21 @@ class CT2Backbone:
     def cache_config(self) -> dict[str, Any]:
         """Settings that can change outputs; part of the cache key."""
         return {"runtime": "ctranslate2", "compute_type": self.compute_type}
+
+    def token_id(self, token: str) -> int:
+        """The vocabulary id of ``token`` as the model's tokenizer writes it."""
+        return int(self._tokenizer.convert_tokens_to_ids(token))
+
+    def next_token_logits(self, messages: Sequence[ChatMessage]) -> Any:
+        """The model's logits (a float64 numpy vector over the vocabulary) for the first
+        token of its reply to ``messages``: one forward pass, nothing generated. For
+        scoring a fixed answer ("yes" against "no") without sampling."""
+        import numpy as np
+
+        tok = self._tokenizer
+        ids = tok(render_chat(tok, messages), add_special_tokens=False).input_ids
+        out = self._generator.forward_batch([tok.convert_ids_to_tokens(ids)])
+        return np.array(out)[0, -1].astype(np.float64)
 
     def _one(self, request: GenerationRequest) -> Completion:
         tok = self._tokenizer
