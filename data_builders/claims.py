@@ -85,6 +85,14 @@ SETS_V8 = {
     "forget": "locomo_v8_forget_heldout.jsonl",
     "refuse": "locomo_v8_refuse_heldout.jsonl",
 }
+#: A seventh writing (the session of 2026-12-07 from 14:40 UTC), held out while the v8 sets,
+#: read three times as aggregates, become development sets; same styles as v6 to v8.
+SETS_V9 = {
+    "session": "locomo_v9_heldout.jsonl",
+    "turn": "locomo_v9_turn_heldout.jsonl",
+    "forget": "locomo_v9_forget_heldout.jsonl",
+    "refuse": "locomo_v9_refuse_heldout.jsonl",
+}
 #: Every family of sets the checker verifies, by name.
 FAMILIES = {
     "nl": SETS,
@@ -93,6 +101,7 @@ FAMILIES = {
     "v6": SETS_V6,
     "v7": SETS_V7,
     "v8": SETS_V8,
+    "v9": SETS_V9,
 }
 #: Session-level styles, each to be roughly as frequent as the others.
 SESSION_STYLES = ("offset", "knowledge", "casual", "ordinal", "month", "negation", "embedded")
@@ -104,6 +113,7 @@ FAMILY_STYLES = {
     "v6": (*SESSION_STYLES, "paraphrase", "polite"),
     "v7": (*SESSION_STYLES, "paraphrase", "polite"),
     "v8": (*SESSION_STYLES, "paraphrase", "polite"),
+    "v9": (*SESSION_STYLES, "paraphrase", "polite"),
 }
 MIN_SIZE = {"session": 80, "turn": 40, "forget": 30, "refuse": 15}
 #: The longest run of words a request may share with a turn (longer: copied, not phrased).
