@@ -130,6 +130,7 @@ def test_set_sizes_and_coverage() -> None:
                 "locomo_v6_forget_",
                 "locomo_v7_forget_",
                 "locomo_v8_forget_",
+                "locomo_v9_forget_",
             )
         )
         for r in map(json.loads, f.read_text(encoding="utf-8").splitlines())
