@@ -18,6 +18,8 @@ from typing import Any, NamedTuple
 
 from chronomem import parse as ps
 from chronomem.backend import Backend
+from chronomem.dates import MONTHS
+from chronomem.nocontent import NO_CONTENT
 from chronomem.query import content_words, refers_to_episode
 from chronomem.sql import visible
 from chronomem.types import Scope
@@ -50,6 +52,44 @@ class Mentions(NamedTuple):
     lexical: list[tuple[int, float]]  # the lexical stage's (commit, score) list; [] if not run
     terms: list[str]  # the terms it searched for
     holders: Callable[[str, list[int]], set[int]]  # (term, commits) -> the commits holding it
+
+
+# The meant clause of a contrast placed in time against the ruled-out one: "not X, the
+# later one where Y", "..., the more recent chat", "the earlier one".
+_AFTER_EXCLUDED = re.compile(
+    r"\b(?:the|that)\s+(?:later|newer|more\s+recent|latest|most\s+recent)\s+"
+    r"(?:one|chat|conversation|convo|talk|time)\b",
+    re.IGNORECASE,
+)
+_BEFORE_EXCLUDED = re.compile(
+    r"\b(?:the|that)\s+(?:earlier|older|previous|prior)\s+"
+    r"(?:one|chat|conversation|convo|talk|time)\b",
+    re.IGNORECASE,
+)
+
+
+# Words that place a ruled-out clause in time without naming what it was about ("not the
+# one from the spring"): such a clause is no fixed point to count from.
+_WHEN_WORDS = frozenset(
+    (
+        *MONTHS,
+        *"spring summer autumn fall winter early late old recent".split(),
+        *"monday tuesday wednesday thursday friday saturday sunday".split(),
+    )
+)
+
+
+def _side_of_excluded(clause: str, ruled_out: str) -> int:
+    """+1 when the meant ``clause`` says it comes after the ``ruled_out`` one, -1 before,
+    else 0 (also when the ruled-out clause names no content of its own)."""
+    named = [w for w in content_words(ruled_out) if w not in NO_CONTENT and w not in _WHEN_WORDS]
+    if not named:
+        return 0
+    if _AFTER_EXCLUDED.search(clause or ""):
+        return 1
+    if _BEFORE_EXCLUDED.search(clause or ""):
+        return -1
+    return 0
 
 
 class Episode(NamedTuple):
@@ -136,7 +176,16 @@ def apply_operators(
             other = other[1:]
             gone = where[other[0][0]]
         kept = [(v, s) for v, s in ranked if where.get(v) != gone]
-        steps.setdefault("excluded", []).append({"clause": clause, "episode_of": int(other[0][0])})
+        side = _side_of_excluded(p.clause, clause)
+        if side:
+            # "not X, the later one where Y": Y comes after X's chat ("the earlier one":
+            # before it), so a match for Y on the wrong side is not the one meant.
+            ordered = [(v, s) for v, s in kept if (where.get(v, gone) - gone) * side > 0]
+            kept = ordered or kept
+        entry = {"clause": clause, "episode_of": int(other[0][0])}
+        if side:
+            entry["side"] = "after" if side > 0 else "before"
+        steps.setdefault("excluded", []).append(entry)
         ranked = kept or ranked
     wd = p.operator("weekday")
     if wd is not None:

@@ -52,6 +52,9 @@ _RESTORE_CUES = [
     r"(?: \w+){0,3}? to (?:the|that|our|this|my) (?:[\w'-]+ ){0,3}?"
     r"(?:chat|conversation|convo|talk|session|discussion|call)s?\b",
     r"\bback to (?:when|where)\b",
+    # "restore to that", "go back to that one": the pronoun is the landing point.
+    r"\b(?:restore|roll(?:ed)? ?back|go(?:ing)? back|return|rewind|revert)\w* to "
+    r"(?:that|this|it|there)(?: one)?\s*(?:[.!?,;]|$)",
     r"\breturn to (?:when|the (?:moment|point|state))\b",
     r"\brestore (?:\w+ ){0,3}to (?:when|the (?:moment|point|state))\b",
     r"\brestore (?:the )?(?:memory|state|memories) to\b",

@@ -1,0 +1,86 @@
+"""A contrast that places the meant chat in time against the ruled-out one ("not X, the
+later one where Y", "the earlier one") keeps only matches for Y on that side of X's chat;
+"restore to that" after such a contrast lands on the chat it points at.
+
+The phrasings here were written for these tests; none is a line of a request file."""
+
+from __future__ import annotations
+
+import pytest
+
+from chronomem import parse as ps
+from tests._memory_fixtures import APP, USER, chat_store
+
+SESSIONS = [
+    "Ravi asked his mentor about Lisbon",
+    "Ravi signed up for the mentorship program at work",
+    "Ravi asked his mentor about renting a flat in Lisbon near the river",
+    "Ines baked bread with her grandmother",
+]
+
+
+@pytest.fixture(scope="module")
+def store():
+    mem, vids = chat_store(SESSIONS)
+    yield mem, vids
+    mem.close()
+
+
+def test_without_an_order_the_best_match_wins(store) -> None:
+    mem, vids = store
+    plan = mem.plan_rollback_by_nl_query(
+        APP,
+        USER,
+        "not the chat where Ravi joined the mentorship program, the one where he "
+        "asked his mentor about Lisbon. go back to it",
+    )
+    assert plan.matched_version == vids[0], plan.evidence
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not the chat where Ravi joined the mentorship program, the later one where he asked "
+        "his mentor about Lisbon. go back to it",
+        "Ravi and his mentor and Lisbon: not the mentorship program signup, the more recent "
+        "chat where he asked his mentor about Lisbon. restore to that",
+    ],
+)
+def test_the_later_one_comes_after_the_ruled_out_chat(store, text: str) -> None:
+    mem, vids = store
+    plan = mem.plan_rollback_by_nl_query(APP, USER, text)
+    assert plan.matched_version == vids[2], plan.evidence
+    assert plan.evidence["steps"]["excluded"][0]["side"] == "after"
+
+
+def test_the_earlier_one_comes_before_the_ruled_out_chat(store) -> None:
+    mem, vids = store
+    plan = mem.plan_rollback_by_nl_query(
+        APP,
+        USER,
+        "not the chat where Ravi asked about renting a flat near the river, the "
+        "earlier one where he asked his mentor about Lisbon. go back to it",
+    )
+    assert plan.matched_version == vids[0], plan.evidence
+    assert plan.evidence["steps"]["excluded"][0]["side"] == "before"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Not the chat where Ravi joined the program, the later one where he said he had not "
+        "been to Lisbon since he was small. Restore to that.",
+        "the one where Ines baked bread since it was raining - go back to that one",
+        "rewind to it.",
+    ],
+)
+def test_restore_to_a_pronoun_keeps_what_it_points_at(text: str) -> None:
+    assert ps.parse(text).intent == "restore_to", ps.parse(text).describe()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["undo that, go back to before that", "forget it and go back to before it"],
+)
+def test_going_back_to_before_a_pronoun_is_still_an_undo(text: str) -> None:
+    assert ps.parse(text).intent == "undo", ps.parse(text).describe()
