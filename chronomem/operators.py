@@ -334,6 +334,12 @@ def _nth_mention(
         own = [t for t in terms if t in names and 0 < len(held[t]) <= len(pool) / 2]
         if own:
             named = own
+        elif n == 1 and named and all(t in names and len(held[t]) > len(pool) / 2 for t in named):
+            # The first mention, and the best match holds only a name most of the pool
+            # holds (a speaker's): the topic is said there in other words ("got married"
+            # for a wedding), and the name's first mention is the first chat, not the
+            # topic's. The best match stands.
+            return None
         if named:
             key = min(named, key=lambda t: len(held[t]))
             holding = [v for v, _ in pool if v in held[key]]

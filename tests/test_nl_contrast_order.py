@@ -84,3 +84,27 @@ def test_restore_to_a_pronoun_keeps_what_it_points_at(text: str) -> None:
 )
 def test_going_back_to_before_a_pronoun_is_still_an_undo(text: str) -> None:
     assert ps.parse(text).intent == "undo", ps.parse(text).describe()
+
+
+def test_a_first_mention_said_in_other_words_is_the_best_match(minilm) -> None:
+    # "married" is in no chat and the speaker's name is in every one: the first chat that
+    # names him is no mention of the wedding.
+    from tests._memory_fixtures import add, open_store
+
+    mem = open_store(embedder=minilm)
+    texts = [
+        "Ravi: work is busy and I fixed the garden fence",
+        "Ravi: Ana and I had our wedding last week, we are husband and wife now",
+        "Ravi: I repainted the fence green",
+    ]
+    vids = [
+        mem.commit(APP, USER, [add(f"s{i}", t)], source="chat", reason="t")
+        for i, t in enumerate(texts)
+    ]
+    try:
+        plan = mem.plan_rollback_by_nl_query(
+            APP, USER, "go back to before you knew Ravi got married"
+        )
+        assert plan.target_version == vids[0], plan.evidence
+    finally:
+        mem.close()
