@@ -43,7 +43,7 @@ _P_NOT_FIRST = re.compile(
 _P_NOT_LAST = re.compile(
     r"^(?P<y>.+?)\s*"
     + _STOP
-    + r"\s*(?:(?:and|but)\s+)?"
+    + r"\s*(?:(?:and|but|though|although)\s+)?"
     + _NOT_OPEN
     + r"(?P<x>[^,;:.!?]+?)\s*(?P<rest>(?:[,;:.!?]|[-\u2013\u2014]+\s).*)?$"
     r"|^(?P<y2>.+?)\s+(?:and\s+|but\s+)?not\s+(?P<x2>(?:the|that|my)\s+[^,;.]*?"

@@ -55,15 +55,13 @@ class Mentions(NamedTuple):
 
 
 # The meant clause of a contrast placed in time against the ruled-out one: "not X, the
-# later one where Y", "..., the more recent chat", "the earlier one".
+# later one where Y", "..., the more recent chat", "the later photo", "the earlier one".
 _AFTER_EXCLUDED = re.compile(
-    r"\b(?:the|that)\s+(?:later|newer|more\s+recent|latest|most\s+recent)\s+"
-    r"(?:one|chat|conversation|convo|talk|time)\b",
+    r"\b(?:the|that)\s+(?:later|newer|more\s+recent|latest|most\s+recent)\s+[a-z]",
     re.IGNORECASE,
 )
 _BEFORE_EXCLUDED = re.compile(
-    r"\b(?:the|that)\s+(?:earlier|older|previous|prior)\s+"
-    r"(?:one|chat|conversation|convo|talk|time)\b",
+    r"\b(?:the|that)\s+(?:earlier|older|previous|prior)\s+[a-z]",
     re.IGNORECASE,
 )
 

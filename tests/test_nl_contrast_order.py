@@ -108,3 +108,16 @@ def test_a_first_mention_said_in_other_words_is_the_best_match(minilm) -> None:
         assert plan.target_version == vids[0], plan.evidence
     finally:
         mem.close()
+
+
+def test_the_later_photo_and_a_though_not_contrast(store) -> None:
+    mem, vids = store
+    for text in (
+        "Drop Ravi's Lisbon questions and what came after, but not the one where he joined "
+        "the mentorship program; the later message where he asked his mentor about Lisbon.",
+        "Drop Ravi's Lisbon questions and what came after, though not the one where he "
+        "joined the mentorship program; the later one where he asked his mentor about Lisbon.",
+    ):
+        plan = mem.plan_rollback_by_nl_query(APP, USER, text)
+        assert plan.evidence["steps"]["excluded"][0]["side"] == "after", plan.evidence
+        assert plan.matched_version == vids[2], plan.evidence
