@@ -17,8 +17,8 @@ from chronomem.query import content_words
 #   an optional shared head ("the Prius breaking down: not the old one, the new one", "the
 #   internship thing, not the interview, the chat where ..."): the "not" opens a clause;
 # - trailing: "Y, not X", "Y - and not X", "Y, though not X", "Y; I don't mean X" (a stop
-#   before the "not"); without a stop, X must name an episode ("Y not the biking one"), so a "not" inside
-#   content ("the chat where I said I'm not sure") stays content;
+#   before the "not"); without a stop, X must name an episode ("Y not the biking one"), so
+#   a "not" inside content ("the chat where I said I'm not sure") stays content;
 # - self-correction: "X? no, Y", "X... no wait, Y", "X - nope, Y", across a full stop
 #   ("X. no, the one about Y", "X. sorry, the one where Y");
 # - "Y rather than X", "Y instead of X";
