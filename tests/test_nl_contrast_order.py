@@ -125,3 +125,20 @@ def test_the_later_photo_and_a_though_not_contrast(store) -> None:
         plan = mem.plan_rollback_by_nl_query(APP, USER, text)
         assert plan.evidence["steps"]["excluded"][0]["side"] == "after", plan.evidence
         assert plan.matched_version == vids[2], plan.evidence
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        (
+            "could you go back to the state right before Ines baked bread, please?",
+            "undo",
+        ),
+        ("roll back to the point just before Ravi asked his mentor about Lisbon", "undo"),
+        ("restore to the moment before the bread chat", "undo"),
+        ("go back to the moment Ravi asked his mentor about Lisbon", "restore_to"),
+        ("return to the state after Ines baked bread", "restore_to"),
+    ],
+)
+def test_the_state_right_before_an_event_is_an_undo_of_it(text: str, intent: str) -> None:
+    assert ps.parse(text).intent == intent, ps.parse(text).describe()
