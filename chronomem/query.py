@@ -41,14 +41,16 @@ Intent = Literal["undo", "restore_to"]
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TOKENS = 64  # bounds FTS work for pathological inputs (10 KB queries)
 
+# "the state right before X" is where an undo of X lands, not a point to keep X at: a
+# landing-point cue ("to the moment / point / time / state") never reads before "before".
+_NOT_BEFORE = r"(?! (?:(?:right|just|immediately) )?before\b)"
 _RESTORE_CUES = [
     # "<move> ... to <a state>": the request names where to land, not what to cancel.
     r"\b(?:revert|roll(?:ed)? ?back|go(?:ing)? back|get back|return|reset|rewind|restore|"
     r"bring|take)\w*\b(?: \w+){0,3} to (?:when|how|the (?:moment|point|time|state)\b"
-    # "the state right before X" is where an undo of X lands, not a point to keep X at.
-    r"(?! (?:(?:right|just|immediately) )?before\b)|(?:right|just) after)\b",
-    r"\bgo(?:ing)? back to (?:when|the (?:moment|point|time)\b"
-    r"(?! (?:(?:right|just|immediately) )?before\b))",
+    + _NOT_BEFORE
+    + r"|(?:right|just) after)\b",
+    r"\bgo(?:ing)? back to (?:when|the (?:moment|point|time)\b" + _NOT_BEFORE + ")",
     # "go back to the chat where X", "would you mind rewinding to our talk about X": the
     # move lands on an episode, which stays (to cancel one, "roll back the chat" has no "to").
     r"\b(?:roll(?:ed|ing)? ?back|go(?:ing)? back|get(?:ting)? back|return|rewind|restor)\w*"
@@ -58,9 +60,8 @@ _RESTORE_CUES = [
     # "restore to that", "go back to that one": the pronoun is the landing point.
     r"\b(?:restore|roll(?:ed)? ?back|go(?:ing)? back|return|rewind|revert)\w* to "
     r"(?:that|this|it|there)(?: one)?\s*(?:[.!?,;]|$)",
-    r"\breturn to (?:when|the (?:moment|point|state)\b(?! (?:(?:right|just|immediately) )?before\b))",
-    r"\brestore (?:\w+ ){0,3}to (?:when|the (?:moment|point|state)\b"
-    r"(?! (?:(?:right|just|immediately) )?before\b))",
+    r"\breturn to (?:when|the (?:moment|point|state)\b" + _NOT_BEFORE + ")",
+    r"\brestore (?:\w+ ){0,3}to (?:when|the (?:moment|point|state)\b" + _NOT_BEFORE + ")",
     r"\brestore (?:the )?(?:memory|state|memories) to\b",
     r"\bas of\b",
     r"\bthe state (?:right |just )?after\b",
