@@ -141,6 +141,22 @@ class RetrieverSpec(_Strict):
     stage: Literal["lexical", "dense", "hybrid"] = "hybrid"
     rrf_k0: NonNegativeInt = 60
     candidates: PositiveInt = 100
+    # ChronoMem's meaning stage (chronomem.meaning): "mpnet" (all-mpnet-base-v2, from
+    # `chronobench install-model mpnet`) or any sentence-transformers name or path;
+    # None: no stage. Left out of every dump so specs
+    # without it keep their ids; RunSpec adds it when set.
+    meaning: str | None = Field(None, exclude=True)
+    # How the meaning model runs (an embedder runtime; None: the embedder's). torch_f64 is
+    # CPU-independent but slow for a 110M model; torch (float32) is what docs/nl_parse.md
+    # measured with.
+    meaning_runtime: str | None = Field(None, exclude=True)
+
+    @field_validator("meaning_runtime")
+    @classmethod
+    def _known_runtime(cls, value: str | None) -> str | None:
+        if value is not None and value not in EMBEDDER_RUNTIMES:
+            raise ValueError(f"meaning_runtime must be one of {EMBEDDER_RUNTIMES}, got {value!r}")
+        return value
 
 
 class RerankerSpec(_Open):
@@ -267,6 +283,7 @@ class RunSpec(_Strict):
         for key in ("source", "queries_file"):
             out["dataset"][key] = portable(out["dataset"][key])
         _add_summary_limit(out["backbone"], self.backbone)
+        _add_meaning(out["retriever"], self.retriever)
         return out
 
     # ---- identity -------------------------------------------------------------------
@@ -285,6 +302,7 @@ class RunSpec(_Strict):
             "retriever": self.retriever.model_dump(mode="json"),
             "reranker": self.reranker.model_dump(mode="json"),
         }
+        _add_meaning(ident["retriever"], self.retriever)
         if self.task.selection:
             ident["selectors"] = list(self.selectors)
         if self.store.backend != "sqlite":  # absent for SQLite: published run ids unchanged
@@ -350,6 +368,14 @@ def _add_summary_limit(dumped: dict[str, Any], backbone: BackboneSpec) -> None:
     limit = backbone.generation.summary_max_new_tokens
     if limit is not None:
         dumped.setdefault("generation", {})["summary_max_new_tokens"] = limit
+
+
+def _add_meaning(dumped: dict[str, Any], retriever: RetrieverSpec) -> None:
+    """Put the meaning stage's model, when one is set, back into a dumped retriever."""
+    if retriever.meaning is not None:
+        dumped["meaning"] = retriever.meaning
+        if retriever.meaning_runtime is not None:
+            dumped["meaning_runtime"] = retriever.meaning_runtime
 
 
 def run_id(spec: RunSpec, dataset_sha256: str, queries_sha256: str | None = None) -> str:

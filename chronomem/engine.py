@@ -40,6 +40,7 @@ class StoreEngine:
         rerank_depth: int,
         rrf_k0: int,
         episode_label: str | None,
+        meaning: Any = None,
     ) -> None:
         self.db = db
         self.encoder = encoder
@@ -51,6 +52,7 @@ class StoreEngine:
         self.rerank_depth = rerank_depth
         self.rrf_k0 = rrf_k0
         self.episode_label = episode_label
+        self.meaning = meaning  # a chronomem.meaning.MeaningStage or None
         self.read_heads = threading.local()
         # (app, user) -> (storage app, storage user, name, number) of the branch this
         # handle has checked out; absent: the main branch, stored under (app, user)
@@ -117,4 +119,5 @@ class StoreEngine:
             self.encoder.query_vector,
             self.caches.lexicon,
             self.caches.episodes,
+            self.meaning,
         )

