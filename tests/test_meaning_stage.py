@@ -169,3 +169,24 @@ def test_a_run_names_the_meaning_stage_only_when_it_has_one() -> None:
     assert "meaning" not in store_retrieval_options(plain.retriever)
     assert read.identity()["retriever"]["meaning"] == "mpnet"
     assert store_retrieval_options(read.retriever)["meaning"] == "mpnet"
+
+
+def test_the_stage_never_makes_a_refused_request_act(
+    stage: MeaningStage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chronomem import UncertainRequestError
+    from chronomem import meaning as mn
+
+    plain, _ = _store(None)
+    read, vids = _store(stage)
+    request = "forget what I said about the climbing gym membership downtown"
+    with pytest.raises(UncertainRequestError) as rules:
+        plain.plan_rollback_by_nl_query(APP, USER, request)
+
+    def always(p, ranked, stage, descriptors, pool):  # a stage that always moves
+        return [(vids[3], 9.0), *ranked], {"moved": True, "commit": vids[3]}
+
+    monkeypatch.setattr(mn, "repick", always)
+    with pytest.raises(UncertainRequestError) as staged:
+        read.plan_rollback_by_nl_query(APP, USER, request)
+    assert str(staged.value) == str(rules.value)
