@@ -40,7 +40,8 @@ from chronomem.rerank import delta_lines, descriptor_terms
 
 __all__ = ["MARGIN", "POOL", "SUPPORT", "MeaningStage", "meaning_stage", "repick", "speakers"]
 
-#: The gate: the rules' best commit holds fewer than this share of the clause's words.
+#: The gate: the rules' best commit holds fewer than this share of the request's evidence
+#: words.
 SUPPORT = 0.67
 #: The best commit's lead over the second (and half its lead over the rules' pick).
 MARGIN = 0.03

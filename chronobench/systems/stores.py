@@ -139,8 +139,9 @@ class StoreProvider:
 
     @property
     def meaning(self) -> Any:
-        """The meaning stage (None without one): its model runs as the embedder does
-        (the spec's runtime), and its vectors go to the same persistent cache."""
+        """The meaning stage (None without one): its model runs in ``meaning_runtime``, or
+        as the embedder does when that is unset, and its vectors go to the same persistent
+        cache."""
         if self.meaning_spec is None:
             return None
         if self._meaning is None:
