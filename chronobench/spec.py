@@ -143,12 +143,12 @@ class RetrieverSpec(_Strict):
     candidates: PositiveInt = 100
     # ChronoMem's meaning stage (chronomem.meaning): "mpnet" (all-mpnet-base-v2, from
     # `chronobench install-model mpnet`) or any sentence-transformers name or path;
-    # None: no stage. Left out of every dump so specs
-    # without it keep their ids; RunSpec adds it when set.
+    # None: no stage. Left out of every dump so specs without it keep their ids; RunSpec
+    # adds it when set.
     meaning: str | None = Field(None, exclude=True)
-    # How the meaning model runs (an embedder runtime; None: the embedder's). torch_f64 is
-    # CPU-independent but slow for a 110M model; torch (float32) is what docs/nl_parse.md
-    # measured with.
+    # How the meaning model runs (an embedder runtime; None: the embedder's, torch_f64, the
+    # CPU-independent vectors). torch (float32) gave the same development figures
+    # (docs/nl_parse.md).
     meaning_runtime: str | None = Field(None, exclude=True)
 
     @field_validator("meaning_runtime")
