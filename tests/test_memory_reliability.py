@@ -22,31 +22,36 @@ pytestmark = pytest.mark.usefixtures("each_backend")  # every test on SQLite and
 ROOT = Path(__file__).resolve().parents[1]
 
 # Child: a loop of commits and rollbacks; prints "start ..." before and "done <head>"
-# after each operation (flushed), so the parent knows what had committed when killed.
+# after each operation, so the parent knows what had committed when killed. Each line
+# goes out in one write: print() writes its parts separately on an unbuffered stream, so
+# a kill could otherwise leave "done" without its head.
 _CRASH_CHILD = """
 import random, sys
 from chronomem import ChronoMem, HashEmbedder
 mem = ChronoMem(sys.argv[1], embedder=HashEmbedder())
 rng = random.Random(int(sys.argv[2]))
-print("done", mem.head("app", "ann"), flush=True)
+def say(*parts):
+    sys.stdout.write(" ".join(map(str, parts)) + "\\n")
+    sys.stdout.flush()
+say("done", mem.head("app", "ann"))
 while True:
     ids = [v.version_id for v in mem.versions("app", "ann")]
     r = rng.random()
     if r < 0.7 or len(ids) < 3:
-        print("start commit", flush=True)
+        say("start commit")
         ops = [{"op": "add", "item_id": f"i{rng.randrange(40)}", "text": f"fact {rng.random()}"}
                for _ in range(rng.randrange(1, 4))]
         head = mem.commit("app", "ann", ops, source="crash", reason="test")
     else:
         target = rng.choice(ids[:-1])
         mode = "truncate" if r < 0.85 else "revert" if r < 0.93 else "selective"
-        print("start", mode, target, flush=True)
+        say("start", mode, target)
         if mode == "selective":  # issue 27: one commit undone, later ones kept
             head = mem.revert_commits("app", "ann", [rng.choice(ids[1:])],
                                       with_dependents=rng.choice(["keep", "drop"])).new_head
         else:
             head = mem.rollback_to_version("app", "ann", target, mode=mode)
-    print("done", head, flush=True)
+    say("done", head)
 """
 
 
@@ -73,7 +78,8 @@ def test_sigkill_during_commit_and_rollback_loop(tmp_path: Path) -> None:
         time.sleep(rng.uniform(0.05, 0.4))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        lines = first + proc.stdout.read().splitlines()
+        # A line cut short by the kill (no newline) was never said.
+        lines = first + proc.stdout.read().split("\n")[:-1]
         done = [ln for ln in lines if ln.startswith("done")]
         assert len(done) >= 1, "child made no progress before the kill"
         last_done, last = int(done[-1].split()[1]), lines[-1].split()
