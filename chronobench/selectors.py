@@ -17,7 +17,13 @@ the stream's own timeline (0 = empty store). Stages:
 - ``bm25_rules`` / ``dense_rules``: the request rules on top of a single retrieval stage
   (no reranker). With ``chronomem_norerank`` as "hybrid + rules", these rows separate
   reading the request (``x`` vs ``x_rules``) from retrieval (``bm25_rules`` vs
-  ``dense_rules`` vs ``chronomem_norerank``).
+  ``dense_rules`` vs ``chronomem_norerank``);
+- ``chronomem_meaning``: ``chronomem`` with the store's meaning stage
+  (:mod:`chronomem.meaning`) reading with all-mpnet-base-v2, installed by ``python -m
+  chronobench install-model mpnet``. Not in the main job (the model is a 400 MB
+  download and its first reading of LoCoMo takes ~20 minutes on 2 cores):
+  ``experiment=nl_meaning`` runs it on the same request files, so its row joins their
+  tables.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ _STAGES = {
     "chronomem_norerank": "resolve",
     "bm25_rules": "resolve",
     "dense_rules": "resolve",
+    "chronomem_meaning": "resolve",
 }
 _KWARGS: dict[str, dict[str, Any]] = {
     "chronomem_norerank": {"rerank": False, "stage": "hybrid"},
@@ -75,6 +82,7 @@ for _i, (_name, _label) in enumerate(
         ("dense_rules", "Dense + request rules"),
         ("chronomem_norerank", "Hybrid + request rules (ChronoMem w/o reranker)"),
         ("chronomem", "ChronoMem (hybrid + rules + reranker)"),
+        ("chronomem_meaning", "ChronoMem + meaning stage (all-mpnet-base-v2)"),
     )
 ):
     register_selector(
@@ -89,7 +97,9 @@ def selector_names() -> list[str]:
 
 # The selectors that act as the system would: the full pipeline with its confidence gate.
 # The ablation rows rank only, so they show what each stage retrieves.
-_GATED = frozenset({"chronomem"})
+_GATED = frozenset({"chronomem", "chronomem_meaning"})
+# The selectors that read with a meaning stage, and its model (a StoreProvider name).
+_MEANING = {"chronomem_meaning": "mpnet"}
 
 
 class StoreSelector:
@@ -112,6 +122,20 @@ class StoreSelector:
         """Rank the stream's versions for every request."""
         ing = self.stores.get(writes)
         method = getattr(ing.store, _STAGES[self.name])
+        if self.name not in _MEANING:
+            return self._rank(ing, method, queries, top_k)
+        # The stores are shared by every selector of a cell: the stage is lent to the
+        # store for this search only.
+        kept = ing.store.meaning
+        ing.store.meaning = self.stores.meaning_stage(_MEANING[self.name])
+        try:
+            return self._rank(ing, method, queries, top_k)
+        finally:
+            ing.store.meaning = kept
+
+    def _rank(
+        self, ing: Any, method: Any, queries: dict[str, str], top_k: int
+    ) -> dict[str, list[tuple[int, float]]]:
         out: dict[str, list[tuple[int, float]]] = {}
         self.refusals = {}
         for qid, text in queries.items():

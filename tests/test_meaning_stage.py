@@ -59,7 +59,7 @@ class ConceptEmbedder:
         return (rows / norms).astype(np.float32)
 
 
-def _store(meaning: object) -> tuple[ChronoMem, list[int]]:
+def _store(meaning: object, app: str = APP) -> tuple[ChronoMem, list[int]]:
     """One commit per chat, a line an item, as the benchmark writes LoCoMo sessions."""
     mem = ChronoMem(embedder="hash", meaning=meaning)
     vids = []
@@ -69,7 +69,7 @@ def _store(meaning: object) -> tuple[ChronoMem, list[int]]:
             for i, line in enumerate(lines)
         ]
         vids.append(
-            mem.commit(APP, USER, ops, source="chat", reason="session", labels={"session": n})
+            mem.commit(app, USER, ops, source="chat", reason="session", labels={"session": n})
         )
     return mem, vids
 
@@ -190,3 +190,30 @@ def test_the_stage_never_makes_a_refused_request_act(
     with pytest.raises(UncertainRequestError) as staged:
         read.plan_rollback_by_nl_query(APP, USER, request)
     assert str(staged.value) == str(rules.value)
+
+
+def test_the_meaning_selector_lends_the_stage_to_the_shared_store(stage: MeaningStage) -> None:
+    from types import SimpleNamespace
+
+    from chronobench.selectors import StoreSelector
+    from chronobench.systems.base import APP as BENCH_APP
+
+    mem, vids = _store(None, BENCH_APP)
+    ingested = SimpleNamespace(store=mem, user=USER, j_of={v: j for j, v in enumerate(vids, 1)})
+    asked: list[str] = []
+
+    class Stores:  # a StoreProvider's two calls the selector makes
+        def get(self, writes: object) -> SimpleNamespace:
+            return ingested
+
+        def meaning_stage(self, model: str) -> MeaningStage:
+            asked.append(model)
+            return stage
+
+    request = {"q": "go back to when Caroline's crew went pedalling downtown"}
+    read = StoreSelector("chronomem_meaning", Stores()).search([], request, top_k=3)
+    rules = StoreSelector("chronomem", Stores()).search([], request, top_k=3)
+    assert asked == ["mpnet"]
+    # restore_to the biking chat (write 2); the rules alone pick the library chat (write 4).
+    assert read["q"][0][0] == 2 and rules["q"][0][0] == 4
+    assert mem.meaning is None  # given back: the cell's other selectors read without it

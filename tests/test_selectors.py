@@ -44,9 +44,10 @@ def test_every_selector_is_registered_with_a_label_and_an_order() -> None:
     for name in selector_names():
         entry = SELECTORS.entry(name)
         assert entry.label and entry.label != name and entry.order is not None
-    # Table order: single stages first, ChronoMem (the full pipeline) last.
+    # Table order: single stages first, ChronoMem (the full pipeline) last, then ChronoMem
+    # with its optional meaning stage.
     assert SELECTORS.ordered(selector_names())[0] == "bm25"
-    assert SELECTORS.ordered(selector_names())[-1] == "chronomem"
+    assert SELECTORS.ordered(selector_names())[-2:] == ["chronomem", "chronomem_meaning"]
 
 
 def test_rules_apply_intent_on_top_of_a_stage(

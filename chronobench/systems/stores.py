@@ -121,7 +121,7 @@ class StoreProvider:
         self.store_options = store_options
         self.max_cached = max_cached
         self._embedder: Any = None
-        self._meaning: Any = None
+        self._meanings: dict[str, Any] = {}
         self._cache: dict[str, IngestedStream] = {}
 
     @property
@@ -139,24 +139,26 @@ class StoreProvider:
 
     @property
     def meaning(self) -> Any:
-        """The meaning stage (None without one): its model runs in ``meaning_runtime``, or
-        as the embedder does when that is unset, and its vectors go to the same persistent
-        cache."""
-        if self.meaning_spec is None:
-            return None
-        if self._meaning is None:
+        """The meaning stage of ``retriever.meaning`` (None without one)."""
+        return None if self.meaning_spec is None else self.meaning_stage(self.meaning_spec)
+
+    def meaning_stage(self, model: str) -> Any:
+        """A meaning stage that reads with ``model`` ("mpnet" or a sentence-transformers
+        name or path), one per model: it runs in ``meaning_runtime``, or as the embedder
+        does when that is unset, and its vectors go to the same persistent cache."""
+        if model not in self._meanings:
             from chronomem.embedders import resolve_embedder, shared_cache
             from chronomem.meaning import MeaningStage
 
             runtime = self.meaning_runtime or "auto"
             if self.meaning_runtime is None and isinstance(self.embedder_spec, dict):
                 runtime = str(self.embedder_spec.get("runtime", "auto"))
-            path = meaning_model(self.meaning_spec, self.cache_dir)
-            model = resolve_embedder({"model": path, "runtime": runtime})
+            path = meaning_model(model, self.cache_dir)
+            encoder = resolve_embedder({"model": path, "runtime": runtime})
             if self.cache_dir is not None:
-                shared_cache(model).attach(self.cache_dir / EMBEDDING_CACHE_FILE)
-            self._meaning = MeaningStage(model)
-        return self._meaning
+                shared_cache(encoder).attach(self.cache_dir / EMBEDDING_CACHE_FILE)
+            self._meanings[model] = MeaningStage(encoder)
+        return self._meanings[model]
 
     def new_store(self, path: str | None = None) -> Any:
         """An empty store with this provider's settings (``path``: SQLite file or URL;
