@@ -7,9 +7,13 @@ her near God" for a cross necklace) shares few of them: the rules then rank firs
 that holds only some of the clause's words. This stage reads such a request again:
 
 - **when** its parse has no structure (no operator, named time, ruled-out clause or
-  knowledge state: those place the event by rules of their own) and the rules' best
+  knowledge state: those place the event by rules of their own), the rules' best
   commit holds fewer than :attr:`MeaningStage.support` of the request's evidence words
-  (:attr:`chronomem.parse.ParsedRequest.evidence`: no courtesy, no words said in passing);
+  (:attr:`chronomem.parse.ParsedRequest.evidence`: no courtesy, no words said in passing),
+  and the rules do not clearly prefer it: its score leads the runner-up's by less than
+  :attr:`MeaningStage.rules_lead` (a request that retells an event in words of its own,
+  as LoCoMo's event summaries do, often holds few of the chat's words while the rules
+  still single the chat out);
 - **what** it reads: the clause as read against the memory (slips respelt, related words
   added), without its courtesy and asides (:func:`chronomem.nocontent.without_asides`),
   and without the names that open the memory's lines as speakers ("Caroline: ...": every
@@ -38,13 +42,24 @@ from chronomem.embedders import resolve_embedder, rounded, shared_cache, similar
 from chronomem.nocontent import without_asides
 from chronomem.rerank import delta_lines, descriptor_terms
 
-__all__ = ["MARGIN", "POOL", "SUPPORT", "MeaningStage", "meaning_stage", "repick", "speakers"]
+__all__ = [
+    "MARGIN",
+    "POOL",
+    "RULES_LEAD",
+    "SUPPORT",
+    "MeaningStage",
+    "meaning_stage",
+    "repick",
+    "speakers",
+]
 
 #: The gate: the rules' best commit holds fewer than this share of the request's evidence
 #: words.
 SUPPORT = 0.67
 #: The best commit's lead over the second (and half its lead over the rules' pick).
 MARGIN = 0.03
+#: The gate: the rules' pick leads their runner-up by less than this (ranking scores).
+RULES_LEAD = 0.2
 #: At most this many commits are read: every visible one in a smaller scope, else the
 #: rules' candidates and the store's dense stage's best for the same text.
 POOL = 200
@@ -61,14 +76,20 @@ class MeaningStage:
     support: float = SUPPORT
     margin: float = MARGIN
     pool: int = POOL
+    rules_lead: float = RULES_LEAD
 
     def __post_init__(self) -> None:
         if not callable(getattr(self.embedder, "encode", None)):
             raise TypeError(f"meaning embedder {self.embedder!r} has no encode(list[str])")
-        if not 0.0 <= self.support <= 1.0 or self.margin < 0 or self.pool < 1:
+        if (
+            not 0.0 <= self.support <= 1.0
+            or self.margin < 0
+            or self.pool < 1
+            or self.rules_lead < 0
+        ):
             raise ValueError(
-                f"meaning stage: support in [0, 1], margin >= 0 and pool >= 1, got "
-                f"{self.support}, {self.margin}, {self.pool}"
+                f"meaning stage: support in [0, 1], margin >= 0, pool >= 1 and rules_lead "
+                f">= 0, got {self.support}, {self.margin}, {self.pool}, {self.rules_lead}"
             )
 
 
@@ -124,6 +145,9 @@ def repick(
     ``descriptors(vids)``: the commits' descriptors. ``pool(text, n)``: the commits the
     stage reads for ``text`` (every visible one when at most ``n``)."""
     if not ranked or structured(p) or not p.clause.strip():
+        return ranked, None
+    # A single candidate, or one the rules rank clearly first, stands.
+    if len(ranked) < 2 or float(ranked[0][1]) - float(ranked[1][1]) >= stage.rules_lead:
         return ranked, None
     top = ranked[0][0]
     first = descriptors([top]).get(top, "")

@@ -92,6 +92,13 @@ def test_a_paraphrase_the_rules_miss_is_read_by_meaning(stage: MeaningStage) -> 
     assert _event(read, request) == vids[1]
 
 
+def test_a_pick_the_rules_rank_clearly_first_stands(stage: MeaningStage) -> None:
+    from dataclasses import replace
+
+    read, vids = _store(replace(stage, rules_lead=0.0))  # every lead is clear
+    assert _event(read, "go back to when Caroline's crew went pedalling downtown") == vids[3]
+
+
 def test_a_request_in_the_memorys_words_keeps_the_rules_pick(stage: MeaningStage) -> None:
     mem, vids = _store(stage)
     assert _event(mem, "restore to the pottery class where the bowl cracked in the kiln") == vids[0]
@@ -146,6 +153,8 @@ def test_bad_settings_are_refused() -> None:
         MeaningStage(object())
     with pytest.raises(ValueError, match="support"):
         MeaningStage(ConceptEmbedder(), support=1.5)
+    with pytest.raises(ValueError, match="rules_lead"):
+        MeaningStage(ConceptEmbedder(), rules_lead=-0.1)
 
 
 @pytest.mark.slow
