@@ -198,9 +198,27 @@ def test_the_meaning_model_pins_its_parts_and_files() -> None:
     assert (Path(__file__).parents[1] / mpnet.notice).is_file()
 
 
-def test_the_meaning_model_must_be_installed(tmp_path: Path) -> None:
+def test_the_meaning_model_must_be_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from chronobench.systems.stores import meaning_model
 
+    monkeypatch.chdir(tmp_path)  # no default cache folder with a model in it
+    monkeypatch.delenv("CHRONOBENCH_CACHE", raising=False)
     with pytest.raises(FileNotFoundError, match="install-model mpnet"):
-        meaning_model("mpnet", tmp_path)
+        meaning_model("mpnet", tmp_path / "cache")
     assert meaning_model("sentence-transformers/all-mpnet-base-v2", tmp_path).endswith("v2")
+
+
+def test_an_installed_meaning_model_is_found_from_an_empty_cache_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chronobench.backbones.split_models import EMBEDDERS, model_file
+    from chronobench.systems.stores import meaning_model
+
+    installed = model_file(EMBEDDERS["all-mpnet-base-v2"], tmp_path / "home")
+    installed.mkdir(parents=True)
+    (installed / "model.safetensors").write_bytes(b"")
+    monkeypatch.setenv("CHRONOBENCH_CACHE", str(tmp_path / "home"))
+    assert meaning_model("mpnet", tmp_path / "empty") == str(installed)  # as verify runs it
+    assert meaning_model("mpnet", None) == str(installed)

