@@ -6,8 +6,9 @@ hitched" for a wedding, "a two-wheeled outing" for a bike ride, "the pendant tha
 her near God" for a cross necklace) shares few of them: the rules then rank first a commit
 that holds only some of the clause's words. This stage reads such a request again:
 
-- **when** its parse has no structure (no operator, named time, ruled-out clause or
-  knowledge state: those place the event by rules of their own), the rules' best
+- **when** its parse has no structure but an offset from the event (no ordinal, weekday,
+  named time, ruled-out clause or knowledge state: those place the event by rules of their
+  own; "two days after X" reads X as any content, then the offset applies), the rules' best
   commit holds fewer than :attr:`MeaningStage.support` of the request's evidence words
   (:attr:`chronomem.parse.ParsedRequest.evidence`: no courtesy, no words said in passing),
   and the rules do not clearly prefer it: its score leads the runner-up's by less than
@@ -104,9 +105,17 @@ def meaning_stage(spec: Any) -> MeaningStage | None:
     return MeaningStage(resolve_embedder(dict(spec) if isinstance(spec, Mapping) else spec))
 
 
+# Operators that move from the event the content names by a count of days or chats: the
+# event is read as any other content clause. An ordinal or a weekday counts mentions or
+# dates, which a reading by meaning does not see.
+_FROM_EVENT = frozenset({"offset", "step"})
+
+
 def structured(p: ps.ParsedRequest) -> bool:
-    """Whether the request places its event by a rule of its own (left to the rules)."""
-    return bool(p.operators or p.time is not None or p.excluded or p.knowledge)
+    """Whether the request places its event by a rule of its own (left to the rules): an
+    ordinal, a weekday, a named time, a ruled-out clause or a knowledge state."""
+    kinds = {o.kind for o in p.operators}
+    return bool(kinds - _FROM_EVENT or p.time is not None or p.excluded or p.knowledge)
 
 
 def support(words: Iterable[str], descriptor: str) -> float:

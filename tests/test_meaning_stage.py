@@ -107,8 +107,8 @@ def test_a_request_in_the_memorys_words_keeps_the_rules_pick(stage: MeaningStage
 @pytest.mark.parametrize(
     "request_text",
     [
-        "go back to the chat right after the one where Caroline's crew went pedalling downtown",
         "not the pottery one, restore to when Caroline's crew went pedalling downtown",
+        "go back to the second time Caroline's crew went pedalling downtown",
         "go back to the chat in May where Caroline's crew went pedalling downtown",
     ],
 )
@@ -118,6 +118,17 @@ def test_a_request_with_structure_is_left_to_the_rules(
     plain, _ = _store(None)
     read, _ = _store(stage)
     assert read.resolve(APP, USER, request_text, k=3) == plain.resolve(APP, USER, request_text, k=3)
+
+
+@pytest.mark.parametrize(("side", "chat"), [("after", 2), ("before", 0)])
+def test_an_offset_starts_from_the_event_read_by_meaning(
+    stage: MeaningStage, side: str, chat: int
+) -> None:
+    request = (
+        f"go back to the chat right {side} the one where Caroline's crew went pedalling downtown"
+    )
+    read, vids = _store(stage)
+    assert read.resolve(APP, USER, request, k=3)[0][0] == vids[chat]  # the biking chat's neighbour
 
 
 def test_the_plan_shows_the_reading(stage: MeaningStage) -> None:
