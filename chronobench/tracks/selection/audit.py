@@ -130,6 +130,8 @@ def audit(options: AuditOptions) -> list[HeadlineAudit]:
             and cell.get("granularity") == "session"
             and manifest.get("spec", {}).get("backbone", {}).get("name") == "extractive"
             and (cell.get("task") or {}).get("selection") is True
+            # The main job's run, not a preset's with other selectors for the same table.
+            and "chronomem" in (cell.get("selectors") or [])
         )
 
     interval = published_interval(
