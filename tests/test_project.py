@@ -133,6 +133,12 @@ def _instantiate(spec) -> list[str]:
         assert "vllm" in str(exc)
         return ["MissingDependencyError(vllm)"]
     vllm = spec.backbone.name == "vllm"
+    if "chronomem_meaning" in spec.selectors and not _mpnet_installed():
+        # all-mpnet-base-v2 is an install of its own (400 MB): without it the clear error,
+        # raised as the selector is built, is the outcome.
+        with pytest.raises(MissingDependencyError, match="install-model mpnet"):
+            cell.build_parts(backbone=not vllm)
+        return ["MissingDependencyError(mpnet)"]
     # vllm needs a GPU and the weights: its backbone is not built here.
     built = cell.build_parts(backbone=not vllm)
     if vllm and importlib.util.find_spec("vllm") is None:
@@ -140,6 +146,17 @@ def _instantiate(spec) -> list[str]:
         with pytest.raises(MissingDependencyError, match="vllm"):
             cell.build_backbone()
     return built
+
+
+def _mpnet_installed() -> bool:
+    from chronobench.errors import MissingDependencyError
+    from chronobench.systems.stores import meaning_model
+
+    try:
+        meaning_model("mpnet", None)
+    except MissingDependencyError:
+        return False
+    return True
 
 
 @pytest.mark.parametrize("overrides", _cases())
