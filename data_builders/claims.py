@@ -93,6 +93,14 @@ SETS_V9 = {
     "forget": "locomo_v9_forget_heldout.jsonl",
     "refuse": "locomo_v9_refuse_heldout.jsonl",
 }
+#: An eighth writing (the session of 2026-12-07 from 22:40 UTC), held out while the v9 sets,
+#: read six times as aggregates, stay on the board; same styles as v6 to v9.
+SETS_V10 = {
+    "session": "locomo_v10_heldout.jsonl",
+    "turn": "locomo_v10_turn_heldout.jsonl",
+    "forget": "locomo_v10_forget_heldout.jsonl",
+    "refuse": "locomo_v10_refuse_heldout.jsonl",
+}
 #: Every family of sets the checker verifies, by name.
 FAMILIES = {
     "nl": SETS,
@@ -102,6 +110,7 @@ FAMILIES = {
     "v7": SETS_V7,
     "v8": SETS_V8,
     "v9": SETS_V9,
+    "v10": SETS_V10,
 }
 #: Session-level styles, each to be roughly as frequent as the others.
 SESSION_STYLES = ("offset", "knowledge", "casual", "ordinal", "month", "negation", "embedded")
@@ -114,6 +123,7 @@ FAMILY_STYLES = {
     "v7": (*SESSION_STYLES, "paraphrase", "polite"),
     "v8": (*SESSION_STYLES, "paraphrase", "polite"),
     "v9": (*SESSION_STYLES, "paraphrase", "polite"),
+    "v10": (*SESSION_STYLES, "paraphrase", "polite"),
 }
 MIN_SIZE = {"session": 80, "turn": 40, "forget": 30, "refuse": 15}
 #: The longest run of words a request may share with a turn (longer: copied, not phrased).
