@@ -53,7 +53,7 @@ _RESTORE_CUES = [
     r"\bgo(?:ing)? back to (?:when|the (?:moment|point|time)\b" + _NOT_BEFORE + ")",
     # "go back to the chat where X", "would you mind rewinding to our talk about X": the
     # move lands on an episode, which stays (to cancel one, "roll back the chat" has no "to").
-    r"\b(?:roll(?:ed|ing)? ?back|go(?:ing)? back|get(?:ting)? back|return|rewind|restor)\w*"
+    r"\b(?:roll(?:ed|ing)? ?back|go(?:ing)? back|get(?:ting)? back|return|rewind|restor|revert)\w*"
     r"(?: \w+){0,3}? to (?:the|that|our|this|my) (?:[\w'-]+ ){0,3}?"
     r"(?:chat|conversation|convo|talk|session|discussion|call)s?\b",
     r"\bback to (?:when|where)\b",
@@ -67,7 +67,10 @@ _RESTORE_CUES = [
     r"\bthe state (?:right |just )?after\b",
     r"\b(?:right|just|immediately) after\b",
     r"\bat the (?:point|moment|time) (?:when|where|after)\b",
-    r"\b(?:only )?up (?:to|until|till|til)\b",  # "up until X" keeps X, as "up to X" does
+    # "up until X" keeps X, as "up to X" does; not a phrasal verb's "up" before an
+    # infinitive ("the gear he'd picked up to sharpen his game").
+    r"(?<!\w)(?<!ed )(?<!got )(?<!set )(?<!put )(?<!came )(?<!gave )(?<!made )(?<!took )"
+    r"(?<!woke )(?<!caught )(?<!brought )(?:only )?up (?:to|until|till|til)\b",
     r"\bby the time\b",
     r"\bas (?:it|things|they|you) (?:stood|were)\b",
     r"\bstop at\b",
@@ -109,6 +112,9 @@ _UNDO_CUES = [
     r"\bsince\b",
     r"\beverything after\b",
     r"\b(?:everything|anything) from\b",  # "roll back everything from when X": X goes too
+    # "cancel everything starting from X": what starts at X goes, X with it.
+    r"\bcancel\b",
+    r"\b(?:everything|anything|all)\s+(?:starting|beginning)\s+(?:from|with|at)\b",
     r"\bfrom .{1,60} on(?:wards?)?\b",
     r"\bbefore\b",
     # More ways to say "cancel it": erasure verbs and "X and what came after". Not inside

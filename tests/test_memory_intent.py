@@ -21,6 +21,11 @@ from tests._memory_fixtures import APP, USER, facts_store
         "delete the part about the bank",
         "the Lisbon move and everything after it should go",
         "take me to before I moved",
+        # "cancel" is an erasure verb, and what starts at X goes with X
+        "Cancel everything starting from the Lisbon move.",
+        "cancel the chat where I said I moved",
+        # a phrasal verb's "up" before an infinitive is not "up to X"
+        "take things back to just before the gear I picked up to improve my game",
     ],
 )
 def test_undo_phrases(text: str) -> None:
@@ -38,6 +43,9 @@ def test_undo_phrases(text: str) -> None:
         "restore to when I started at the hospital",
         "memory as of the job change",
         "the state after I moved to Lisbon",
+        # "revert to the chat where X" lands on that chat, as "go back to" it does
+        "revert to the chat where I moved to Lisbon",
+        "keep everything up to the chat where I moved",
         "right after the puppy arrived",
         "Lisbon move",  # no cue: default
     ],
