@@ -1,5 +1,5 @@
 """The NL request sets in issue 36's styles (offsets, ordinals, negation, knowledge state,
-refusals), every writing (``locomo_nl_*``, ``locomo_v4_*`` to ``locomo_v9_*``):
+refusals), every writing (``locomo_nl_*``, ``locomo_v4_*`` to ``locomo_v10_*``):
 every claim a script can verify is verified against LoCoMo itself, and the checker catches the
 mistakes it is there to catch."""
 

@@ -131,6 +131,7 @@ def test_set_sizes_and_coverage() -> None:
                 "locomo_v7_forget_",
                 "locomo_v8_forget_",
                 "locomo_v9_forget_",
+                "locomo_v10_forget_",
             )
         )
         for r in map(json.loads, f.read_text(encoding="utf-8").splitlines())
