@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["CUE_VERBS", "SHORTHAND", "cue_verb", "near_spellings", "respell"]
+__all__ = ["ASKS", "CUE_VERBS", "SHORTHAND", "cue_verb", "near_spellings", "respell"]
 
 # Request verbs a misspelling is read back to (edit distance 1; 2 from seven letters on).
 CUE_VERBS = (
@@ -26,6 +26,18 @@ CUE_VERBS = (
     "rollback",
     "restore",
     "return",
+)
+# A request verb or phrase: what turns a sentence into the request itself.
+ASKS = re.compile(
+    r"\b(?:undo(?:ing)?|revert(?:ing)?|roll(?:ed|ing)?(?: \w+)? ?back|rollback|forget(?:ting)?|"
+    r"remov(?:e|ing)|delet(?:e|ing)|eras(?:e|ing)|discard(?:ing)?|wip(?:e|ing)|scrap(?:ping)?|"
+    r"purg(?:e|ing)|get(?:ting)? rid of|go(?:ing)? back|tak(?:e|ing) (?:\w+ ){0,3}back|trim|"
+    r"restor(?:e|ing)|reset(?:ting)?|rewind(?:ing)?|unlearn|"
+    # erasure verbs of everyday speech, base and gerund only ("I dropped the kids off"
+    # asks nothing)
+    r"drop(?:ping)?|scrub(?:bing)?|toss(?:ing)?|ditch(?:ing)?|dump(?:ing)?|"
+    r"throw(?:ing)? (?:away|out))\b",
+    re.IGNORECASE,
 )
 # Chat shorthand -> the words the rules read.
 SHORTHAND = {

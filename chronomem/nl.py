@@ -58,6 +58,7 @@ import numpy as np
 
 from chronomem import backbone_resolver as br
 from chronomem import lexindex as lx
+from chronomem import nocontent as nc
 from chronomem import parse as ps
 from chronomem import query as q
 from chronomem import resolve as rs
@@ -358,6 +359,11 @@ def plan_rollback(
             "in passing or request words such as 'undo that'); say what to undo, e.g. 'undo "
             "the move to Lisbon', or call rollback_to_version(app, user, version_id); "
             "nothing was changed"
+        )
+    if not nc.asks_for_change(query):
+        raise UncertainRequestError(
+            f"request {query[:80]!r} asks for no change of memory (no request verb such as "
+            "undo, forget or go back, and nothing to keep or drop); nothing was changed"
         )
     intent = intent or parsed.intent
     got = rs.resolve_request(

@@ -31,6 +31,7 @@ import math
 from typing import Any
 
 from chronomem import nl
+from chronomem import nocontent as nc
 from chronomem import parse as ps
 from chronomem import query as q
 from chronomem import resolve as rs
@@ -64,6 +65,11 @@ def match(
             "said in passing or request words such as 'forget that'); say what to forget, e.g. 'forget what I said about "
             "the adoption agency', or call revert_commits(app, user, [version]); nothing "
             "was changed"
+        )
+    if not nc.asks_for_change(request):
+        raise UncertainRequestError(
+            f"request {request[:80]!r} asks for no change of memory (no request verb such "
+            "as forget, drop or undo); nothing was changed"
         )
     depth = max(k, MAX_SET) + 8  # room for revert versions, which are never candidates
     found = rs.describe_request(db, sc, parsed.clause, depth, rt)

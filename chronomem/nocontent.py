@@ -14,6 +14,11 @@ content words count as *evidence* that it names something
   listener, set aside as whole phrases (:func:`without_asides`); drawn-out letters are
   read once (:func:`said_in_passing`).
 
+A message that asks for no change of memory at all ("Cheers for all your help today, talk
+soon!", "Long day at work. Anyway, thanks for being here.") is refused too, whatever it names
+(:func:`asks_for_change`): it holds no request verb, no cue of either intent and no word a
+request for a change uses (what to keep, where memory ends, what it should not know).
+
 Only which words count as evidence is decided here: retrieval reads the request as
 before. The classes were written on the development probes
 (``data_builders/user_queries/locomo_nl_dev_refusals*.jsonl``, docs/nl_parse.md).
@@ -23,10 +28,18 @@ from __future__ import annotations
 
 import re
 
-from chronomem.cues import CUE_VERBS
+from chronomem.cues import ASKS, CUE_VERBS, respell
+from chronomem.query import names_intent
 from chronomem.words import RETRIEVAL_STOPWORDS
 
-__all__ = ["ASIDE_WORDS", "FILLER", "NO_CONTENT", "said_in_passing", "without_asides"]
+__all__ = [
+    "ASIDE_WORDS",
+    "FILLER",
+    "NO_CONTENT",
+    "asks_for_change",
+    "said_in_passing",
+    "without_asides",
+]
 
 # Words that name no memory content wherever they stand: greetings, politeness, "mind",
 # and times said in passing ("earlier", "yesterday"). Retrieval still reads them; they
@@ -198,3 +211,29 @@ def said_in_passing(word: str) -> bool:
     """Whether ``word`` names nothing (:data:`NO_CONTENT`), read with its drawn-out
     letters once ("hiii" as "hi")."""
     return word in NO_CONTENT or _ELONGATED.sub(r"\1", word) in NO_CONTENT
+
+
+# Words a request for a change of memory uses besides its verbs ("keep only January",
+# "your memory should end there", "make it so you never heard that", "back to the chat
+# where X"): a message holding none of them (nor a verb of :data:`ASKS`, nor an intent cue)
+# asks for nothing. Each is held to the sense a request gives it: "keep" before a gerund
+# goes on doing ("I keep meaning to"), "last" names a thing or a chat ("last week" does
+# not), "never" is about hearing or happening, "back to" is not "back to you" or "to work".
+_WANTS = re.compile(
+    r"\b(?:keep(?:s|ing)?\b(?! \w+ing\b)|kept|hold(?:ing)? on|hang(?:ing)? on|retain|"
+    r"memor(?:y|ies)|remember(?:s|ed|ing)?|know(?:s|n|ing)?|knew|heard|learn(?:ed|t)?|"
+    r"newest|latest|last (?:thing|one|conversation|chat|talk|bit)s?|only|"
+    r"end(?:s|ed)?|finish(?:es|ed)?|stop(?:s|ped)?|"
+    r"never (?:heard|happened|said|told|came|knew|existed|was|were|took)|pretend|act (?:as|like)|"
+    r"set|put|bring|back (?:to|till|until)\b(?! (?:you|u|ya|work|normal)\b)|gone|go|goes|"
+    r"should(?:n'?t)?|needs? to|want|wish|rather|cancel|revers(?:e|ing)|"
+    r"version|state|point|before|after|since|until|till|through|thru|upto)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_change(text: str) -> bool:
+    """Whether ``text`` (respelt: "plz fogret" reads as "please forget") asks for any change
+    of memory: a request verb, a cue of either intent, or a word of :data:`_WANTS`."""
+    read = respell(text or "")[0]
+    return bool(ASKS.search(read) or names_intent(read) or _WANTS.search(read))

@@ -50,7 +50,7 @@ from chronomem import knowledge as kn
 from chronomem import negation as ng
 from chronomem import query as q
 from chronomem import timeref as tr
-from chronomem.cues import CHAT_NOUN, respell
+from chronomem.cues import ASKS, CHAT_NOUN, respell
 from chronomem.nocontent import FILLER, said_in_passing, without_asides
 from chronomem.query import content_words
 
@@ -427,18 +427,6 @@ def parse(text: str) -> ParsedRequest:
 # new sentence is not checked, so a title's period splits too; the rule below only drops
 # a piece that asks nothing and names no operator, so a wrong split costs little).
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-# A request verb or phrase: what turns a sentence into the request itself.
-_ASKS = re.compile(
-    r"\b(?:undo(?:ing)?|revert(?:ing)?|roll(?:ed|ing)?(?: \w+)? ?back|rollback|forget(?:ting)?|"
-    r"remov(?:e|ing)|delet(?:e|ing)|eras(?:e|ing)|discard(?:ing)?|wip(?:e|ing)|scrap(?:ping)?|"
-    r"purg(?:e|ing)|get(?:ting)? rid of|go(?:ing)? back|tak(?:e|ing) (?:\w+ ){0,3}back|trim|"
-    r"restor(?:e|ing)|reset(?:ting)?|rewind(?:ing)?|unlearn|"
-    # erasure verbs of everyday speech, base and gerund only ("I dropped the kids off"
-    # asks nothing)
-    r"drop(?:ping)?|scrub(?:bing)?|toss(?:ing)?|ditch(?:ing)?|dump(?:ing)?|"
-    r"throw(?:ing)? (?:away|out))\b",
-    re.IGNORECASE,
-)
 # Words that place something in the history's order: a sentence holding one may say
 # which side of the event goes ("Nothing after that needs to stay"), so it is kept.
 _ORDER_WORDS = re.compile(
@@ -531,7 +519,7 @@ def request_sentence(text: str) -> str:
         return text
     ask = None
     for i, part in enumerate(parts):
-        m = _ASKS.search(part)
+        m = ASKS.search(part)
         if m is None:
             continue
         lead = part.rfind(":", 0, m.start())
@@ -550,7 +538,7 @@ def request_sentence(text: str) -> str:
         part
         for i, part in enumerate(parts)
         if i == ask
-        or _ASKS.search(part)
+        or ASKS.search(part)
         or _ORDER_WORDS.search(part)
         or _names_structure(part)
         or (i == ask + 1 and _OPENS_CORRECTION.match(part))
