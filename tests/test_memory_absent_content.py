@@ -1,6 +1,6 @@
-"""Requests about content the memory never held, requests that name nothing, and the
-set a selective undo removes (chronomem/nl.py: absent_names; chronomem/nocontent.py;
-chronomem/nl_selective.py: _same_fact).
+"""Requests about content the memory never held, requests that name nothing, messages that
+ask for no change at all, and the set a selective undo removes (chronomem/nl.py:
+absent_names; chronomem/nocontent.py; chronomem/nl_selective.py: _same_fact).
 
 Every request here was written for this file, not taken from a request set: absent
 content that shares a common word with the memory ("trip", "lake", "hockey", "lessons"),
@@ -14,6 +14,7 @@ import pytest
 
 from chronomem import UncertainRequestError
 from chronomem import parse as ps
+from chronomem.nocontent import asks_for_change
 from tests._memory_fixtures import APP, USER, chat_store
 
 pytestmark = pytest.mark.usefixtures("each_backend")
@@ -117,3 +118,40 @@ def test_a_stance_adverb_beside_a_topic_still_acts(mem, request_text: str) -> No
     assert ps.parse(request_text).names_content
     store, _ = mem
     store.plan_rollback_by_nl_query(APP, USER, request_text)
+
+
+# Small talk that shares words with the memory (the lake, the library, lessons, a game):
+# no request in it, so both gates refuse it whatever it matches.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Long week at the library, and the drive home downtown was awful. Anyway, thanks.",
+        "The weather at the lake was perfect this morning. Speak soon!",
+        "I keep meaning to sign up for pottery lessons and never do, ha.",
+        "Just got back from the hockey game, what a night. Talk later!",
+        "hmm let me think about the family trip and get back to you",
+    ],
+)
+def test_small_talk_asks_for_nothing_and_is_refused(mem, text: str) -> None:
+    assert not asks_for_change(text)
+    store, _ = mem
+    for call in _both_gates(store):
+        with pytest.raises(UncertainRequestError, match="asks for no change"):
+            call(APP, USER, text)
+
+
+# A request can ask without a request verb; a misspelt verb is read back first.
+@pytest.mark.parametrize(
+    ("text", "index"),
+    [
+        ("keep only the chat about Samantha's hockey game in Toronto", 0),
+        ("your memory should end at Caroline's job at the library downtown", 2),
+        ("make it so you never heard about the pottery lessons with the kids", 1),
+        ("the family trip to the lake should be the last thing you remember", 3),
+        ("plz fogret the hockey game in Toronto", 0),
+    ],
+)
+def test_requests_without_a_request_verb_still_ask(mem, text: str, index: int) -> None:
+    assert asks_for_change(text)
+    store, vids = mem
+    assert store.plan_rollback_by_nl_query(APP, USER, text).matched_version == vids[index]
