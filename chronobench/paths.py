@@ -26,6 +26,17 @@ def results_dir() -> Path:
     return Path(os.environ.get(RESULTS_ENV) or "results").expanduser()
 
 
+# The cache folder of vectors, calls and installed models (configs/config.yaml's
+# paths.cache_dir).
+CACHE_ENV = "CHRONOBENCH_CACHE"
+
+
+def cache_dir() -> Path:
+    """The cache folder a command uses when given none: ``$CHRONOBENCH_CACHE``, else
+    ``.cache/chronobench`` (where ``install-model`` puts models)."""
+    return Path(os.environ.get(CACHE_ENV) or ".cache/chronobench")
+
+
 def roots() -> list[Path]:
     """Folders relative config paths are looked up in, first match wins: the checkout
     root (when this is a checkout), then the wheel's shipped copy."""

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from chronobench import paths
 from chronobench.backbones._chat import render_chat
 from chronobench.backbones.packaged import PACKAGED_BACKBONES, converted_folder, model_name
 from chronobench.fileio import file_lock
@@ -101,7 +102,7 @@ class CT2Backbone:
         backbone = next(b for b, m in PACKAGED_BACKBONES.items() if m == self.model)
         self.name = f"{backbone}-ct2"
         self.compute_type = compute_type
-        where = cache_dir or os.environ.get("CHRONOBENCH_CACHE") or ".cache/chronobench"
+        where = cache_dir or paths.cache_dir()
         self.folder = ct2_folder(self.model, where, compute_type)
         self._ct2 = ctranslate2
         self._tokenizer = transformers.AutoTokenizer.from_pretrained(

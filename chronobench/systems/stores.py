@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chronobench import paths
 from chronobench.errors import MissingDependencyError
 from chronobench.hashing import canonical_json, sha256_text
 from chronobench.protocols import StreamWrite
@@ -33,13 +34,11 @@ def meaning_model(spec: str, cache_dir: Path | None) -> str:
     default cache folder's (an installed model is not a cache: ``verify`` re-runs with
     empty cache folders and still finds it); an error naming that command when it is in
     neither. Any other name or path is passed on."""
-    import os
-
     from chronobench.backbones.split_models import EMBEDDERS, model_file
 
     if spec not in ("mpnet", "all-mpnet-base-v2"):
         return spec
-    default = Path(os.environ.get("CHRONOBENCH_CACHE") or ".cache/chronobench")
+    default = paths.cache_dir()
     cache = cache_dir if cache_dir is not None else default
     for where in dict.fromkeys([cache, default]):
         folder = model_file(EMBEDDERS["all-mpnet-base-v2"], where)
