@@ -23,7 +23,10 @@ the stream's own timeline (0 = empty store). Stages:
   chronobench install-model mpnet``. Not in the main job (the model is a 400 MB
   download and its first reading of LoCoMo takes ~20 minutes on 2 cores):
   ``experiment=nl_meaning`` runs it on the same request files, so its row joins their
-  tables.
+  tables;
+- ``chronomem_reader``: ``chronomem_meaning`` whose stage also reads its best candidates
+  with Qwen2.5-Coder-1.5B-Instruct by query likelihood (:mod:`chronomem.reader`; ``python
+  -m chronobench install-model qwen-1b5``, CTranslate2): ``experiment=nl_reader``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ _STAGES = {
     "bm25_rules": "resolve",
     "dense_rules": "resolve",
     "chronomem_meaning": "resolve",
+    "chronomem_reader": "resolve",
 }
 _KWARGS: dict[str, dict[str, Any]] = {
     "chronomem_norerank": {"rerank": False, "stage": "hybrid"},
@@ -83,6 +87,7 @@ for _i, (_name, _label) in enumerate(
         ("chronomem_norerank", "Hybrid + request rules (ChronoMem w/o reranker)"),
         ("chronomem", "ChronoMem (hybrid + rules + reranker)"),
         ("chronomem_meaning", "ChronoMem + meaning stage (all-mpnet-base-v2)"),
+        ("chronomem_reader", "ChronoMem + meaning stage + reader (Qwen2.5-1.5B likelihood)"),
     )
 ):
     register_selector(
@@ -97,9 +102,11 @@ def selector_names() -> list[str]:
 
 # The selectors that act as the system would: the full pipeline with its confidence gate.
 # The ablation rows rank only, so they show what each stage retrieves.
-_GATED = frozenset({"chronomem", "chronomem_meaning"})
-# The selectors that read with a meaning stage, and its model (a StoreProvider name).
-_MEANING = {"chronomem_meaning": "mpnet"}
+_GATED = frozenset({"chronomem", "chronomem_meaning", "chronomem_reader"})
+# The selectors that read with a meaning stage, and its model (a StoreProvider name), and
+# those whose stage also has a reader (a packaged backbone).
+_MEANING = {"chronomem_meaning": "mpnet", "chronomem_reader": "mpnet"}
+_READER = {"chronomem_reader": "qwen-1b5"}
 
 
 class StoreSelector:
@@ -116,7 +123,11 @@ class StoreSelector:
         self.stores = stores
         self.refusals: dict[str, str] = {}
         # A meaning model that is not installed fails here, before any search.
-        self.stage = stores.meaning_stage(_MEANING[name]) if name in _MEANING else None
+        self.stage = None
+        if name in _READER:
+            self.stage = stores.meaning_stage(_MEANING[name], _READER[name])
+        elif name in _MEANING:
+            self.stage = stores.meaning_stage(_MEANING[name])
 
     def search(
         self, writes: Sequence[StreamWrite], queries: dict[str, str], top_k: int

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from chronomem import parse as ps
+from chronomem import reader as rd
 from chronomem.embedders import resolve_embedder, rounded, shared_cache, similarities
 from chronomem.nocontent import without_asides
 from chronomem.rerank import delta_lines, descriptor_terms
@@ -78,10 +79,15 @@ class MeaningStage:
     margin: float = MARGIN
     pool: int = POOL
     rules_lead: float = RULES_LEAD
+    # An optional language model that reads the best candidates once the gate opens
+    # (chronomem.reader.ReaderStage); its pick, when it is clear, replaces the embedder's.
+    reader: Any = None
 
     def __post_init__(self) -> None:
         if not callable(getattr(self.embedder, "encode", None)):
             raise TypeError(f"meaning embedder {self.embedder!r} has no encode(list[str])")
+        if self.reader is not None and not isinstance(self.reader, rd.ReaderStage):
+            raise TypeError(f"meaning reader {self.reader!r} is not a chronomem.reader.ReaderStage")
         if (
             not 0.0 <= self.support <= 1.0
             or self.margin < 0
@@ -193,6 +199,25 @@ def repick(
         "commit": int(best),
         "lead": round(lead, 6),
     }
+    if stage.reader is not None:
+        shown = [v for v, _ in ranked[: stage.reader.rules_top]] + order[: stage.reader.meaning_top]
+        nearest = {}
+        pos = 0
+        for v in vids:
+            n = len(lines[v])
+            if v in shown and n:
+                part = sims[pos : pos + n]
+                nearest[v] = [lines[v][i] for i in np.argsort(-part, kind="stable")]
+            pos += n
+        pick, scores = rd.read(stage.reader, p.text, nearest)
+        step["reader"] = {str(v): s for v, s in scores.items()}
+        if pick is not None:
+            step["commit"] = int(pick)
+            if pick == top:
+                return ranked, {**step, "moved": False}
+            head = float(ranked[0][1]) + 1.0
+            moved = [(pick, head), *[(v, s) for v, s in ranked if v != pick]]
+            return moved, {**step, "moved": True}
     if best == top or lead < stage.margin or over_rules < 2 * stage.margin:
         return ranked, {**step, "moved": False}
     head = float(ranked[0][1]) + 1.0

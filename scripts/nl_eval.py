@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     gran = "locomo_turn" if args.turn else "locomo_session"
     for path in args.files:
         extra = [f"dataset.turn_gold={args.turn_gold}"] if args.turn else []
+        extra.append(f"selectors=[{args.selector}]")
         if args.meaning:
             extra.append(f"+retriever.meaning={args.meaning}")
             extra.append(f"+retriever.meaning_runtime={args.meaning_runtime}")

@@ -133,7 +133,7 @@ def _instantiate(spec) -> list[str]:
         assert "vllm" in str(exc)
         return ["MissingDependencyError(vllm)"]
     vllm = spec.backbone.name == "vllm"
-    if "chronomem_meaning" in spec.selectors and not _mpnet_installed():
+    if {"chronomem_meaning", "chronomem_reader"} & set(spec.selectors) and not _mpnet_installed():
         # all-mpnet-base-v2 is an install of its own (400 MB): without it the clear error,
         # raised as the selector is built, is the outcome.
         with pytest.raises(MissingDependencyError, match="install-model mpnet"):

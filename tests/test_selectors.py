@@ -45,9 +45,13 @@ def test_every_selector_is_registered_with_a_label_and_an_order() -> None:
         entry = SELECTORS.entry(name)
         assert entry.label and entry.label != name and entry.order is not None
     # Table order: single stages first, ChronoMem (the full pipeline) last, then ChronoMem
-    # with its optional meaning stage.
+    # with its optional meaning stage, and that stage with its reader.
     assert SELECTORS.ordered(selector_names())[0] == "bm25"
-    assert SELECTORS.ordered(selector_names())[-2:] == ["chronomem", "chronomem_meaning"]
+    assert SELECTORS.ordered(selector_names())[-3:] == [
+        "chronomem",
+        "chronomem_meaning",
+        "chronomem_reader",
+    ]
 
 
 def test_rules_apply_intent_on_top_of_a_stage(

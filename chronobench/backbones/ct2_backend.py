@@ -138,6 +138,25 @@ class CT2Backbone:
         out = self._generator.forward_batch([tok.convert_ids_to_tokens(ids)])
         return np.array(out)[0, -1].astype(np.float64)
 
+    def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """For each (context, continuation): the summed log-probability of the
+        continuation's tokens after the context's (each tokenised on its own, so the
+        continuation's tokens are the same under every context). One batch."""
+        tok = self._tokenizer
+        seqs, starts = [], []
+        for ctx, cont in pairs:
+            c = tok(ctx, add_special_tokens=False).input_ids
+            q = tok(cont, add_special_tokens=False).input_ids
+            if not c or not q:
+                raise ValueError("loglik: the context and the continuation must be non-empty")
+            seqs.append(tok.convert_ids_to_tokens(c + q))
+            starts.append(len(c))
+        if not seqs:
+            return []
+        # log_probs[i] is the log-probability of token i + 1.
+        out = self._generator.score_batch(seqs)
+        return [float(sum(r.log_probs[s - 1 :])) for r, s in zip(out, starts, strict=True)]
+
     def _one(self, request: GenerationRequest) -> Completion:
         tok = self._tokenizer
         prompt = render_chat(tok, request.messages)

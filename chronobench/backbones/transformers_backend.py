@@ -96,6 +96,26 @@ class TransformersBackbone:
             for t, p, row in zip(texts, prompt_n, new_tokens, strict=True)
         ]
 
+    def loglik(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """For each (context, continuation): the summed log-probability of the
+        continuation's tokens after the context's (each tokenised on its own), one
+        forward pass a pair."""
+        torch = self._torch
+        tok = self._tokenizer
+        out = []
+        for ctx, cont in pairs:
+            c = tok(ctx, add_special_tokens=False).input_ids
+            q = tok(cont, add_special_tokens=False).input_ids
+            if not c or not q:
+                raise ValueError("loglik: the context and the continuation must be non-empty")
+            ids = torch.tensor([c + q], device=self.device)
+            with torch.no_grad():
+                logits = self._model(ids).logits[0, len(c) - 1 : -1].float()
+            logp = torch.log_softmax(logits, dim=-1)
+            picked = logp.gather(1, torch.tensor(q, device=self.device).unsqueeze(1))
+            out.append(float(picked.sum()))
+        return out
+
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Generate every request; outputs in request order, with token counts."""
         results: list[Completion] = [Completion("")] * len(requests)

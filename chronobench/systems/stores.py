@@ -26,6 +26,10 @@ _PROVIDERS = itertools.count()
 
 # Beside the backbone call cache (llm_cache.sqlite) in paths.cache_dir.
 EMBEDDING_CACHE_FILE = "embeddings.sqlite"
+# The meaning stage's reader: its scores' cache, and its CTranslate2 threads (the
+# machine's two cores; measured in docs/nl_parse.md).
+READER_CACHE_FILE = "reader_loglik.sqlite"
+READER_THREADS = 2
 
 
 def meaning_model(spec: str, cache_dir: Path | None) -> str:
@@ -150,10 +154,22 @@ class StoreProvider:
         """The meaning stage of ``retriever.meaning`` (None without one)."""
         return None if self.meaning_spec is None else self.meaning_stage(self.meaning_spec)
 
-    def meaning_stage(self, model: str) -> Any:
+    def meaning_stage(self, model: str, reader: str | None = None) -> Any:
         """A meaning stage that reads with ``model`` ("mpnet" or a sentence-transformers
         name or path), one per model: it runs in ``meaning_runtime``, or as the embedder
-        does when that is unset, and its vectors go to the same persistent cache."""
+        does when that is unset, and its vectors go to the same persistent cache.
+        ``reader``: a packaged backbone (``qwen-1b5``) that also reads the best candidates
+        by query likelihood (:mod:`chronomem.reader`)."""
+        if reader is not None:
+            key = f"{model}+{reader}"
+            if key not in self._meanings:
+                from dataclasses import replace
+
+                from chronomem.reader import ReaderStage
+
+                base = self.meaning_stage(model)
+                self._meanings[key] = replace(base, reader=ReaderStage(self.reader_model(reader)))
+            return self._meanings[key]
         if model not in self._meanings:
             from chronomem.embedders import resolve_embedder, shared_cache
             from chronomem.meaning import MeaningStage
@@ -167,6 +183,43 @@ class StoreProvider:
                 shared_cache(encoder).attach(self.cache_dir / EMBEDDING_CACHE_FILE)
             self._meanings[model] = MeaningStage(encoder)
         return self._meanings[model]
+
+    def reader_model(self, name: str) -> Any:
+        """The language model of a meaning stage's reader: a packaged backbone on
+        CTranslate2 (``qwen-1b5``), loaded on its first score, its scores cached beside
+        the call cache when the provider has a cache folder. A model or runtime that is
+        not installed fails here, before any search."""
+        import importlib.util
+
+        from chronobench.backbones.likelihood_cache import CachedLikelihood, LazyLikelihood
+        from chronobench.backbones.packaged import PACKAGED_BACKBONES, gguf_path
+
+        if name not in PACKAGED_BACKBONES:
+            raise ValueError(
+                f"reader {name!r}: name a packaged backbone ({', '.join(PACKAGED_BACKBONES)})"
+            )
+        if importlib.util.find_spec("ctranslate2") is None:
+            raise MissingDependencyError(
+                "ChronoMem's reader (selector chronomem_reader) runs on CTranslate2: pip "
+                "install 'chronobench[llm-cpu,llm-ct2]'"
+            )
+        model = PACKAGED_BACKBONES[name]
+        try:
+            gguf_path(model, self.cache_dir)
+        except (FileNotFoundError, ModuleNotFoundError) as exc:
+            raise MissingDependencyError(f"ChronoMem's reader: {exc}") from exc
+
+        def load() -> Any:
+            from chronobench.backbones.ct2_backend import CT2Backbone
+
+            return CT2Backbone(name, threads=READER_THREADS, cache_dir=self.cache_dir)
+
+        lazy = LazyLikelihood(
+            load, f"{name}-ct2", model, {"runtime": "ctranslate2", "compute_type": "int8"}
+        )
+        if self.cache_dir is None:
+            return lazy
+        return CachedLikelihood(lazy, self.cache_dir / READER_CACHE_FILE)
 
     def new_store(self, path: str | None = None) -> Any:
         """An empty store with this provider's settings (``path``: SQLite file or URL;
