@@ -42,3 +42,24 @@ def test_tiny_local_model_batches_in_order(tiny_lm_dir: Path) -> None:
         for c, r in zip(completions, reqs, strict=True)
     )
     assert [bb.generate([r])[0] for r in reqs] == completions
+
+
+def test_loglik_sums_the_continuations_token_log_probabilities(tiny_lm_dir: Path) -> None:
+    import torch
+    import transformers
+
+    bb = TransformersBackbone(str(tiny_lm_dir), device="cpu", local_files_only=True)
+    ctx, cont = "what is a", " b c"
+    (got,) = bb.loglik([(ctx, cont)])
+    tok = transformers.AutoTokenizer.from_pretrained(str(tiny_lm_dir))
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(tiny_lm_dir)).eval()
+    c = tok(ctx, add_special_tokens=False).input_ids
+    q = tok(cont, add_special_tokens=False).input_ids
+    with torch.no_grad():
+        logp = torch.log_softmax(model(torch.tensor([c + q])).logits[0].float(), dim=-1)
+    want = sum(float(logp[len(c) - 1 + i, t]) for i, t in enumerate(q))
+    assert got == pytest.approx(want, abs=1e-4) and got < 0
+    two = bb.loglik([(ctx, cont), ("what is 3", cont)])
+    assert two[0] == pytest.approx(got, abs=1e-5) and len(two) == 2
+    with pytest.raises(ValueError, match="non-empty"):
+        bb.loglik([("", cont)])

@@ -145,3 +145,25 @@ def test_qwen_on_ctranslate2_scores_a_continuation_by_its_context() -> None:
         [(context([SESSIONS[1][0]]), ' Caroline went cycling"'), (context([SESSIONS[2][0]]), ' Caroline went cycling"')]
     )  # fmt: skip
     assert bike > cake
+
+
+def test_a_lazy_model_loads_on_its_first_score_only() -> None:
+    from chronobench.backbones.likelihood_cache import LazyLikelihood
+
+    built: list[Keyword] = []
+
+    def load() -> Keyword:
+        built.append(Keyword("bike"))
+        return built[-1]
+
+    lazy = LazyLikelihood(load, "kw", "kw-model", {"runtime": "test"})
+    assert built == [] and lazy.cache_config == {"runtime": "test"}
+    assert lazy.loglik([("bike", " x")]) == [-15.0] and lazy.loglik([("no", " x")]) == [-20.0]
+    assert len(built) == 1
+
+
+def test_a_reader_that_is_not_a_packaged_backbone_is_refused() -> None:
+    from chronobench.systems.stores import StoreProvider
+
+    with pytest.raises(ValueError, match="packaged backbone"):
+        StoreProvider().reader_model("gpt-9")
