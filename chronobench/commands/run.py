@@ -144,8 +144,7 @@ presets (experiment=NAME):
 
 more: `python -m chronobench list` (systems, datasets, tracks, presets, backbones);
 `python -m chronobench run --hydra-help` (Hydra's own help: every group and flag);
---profile: at the end, wall and CPU seconds and peak memory per phase and per cell.
-docs/commands.md (examples, validation, parallel cells, progress)."""
+--profile: wall and CPU seconds and peak memory per phase and cell; docs/commands.md."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

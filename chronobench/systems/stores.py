@@ -204,15 +204,25 @@ class StoreProvider:
                 "install 'chronobench[llm-cpu,llm-ct2]'"
             )
         model = PACKAGED_BACKBONES[name]
-        try:
-            gguf_path(model, self.cache_dir)
-        except (FileNotFoundError, ModuleNotFoundError) as exc:
-            raise MissingDependencyError(f"ChronoMem's reader: {exc}") from exc
+        # An installed model is not a cache: the run's cache folder, else the default one
+        # (as meaning_model looks for mpnet).
+        where: Path | None = None
+        error: Exception | None = None
+        for folder in dict.fromkeys([self.cache_dir or paths.cache_dir(), paths.cache_dir()]):
+            try:
+                gguf_path(model, folder)
+            except (FileNotFoundError, ModuleNotFoundError) as exc:
+                error = error or exc
+            else:
+                where = Path(folder)
+                break
+        if where is None:
+            raise MissingDependencyError(f"ChronoMem's reader: {error}") from error
 
         def load() -> Any:
             from chronobench.backbones.ct2_backend import CT2Backbone
 
-            return CT2Backbone(name, threads=READER_THREADS, cache_dir=self.cache_dir)
+            return CT2Backbone(name, threads=READER_THREADS, cache_dir=str(where))
 
         lazy = LazyLikelihood(
             load, f"{name}-ct2", model, {"runtime": "ctranslate2", "compute_type": "int8"}
