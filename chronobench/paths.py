@@ -37,6 +37,13 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or ".cache/chronobench")
 
 
+def install_dirs(cache: str | os.PathLike[str] | None) -> list[Path]:
+    """The folders an installed model is looked for in, first match wins: the run's cache
+    folder ``cache``, then the default one. An installed model is not a cache: a run with
+    an empty cache folder (``verify``) still finds what ``install-model`` put there."""
+    return list(dict.fromkeys([Path(cache) if cache is not None else cache_dir(), cache_dir()]))
+
+
 def roots() -> list[Path]:
     """Folders relative config paths are looked up in, first match wins: the checkout
     root (when this is a checkout), then the wheel's shipped copy."""

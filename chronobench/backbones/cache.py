@@ -24,7 +24,14 @@ from chronobench.backbones.request_hash import request_key
 from chronobench.protocols import Backbone, Completion, GenerationRequest, as_completion
 from chronomem.sqlite_retry import retry_busy
 
-__all__ = ["CacheStats", "CachedBackbone", "estimate_tokens", "request_key"]
+__all__ = [
+    "CacheStats",
+    "CachedBackbone",
+    "estimate_tokens",
+    "open_cache",
+    "request_key",
+    "rows_by_key",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS generations (
@@ -37,6 +44,30 @@ CREATE TABLE IF NOT EXISTS generations (
     created REAL NOT NULL
 )
 """
+
+
+def open_cache(path: Path, schema: str, busy_timeout_ms: int) -> sqlite3.Connection:
+    """A cache file's connection, its table created. Several processes (a joblib multirun)
+    may share the file: WAL lets readers run beside a writer, and the busy timeout makes a
+    writer wait instead of failing."""
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=busy_timeout_ms / 1000)
+    conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+    retry_busy(lambda: conn.execute("PRAGMA journal_mode=WAL"))
+    conn.execute("PRAGMA synchronous=NORMAL")
+    retry_busy(lambda: conn.execute(schema))
+    conn.commit()
+    return conn
+
+
+def rows_by_key(conn: sqlite3.Connection, select: str, keys: Sequence[str]) -> list[Any]:
+    """The rows ``select`` (its ``{marks}`` the placeholders of ``key IN (...)``) finds
+    for ``keys``, queried in slices: SQLite caps the bound parameters of one statement."""
+    unique = list(dict.fromkeys(keys))
+    rows: list[Any] = []
+    for start in range(0, len(unique), 500):
+        part = unique[start : start + 500]
+        rows += conn.execute(select.format(marks=",".join("?" * len(part))), part).fetchall()
+    return rows
 
 
 def estimate_tokens(text: str) -> int:
@@ -105,31 +136,16 @@ class CachedBackbone:
         self.stats = CacheStats()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        # Several processes (a joblib multirun) may share this file: WAL lets readers run
-        # beside a writer and the busy timeout makes a writer wait instead of failing.
-        self._conn = sqlite3.connect(
-            str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
-        )
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        retry_busy(lambda: self._conn.execute("PRAGMA journal_mode=WAL"))
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        retry_busy(lambda: self._conn.execute(_SCHEMA))
-        self._conn.commit()
+        self._conn = open_cache(self.path, _SCHEMA, busy_timeout_ms)
 
     def _lookup(self, keys: Sequence[str]) -> dict[str, Completion]:
-        found: dict[str, Completion] = {}
-        unique = list(dict.fromkeys(keys))
-        # SQLite caps bound parameters; query in slices.
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self._conn.execute(
-                "SELECT key, response, prompt_tokens, completion_tokens FROM generations "
-                f"WHERE key IN ({marks})",
-                part,
-            ).fetchall()
-            found.update((key, Completion(text, p, c)) for key, text, p, c in rows)
-        return found
+        rows = rows_by_key(
+            self._conn,
+            "SELECT key, response, prompt_tokens, completion_tokens FROM generations "
+            "WHERE key IN ({marks})",
+            keys,
+        )
+        return {key: Completion(text, p, c) for key, text, p, c in rows}
 
     def _store(self, rows: list[tuple[str, Completion]]) -> None:
         now = time.time()

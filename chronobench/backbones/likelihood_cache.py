@@ -7,14 +7,13 @@ one transaction as soon as they return, so a killed run resumes with what it sco
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from chronobench.backbones.cache import open_cache, rows_by_key
 from chronobench.hashing import canonical_json, sha256_text
-from chronomem.sqlite_retry import retry_busy
 
 __all__ = ["CachedLikelihood", "LazyLikelihood"]
 
@@ -33,13 +32,7 @@ class CachedLikelihood:
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(
-            str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
-        )
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        retry_busy(lambda: self._conn.execute("PRAGMA journal_mode=WAL"))
-        retry_busy(lambda: self._conn.execute(_SCHEMA))
-        self._conn.commit()
+        self._conn = open_cache(self.path, _SCHEMA, busy_timeout_ms)
 
     def key(self, context: str, continuation: str) -> str:
         """The cache key of one pair."""
@@ -50,16 +43,11 @@ class CachedLikelihood:
         """As ``inner.loglik``; cached pairs are read, the rest scored in one batch."""
         keys = [self.key(c, q) for c, q in pairs]
         with self._lock:
-            found: dict[str, float] = {}
-            unique = list(dict.fromkeys(keys))
-            for start in range(0, len(unique), 500):
-                part = unique[start : start + 500]
-                marks = ",".join("?" * len(part))
-                found.update(
-                    self._conn.execute(
-                        f"SELECT key, value FROM loglik WHERE key IN ({marks})", part
-                    ).fetchall()
+            found: dict[str, float] = dict(
+                rows_by_key(
+                    self._conn, "SELECT key, value FROM loglik WHERE key IN ({marks})", keys
                 )
+            )
             missing = [i for i, k in enumerate(keys) if k not in found]
             self.hits += len(keys) - len(missing)
             self.misses += len(missing)

@@ -42,9 +42,8 @@ def meaning_model(spec: str, cache_dir: Path | None) -> str:
 
     if spec not in ("mpnet", "all-mpnet-base-v2"):
         return spec
-    default = paths.cache_dir()
-    cache = cache_dir if cache_dir is not None else default
-    for where in dict.fromkeys([cache, default]):
+    cache = cache_dir if cache_dir is not None else paths.cache_dir()
+    for where in paths.install_dirs(cache_dir):
         folder = model_file(EMBEDDERS["all-mpnet-base-v2"], where)
         if (folder / "model.safetensors").is_file():
             return str(folder)
@@ -204,17 +203,15 @@ class StoreProvider:
                 "install 'chronobench[llm-cpu,llm-ct2]'"
             )
         model = PACKAGED_BACKBONES[name]
-        # An installed model is not a cache: the run's cache folder, else the default one
-        # (as meaning_model looks for mpnet).
         where: Path | None = None
         error: Exception | None = None
-        for folder in dict.fromkeys([self.cache_dir or paths.cache_dir(), paths.cache_dir()]):
+        for folder in paths.install_dirs(self.cache_dir):
             try:
                 gguf_path(model, folder)
             except (FileNotFoundError, ModuleNotFoundError) as exc:
                 error = error or exc
             else:
-                where = Path(folder)
+                where = folder
                 break
         if where is None:
             raise MissingDependencyError(f"ChronoMem's reader: {error}") from error
